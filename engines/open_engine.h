@@ -1,0 +1,30 @@
+// Opens an engine from a database URL, for the CLI, the tests and the load driver:
+//
+//   sqlite:PATH (or sqlite://PATH)     the embedded default
+//   memory:                            nothing persists
+//   postgres://... or postgresql://... PostgreSQL; "?claim=row" picks the row claim
+//   mysql://user[:password]@host:port/database
+//
+// Engines not built in give a clear Unimplemented error. Thread-safe.
+#ifndef LEDGER_ENGINES_OPEN_ENGINE_H_
+#define LEDGER_ENGINES_OPEN_ENGINE_H_
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "ledger/engine.h"
+
+namespace ledger {
+
+struct OpenEngineOptions {
+  bool migrate = true;  // apply pending migrations on open
+  int pool_size = 16;   // server engines: connections kept open
+};
+
+absl::StatusOr<std::unique_ptr<Engine>> OpenEngine(std::string_view url,
+                                                   const OpenEngineOptions& options = {});
+
+}  // namespace ledger
+
+#endif  // LEDGER_ENGINES_OPEN_ENGINE_H_

@@ -1,0 +1,68 @@
+#include "idempotency/errors.h"
+
+#include <string>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+
+namespace ledger {
+namespace {
+
+constexpr char kTagUrl[] = "type.ledger/error-tag";
+
+std::string_view TagName(ErrorTag tag) {
+  switch (tag) {
+    case ErrorTag::kConflict: return "conflict";
+    case ErrorTag::kDuplicate: return "duplicate";
+    case ErrorTag::kInProgress: return "in_progress";
+    case ErrorTag::kRetryable: return "retryable";
+    case ErrorTag::kInDoubt: return "in_doubt";
+    case ErrorTag::kNone: break;
+  }
+  return "";
+}
+
+absl::Status Tagged(absl::StatusCode code, std::string_view message, ErrorTag tag) {
+  absl::Status status(code, message);
+  status.SetPayload(kTagUrl, absl::Cord(TagName(tag)));
+  return status;
+}
+
+}  // namespace
+
+absl::Status ConflictError(std::string_view message) {
+  return Tagged(absl::StatusCode::kAlreadyExists, message, ErrorTag::kConflict);
+}
+absl::Status DuplicateError(std::string_view message) {
+  return Tagged(absl::StatusCode::kAlreadyExists, message, ErrorTag::kDuplicate);
+}
+absl::Status InProgressError(std::string_view message) {
+  return Tagged(absl::StatusCode::kAborted, message, ErrorTag::kInProgress);
+}
+absl::Status RetryableError(std::string_view message) {
+  return Tagged(absl::StatusCode::kAborted, message, ErrorTag::kRetryable);
+}
+absl::Status InDoubtError(std::string_view message) {
+  return Tagged(absl::StatusCode::kUnknown, message, ErrorTag::kInDoubt);
+}
+
+ErrorTag TagOf(const absl::Status& status) {
+  std::optional<absl::Cord> payload = status.GetPayload(kTagUrl);
+  if (!payload.has_value()) return ErrorTag::kNone;
+  for (ErrorTag tag : {ErrorTag::kConflict, ErrorTag::kDuplicate, ErrorTag::kInProgress,
+                       ErrorTag::kRetryable, ErrorTag::kInDoubt}) {
+    if (*payload == TagName(tag)) return tag;
+  }
+  return ErrorTag::kNone;
+}
+
+absl::Status Annotate(const absl::Status& status, std::string_view context) {
+  if (status.ok()) return status;
+  absl::Status annotated(status.code(), absl::StrCat(context, ": ", status.message()));
+  status.ForEachPayload([&](std::string_view url, const absl::Cord& payload) {
+    annotated.SetPayload(url, payload);
+  });
+  return annotated;
+}
+
+}  // namespace ledger

@@ -1,0 +1,65 @@
+// The error vocabulary of the claim contract, shared by every layer and engine.
+//
+// Public functions return absl::Status / absl::StatusOr. Beyond the canonical code,
+// a status that the submit path must treat specially carries a tag (a payload) so
+// callers test it with a predicate instead of guessing from the code:
+//
+//   absl::Status s = ...;
+//   if (ledger::IsRetryable(s)) { /* safe: the database rolled back */ }
+//
+// | tag          | code             | meaning                                           |
+// |--------------|------------------|---------------------------------------------------|
+// | conflict     | AlreadyExists    | same key and scope, different fingerprint         |
+// | duplicate    | AlreadyExists    | key already committed and the replay policy is error |
+// | in_progress  | Aborted          | the first attempt with this key still runs        |
+// | retryable    | Aborted          | deadlock / serialization failure; rolled back     |
+// | in_doubt     | Unknown          | COMMIT sent, result unknown: resend the same key  |
+//
+// Thread-safe: free functions over values.
+#ifndef LEDGER_IDEMPOTENCY_ERRORS_H_
+#define LEDGER_IDEMPOTENCY_ERRORS_H_
+
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace ledger {
+
+enum class ErrorTag { kNone, kConflict, kDuplicate, kInProgress, kRetryable, kInDoubt };
+
+absl::Status ConflictError(std::string_view message);
+absl::Status DuplicateError(std::string_view message);
+absl::Status InProgressError(std::string_view message);
+absl::Status RetryableError(std::string_view message);
+absl::Status InDoubtError(std::string_view message);
+
+ErrorTag TagOf(const absl::Status& status);
+inline bool IsConflict(const absl::Status& s) { return TagOf(s) == ErrorTag::kConflict; }
+inline bool IsDuplicate(const absl::Status& s) { return TagOf(s) == ErrorTag::kDuplicate; }
+inline bool IsInProgress(const absl::Status& s) { return TagOf(s) == ErrorTag::kInProgress; }
+inline bool IsRetryable(const absl::Status& s) { return TagOf(s) == ErrorTag::kRetryable; }
+inline bool IsInDoubt(const absl::Status& s) { return TagOf(s) == ErrorTag::kInDoubt; }
+
+// Prefixes the message with context, keeping code and tag.
+absl::Status Annotate(const absl::Status& status, std::string_view context);
+
+}  // namespace ledger
+
+// Debian's abseil 20220623 ships no RETURN_IF_ERROR; these are the project's own.
+#define LEDGER_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::absl::Status ledger_status_ = (expr);          \
+    if (!ledger_status_.ok()) return ledger_status_; \
+  } while (0)
+
+#define LEDGER_CONCAT_INNER_(a, b) a##b
+#define LEDGER_CONCAT_(a, b) LEDGER_CONCAT_INNER_(a, b)
+#define LEDGER_ASSIGN_OR_RETURN(lhs, expr) \
+  LEDGER_ASSIGN_OR_RETURN_IMPL_(LEDGER_CONCAT_(ledger_statusor_, __LINE__), lhs, expr)
+#define LEDGER_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
+  auto statusor = (expr);                                  \
+  if (!statusor.ok()) return std::move(statusor).status(); \
+  lhs = std::move(statusor).value()
+
+#endif  // LEDGER_IDEMPOTENCY_ERRORS_H_

@@ -1,0 +1,148 @@
+// The storage contract every engine (memory, sqlite, postgres, mysql) implements.
+//
+// The submit pipeline (ledger.h) is engine-agnostic: it opens one StorageTransaction
+// per attempt and calls, in this order,
+//   ClaimKey -> [LoadTransaction, IsReversed] -> LockAccounts -> LoadDebitUsage*
+//   -> WriteTransaction -> RecordKey -> AppendEvent -> Commit
+// and Rollback (or the destructor) on every other path. An engine decides how to make
+// ClaimKey exclusive (advisory lock, placeholder row, serialized writer, mutex) and how
+// to batch the writes, but every engine shows the same observable semantics: the
+// conformance suite in tests/conformance/ runs unchanged against each.
+//
+// Errors: engines map their driver's errors in one place (engines/<name>/*_errors.cc)
+// onto the vocabulary of idempotency/errors.h: RetryableError for deadlocks and
+// serialization failures (the transaction rolled back), InProgressError when the claim
+// wait runs out, InDoubtError when COMMIT's result is unknown, Unavailable for a lost
+// connection, AlreadyExists for identity clashes. No driver exception leaves an engine.
+//
+// Thread safety: an Engine is shared by all threads; a StorageTransaction belongs to
+// the one thread that began it.
+#ifndef LEDGER_LEDGER_ENGINE_H_
+#define LEDGER_LEDGER_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "idempotency/key.h"
+#include "idempotency/stores.h"
+#include "ledger/account.h"
+#include "ledger/transaction.h"
+
+namespace ledger {
+
+struct DebitUsage {
+  int64_t count = 0;   // debit entries
+  Amount amount = 0;   // sum of their absolute amounts (saturates at the maximum)
+};
+
+struct OutboxEvent {
+  int64_t sequence = 0;  // assigned by the engine: unique, increasing in insertion order
+  std::string transaction_id;
+  std::string type;      // "transaction.committed"
+  std::string payload;   // JSON text
+  absl::Time created_at;
+  friend bool operator==(const OutboxEvent&, const OutboxEvent&) = default;
+};
+
+struct BeginOptions {
+  WaitPolicy wait;  // how long ClaimKey may wait for another holder of the same key
+};
+
+// One database transaction. Not thread-safe. Destroying it without Commit rolls back.
+class StorageTransaction {
+ public:
+  virtual ~StorageTransaction() = default;
+
+  // Takes this transaction's exclusive hold on `identity` until commit or rollback and
+  // returns the committed record stored under it, if any (possibly expired). While
+  // another live transaction holds the identity this waits up to the begin options'
+  // bound, then fails with InProgressError.
+  virtual absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) = 0;
+
+  virtual absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) = 0;
+
+  // Whether a committed transaction has reversal_of == id.
+  virtual absl::StatusOr<bool> IsReversed(std::string_view id) = 0;
+
+  // Locks the accounts for update, in the given (sorted, distinct) order, and returns
+  // those that exist, in that order. Missing ids are simply absent from the result.
+  virtual absl::StatusOr<std::vector<Account>> LockAccounts(
+      const std::vector<std::string>& sorted_ids) = 0;
+
+  // Debits (entries with amount < 0) of the account created at or after `since`.
+  virtual absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id,
+                                                    absl::Time since) = 0;
+
+  // Inserts the transaction and its entries and stores each account's new balance and
+  // version (the accounts were locked by LockAccounts). AlreadyExists if the id or the
+  // reversal_of is taken.
+  virtual absl::Status WriteTransaction(const Transaction& transaction,
+                                        const std::vector<Account>& updated_accounts) = 0;
+
+  // Stores the committed key record: inserts it, or replaces the expired record or the
+  // placeholder under the same identity.
+  virtual absl::Status RecordKey(const KeyRecord& record) = 0;
+
+  virtual absl::Status AppendEvent(const OutboxEvent& event) = 0;
+
+  // InDoubtError when the commit was sent and its result is unknown.
+  virtual absl::Status Commit() = 0;
+  virtual void Rollback() = 0;
+};
+
+class Engine : public WorkClaimStore, public WebhookStore {
+ public:
+  ~Engine() override = default;
+
+  virtual std::string_view name() const = 0;
+
+  // Applies the engine's versioned migrations that are not recorded yet. Idempotent.
+  virtual absl::Status Migrate() = 0;
+
+  virtual absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(
+      const BeginOptions& options) = 0;
+
+  // Assets: AlreadyExists if the code exists with another scale; OK if identical.
+  virtual absl::Status PutAsset(const Asset& asset) = 0;
+  virtual absl::StatusOr<std::optional<Asset>> GetAsset(std::string_view code) = 0;
+  virtual absl::StatusOr<std::vector<Asset>> ListAssets() = 0;
+
+  // AlreadyExists if the id is taken; FailedPrecondition if the asset is unknown.
+  virtual absl::Status InsertAccount(const Account& account) = 0;
+  virtual absl::StatusOr<std::optional<Account>> GetAccount(std::string_view id) = 0;
+  // Accounts ordered by id, strictly after `after_id` ("" for the start).
+  virtual absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id,
+                                                            int64_t limit) = 0;
+  // NotFound if the account does not exist.
+  virtual absl::Status SetAccountClosed(std::string_view id, bool closed) = 0;
+
+  virtual absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) = 0;
+  // Transactions ordered by id, strictly after `after_id`.
+  virtual absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
+                                                                    int64_t limit) = 0;
+  // The account's entries with account_version > after_version, ascending.
+  virtual absl::StatusOr<std::vector<Entry>> ListEntries(std::string_view account_id,
+                                                         int64_t after_version,
+                                                         int64_t limit) = 0;
+
+  // Committed key records ordered by (namespace, scope, key), strictly after `after`
+  // (nullopt for the start).
+  virtual absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(
+      const std::optional<KeyIdentity>& after, int64_t limit) = 0;
+  // Deletes up to `limit` key records with expires_at <= now, through the expiry index.
+  virtual absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) = 0;
+
+  // Outbox events with sequence > after_sequence, ascending.
+  virtual absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
+                                                              int64_t limit) = 0;
+};
+
+}  // namespace ledger
+
+#endif  // LEDGER_LEDGER_ENGINE_H_

@@ -1,0 +1,94 @@
+// The ledger: opens accounts and submits operations exactly once, over any Engine.
+//
+//   auto engine = ledger::OpenMemoryEngine();
+//   ledger::Ledger book(std::move(engine));
+//   book.DefineAsset({"USD", 2});
+//   book.OpenAccount({.id = "alice", .asset = "USD"});
+//   ledger::SubmitRequest request{.key = "order-1001",
+//                                 .operation = ledger::Operation::Transfer(...)};
+//   absl::StatusOr<ledger::Outcome> outcome = book.Submit(request);
+//
+// Submit runs one database transaction per attempt: claim the key, lock the accounts
+// in sorted order, check the business rules, post the entries, record the key and the
+// outbox event, commit. A retry with the same key replays the recorded transaction; a
+// rejected or faulted attempt leaves the key unused.
+//
+// Thread-safe: share one Ledger across threads.
+#ifndef LEDGER_LEDGER_LEDGER_H_
+#define LEDGER_LEDGER_LEDGER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "idempotency/clock.h"
+#include "idempotency/key.h"
+#include "ledger/account.h"
+#include "ledger/engine.h"
+#include "ledger/operation.h"
+#include "ledger/outcome.h"
+
+namespace ledger {
+
+// Caps on what one non-system account may debit within a sliding window. Reversals
+// are exempt: they correct, they do not spend.
+struct VelocityLimit {
+  absl::Duration window = absl::Hours(1);
+  int64_t debit_count_max = 0;   // 0: no count limit
+  Amount debit_amount_max = 0;   // 0: no amount limit
+};
+
+struct LedgerOptions {
+  // Where time comes from; not owned. Default: the system clock.
+  Clock* clock = nullptr;
+  // Applied to every debited account without allow_negative. Default: none.
+  std::vector<VelocityLimit> velocity_limits;
+  // Attempts of one submit when the engine reports a retryable error (deadlock,
+  // serialization failure). Each attempt rolled back fully, so retrying is safe.
+  int attempts_max = 8;
+};
+
+struct SubmitRequest {
+  std::string key;  // the idempotency key, chosen by the client
+  Scope scope;
+  Operation operation;
+  ClaimOptions claim;
+};
+
+class Ledger {
+ public:
+  explicit Ledger(std::shared_ptr<Engine> engine, LedgerOptions options = {});
+
+  // Bad input: InvalidArgument. Same key and scope with another payload: IsConflict.
+  // The key's first attempt still running past the wait bound: IsInProgress. A
+  // committed key under ReplayPolicy::kError: IsDuplicate. Otherwise an Outcome.
+  absl::StatusOr<Outcome> Submit(const SubmitRequest& request);
+
+  absl::Status DefineAsset(const Asset& asset);
+  absl::StatusOr<Account> OpenAccount(const AccountSpec& spec);
+  absl::Status CloseAccount(std::string_view id);
+  absl::StatusOr<Account> GetAccount(std::string_view id);
+  absl::StatusOr<Transaction> GetTransaction(std::string_view id);
+  // Prunes expired keys in batches; returns how many were deleted.
+  absl::StatusOr<int64_t> PruneExpiredKeys();
+
+  Engine& engine() { return *engine_; }
+  Clock& clock() { return *clock_; }
+
+ private:
+  absl::StatusOr<Outcome> SubmitOnce(const SubmitRequest& request, const KeyIdentity& identity,
+                                     const std::string& fingerprint);
+
+  std::shared_ptr<Engine> engine_;
+  LedgerOptions options_;
+  Clock* clock_;
+};
+
+}  // namespace ledger
+
+#endif  // LEDGER_LEDGER_LEDGER_H_

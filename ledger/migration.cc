@@ -1,0 +1,44 @@
+#include "ledger/migration.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
+#include "idempotency/errors.h"
+
+namespace ledger {
+
+absl::Status ApplyPendingMigrations(const std::vector<Migration>& migrations,
+                                    const std::set<int>& applied,
+                                    const std::function<absl::Status(const Migration&)>& apply) {
+  std::vector<const Migration*> ordered;
+  for (const Migration& migration : migrations) ordered.push_back(&migration);
+  std::sort(ordered.begin(), ordered.end(),
+            [](const Migration* a, const Migration* b) { return a->version < b->version; });
+  for (const Migration* migration : ordered) {
+    if (applied.count(migration->version) > 0) continue;
+    LEDGER_RETURN_IF_ERROR(Annotate(apply(*migration), migration->name));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> SplitSqlStatements(std::string_view sql) {
+  std::vector<std::string> statements;
+  std::string current;
+  for (std::string_view line : absl::StrSplit(sql, '\n')) {
+    std::string_view trimmed = absl::StripAsciiWhitespace(line);
+    if (trimmed.empty() || absl::StartsWith(trimmed, "--")) continue;
+    current.append(line);
+    current.push_back('\n');
+    if (absl::EndsWith(trimmed, ";")) {
+      current.erase(current.find_last_of(';'));
+      if (!absl::StripAsciiWhitespace(current).empty()) statements.push_back(current);
+      current.clear();
+    }
+  }
+  if (!absl::StripAsciiWhitespace(current).empty()) statements.push_back(current);
+  return statements;
+}
+
+}  // namespace ledger
