@@ -1,0 +1,1 @@
+// PLACEHOLDER: written by the run-idempotently helper; see stores.h for the storage.

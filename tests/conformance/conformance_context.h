@@ -1,0 +1,48 @@
+// What each engine gives the ONE conformance suite (SOCI's tests/common, for a ledger).
+//
+// The suite is a parameterized fixture, ConformanceTest (conformance_fixture.h), whose
+// parameter is a ContextFactory. Each engine has one executable made of the suite's
+// object files plus tests/engines/<engine>/conformance_context.cc, which defines its
+// factory and instantiates the suite with it:
+//
+//   ledger::testing::ConformanceContext PostgresAdvisoryContext() { ... }
+//   INSTANTIATE_TEST_SUITE_P(postgres_advisory, ConformanceTest,
+//                            ::testing::Values(&PostgresAdvisoryContext));
+//
+// Server engines read their DSN from the environment; without it they skip with the
+// reason, except under CI=true, where a missing server is a failure.
+#ifndef LEDGER_TESTS_CONFORMANCE_CONFORMANCE_CONTEXT_H_
+#define LEDGER_TESTS_CONFORMANCE_CONFORMANCE_CONTEXT_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ledger/engine.h"
+
+namespace ledger::testing {
+
+struct ConformanceContext {
+  std::string engine_name;
+  // Opens an engine on a fresh, empty, migrated database: every call starts clean. An
+  // engine from an earlier call is destroyed before the next call.
+  std::function<absl::StatusOr<std::unique_ptr<Engine>>()> open_fresh;
+  // Set when the engine cannot run here: the suite skips with this reason, or fails
+  // under CI=true.
+  std::string unavailable_reason;
+  // SQLite serializes every writer: a fail-fast submit sees ANY running writer as "in
+  // progress", not only one holding the same key.
+  bool writers_serialized = false;
+};
+
+using ContextFactory = ConformanceContext (*)();
+
+// Reads an environment variable; empty if unset.
+std::string EnvironmentOrEmpty(const char* name);
+// True when CI=true: a missing server must fail, never skip.
+bool RunningInCi();
+
+}  // namespace ledger::testing
+
+#endif  // LEDGER_TESTS_CONFORMANCE_CONFORMANCE_CONTEXT_H_
