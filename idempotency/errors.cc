@@ -23,8 +23,8 @@ std::string_view TagName(ErrorTag tag) {
 }
 
 absl::Status Tagged(absl::StatusCode code, std::string_view message, ErrorTag tag) {
-  absl::Status status(code, message);
-  status.SetPayload(kTagUrl, absl::Cord(TagName(tag)));
+  absl::Status status(code, std::string(message));
+  status.SetPayload(kTagUrl, absl::Cord(std::string(TagName(tag))));
   return status;
 }
 
@@ -47,19 +47,19 @@ absl::Status InDoubtError(std::string_view message) {
 }
 
 ErrorTag TagOf(const absl::Status& status) {
-  std::optional<absl::Cord> payload = status.GetPayload(kTagUrl);
+  absl::optional<absl::Cord> payload = status.GetPayload(kTagUrl);
   if (!payload.has_value()) return ErrorTag::kNone;
   for (ErrorTag tag : {ErrorTag::kConflict, ErrorTag::kDuplicate, ErrorTag::kInProgress,
                        ErrorTag::kRetryable, ErrorTag::kInDoubt}) {
-    if (*payload == TagName(tag)) return tag;
+    if (*payload == std::string(TagName(tag))) return tag;
   }
   return ErrorTag::kNone;
 }
 
 absl::Status Annotate(const absl::Status& status, std::string_view context) {
   if (status.ok()) return status;
-  absl::Status annotated(status.code(), absl::StrCat(context, ": ", status.message()));
-  status.ForEachPayload([&](std::string_view url, const absl::Cord& payload) {
+  absl::Status annotated(status.code(), absl::StrCat(View(context), ": ", status.message()));
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
     annotated.SetPayload(url, payload);
   });
   return annotated;

@@ -41,6 +41,10 @@ inline bool IsInProgress(const absl::Status& s) { return TagOf(s) == ErrorTag::k
 inline bool IsRetryable(const absl::Status& s) { return TagOf(s) == ErrorTag::kRetryable; }
 inline bool IsInDoubt(const absl::Status& s) { return TagOf(s) == ErrorTag::kInDoubt; }
 
+// Debian's abseil 20220623 has its own absl::string_view, which std::string_view does
+// not convert to implicitly (absl::StrCat, absl::Status messages). This bridges them.
+inline absl::string_view View(std::string_view text) { return {text.data(), text.size()}; }
+
 // Prefixes the message with context, keeping code and tag.
 absl::Status Annotate(const absl::Status& status, std::string_view context);
 

@@ -255,9 +255,11 @@ absl::Status AppendValue(const Json& value, int depth, std::string& out) {
     // I-JSON / RFC 8785: every number is an IEEE-754 double, integers included, so
     // integers beyond 2^53 are rounded exactly as a JavaScript peer would see them.
     case Type::number_integer:
-      return AppendNumber(static_cast<double>(*value.get_ptr<const Json::number_integer_t*>()), out);
+      return AppendNumber(static_cast<double>(*value.get_ptr<const Json::number_integer_t*>()),
+                          out);
     case Type::number_unsigned:
-      return AppendNumber(static_cast<double>(*value.get_ptr<const Json::number_unsigned_t*>()), out);
+      return AppendNumber(static_cast<double>(*value.get_ptr<const Json::number_unsigned_t*>()),
+                          out);
     case Type::number_float:
       return AppendNumber(*value.get_ptr<const Json::number_float_t*>(), out);
     case Type::array:
@@ -329,7 +331,7 @@ absl::StatusOr<std::string> CanonicalJson(const nlohmann::json& value) {
   return out;
 }
 
-absl::StatusOr<std::string> CanonicalizeJsonText(std::string_view text) {
+absl::StatusOr<nlohmann::json> ParseJsonStrict(std::string_view text) {
   DuplicateNameState state;
   Json::parser_callback_t callback = [&state](int /*depth*/, Json::parse_event_t event,
                                               Json& parsed) {
@@ -345,6 +347,11 @@ absl::StatusOr<std::string> CanonicalizeJsonText(std::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat("malformed JSON: ", e.what()));
   }
   if (state.first_duplicate.has_value()) return DuplicateNameError(*state.first_duplicate);
+  return value;
+}
+
+absl::StatusOr<std::string> CanonicalizeJsonText(std::string_view text) {
+  LEDGER_ASSIGN_OR_RETURN(Json value, ParseJsonStrict(text));
   return CanonicalJson(value);
 }
 

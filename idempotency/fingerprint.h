@@ -24,8 +24,11 @@ namespace ledger {
 // string that is not valid UTF-8.
 absl::StatusOr<std::string> CanonicalJson(const nlohmann::json& value);
 
-// Parses `text` strictly (I-JSON: duplicate member names and invalid UTF-8 are errors)
-// and returns its canonical form.
+// Parses `text` strictly (I-JSON): malformed JSON, duplicate member names at any depth
+// and invalid UTF-8 are InvalidArgument.
+absl::StatusOr<nlohmann::json> ParseJsonStrict(std::string_view text);
+
+// ParseJsonStrict, then CanonicalJson.
 absl::StatusOr<std::string> CanonicalizeJsonText(std::string_view text);
 
 // Lowercase hex SHA-256 of `bytes`.

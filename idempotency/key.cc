@@ -7,7 +7,7 @@ namespace {
 
 bool IsPrintableAscii(char c) { return c >= 0x20 && c <= 0x7e; }
 
-absl::Status ValidatePart(std::string_view what, std::string_view value, size_t bytes_max,
+absl::Status ValidatePart(absl::string_view what, std::string_view value, size_t bytes_max,
                           bool allow_separators) {
   if (value.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " is empty"));
   if (value.size() > bytes_max) {

@@ -1,19 +1,20 @@
 #include "ledger/account.h"
 
 #include "absl/strings/str_cat.h"
+#include "idempotency/errors.h"
 
 namespace ledger {
 
 absl::Status ValidateAssetCode(std::string_view code) {
   if (code.empty() || code.size() > kAssetCodeBytesMax) {
     return absl::InvalidArgumentError(
-        absl::StrCat("asset code \"", code, "\" must be 1..", kAssetCodeBytesMax, " bytes"));
+        absl::StrCat("asset code \"", View(code), "\" must be 1..", kAssetCodeBytesMax, " bytes"));
   }
   for (char c : code) {
     bool allowed = (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     if (!allowed) {
       return absl::InvalidArgumentError(
-          absl::StrCat("asset code \"", code, "\" may only contain A-Z, 0-9 and '_'"));
+          absl::StrCat("asset code \"", View(code), "\" may only contain A-Z, 0-9 and '_'"));
     }
   }
   return absl::OkStatus();
@@ -36,7 +37,7 @@ absl::Status ValidateAccountId(std::string_view id) {
   for (char c : id) {
     if (c <= 0x20 || c > 0x7e) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "account id \"", id, "\" may only contain printable ASCII without spaces"));
+          "account id \"", View(id), "\" may only contain printable ASCII without spaces"));
     }
   }
   return absl::OkStatus();

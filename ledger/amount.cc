@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "idempotency/errors.h"
 
 namespace ledger {
 
@@ -12,22 +13,22 @@ absl::StatusOr<Amount> ParseAmount(std::string_view text) {
   if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
   if (digits.empty() || (digits.size() > 1 && digits.front() == '0')) {
     return absl::InvalidArgumentError(
-        absl::StrCat("amount \"", text, "\" is not a decimal integer of minor units"));
+        absl::StrCat("amount \"", View(text), "\" is not a decimal integer of minor units"));
   }
   for (char c : digits) {
     if (c < '0' || c > '9') {
       return absl::InvalidArgumentError(
-          absl::StrCat("amount \"", text, "\" is not a decimal integer of minor units"));
+          absl::StrCat("amount \"", View(text), "\" is not a decimal integer of minor units"));
     }
   }
   Amount value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error == std::errc::result_out_of_range) {
     return absl::InvalidArgumentError(
-        absl::StrCat("amount \"", text, "\" overflows a signed 64-bit integer"));
+        absl::StrCat("amount \"", View(text), "\" overflows a signed 64-bit integer"));
   }
   if (error != std::errc() || end != text.data() + text.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("amount \"", text, "\" is malformed"));
+    return absl::InvalidArgumentError(absl::StrCat("amount \"", View(text), "\" is malformed"));
   }
   return value;
 }
@@ -36,14 +37,18 @@ std::string FormatAmount(Amount amount) { return absl::StrCat(amount); }
 
 std::string FormatMajorUnits(Amount amount, int scale) {
   std::string digits = absl::StrCat(amount);
-  bool negative = amount < 0;
-  if (negative) digits.erase(0, 1);
-  if (scale <= 0) return absl::StrCat(negative ? "-" : "", digits);
-  if (digits.size() <= static_cast<size_t>(scale)) {
-    digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
+  std::string sign;
+  if (amount < 0) {
+    sign = "-";
+    digits = digits.substr(1);
   }
-  digits.insert(digits.size() - static_cast<size_t>(scale), ".");
-  return absl::StrCat(negative ? "-" : "", digits);
+  if (scale <= 0) return sign + digits;
+  size_t fraction_digits = static_cast<size_t>(scale);
+  if (digits.size() <= fraction_digits) {
+    digits = std::string(fraction_digits + 1 - digits.size(), '0') + digits;
+  }
+  size_t split = digits.size() - fraction_digits;
+  return absl::StrCat(sign, digits.substr(0, split), ".", digits.substr(split));
 }
 
 }  // namespace ledger

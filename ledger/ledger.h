@@ -18,6 +18,7 @@
 #define LEDGER_LEDGER_LEDGER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -81,8 +82,17 @@ class Ledger {
   Clock& clock() { return *clock_; }
 
  private:
+  using AccountsById = std::map<std::string, Account, std::less<>>;
+
   absl::StatusOr<Outcome> SubmitOnce(const SubmitRequest& request, const KeyIdentity& identity,
                                      const std::string& fingerprint);
+  absl::StatusOr<Outcome> Replay(StorageTransaction& tx, const KeyRecord& existing,
+                                 const std::string& fingerprint, ReplayPolicy policy);
+  absl::StatusOr<Outcome> Decline(StorageTransaction& tx, Outcome rejection);
+  absl::StatusOr<std::optional<Outcome>> CheckVelocity(StorageTransaction& tx,
+                                                       const std::vector<Posting>& postings,
+                                                       const AccountsById& accounts,
+                                                       absl::Time now);
 
   std::shared_ptr<Engine> engine_;
   LedgerOptions options_;

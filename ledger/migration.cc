@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "idempotency/errors.h"
 
@@ -26,10 +27,10 @@ absl::Status ApplyPendingMigrations(const std::vector<Migration>& migrations,
 std::vector<std::string> SplitSqlStatements(std::string_view sql) {
   std::vector<std::string> statements;
   std::string current;
-  for (std::string_view line : absl::StrSplit(sql, '\n')) {
-    std::string_view trimmed = absl::StripAsciiWhitespace(line);
+  for (absl::string_view line : absl::StrSplit(View(sql), '\n')) {
+    absl::string_view trimmed = absl::StripAsciiWhitespace(line);
     if (trimmed.empty() || absl::StartsWith(trimmed, "--")) continue;
-    current.append(line);
+    current.append(line.data(), line.size());
     current.push_back('\n');
     if (absl::EndsWith(trimmed, ";")) {
       current.erase(current.find_last_of(';'));

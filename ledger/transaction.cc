@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "idempotency/errors.h"
 #include "absl/strings/str_format.h"
 
 namespace ledger {
@@ -25,8 +26,12 @@ absl::StatusOr<OperationKind> ParseOperationKind(std::string_view name) {
     if (kKindNames[i] == name) return static_cast<OperationKind>(i);
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown operation kind \"", name,
+      "unknown operation kind \"", View(name),
       "\" (expected top_up, spend, transfer, payout, reverse or post)"));
+}
+
+std::string FormatTimestamp(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", t, absl::UTCTimeZone());
 }
 
 std::string NewTransactionId(absl::Time now) {

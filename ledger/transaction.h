@@ -44,6 +44,9 @@ struct Transaction {
   friend bool operator==(const Transaction&, const Transaction&) = default;
 };
 
+// RFC 3339 in UTC with microseconds: "2026-01-01T00:00:00.000000Z".
+std::string FormatTimestamp(absl::Time t);
+
 // A new time-ordered transaction id (UUIDv7: 48-bit milliseconds, 74 random bits).
 std::string NewTransactionId(absl::Time now);
 

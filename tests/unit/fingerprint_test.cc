@@ -202,7 +202,9 @@ TEST(CanonicalizeJsonText, ReproducesRfc8785Example) {
     "literals": [null, true, false]
   })";
   EXPECT_EQ(CanonText(input),
-            R"({"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"})");
+            R"({"literals":[null,true,false],)"
+            R"("numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],)"
+            R"("string":"€$\u000f\nA'B\"\\\\\"/"})");
 }
 
 TEST(CanonicalizeJsonText, RejectsDuplicateMemberNamesAtAnyDepth) {
@@ -228,9 +230,9 @@ TEST(CanonicalizeJsonText, AcceptsSameNameInDifferentObjects) {
 
 TEST(CanonicalizeJsonText, RejectsMalformedJson) {
   const std::vector<std::string_view> kMalformed = {
-      "",        "{",          R"({"a":1,})", "[1 2]",  R"({"a":1} x)", "01",
-      "NaN",     "Infinity",   "/*c*/1",      "{'a':1}", "[1,]",        R"("\x")",
-      "1e400",   // overflows a double
+      "",  "{",  R"({"a":1,})", "[1 2]", R"({"a":1} x)", "01", "NaN", "Infinity", "/*c*/1",
+      "{'a':1}", "[1,]", R"("\x")",
+      "1e400",     // overflows a double
       "\"a\tb\"",  // raw control character in a string
   };
   for (std::string_view text : kMalformed) {
@@ -251,7 +253,8 @@ TEST(CanonicalizeJsonText, RejectsInvalidUtf8AndLoneSurrogates) {
 }
 
 TEST(CanonicalizeJsonText, IgnoresInsignificantWhitespace) {
-  EXPECT_EQ(CanonText(" \t\n{ \"b\" : [ 1 , 2 ] ,\r\n \"a\" : true } \n"), R"({"a":true,"b":[1,2]})");
+  EXPECT_EQ(CanonText(" \t\n{ \"b\" : [ 1 , 2 ] ,\r\n \"a\" : true } \n"),
+            R"({"a":true,"b":[1,2]})");
 }
 
 // --- SHA-256 and fingerprints --------------------------------------------------
@@ -288,8 +291,8 @@ TEST(Fingerprint, DoesNotDependOnMemberOrderOrWhitespace) {
   built_other_way["meta"] = {{"a", nullptr}, {"z", {1, 2}}};
   built_other_way["amount"] = "100";
 
-  const Json parsed = Json::parse(
-      R"({ "meta": {"z": [1, 2.0], "a": null}, "to": "b", "amount": "100" })");
+  const Json parsed =
+      Json::parse(R"({ "meta": {"z": [1, 2.0], "a": null}, "to": "b", "amount": "100" })");
 
   absl::StatusOr<std::string> a = Fingerprint(built_one_way);
   absl::StatusOr<std::string> b = Fingerprint(built_other_way);

@@ -1,0 +1,449 @@
+// The memory engine. One mutex guards the committed state and is held by a storage
+// transaction from its claim to its end, so transactions run one at a time, like
+// SQLite's single writer. Same-key submitters park on a second, smaller lock table
+// BEFORE taking the state mutex, so a waiter never blocks unrelated work. Writes are
+// buffered in the transaction and applied at Commit, all at once.
+#include "engines/memory/memory_engine.h"
+
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "idempotency/errors.h"
+
+namespace ledger {
+namespace {
+
+using IdentityKey = std::tuple<std::string, std::string, std::string>;
+
+IdentityKey KeyOf(const KeyIdentity& identity) {
+  return {identity.key_namespace, identity.scope.Encoded(), identity.key};
+}
+
+struct StoredEntry {
+  Entry entry;
+  absl::Time created_at;
+};
+
+struct State {
+  std::map<std::string, Asset, std::less<>> assets;
+  std::map<std::string, Account, std::less<>> accounts;
+  std::map<std::string, Transaction, std::less<>> transactions;
+  std::set<std::string, std::less<>> reversed;  // ids that a reversal points at
+  std::map<std::string, std::vector<StoredEntry>, std::less<>> entries;  // by account, version order
+  std::map<IdentityKey, KeyRecord> keys;
+  std::vector<OutboxEvent> events;
+  std::map<IdentityKey, WorkClaim> work_claims;
+  std::map<std::pair<std::string, std::string>, absl::Time> webhook_events;
+};
+
+class MemoryEngine;
+
+class MemoryTransaction final : public StorageTransaction {
+ public:
+  MemoryTransaction(MemoryEngine& engine, BeginOptions options)
+      : engine_(engine), options_(options) {}
+  ~MemoryTransaction() override { Rollback(); }
+
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
+  absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
+  absl::StatusOr<bool> IsReversed(std::string_view id) override;
+  absl::StatusOr<std::vector<Account>> LockAccounts(const std::vector<std::string>& sorted_ids) override;
+  absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id, absl::Time since) override;
+  absl::Status WriteTransaction(const Transaction& transaction,
+                                const std::vector<Account>& updated_accounts) override;
+  absl::Status RecordKey(const KeyRecord& record) override;
+  absl::Status AppendEvent(const OutboxEvent& event) override;
+  absl::Status Commit() override;
+  void Rollback() override;
+
+ private:
+  State& LockedState();
+
+  MemoryEngine& engine_;
+  BeginOptions options_;
+  std::optional<IdentityKey> held_key_;
+  bool state_locked_ = false;
+  std::optional<Transaction> pending_transaction_;
+  std::vector<Account> pending_accounts_;
+  std::optional<KeyRecord> pending_key_;
+  std::vector<OutboxEvent> pending_events_;
+};
+
+class MemoryEngine final : public Engine {
+ public:
+  std::string_view name() const override { return "memory"; }
+  absl::Status Migrate() override { return absl::OkStatus(); }
+
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(const BeginOptions& options) override {
+    return std::make_unique<MemoryTransaction>(*this, options);
+  }
+
+  absl::Status PutAsset(const Asset& asset) override {
+    absl::MutexLock lock(&state_mutex_);
+    auto [it, inserted] = state_.assets.emplace(asset.code, asset);
+    if (!inserted && it->second.scale != asset.scale) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("asset ", asset.code, " exists with scale ", it->second.scale));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::optional<Asset>> GetAsset(std::string_view code) override {
+    absl::MutexLock lock(&state_mutex_);
+    auto it = state_.assets.find(code);
+    if (it == state_.assets.end()) return std::nullopt;
+    return it->second;
+  }
+
+  absl::StatusOr<std::vector<Asset>> ListAssets() override {
+    absl::MutexLock lock(&state_mutex_);
+    std::vector<Asset> assets;
+    for (const auto& [code, asset] : state_.assets) assets.push_back(asset);
+    return assets;
+  }
+
+  absl::Status InsertAccount(const Account& account) override {
+    absl::MutexLock lock(&state_mutex_);
+    if (state_.assets.count(account.asset) == 0) {
+      return absl::FailedPreconditionError(absl::StrCat("asset ", account.asset, " is not defined"));
+    }
+    if (!state_.accounts.emplace(account.id, account).second) {
+      return absl::AlreadyExistsError(absl::StrCat("account ", account.id, " already exists"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::optional<Account>> GetAccount(std::string_view id) override {
+    absl::MutexLock lock(&state_mutex_);
+    auto it = state_.accounts.find(id);
+    if (it == state_.accounts.end()) return std::nullopt;
+    return it->second;
+  }
+
+  absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id,
+                                                    int64_t limit) override {
+    absl::MutexLock lock(&state_mutex_);
+    std::vector<Account> page;
+    for (auto it = state_.accounts.upper_bound(after_id);
+         it != state_.accounts.end() && static_cast<int64_t>(page.size()) < limit; ++it) {
+      page.push_back(it->second);
+    }
+    return page;
+  }
+
+  absl::Status SetAccountClosed(std::string_view id, bool closed) override {
+    absl::MutexLock lock(&state_mutex_);
+    auto it = state_.accounts.find(id);
+    if (it == state_.accounts.end()) {
+      return absl::NotFoundError(absl::StrCat("account ", View(id), " does not exist"));
+    }
+    it->second.closed = closed;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override {
+    absl::MutexLock lock(&state_mutex_);
+    return FindTransaction(id);
+  }
+
+  absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
+                                                            int64_t limit) override {
+    absl::MutexLock lock(&state_mutex_);
+    std::vector<Transaction> page;
+    for (auto it = state_.transactions.upper_bound(after_id);
+         it != state_.transactions.end() && static_cast<int64_t>(page.size()) < limit; ++it) {
+      page.push_back(it->second);
+    }
+    return page;
+  }
+
+  absl::StatusOr<std::vector<Entry>> ListEntries(std::string_view account_id, int64_t after_version,
+                                                 int64_t limit) override {
+    absl::MutexLock lock(&state_mutex_);
+    std::vector<Entry> page;
+    auto it = state_.entries.find(account_id);
+    if (it == state_.entries.end()) return page;
+    // Versions are 1..N in order, so version v sits at index v - 1.
+    for (size_t i = static_cast<size_t>(std::max<int64_t>(after_version, 0));
+         i < it->second.size() && static_cast<int64_t>(page.size()) < limit; ++i) {
+      page.push_back(it->second[i].entry);
+    }
+    return page;
+  }
+
+  absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
+                                                        int64_t limit) override {
+    absl::MutexLock lock(&state_mutex_);
+    std::vector<KeyRecord> page;
+    auto it = after.has_value() ? state_.keys.upper_bound(KeyOf(*after)) : state_.keys.begin();
+    for (; it != state_.keys.end() && static_cast<int64_t>(page.size()) < limit; ++it) {
+      page.push_back(it->second);
+    }
+    return page;
+  }
+
+  absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) override {
+    absl::MutexLock lock(&state_mutex_);
+    int64_t deleted = 0;
+    for (auto it = state_.keys.begin(); it != state_.keys.end() && deleted < limit;) {
+      if (it->second.ExpiredAt(now)) {
+        it = state_.keys.erase(it);
+        ++deleted;
+      } else {
+        ++it;
+      }
+    }
+    return deleted;
+  }
+
+  absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
+                                                      int64_t limit) override {
+    absl::MutexLock lock(&state_mutex_);
+    std::vector<OutboxEvent> page;
+    for (const OutboxEvent& event : state_.events) {
+      if (event.sequence > after_sequence && static_cast<int64_t>(page.size()) < limit) {
+        page.push_back(event);
+      }
+    }
+    return page;
+  }
+
+  absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) override {
+    absl::MutexLock lock(&state_mutex_);
+    return state_.work_claims.emplace(KeyOf(fresh.identity), fresh).first->second;
+  }
+
+  absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
+                                        const std::string& expected_owner,
+                                        int64_t expected_attempt,
+                                        const WorkClaim& replacement) override {
+    absl::MutexLock lock(&state_mutex_);
+    auto it = state_.work_claims.find(KeyOf(identity));
+    if (it == state_.work_claims.end() || it->second.owner != expected_owner ||
+        it->second.attempt != expected_attempt) {
+      return false;
+    }
+    it->second = replacement;
+    return true;
+  }
+
+  absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
+                                       const std::string& owner) override {
+    absl::MutexLock lock(&state_mutex_);
+    auto it = state_.work_claims.find(KeyOf(identity));
+    if (it == state_.work_claims.end() || it->second.owner != owner ||
+        it->second.state != WorkState::kPending) {
+      return false;
+    }
+    state_.work_claims.erase(it);
+    return true;
+  }
+
+  absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) override {
+    absl::MutexLock lock(&state_mutex_);
+    int64_t marked = 0;
+    for (auto& [key, claim] : state_.work_claims) {
+      if (claim.state == WorkState::kPending && claim.lease_expires_at <= now) {
+        claim.state = WorkState::kAbandoned;
+        claim.updated_at = now;
+        ++marked;
+      }
+    }
+    return marked;
+  }
+
+  absl::StatusOr<int64_t> PruneWorkClaims(absl::Time now) override {
+    absl::MutexLock lock(&state_mutex_);
+    return static_cast<int64_t>(std::erase_if(
+        state_.work_claims, [now](const auto& item) { return item.second.expires_at <= now; }));
+  }
+
+  absl::StatusOr<bool> InsertWebhookEventIfAbsent(const std::string& provider,
+                                                  const std::string& event_id,
+                                                  absl::Time received_at) override {
+    absl::MutexLock lock(&state_mutex_);
+    return state_.webhook_events.emplace(std::make_pair(provider, event_id), received_at).second;
+  }
+
+  absl::StatusOr<bool> DeleteWebhookEvent(const std::string& provider,
+                                          const std::string& event_id) override {
+    absl::MutexLock lock(&state_mutex_);
+    return state_.webhook_events.erase(std::make_pair(provider, event_id)) > 0;
+  }
+
+  absl::StatusOr<int64_t> PruneWebhookEvents(absl::Time before) override {
+    absl::MutexLock lock(&state_mutex_);
+    return static_cast<int64_t>(std::erase_if(
+        state_.webhook_events, [before](const auto& item) { return item.second < before; }));
+  }
+
+ private:
+  friend class MemoryTransaction;
+
+  std::optional<Transaction> FindTransaction(std::string_view id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mutex_) {
+    auto it = state_.transactions.find(id);
+    if (it == state_.transactions.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // Parks until no other transaction holds `key`, or the wait bound passes.
+  absl::Status HoldKey(const IdentityKey& key, const WaitPolicy& wait) {
+    absl::MutexLock lock(&keys_mutex_);
+    absl::Time deadline = absl::Now() + wait.wait_max;
+    while (held_keys_.count(key) > 0) {
+      if (wait.fail_fast() || keys_released_.WaitWithDeadline(&keys_mutex_, deadline)) {
+        if (held_keys_.count(key) > 0) {
+          return InProgressError("another submit with this idempotency key is still running");
+        }
+      }
+    }
+    held_keys_.insert(key);
+    return absl::OkStatus();
+  }
+
+  void ReleaseKey(const IdentityKey& key) {
+    absl::MutexLock lock(&keys_mutex_);
+    held_keys_.erase(key);
+    keys_released_.SignalAll();
+  }
+
+  absl::Mutex keys_mutex_;
+  absl::CondVar keys_released_;
+  std::set<IdentityKey> held_keys_ ABSL_GUARDED_BY(keys_mutex_);
+
+  absl::Mutex state_mutex_;  // held by a transaction across calls: see LockedState()
+  State state_ ABSL_GUARDED_BY(state_mutex_);
+  int64_t next_event_sequence_ ABSL_GUARDED_BY(state_mutex_) = 1;
+};
+
+State& MemoryTransaction::LockedState() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  if (!state_locked_) {
+    engine_.state_mutex_.Lock();
+    state_locked_ = true;
+  }
+  return engine_.state_;
+}
+
+absl::StatusOr<std::optional<KeyRecord>> MemoryTransaction::ClaimKey(const KeyIdentity& identity) {
+  IdentityKey key = KeyOf(identity);
+  LEDGER_RETURN_IF_ERROR(engine_.HoldKey(key, options_.wait));
+  held_key_ = key;
+  State& state = LockedState();
+  auto it = state.keys.find(key);
+  if (it == state.keys.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::StatusOr<std::optional<Transaction>> MemoryTransaction::LoadTransaction(std::string_view id) {
+  State& state = LockedState();
+  auto it = state.transactions.find(id);
+  if (it == state.transactions.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::StatusOr<bool> MemoryTransaction::IsReversed(std::string_view id) {
+  return LockedState().reversed.count(id) > 0;
+}
+
+absl::StatusOr<std::vector<Account>> MemoryTransaction::LockAccounts(
+    const std::vector<std::string>& sorted_ids) {
+  State& state = LockedState();  // the state mutex already excludes every other writer
+  std::vector<Account> found;
+  for (const std::string& id : sorted_ids) {
+    auto it = state.accounts.find(id);
+    if (it != state.accounts.end()) found.push_back(it->second);
+  }
+  return found;
+}
+
+absl::StatusOr<DebitUsage> MemoryTransaction::LoadDebitUsage(std::string_view account_id,
+                                                             absl::Time since) {
+  State& state = LockedState();
+  DebitUsage usage;
+  auto it = state.entries.find(account_id);
+  if (it == state.entries.end()) return usage;
+  for (auto entry = it->second.rbegin(); entry != it->second.rend() && entry->created_at >= since;
+       ++entry) {
+    if (entry->entry.amount >= 0) continue;
+    usage.count += 1;
+    usage.amount = CheckedAdd(usage.amount, -entry->entry.amount)
+                       .value_or(std::numeric_limits<Amount>::max());
+  }
+  return usage;
+}
+
+absl::Status MemoryTransaction::WriteTransaction(const Transaction& transaction,
+                                                 const std::vector<Account>& updated_accounts) {
+  State& state = LockedState();
+  if (state.transactions.count(transaction.id) > 0) {
+    return absl::AlreadyExistsError(absl::StrCat("transaction ", transaction.id, " exists"));
+  }
+  if (transaction.reversal_of.has_value() && state.reversed.count(*transaction.reversal_of) > 0) {
+    return absl::AlreadyExistsError(absl::StrCat(*transaction.reversal_of, " is already reversed"));
+  }
+  pending_transaction_ = transaction;
+  pending_accounts_ = updated_accounts;
+  return absl::OkStatus();
+}
+
+absl::Status MemoryTransaction::RecordKey(const KeyRecord& record) {
+  LockedState();
+  pending_key_ = record;
+  return absl::OkStatus();
+}
+
+absl::Status MemoryTransaction::AppendEvent(const OutboxEvent& event) {
+  LockedState();
+  pending_events_.push_back(event);
+  return absl::OkStatus();
+}
+
+absl::Status MemoryTransaction::Commit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  State& state = LockedState();
+  if (pending_transaction_.has_value()) {
+    const Transaction& transaction = *pending_transaction_;
+    for (const Entry& entry : transaction.entries) {
+      state.entries[entry.account_id].push_back({entry, transaction.created_at});
+    }
+    if (transaction.reversal_of.has_value()) state.reversed.insert(*transaction.reversal_of);
+    state.transactions.emplace(transaction.id, transaction);
+  }
+  for (const Account& account : pending_accounts_) state.accounts[account.id] = account;
+  if (pending_key_.has_value()) state.keys[KeyOf(pending_key_->identity)] = *pending_key_;
+  for (OutboxEvent event : pending_events_) {
+    event.sequence = engine_.next_event_sequence_++;
+    state.events.push_back(std::move(event));
+  }
+  pending_transaction_.reset();
+  pending_accounts_.clear();
+  pending_key_.reset();
+  pending_events_.clear();
+  Rollback();  // nothing is pending any more: this only releases the locks
+  return absl::OkStatus();
+}
+
+void MemoryTransaction::Rollback() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  pending_transaction_.reset();
+  pending_accounts_.clear();
+  pending_key_.reset();
+  pending_events_.clear();
+  if (state_locked_) {
+    state_locked_ = false;
+    engine_.state_mutex_.Unlock();
+  }
+  if (held_key_.has_value()) {
+    engine_.ReleaseKey(*held_key_);
+    held_key_.reset();
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> OpenMemoryEngine() { return std::make_unique<MemoryEngine>(); }
+
+}  // namespace ledger

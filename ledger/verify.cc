@@ -1,0 +1,187 @@
+#include "ledger/verify.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "idempotency/errors.h"
+
+namespace ledger {
+namespace {
+
+constexpr int64_t kPageSize = 500;
+
+class Auditor {
+ public:
+  explicit Auditor(Engine& engine) : engine_(engine) {}
+
+  absl::StatusOr<VerifyReport> Run() {
+    LEDGER_RETURN_IF_ERROR(AuditTransactions());
+    LEDGER_RETURN_IF_ERROR(AuditAccounts());
+    AuditConservation();
+    LEDGER_RETURN_IF_ERROR(AuditKeys());
+    return std::move(report_);
+  }
+
+ private:
+  void Violation(std::string text) {
+    report_.violation_count += 1;
+    if (report_.violations.size() < kVerifyViolationsMax) report_.violations.push_back(std::move(text));
+  }
+
+  absl::Status AuditTransactions() {
+    std::string after;
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> page, engine_.ListTransactions(after, kPageSize));
+      for (const Transaction& transaction : page) AuditTransaction(transaction);
+      if (static_cast<int64_t>(page.size()) < kPageSize) return absl::OkStatus();
+      after = page.back().id;
+    }
+  }
+
+  void AuditTransaction(const Transaction& transaction) {
+    report_.transactions += 1;
+    std::map<std::string, Amount> sum_by_asset;
+    for (const Entry& entry : transaction.entries) {
+      std::optional<Amount> sum = CheckedAdd(sum_by_asset[entry.asset], entry.amount);
+      if (!sum.has_value()) {
+        Violation(absl::StrCat("transaction ", transaction.id, ": ", entry.asset, " sum overflows"));
+        return;
+      }
+      sum_by_asset[entry.asset] = *sum;
+    }
+    for (const auto& [asset, sum] : sum_by_asset) {
+      if (sum != 0) {
+        Violation(absl::StrCat("transaction ", transaction.id, " does not balance: ", asset,
+                               " entries sum to ", sum));
+      }
+    }
+    if (transaction.entries.empty()) Violation(absl::StrCat("transaction ", transaction.id, " has no entries"));
+  }
+
+  absl::Status AuditAccounts() {
+    std::string after;
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(std::vector<Account> page, engine_.ListAccounts(after, kPageSize));
+      for (const Account& account : page) LEDGER_RETURN_IF_ERROR(AuditAccount(account));
+      if (static_cast<int64_t>(page.size()) < kPageSize) return absl::OkStatus();
+      after = page.back().id;
+    }
+  }
+
+  absl::Status AuditAccount(const Account& account) {
+    report_.accounts += 1;
+    Amount sum = 0;
+    int64_t version = 0;
+    Amount last_balance_after = 0;
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(std::vector<Entry> page,
+                              engine_.ListEntries(account.id, version, kPageSize));
+      for (const Entry& entry : page) {
+        report_.entries += 1;
+        if (entry.account_version != version + 1) {
+          Violation(absl::StrCat("account ", account.id, ": entry version ",
+                                 entry.account_version, " follows ", version));
+        }
+        if (entry.asset != account.asset) {
+          Violation(absl::StrCat("account ", account.id, " holds ", account.asset,
+                                 " but has a ", entry.asset, " entry"));
+        }
+        std::optional<Amount> next = CheckedAdd(sum, entry.amount);
+        if (!next.has_value()) {
+          Violation(absl::StrCat("account ", account.id, ": entry sum overflows"));
+          return absl::OkStatus();
+        }
+        sum = *next;
+        if (entry.balance_after != sum) {
+          Violation(absl::StrCat("account ", account.id, " version ", entry.account_version,
+                                 ": balance_after ", entry.balance_after, " but entries sum to ", sum));
+        }
+        version = entry.account_version;
+        last_balance_after = entry.balance_after;
+      }
+      if (static_cast<int64_t>(page.size()) < kPageSize) break;
+    }
+    if (account.balance != sum || account.balance != last_balance_after) {
+      Violation(absl::StrCat("account ", account.id, ": balance ", account.balance,
+                             " but its entries sum to ", sum));
+    }
+    if (account.version != version) {
+      Violation(absl::StrCat("account ", account.id, ": version ", account.version, " but it has ",
+                             version, " entries"));
+    }
+    if (account.balance < account.BalanceFloor()) {
+      Violation(absl::StrCat("account ", account.id, ": balance ", account.balance,
+                             " is below its floor ", account.BalanceFloor()));
+    }
+    Amount& total = report_.balance_totals[account.asset];
+    total = CheckedAdd(total, account.balance).value_or(total);
+    return absl::OkStatus();
+  }
+
+  // Every account starts at zero and every transaction balances, so per asset the
+  // balances of all accounts must sum to zero.
+  void AuditConservation() {
+    for (const auto& [asset, total] : report_.balance_totals) {
+      if (total != 0) Violation(absl::StrCat(asset, " balances sum to ", total, ", not 0"));
+    }
+  }
+
+  absl::Status AuditKeys() {
+    std::optional<KeyIdentity> after;
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(std::vector<KeyRecord> page, engine_.ListKeyRecords(after, kPageSize));
+      for (const KeyRecord& record : page) LEDGER_RETURN_IF_ERROR(AuditKey(record));
+      if (static_cast<int64_t>(page.size()) < kPageSize) return absl::OkStatus();
+      after = page.back().identity;
+    }
+  }
+
+  absl::Status AuditKey(const KeyRecord& record) {
+    report_.key_records += 1;
+    LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction,
+                            engine_.GetTransaction(record.transaction_id));
+    if (!transaction.has_value()) {
+      Violation(absl::StrCat("key ", record.identity.Encoded(), " points at missing transaction ",
+                             record.transaction_id));
+    } else if (transaction->fingerprint != record.fingerprint) {
+      Violation(absl::StrCat("key ", record.identity.Encoded(), " fingerprint differs from ",
+                             "its transaction's"));
+    }
+    return absl::OkStatus();
+  }
+
+  Engine& engine_;
+  VerifyReport report_;
+};
+
+}  // namespace
+
+std::string VerifyReport::ToText() const {
+  std::string text = absl::StrCat("verify: ", ok() ? "OK" : "FAILED", "\n",
+                                  "  accounts      ", accounts, "\n",
+                                  "  transactions  ", transactions, "\n",
+                                  "  entries       ", entries, "\n",
+                                  "  key records   ", key_records, "\n");
+  for (const auto& [asset, total] : balance_totals) {
+    absl::StrAppend(&text, "  sum of ", asset, " balances ", total, "\n");
+  }
+  absl::StrAppend(&text, "  violations    ", violation_count, "\n");
+  for (const std::string& violation : violations) absl::StrAppend(&text, "    - ", violation, "\n");
+  return text;
+}
+
+nlohmann::json VerifyReport::ToJson() const {
+  return {{"ok", ok()},
+          {"accounts", accounts},
+          {"transactions", transactions},
+          {"entries", entries},
+          {"key_records", key_records},
+          {"balance_totals", balance_totals},
+          {"violation_count", violation_count},
+          {"violations", violations}};
+}
+
+absl::StatusOr<VerifyReport> VerifyLedger(Engine& engine) { return Auditor(engine).Run(); }
+
+}  // namespace ledger

@@ -1,0 +1,591 @@
+// The submit contract (design.md), checked identically on every engine.
+#include <atomic>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/barrier.h"
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "idempotency/errors.h"
+#include "ledger/verify.h"
+#include "tests/conformance/conformance_fixture.h"
+
+namespace ledger::testing {
+namespace {
+
+Operation Transfer(const std::string& from, const std::string& to, Amount amount) {
+  return Operation::Transfer(from, to, "CREDITS", amount);
+}
+
+// Evaluates `expression` once (it is often a Submit call).
+#define ASSERT_OUTCOME(expression, expected_kind)                                          \
+  do {                                                                                     \
+    const absl::StatusOr<Outcome>& outcome_ = (expression);                                \
+    ASSERT_TRUE(outcome_.ok()) << outcome_.status();                                       \
+    ASSERT_EQ(outcome_->kind, (expected_kind)) << OutcomeToJson(*outcome_).dump();         \
+  } while (0)
+
+// ---- commit, duplicate, conflict ----------------------------------------------------
+
+TEST_P(ConformanceTest, FreshSubmitCommitsBalancedEntriesWithRunningBalances) {
+  Fund("alice", 1000);
+  absl::StatusOr<Outcome> outcome = Submit("t-1", Transfer("alice", "bob", 300));
+  ASSERT_OUTCOME(outcome, OutcomeKind::kCommitted);
+  const Transaction& transaction = outcome->transaction;
+  ASSERT_EQ(transaction.entries.size(), 2u);
+  EXPECT_EQ(transaction.entries[0], (Entry{"alice", "CREDITS", -300, 700, 2}));
+  EXPECT_EQ(transaction.entries[1], (Entry{"bob", "CREDITS", 300, 300, 1}));
+  EXPECT_EQ(transaction.created_at, clock().Now());
+  EXPECT_EQ(BalanceOf("alice"), 700);
+  EXPECT_EQ(BalanceOf("bob"), 300);
+  absl::StatusOr<Transaction> stored = ledger().GetTransaction(transaction.id);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, transaction);
+}
+
+TEST_P(ConformanceTest, RetryWithSameKeyReplaysIdenticalTransactionAndWritesNothing) {
+  Fund("alice", 1000);
+  Operation op = Transfer("alice", "bob", 300);
+  op.metadata = {{"order", "A-1"}, {"note", "é ✓"}};
+  absl::StatusOr<Outcome> first = Submit("t-1", op);
+  ASSERT_OUTCOME(first, OutcomeKind::kCommitted);
+  Snapshot before = TakeSnapshot();
+  clock().Advance(absl::Minutes(5));
+
+  absl::StatusOr<Outcome> retry = Submit("t-1", op);
+  ASSERT_OUTCOME(retry, OutcomeKind::kDuplicate);
+  EXPECT_EQ(retry->transaction, first->transaction);  // same id, entries, timestamps
+  EXPECT_EQ(TransactionToJson(retry->transaction).dump(), TransactionToJson(first->transaction).dump());
+  EXPECT_EQ(TakeSnapshot(), before);
+}
+
+TEST_P(ConformanceTest, SameKeyWithDifferentPayloadIsConflictAndWritesNothing) {
+  Fund("alice", 1000);
+  ASSERT_OUTCOME(Submit("t-1", Transfer("alice", "bob", 300)), OutcomeKind::kCommitted);
+  Snapshot before = TakeSnapshot();
+  absl::StatusOr<Outcome> other = Submit("t-1", Transfer("alice", "bob", 301));
+  EXPECT_TRUE(IsConflict(other.status())) << other.status();
+  Operation with_metadata = Transfer("alice", "bob", 300);
+  with_metadata.metadata = {{"changed", true}};
+  EXPECT_TRUE(IsConflict(Submit("t-1", with_metadata).status()));
+  EXPECT_EQ(TakeSnapshot(), before);
+}
+
+TEST_P(ConformanceTest, ReplayPolicyErrorReportsDuplicateAsError) {
+  Fund("alice", 100);
+  ClaimOptions claim;
+  claim.replay = ReplayPolicy::kError;
+  ASSERT_OUTCOME(Submit("t-1", Transfer("alice", "bob", 10), claim), OutcomeKind::kCommitted);
+  absl::StatusOr<Outcome> again = Submit("t-1", Transfer("alice", "bob", 10), claim);
+  EXPECT_TRUE(IsDuplicate(again.status())) << again.status();
+  EXPECT_EQ(BalanceOf("bob"), 10);
+}
+
+// ---- rejections and faults leave the key unused -------------------------------------
+
+TEST_P(ConformanceTest, RejectionLeavesKeyUnusedAndLaterRetryCommits) {
+  Snapshot before = TakeSnapshot();
+  absl::StatusOr<Outcome> declined = Submit("pay-1", Transfer("alice", "bob", 50));
+  ASSERT_OUTCOME(declined, OutcomeKind::kRejected);
+  EXPECT_EQ(declined->reason, RejectionReason::kInsufficientFunds);
+  EXPECT_EQ(TakeSnapshot(), before);
+
+  Fund("alice", 50);
+  absl::StatusOr<Outcome> retried = Submit("pay-1", Transfer("alice", "bob", 50));
+  ASSERT_OUTCOME(retried, OutcomeKind::kCommitted);
+  EXPECT_EQ(BalanceOf("bob"), 50);
+}
+
+TEST_P(ConformanceTest, FaultAtAnyPointRollsBackAndKeyStaysUnused) {
+  Fund("alice", 1000);
+  for (FaultPoint point : {FaultPoint::kBegin, FaultPoint::kClaim, FaultPoint::kLockAccounts,
+                           FaultPoint::kWrite, FaultPoint::kAfterWrite, FaultPoint::kCommit}) {
+    SCOPED_TRACE(static_cast<int>(point));
+    std::string key = absl::StrCat("fault-", static_cast<int>(point));
+    Snapshot before = TakeSnapshot();
+    faults().FailAt(point, absl::UnavailableError("connection lost"));
+    absl::StatusOr<Outcome> faulted = Submit(key, Transfer("alice", "bob", 10));
+    ASSERT_OUTCOME(faulted, OutcomeKind::kFaulted);
+    EXPECT_FALSE(faulted->in_doubt);
+    EXPECT_EQ(faulted->fault.code(), absl::StatusCode::kUnavailable);
+    EXPECT_EQ(TakeSnapshot(), before);
+
+    absl::StatusOr<Outcome> retried = Submit(key, Transfer("alice", "bob", 10));
+    ASSERT_OUTCOME(retried, OutcomeKind::kCommitted);
+    ASSERT_OUTCOME(Submit(key, Transfer("alice", "bob", 10)), OutcomeKind::kDuplicate);
+  }
+  EXPECT_EQ(BalanceOf("bob"), 60);
+}
+
+TEST_P(ConformanceTest, LostCommitReplyIsInDoubtAndResendReplaysTheCommit) {
+  Fund("alice", 100);
+  faults().FailAt(FaultPoint::kCommitReplyLost, absl::UnavailableError("reply lost"));
+  absl::StatusOr<Outcome> unknown = Submit("t-1", Transfer("alice", "bob", 40));
+  ASSERT_OUTCOME(unknown, OutcomeKind::kFaulted);
+  EXPECT_TRUE(unknown->in_doubt);
+
+  absl::StatusOr<Outcome> resent = Submit("t-1", Transfer("alice", "bob", 40));
+  ASSERT_OUTCOME(resent, OutcomeKind::kDuplicate);
+  EXPECT_EQ(BalanceOf("bob"), 40);  // posted exactly once
+}
+
+TEST_P(ConformanceTest, RetryableErrorIsRetriedInsideSubmit) {
+  Fund("alice", 100);
+  faults().FailAt(FaultPoint::kLockAccounts, RetryableError("deadlock detected"), 2);
+  ASSERT_OUTCOME(Submit("t-1", Transfer("alice", "bob", 40)), OutcomeKind::kCommitted);
+  EXPECT_EQ(BalanceOf("bob"), 40);
+}
+
+TEST_P(ConformanceTest, RetryableErrorsBeyondTheBoundFaultAndLeaveKeyUnused) {
+  Fund("alice", 100);
+  faults().FailAt(FaultPoint::kWrite, RetryableError("serialization failure"), 1000);
+  absl::StatusOr<Outcome> outcome = Submit("t-1", Transfer("alice", "bob", 40));
+  ASSERT_OUTCOME(outcome, OutcomeKind::kFaulted);
+  faults().Clear();
+  ASSERT_OUTCOME(Submit("t-1", Transfer("alice", "bob", 40)), OutcomeKind::kCommitted);
+}
+
+// ---- identity: scope, namespace, TTL ------------------------------------------------
+
+TEST_P(ConformanceTest, SameKeyInTwoScopesIsTwoOperations) {
+  Fund("alice", 100);
+  Scope acme{"acme", "user-1"};
+  Scope globex{"globex", "user-1"};
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 10), {}, acme), OutcomeKind::kCommitted);
+  // Another scope never sees acme's result: no replay, no conflict.
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "carol", 20), {}, globex), OutcomeKind::kCommitted);
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 10), {}, Scope{"acme", "user-2"}),
+                 OutcomeKind::kCommitted);
+  EXPECT_EQ(BalanceOf("bob"), 20);
+  EXPECT_EQ(BalanceOf("carol"), 20);
+}
+
+TEST_P(ConformanceTest, SameKeyInTwoNamespacesIsTwoOperations) {
+  ASSERT_OUTCOME(Submit("k", Operation::TopUp("issuance", "alice", "CREDITS", 100)),
+                 OutcomeKind::kCommitted);
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 30)), OutcomeKind::kCommitted);
+  ASSERT_OUTCOME(Submit("k", Operation::Payout("alice", "payouts", "CREDITS", 30)),
+                 OutcomeKind::kCommitted);
+  EXPECT_EQ(BalanceOf("alice"), 40);
+}
+
+TEST_P(ConformanceTest, KeyReplaysWithinItsTtlAndIsReusableAfterIt) {
+  Fund("alice", 100);
+  ClaimOptions claim;
+  claim.ttl = absl::Hours(1);
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 10), claim), OutcomeKind::kCommitted);
+  clock().Advance(absl::Minutes(59));
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 10), claim), OutcomeKind::kDuplicate);
+  EXPECT_TRUE(IsConflict(Submit("k", Transfer("alice", "bob", 11), claim).status()));
+  clock().Advance(absl::Minutes(1));
+  absl::StatusOr<Outcome> reused = Submit("k", Transfer("alice", "bob", 11), claim);
+  ASSERT_OUTCOME(reused, OutcomeKind::kCommitted);
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 11), claim), OutcomeKind::kDuplicate);
+  EXPECT_EQ(BalanceOf("bob"), 21);
+  EXPECT_TRUE(VerifyLedger(engine())->ok());
+}
+
+TEST_P(ConformanceTest, PruneDeletesOnlyExpiredKeys) {
+  Fund("alice", 100);
+  ClaimOptions short_lived;
+  short_lived.ttl = absl::Minutes(10);
+  ASSERT_OUTCOME(Submit("short", Transfer("alice", "bob", 1), short_lived), OutcomeKind::kCommitted);
+  ASSERT_OUTCOME(Submit("long", Transfer("alice", "bob", 2)), OutcomeKind::kCommitted);
+  clock().Advance(absl::Minutes(11));
+  absl::StatusOr<int64_t> pruned = ledger().PruneExpiredKeys();
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+  EXPECT_EQ(*pruned, 1);
+  ASSERT_OUTCOME(Submit("long", Transfer("alice", "bob", 2)), OutcomeKind::kDuplicate);
+  EXPECT_EQ(engine().ListTransactions("", 100)->size(), 3u);  // transactions stay forever
+}
+
+// ---- concurrency ---------------------------------------------------------------------
+
+TEST_P(ConformanceTest, FailFastSubmitWhileFirstAttemptRunsIsInProgress) {
+  Fund("alice", 100);
+  absl::Notification claimed, release;
+  faults().SetHook(FaultPoint::kAfterClaim, [&] {
+    if (!claimed.HasBeenNotified()) {
+      claimed.Notify();
+      release.WaitForNotification();
+    }
+  });
+  absl::StatusOr<Outcome> first;
+  std::thread runner([&] { first = Submit("k", Transfer("alice", "bob", 10)); });
+  claimed.WaitForNotification();
+
+  ClaimOptions fail_fast;
+  fail_fast.wait = WaitPolicy::FailFast();
+  absl::StatusOr<Outcome> second = Submit("k", Transfer("alice", "bob", 10), fail_fast);
+  EXPECT_TRUE(IsInProgress(second.status())) << second.status();
+  release.Notify();
+  runner.join();
+  ASSERT_OUTCOME(first, OutcomeKind::kCommitted);
+  absl::StatusOr<Outcome> after = Submit("k", Transfer("alice", "bob", 10), fail_fast);
+  ASSERT_OUTCOME(after, OutcomeKind::kDuplicate);
+  EXPECT_EQ(after->transaction, first->transaction);
+}
+
+TEST_P(ConformanceTest, WaitingSubmitParksUntilFirstCommitsThenReplays) {
+  Fund("alice", 100);
+  absl::Notification claimed, release;
+  faults().SetHook(FaultPoint::kAfterClaim, [&] {
+    if (!claimed.HasBeenNotified()) {
+      claimed.Notify();
+      release.WaitForNotification();
+    }
+  });
+  absl::StatusOr<Outcome> first, second;
+  std::thread runner([&] { first = Submit("k", Transfer("alice", "bob", 10)); });
+  claimed.WaitForNotification();
+  std::thread waiter([&] { second = Submit("k", Transfer("alice", "bob", 10)); });
+  release.Notify();
+  runner.join();
+  waiter.join();
+  ASSERT_OUTCOME(first, OutcomeKind::kCommitted);
+  ASSERT_OUTCOME(second, OutcomeKind::kDuplicate);
+  EXPECT_EQ(second->transaction, first->transaction);
+  EXPECT_EQ(BalanceOf("bob"), 10);
+}
+
+TEST_P(ConformanceTest, ThirtyTwoThreadsWithOneKeyCommitOnceAndReplayToTheRest) {
+  constexpr int kThreads = 32;
+  Fund("alice", 1000);
+  absl::Barrier* start = new absl::Barrier(kThreads);  // freed by the last thread through it
+  std::vector<absl::StatusOr<Outcome>> outcomes(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      if (start->Block()) delete start;
+      outcomes[i] = Submit("same-key", Transfer("alice", "bob", 7));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+
+  int committed = 0, duplicates = 0;
+  const Transaction* winner = nullptr;
+  for (const absl::StatusOr<Outcome>& outcome : outcomes) {
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    if (outcome->kind == OutcomeKind::kCommitted) {
+      ++committed;
+      winner = &outcome->transaction;
+    }
+    if (outcome->kind == OutcomeKind::kDuplicate) ++duplicates;
+  }
+  ASSERT_EQ(committed, 1);
+  ASSERT_EQ(duplicates, kThreads - 1);
+  for (const absl::StatusOr<Outcome>& outcome : outcomes) EXPECT_EQ(outcome->transaction, *winner);
+  EXPECT_EQ(BalanceOf("bob"), 7);
+}
+
+TEST_P(ConformanceTest, ConcurrentTransfersOverSharedAccountsLoseNoUpdateAndConserve) {
+  constexpr int kThreads = 8;
+  constexpr int kTransfersPerThread = 40;
+  const std::vector<std::string> accounts = {"alice", "bob", "carol", "platform"};
+  for (const std::string& account : accounts) Fund(account, 500);
+  std::atomic<int> committed{0}, rejected{0};
+  absl::Barrier* start = new absl::Barrier(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 random(1234 + t);
+      if (start->Block()) delete start;
+      for (int i = 0; i < kTransfersPerThread; ++i) {
+        size_t from = random() % accounts.size();
+        size_t to = (from + 1 + random() % (accounts.size() - 1)) % accounts.size();
+        absl::StatusOr<Outcome> outcome = Submit(absl::StrCat("c-", t, "-", i),
+                                                 Transfer(accounts[from], accounts[to], 1 + random() % 90));
+        ASSERT_TRUE(outcome.ok()) << outcome.status();
+        ASSERT_TRUE(outcome->kind == OutcomeKind::kCommitted || outcome->kind == OutcomeKind::kRejected)
+            << OutcomeToJson(*outcome).dump();
+        (outcome->kind == OutcomeKind::kCommitted ? committed : rejected)++;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  Amount total = 0;
+  for (const std::string& account : accounts) {
+    EXPECT_GE(BalanceOf(account), 0);
+    total += BalanceOf(account);
+  }
+  EXPECT_EQ(total, 2000);
+  EXPECT_EQ(committed + rejected, kThreads * kTransfersPerThread);
+  absl::StatusOr<VerifyReport> report = VerifyLedger(engine());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << report->ToText();
+  EXPECT_EQ(report->transactions, committed + static_cast<int>(accounts.size()));
+}
+
+// ---- operation kinds -------------------------------------------------------------------
+
+TEST_P(ConformanceTest, SpendCarvesThePlatformFeeOutOfTheAmount) {
+  Fund("alice", 100);
+  absl::StatusOr<Outcome> outcome =
+      Submit("s-1", Operation::Spend("alice", "bob", "CREDITS", 100, Fee{"platform", 15}));
+  ASSERT_OUTCOME(outcome, OutcomeKind::kCommitted);
+  EXPECT_EQ(outcome->transaction.entries.size(), 3u);
+  EXPECT_EQ(BalanceOf("alice"), 0);
+  EXPECT_EQ(BalanceOf("bob"), 85);
+  EXPECT_EQ(BalanceOf("platform"), 15);
+}
+
+TEST_P(ConformanceTest, PayoutMovesCreatorBalanceToPayoutAccount) {
+  Fund("bob", 70);
+  ASSERT_OUTCOME(Submit("p-1", Operation::Payout("bob", "payouts", "CREDITS", 70)),
+                 OutcomeKind::kCommitted);
+  EXPECT_EQ(BalanceOf("bob"), 0);
+  EXPECT_EQ(BalanceOf("payouts"), 70);
+}
+
+TEST_P(ConformanceTest, PostAppliesBalancedMultiAssetLegs) {
+  ASSERT_TRUE(ledger().OpenAccount({.id = "usd_treasury", .asset = "USD", .allow_negative = true}).ok());
+  Fund("alice", 10);
+  Operation exchange = Operation::Post({{"alice", "CREDITS", -10},
+                                        {"issuance", "CREDITS", 10},
+                                        {"usd_treasury", "USD", -250},
+                                        {"usd_wallet", "USD", 250}});
+  ASSERT_OUTCOME(Submit("fx-1", exchange), OutcomeKind::kCommitted);
+  EXPECT_EQ(BalanceOf("usd_wallet"), 250);
+  EXPECT_EQ(BalanceOf("alice"), 0);
+}
+
+TEST_P(ConformanceTest, ReversalNegatesEveryEntryOnceOnly) {
+  Fund("alice", 100);
+  absl::StatusOr<Outcome> spend =
+      Submit("s-1", Operation::Spend("alice", "bob", "CREDITS", 100, Fee{"platform", 10}));
+  ASSERT_OUTCOME(spend, OutcomeKind::kCommitted);
+  absl::StatusOr<Outcome> reversal = Submit("r-1", Operation::Reverse(spend->transaction.id));
+  ASSERT_OUTCOME(reversal, OutcomeKind::kCommitted);
+  EXPECT_EQ(reversal->transaction.reversal_of, spend->transaction.id);
+  EXPECT_EQ(BalanceOf("alice"), 100);
+  EXPECT_EQ(BalanceOf("bob"), 0);
+  EXPECT_EQ(BalanceOf("platform"), 0);
+
+  ASSERT_OUTCOME(Submit("r-1", Operation::Reverse(spend->transaction.id)), OutcomeKind::kDuplicate);
+  absl::StatusOr<Outcome> again = Submit("r-2", Operation::Reverse(spend->transaction.id));
+  ASSERT_OUTCOME(again, OutcomeKind::kRejected);
+  EXPECT_EQ(again->reason, RejectionReason::kAlreadyReversed);
+  absl::StatusOr<Outcome> of_reversal = Submit("r-3", Operation::Reverse(reversal->transaction.id));
+  ASSERT_OUTCOME(of_reversal, OutcomeKind::kRejected);
+  EXPECT_EQ(of_reversal->reason, RejectionReason::kNotReversible);
+  absl::StatusOr<Outcome> unknown = Submit("r-4", Operation::Reverse("no-such-transaction"));
+  ASSERT_OUTCOME(unknown, OutcomeKind::kRejected);
+  EXPECT_EQ(unknown->reason, RejectionReason::kTransactionNotFound);
+}
+
+TEST_P(ConformanceTest, ConcurrentReversalsOfOneTransactionCommitOnce) {
+  constexpr int kThreads = 8;
+  Fund("alice", 100);
+  absl::StatusOr<Outcome> transfer = Submit("t-1", Transfer("alice", "bob", 60));
+  ASSERT_OUTCOME(transfer, OutcomeKind::kCommitted);
+  absl::Barrier* start = new absl::Barrier(kThreads);
+  std::vector<absl::StatusOr<Outcome>> outcomes(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      if (start->Block()) delete start;
+      outcomes[i] = Submit(absl::StrCat("rev-", i), Operation::Reverse(transfer->transaction.id));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  int committed = 0;
+  for (const auto& outcome : outcomes) {
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    if (outcome->kind == OutcomeKind::kCommitted) ++committed;
+    else EXPECT_EQ(outcome->reason, RejectionReason::kAlreadyReversed) << OutcomeToJson(*outcome).dump();
+  }
+  EXPECT_EQ(committed, 1);
+  EXPECT_EQ(BalanceOf("bob"), 0);
+}
+
+// ---- business rules -------------------------------------------------------------------
+
+TEST_P(ConformanceTest, OverdraftLimitAndSystemAccountsSetTheFloor) {
+  ASSERT_TRUE(ledger().OpenAccount({.id = "credit_line", .asset = "CREDITS", .overdraft_limit = 50}).ok());
+  ASSERT_OUTCOME(Submit("o-1", Transfer("credit_line", "bob", 50)), OutcomeKind::kCommitted);
+  absl::StatusOr<Outcome> beyond = Submit("o-2", Transfer("credit_line", "bob", 1));
+  ASSERT_OUTCOME(beyond, OutcomeKind::kRejected);
+  EXPECT_EQ(beyond->reason, RejectionReason::kInsufficientFunds);
+  EXPECT_EQ(BalanceOf("credit_line"), -50);
+  ASSERT_OUTCOME(Submit("o-3", Operation::TopUp("issuance", "bob", "CREDITS", 1'000'000'000)),
+                 OutcomeKind::kCommitted);
+  EXPECT_EQ(BalanceOf("issuance"), -1'000'000'000);
+}
+
+TEST_P(ConformanceTest, RejectionReasonsFollowTheirPrecedence) {
+  ASSERT_TRUE(engine().SetAccountClosed("carol", true).ok());
+  struct Case {
+    Operation operation;
+    RejectionReason reason;
+  };
+  std::vector<Case> cases = {
+      {Transfer("alice", "nobody", 1), RejectionReason::kAccountNotFound},
+      {Transfer("carol", "nobody", 1), RejectionReason::kAccountNotFound},
+      {Transfer("carol", "bob", 1), RejectionReason::kAccountClosed},
+      {Operation::Transfer("alice", "usd_wallet", "CREDITS", 1), RejectionReason::kAssetMismatch},
+      {Operation::Transfer("usd_wallet", "carol", "USD", 1), RejectionReason::kAccountClosed},
+      {Transfer("alice", "bob", 1), RejectionReason::kInsufficientFunds},
+  };
+  Snapshot before = TakeSnapshot();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    absl::StatusOr<Outcome> outcome = Submit(absl::StrCat("p-", i), cases[i].operation);
+    ASSERT_OUTCOME(outcome, OutcomeKind::kRejected);
+    EXPECT_EQ(outcome->reason, cases[i].reason) << i << ": " << outcome->detail;
+    EXPECT_FALSE(outcome->detail.empty());
+  }
+  EXPECT_EQ(TakeSnapshot(), before);
+}
+
+TEST_P(ConformanceTest, BalanceOverflowIsRejected) {
+  ASSERT_TRUE(ledger().OpenAccount({.id = "source2", .asset = "CREDITS", .allow_negative = true}).ok());
+  ASSERT_OUTCOME(Submit("big-1", Operation::TopUp("issuance", "bob", "CREDITS",
+                                                   std::numeric_limits<Amount>::max())),
+                 OutcomeKind::kCommitted);
+  absl::StatusOr<Outcome> outcome = Submit("big-2", Operation::TopUp("source2", "bob", "CREDITS", 1));
+  ASSERT_OUTCOME(outcome, OutcomeKind::kRejected);
+  EXPECT_EQ(outcome->reason, RejectionReason::kBalanceOverflow);
+}
+
+TEST_P(ConformanceTest, VelocityLimitsRejectWithinTheWindowAndReleaseAfterIt) {
+  Fund("alice", 1000);
+  std::unique_ptr<Ledger> limited = LedgerWith(LedgerOptions{
+      .velocity_limits = {{.window = absl::Hours(1), .debit_count_max = 3},
+                          {.window = absl::Hours(24), .debit_amount_max = 500}}});
+  auto submit = [&](const std::string& key, Amount amount) {
+    return limited->Submit(SubmitRequest{key, {}, Transfer("alice", "bob", amount), {}});
+  };
+  for (int i = 0; i < 3; ++i) ASSERT_OUTCOME(submit(absl::StrCat("v-", i), 100), OutcomeKind::kCommitted);
+  absl::StatusOr<Outcome> fourth = submit("v-3", 100);
+  ASSERT_OUTCOME(fourth, OutcomeKind::kRejected);
+  EXPECT_EQ(fourth->reason, RejectionReason::kVelocityCountExceeded);
+
+  clock().Advance(absl::Minutes(61));
+  absl::StatusOr<Outcome> too_much = submit("v-3", 300);  // 300 + 300 > 500 in 24 h
+  ASSERT_OUTCOME(too_much, OutcomeKind::kRejected);
+  EXPECT_EQ(too_much->reason, RejectionReason::kVelocityAmountExceeded);
+  ASSERT_OUTCOME(submit("v-3", 200), OutcomeKind::kCommitted);  // same key: unused until now
+  // System accounts (allow_negative) are never limited.
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_OUTCOME(limited->Submit(SubmitRequest{absl::StrCat("sys-", i), {},
+                                                 Operation::TopUp("issuance", "carol", "CREDITS", 1000), {}}),
+                   OutcomeKind::kCommitted);
+  }
+}
+
+// ---- bad input -------------------------------------------------------------------------
+
+TEST_P(ConformanceTest, BadInputGetsSpecificErrorsAndWritesNothing) {
+  Fund("alice", 100);
+  Operation unbalanced = Operation::Post({{"alice", "CREDITS", -10}, {"bob", "CREDITS", 9}});
+  Operation overflowing = Operation::Post({{"issuance", "CREDITS", std::numeric_limits<Amount>::max()},
+                                           {"bob", "CREDITS", std::numeric_limits<Amount>::max()},
+                                           {"alice", "CREDITS", -2}});
+  Operation with_fee_too_big = Operation::Spend("alice", "bob", "CREDITS", 10, Fee{"platform", 10});
+  Operation mixed = Transfer("alice", "bob", 10);
+  mixed.transaction_id = "x";
+  Operation big_metadata = Transfer("alice", "bob", 1);
+  big_metadata.metadata = {{"blob", std::string(kMetadataBytesMax, 'x')}};
+  struct Case {
+    std::string name;
+    std::string key;
+    Operation operation;
+    std::string message_part;
+  };
+  std::vector<Case> cases = {
+      {"unbalanced", "k1", unbalanced, "do not balance"},
+      {"zero", "k2", Transfer("alice", "bob", 0), "positive"},
+      {"negative", "k3", Transfer("alice", "bob", -5), "positive"},
+      {"overflow", "k4", overflowing, "overflow"},
+      {"same account", "k5", Transfer("alice", "alice", 5), "same account"},
+      {"fee", "k6", with_fee_too_big, "fee.amount"},
+      {"field of another kind", "k7", mixed, "transaction_id"},
+      {"metadata size", "k8", big_metadata, "metadata"},
+      {"bad asset", "k9", Operation::Transfer("alice", "bob", "usd", 5), "asset code"},
+      {"bad account id", "k10", Transfer("alice", "b o b", 5), "account id"},
+      {"empty key", "", Transfer("alice", "bob", 5), "key is empty"},
+      {"long key", std::string(kKeyBytesMax + 1, 'k'), Transfer("alice", "bob", 5), "limit is 255"},
+      {"non-printable key", "bad\nkey", Transfer("alice", "bob", 5), "non-printable"},
+  };
+  Snapshot before = TakeSnapshot();
+  for (const Case& c : cases) {
+    absl::StatusOr<Outcome> outcome = Submit(c.key, c.operation);
+    EXPECT_EQ(outcome.status().code(), absl::StatusCode::kInvalidArgument) << c.name;
+    EXPECT_NE(outcome.status().message().find(c.message_part), std::string::npos)
+        << c.name << ": " << outcome.status();
+  }
+  EXPECT_EQ(TakeSnapshot(), before);
+  // The keys of rejected bad input stay unused.
+  ASSERT_OUTCOME(Submit("k1", Transfer("alice", "bob", 10)), OutcomeKind::kCommitted);
+}
+
+TEST_P(ConformanceTest, AccountAndAssetAdministrationErrorsAreSpecific) {
+  EXPECT_EQ(ledger().OpenAccount({.id = "alice", .asset = "CREDITS"}).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(ledger().OpenAccount({.id = "dave", .asset = "EUR"}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ledger().DefineAsset({"USD", 3}).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(ledger().DefineAsset({"USD", 2}).ok());
+  EXPECT_EQ(ledger().GetAccount("nobody").status().code(), absl::StatusCode::kNotFound);
+  Fund("alice", 5);
+  EXPECT_EQ(ledger().CloseAccount("alice").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(ledger().CloseAccount("carol").ok());
+  EXPECT_TRUE(ledger().GetAccount("carol")->closed);
+}
+
+// ---- records: history, outbox, audit ----------------------------------------------------
+
+TEST_P(ConformanceTest, HistoryPagesByAccountVersion) {
+  for (int i = 0; i < 7; ++i) Fund("alice", 10 + i);
+  std::vector<Entry> all;
+  int64_t after = 0;
+  while (true) {
+    absl::StatusOr<std::vector<Entry>> page = engine().ListEntries("alice", after, 3);
+    ASSERT_TRUE(page.ok()) << page.status();
+    all.insert(all.end(), page->begin(), page->end());
+    if (page->size() < 3) break;
+    after = page->back().account_version;
+  }
+  ASSERT_EQ(all.size(), 7u);
+  Amount running = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    running += 10 + static_cast<Amount>(i);
+    EXPECT_EQ(all[i].account_version, static_cast<int64_t>(i) + 1);
+    EXPECT_EQ(all[i].balance_after, running);
+  }
+}
+
+TEST_P(ConformanceTest, EveryCommitAppendsOneOutboxEventAndReplaysAppendNone) {
+  Fund("alice", 100);
+  absl::StatusOr<Outcome> outcome = Submit("t-1", Transfer("alice", "bob", 10));
+  ASSERT_OUTCOME(outcome, OutcomeKind::kCommitted);
+  ASSERT_OUTCOME(Submit("t-1", Transfer("alice", "bob", 10)), OutcomeKind::kDuplicate);
+  absl::StatusOr<std::vector<OutboxEvent>> events = engine().ListEvents(0, 100);
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_LT((*events)[0].sequence, (*events)[1].sequence);
+  EXPECT_EQ((*events)[1].transaction_id, outcome->transaction.id);
+  EXPECT_EQ((*events)[1].type, "transaction.committed");
+  EXPECT_EQ(nlohmann::json::parse((*events)[1].payload)["id"], outcome->transaction.id);
+  EXPECT_EQ(engine().ListEvents((*events)[0].sequence, 100)->size(), 1u);
+}
+
+TEST_P(ConformanceTest, VerifyIsCleanAfterEveryKindOfOperation) {
+  Fund("alice", 1000);
+  ASSERT_OUTCOME(Submit("a", Operation::Spend("alice", "bob", "CREDITS", 300, Fee{"platform", 30})),
+                 OutcomeKind::kCommitted);
+  absl::StatusOr<Outcome> transfer = Submit("b", Transfer("alice", "carol", 100));
+  ASSERT_OUTCOME(transfer, OutcomeKind::kCommitted);
+  ASSERT_OUTCOME(Submit("c", Operation::Payout("bob", "payouts", "CREDITS", 200)), OutcomeKind::kCommitted);
+  ASSERT_OUTCOME(Submit("d", Operation::Reverse(transfer->transaction.id)), OutcomeKind::kCommitted);
+  absl::StatusOr<VerifyReport> report = VerifyLedger(engine());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << report->ToText();
+  EXPECT_EQ(report->transactions, 5);
+  EXPECT_EQ(report->key_records, 5);
+  EXPECT_EQ(report->balance_totals.at("CREDITS"), 0);
+}
+
+}  // namespace
+}  // namespace ledger::testing

@@ -1,0 +1,17 @@
+#include "engines/memory/memory_engine.h"
+#include "tests/conformance/conformance_fixture.h"
+
+namespace ledger::testing {
+namespace {
+
+ConformanceContext MemoryContext() {
+  ConformanceContext context;
+  context.engine_name = "memory";
+  context.open_fresh = []() -> absl::StatusOr<std::unique_ptr<Engine>> { return OpenMemoryEngine(); };
+  return context;
+}
+
+INSTANTIATE_TEST_SUITE_P(memory, ConformanceTest, ::testing::Values(&MemoryContext));
+
+}  // namespace
+}  // namespace ledger::testing

@@ -1,0 +1,98 @@
+#include "tests/support/fault_injecting_engine.h"
+
+#include <utility>
+
+#include "idempotency/errors.h"
+
+namespace ledger::testing {
+namespace {
+
+class FaultInjectingTransaction final : public StorageTransaction {
+ public:
+  FaultInjectingTransaction(FaultInjectingEngine& engine, std::unique_ptr<StorageTransaction> inner)
+      : engine_(engine), inner_(std::move(inner)) {}
+
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
+    LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kClaim));
+    auto result = inner_->ClaimKey(identity);
+    if (result.ok()) LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kAfterClaim));
+    return result;
+  }
+  absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override {
+    return inner_->LoadTransaction(id);
+  }
+  absl::StatusOr<bool> IsReversed(std::string_view id) override { return inner_->IsReversed(id); }
+  absl::StatusOr<std::vector<Account>> LockAccounts(const std::vector<std::string>& ids) override {
+    LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kLockAccounts));
+    return inner_->LockAccounts(ids);
+  }
+  absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id, absl::Time since) override {
+    return inner_->LoadDebitUsage(account_id, since);
+  }
+  absl::Status WriteTransaction(const Transaction& transaction,
+                                const std::vector<Account>& updated_accounts) override {
+    LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kWrite));
+    return inner_->WriteTransaction(transaction, updated_accounts);
+  }
+  absl::Status RecordKey(const KeyRecord& record) override {
+    LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kAfterWrite));
+    return inner_->RecordKey(record);
+  }
+  absl::Status AppendEvent(const OutboxEvent& event) override { return inner_->AppendEvent(event); }
+  absl::Status Commit() override {
+    LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kCommit));
+    absl::Status lost = engine_.Reach(FaultPoint::kCommitReplyLost);
+    LEDGER_RETURN_IF_ERROR(inner_->Commit());
+    if (!lost.ok()) return InDoubtError(std::string(lost.message()));
+    return absl::OkStatus();
+  }
+  void Rollback() override { inner_->Rollback(); }
+
+ private:
+  FaultInjectingEngine& engine_;
+  std::unique_ptr<StorageTransaction> inner_;
+};
+
+}  // namespace
+
+FaultInjectingEngine::FaultInjectingEngine(std::shared_ptr<Engine> inner) : inner_(std::move(inner)) {}
+
+void FaultInjectingEngine::FailAt(FaultPoint point, absl::Status error, int times) {
+  absl::MutexLock lock(&mutex_);
+  faults_[point] = Fault{std::move(error), times};
+}
+
+void FaultInjectingEngine::SetHook(FaultPoint point, std::function<void()> hook) {
+  absl::MutexLock lock(&mutex_);
+  hooks_[point] = std::move(hook);
+}
+
+void FaultInjectingEngine::Clear() {
+  absl::MutexLock lock(&mutex_);
+  faults_.clear();
+  hooks_.clear();
+}
+
+absl::Status FaultInjectingEngine::Reach(FaultPoint point) {
+  std::function<void()> hook;
+  absl::Status fault;
+  {
+    absl::MutexLock lock(&mutex_);
+    if (auto it = hooks_.find(point); it != hooks_.end()) hook = it->second;
+    if (auto it = faults_.find(point); it != faults_.end() && it->second.remaining > 0) {
+      it->second.remaining -= 1;
+      fault = it->second.error;
+    }
+  }
+  if (hook) hook();  // outside the mutex: hooks block on latches
+  return fault;
+}
+
+absl::StatusOr<std::unique_ptr<StorageTransaction>> FaultInjectingEngine::Begin(
+    const BeginOptions& options) {
+  LEDGER_RETURN_IF_ERROR(Reach(FaultPoint::kBegin));
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> inner, inner_->Begin(options));
+  return std::make_unique<FaultInjectingTransaction>(*this, std::move(inner));
+}
+
+}  // namespace ledger::testing

@@ -1,0 +1,106 @@
+// Parsing, validation and payloads of operations: no engine involved.
+#include "gtest/gtest.h"
+#include "idempotency/fingerprint.h"
+#include "ledger/amount.h"
+#include "ledger/operation.h"
+
+namespace ledger {
+namespace {
+
+TEST(ParseAmount, AcceptsCanonicalIntegersOnly) {
+  EXPECT_EQ(*ParseAmount("1500"), 1500);
+  EXPECT_EQ(*ParseAmount("-20"), -20);
+  EXPECT_EQ(*ParseAmount("9223372036854775807"), INT64_MAX);
+  for (const char* bad : {"", "-", "+1", "01", "1.5", " 1", "1e3", "9223372036854775808", "abc"}) {
+    EXPECT_EQ(ParseAmount(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(FormatMajorUnits, PlacesTheDecimalPointByScale) {
+  EXPECT_EQ(FormatMajorUnits(-1234, 2), "-12.34");
+  EXPECT_EQ(FormatMajorUnits(5, 2), "0.05");
+  EXPECT_EQ(FormatMajorUnits(42, 0), "42");
+}
+
+TEST(ParseOperationJson, ReadsEveryKind) {
+  absl::StatusOr<Operation> spend = ParseOperationJson(
+      R"({"kind":"spend","asset":"CREDITS","from":"a","to":"b","amount":"100",)"
+      R"("fee":{"to":"p","amount":10},"metadata":{"order":"x"}})");
+  ASSERT_TRUE(spend.ok()) << spend.status();
+  EXPECT_EQ(spend->kind, OperationKind::kSpend);
+  EXPECT_EQ(spend->fee->amount, 10);
+  EXPECT_TRUE(ValidateOperation(*spend).ok());
+
+  absl::StatusOr<Operation> post = ParseOperationJson(
+      R"({"kind":"post","postings":[{"account":"a","asset":"USD","amount":"-5"},)"
+      R"({"account":"b","asset":"USD","amount":"5"}]})");
+  ASSERT_TRUE(post.ok()) << post.status();
+  EXPECT_EQ(post->postings.size(), 2u);
+  EXPECT_TRUE(ParseOperationJson(R"({"kind":"reverse","transaction_id":"t"})").ok());
+}
+
+TEST(ParseOperationJson, RejectsUnknownFieldsWrongTypesAndMalformedJson) {
+  struct Case {
+    const char* json;
+    const char* message_part;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {R"({"kind":"transfer","asset":"USD","from":"a","to":"b","amount":"1","memo":"x"})",
+            "unknown field \"memo\""},
+           {R"({"kind":"transfer","asset":"USD","from":"a","to":"b","amount":1.5})", "integer"},
+           {R"({"kind":"transfer","asset":"USD","from":"a","to":"b"})", "missing field \"amount\""},
+           {R"({"kind":"refund"})", "unknown operation kind"},
+           {R"({"kind":"transfer",)", "malformed JSON"},
+           {R"({"kind":"transfer","kind":"post"})", "duplicate member name"},
+           {R"([1,2])", "must be a JSON object"},
+           {R"({"kind":"transfer","asset":"USD","from":"a","to":"b","amount":"1","metadata":[]})",
+            "metadata"},
+       }) {
+    absl::StatusOr<Operation> parsed = ParseOperationJson(c.json);
+    ASSERT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << c.json;
+    EXPECT_NE(parsed.status().message().find(c.message_part), std::string::npos)
+        << c.json << " -> " << parsed.status();
+  }
+}
+
+TEST(OperationPayload, RoundTripsThroughJsonWithTheSameFingerprint) {
+  Operation op = Operation::Spend("a", "b", "CREDITS", 100, Fee{"p", 10});
+  op.metadata = {{"z", 1}, {"a", "x"}};
+  nlohmann::json payload = OperationPayload(op);
+  absl::StatusOr<Operation> parsed = OperationFromJson(payload);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*Fingerprint(OperationPayload(*parsed)), *Fingerprint(payload));
+  EXPECT_EQ(payload["amount"], "100");  // amounts as decimal strings
+}
+
+TEST(OperationPayload, DiffersWhenAnyBusinessFieldDiffers) {
+  Operation base = Operation::Transfer("a", "b", "USD", 100);
+  std::string fingerprint = *Fingerprint(OperationPayload(base));
+  Operation other_amount = Operation::Transfer("a", "b", "USD", 101);
+  Operation other_kind = Operation::Payout("a", "b", "USD", 100);
+  Operation other_metadata = base;
+  other_metadata.metadata = {{"k", "v"}};
+  for (const Operation& op : {other_amount, other_kind, other_metadata}) {
+    EXPECT_NE(*Fingerprint(OperationPayload(op)), fingerprint);
+  }
+}
+
+TEST(PostingsOf, SpendWithFeeHasThreeLegsThatBalance) {
+  std::vector<Posting> postings =
+      PostingsOf(Operation::Spend("wallet", "creator", "CREDITS", 100, Fee{"platform", 20}));
+  ASSERT_EQ(postings.size(), 3u);
+  EXPECT_EQ(postings[0], (Posting{"wallet", "CREDITS", -100}));
+  EXPECT_EQ(postings[1], (Posting{"creator", "CREDITS", 80}));
+  EXPECT_EQ(postings[2], (Posting{"platform", "CREDITS", 20}));
+}
+
+TEST(NewTransactionId, IsTimeOrderedUuidVersion7) {
+  std::string earlier = NewTransactionId(absl::FromUnixMillis(1'000));
+  std::string later = NewTransactionId(absl::FromUnixMillis(2'000));
+  EXPECT_LT(earlier, later);
+  EXPECT_EQ(earlier.size(), 36u);
+  EXPECT_EQ(earlier[14], '7');
+}
+
+}  // namespace
+}  // namespace ledger
