@@ -133,9 +133,11 @@ absl::StatusOr<Outcome> Ledger::SubmitOnce(const SubmitRequest& request,
   absl::Time now = clock_->Now();
   LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> tx,
                           engine_->Begin(BeginOptions{request.claim.wait}));
-  LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> existing, tx->ClaimKey(identity));
-  if (existing.has_value() && !existing->ExpiredAt(now)) {
-    return Replay(*tx, *existing, fingerprint, request.claim.replay);
+  if (!options_.unsafe_skip_idempotency) {
+    LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> existing, tx->ClaimKey(identity));
+    if (existing.has_value() && !existing->ExpiredAt(now)) {
+      return Replay(*tx, *existing, fingerprint, request.claim.replay);
+    }
   }
 
   std::vector<Posting> postings;
@@ -193,8 +195,10 @@ absl::StatusOr<Outcome> Ledger::SubmitOnce(const SubmitRequest& request,
   for (auto& [id, account] : accounts) updated.push_back(account);
 
   LEDGER_RETURN_IF_ERROR(tx->WriteTransaction(transaction, updated));
-  LEDGER_RETURN_IF_ERROR(tx->RecordKey(
-      KeyRecord{identity, fingerprint, transaction.id, now, now + request.claim.ttl}));
+  if (!options_.unsafe_skip_idempotency) {
+    LEDGER_RETURN_IF_ERROR(tx->RecordKey(
+        KeyRecord{identity, fingerprint, transaction.id, now, now + request.claim.ttl}));
+  }
   LEDGER_RETURN_IF_ERROR(tx->AppendEvent(OutboxEvent{
       0, transaction.id, kCommittedEventType, TransactionToJson(transaction).dump(), now}));
   LEDGER_RETURN_IF_ERROR(tx->Commit());

@@ -52,6 +52,10 @@ struct LedgerOptions {
   // Attempts of one submit when the engine reports a retryable error (deadlock,
   // serialization failure). Each attempt rolled back fully, so retrying is safe.
   int attempts_max = 8;
+  // UNSAFE, for benchmarks and for proving the property suite catches a broken ledger:
+  // submits neither claim nor record their key, so a retry posts again. Benchmarks use it
+  // as the "raw" floor that prices exactly-once; never set it in production.
+  bool unsafe_skip_idempotency = false;
 };
 
 struct SubmitRequest {
