@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, builds everything, starts a
+# throwaway PostgreSQL and MariaDB on loopback, runs every test (all four engines, the
+# property and fault runs, the fuzzers briefly, the benchmarks' smoke runs) and stops
+# the servers, also when a test fails. Under CI=true a server that cannot start fails
+# the run instead of letting the server tests skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build_dir=${LEDGER_BUILD_DIR:-build}
+jobs=$(nproc)
+
+bash scripts/install-deps.sh
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build_dir" -j "$jobs"
+
+servers_dir=$(mktemp -d /tmp/ledger-servers.XXXXXX)
+stop_servers() { bash scripts/test-servers.sh stop "$servers_dir" || true; }
+trap stop_servers EXIT
+if bash scripts/test-servers.sh start "$servers_dir" >/dev/null; then
+  # shellcheck source=/dev/null
+  source "$servers_dir/env"
+elif [[ "${CI:-}" == "true" ]]; then
+  echo "test: the throwaway PostgreSQL/MariaDB did not start; CI requires them" >&2
+  exit 1
+else
+  echo "test: no throwaway servers; the postgres and mysql tests will skip and say why" >&2
+fi
+
+ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 900
+
+if [[ -x scripts/run-fuzzers.sh ]]; then
+  bash scripts/run-fuzzers.sh
+fi
