@@ -11,7 +11,8 @@ build_dir=${LEDGER_BUILD_DIR:-build}
 jobs=$(nproc)
 
 bash scripts/install-deps.sh
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEDGER_BUILD_TESTS=ON \
+  -DLEDGER_BUILD_BENCHMARKS=ON >/dev/null
 cmake --build "$build_dir" -j "$jobs"
 
 servers_dir=$(mktemp -d /tmp/ledger-servers.XXXXXX)
