@@ -64,7 +64,8 @@
 namespace ledger {
 
 inline constexpr absl::Duration kWorkLeaseDefault = absl::Minutes(5);
-// A stored result must fit every engine's result column (MySQL TEXT holds 65,535 bytes).
+// A stored result is a receipt (ids, status), not a data store: the cap keeps claim rows
+// small on every engine and well inside each one's result column.
 inline constexpr size_t kWorkResultBytesMax = 65'535;
 // Reserve re-reads and decides again when another caller changed the claim between its
 // read and its compare-and-set; past this many rounds it reports in-progress.

@@ -46,7 +46,9 @@ class WorkClaimStore {
   virtual absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) = 0;
 
   // Replaces the claim only if its owner and attempt still equal the expected ones
-  // (compare-and-set). Returns whether it replaced.
+  // (compare-and-set on those two, whatever the state: an owner may still complete a
+  // claim the sweeper marked abandoned, as long as nobody took it over). Returns whether
+  // it replaced.
   virtual absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
                                                 const std::string& expected_owner,
                                                 int64_t expected_attempt,
@@ -56,7 +58,8 @@ class WorkClaimStore {
   virtual absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
                                                const std::string& owner) = 0;
 
-  // Marks every pending claim whose lease expired at or before `now` as abandoned.
+  // Marks every pending claim whose lease expired at or before `now` as abandoned and
+  // sets its updated_at to `now`; returns how many.
   virtual absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) = 0;
 
   // Deletes claims whose expires_at is at or before `now`; returns how many.
