@@ -1,0 +1,274 @@
+// account open / close / show / list, balance, history.
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "idempotency/errors.h"
+#include "ledger/amount.h"
+#include "ledger/cli/commands.h"
+#include "ledger/cli/output.h"
+
+namespace ledger::cli {
+namespace {
+
+struct AccountOpenArguments {
+  AccountSpec spec;
+};
+
+struct AccountIdArgument {
+  std::string id;
+};
+
+struct BalanceArguments {
+  std::string id;
+  bool json = false;
+};
+
+struct AccountListArguments {
+  std::string after_id;
+  int64_t limit = 100;
+  bool json = false;
+};
+
+struct HistoryArguments {
+  std::string id;
+  int64_t after_version = 0;
+  int64_t limit = 50;
+  bool json = false;
+};
+
+ExitCode RunAccountOpen(const GlobalOptions& global, const AccountSpec& spec) {
+  if (absl::Status valid = ValidateAccountSpec(spec); !valid.ok()) return ReportError(valid);
+  absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
+  if (!ledger.ok()) return ReportError(ledger.status());
+  // Asked first for a plain message; the engine's unique key still decides a race.
+  absl::StatusOr<std::optional<Account>> existing = (*ledger)->engine().GetAccount(spec.id);
+  if (!existing.ok()) return ReportError(existing.status());
+  if (existing->has_value()) {
+    return ReportError(absl::AlreadyExistsError("account " + spec.id + " already exists"));
+  }
+  absl::StatusOr<Account> account = (*ledger)->OpenAccount(spec);
+  if (!account.ok()) return ReportError(account.status());
+  PrintJson(AccountToJson(*account));
+  return ExitCode::kOk;
+}
+
+ExitCode RunAccountClose(const GlobalOptions& global, const std::string& id) {
+  if (absl::Status valid = ValidateAccountId(id); !valid.ok()) return ReportError(valid);
+  absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
+  if (!ledger.ok()) return ReportError(ledger.status());
+  if (absl::Status closed = (*ledger)->CloseAccount(id); !closed.ok()) return ReportError(closed);
+  absl::StatusOr<Account> account = (*ledger)->GetAccount(id);
+  if (!account.ok()) return ReportError(account.status());
+  PrintJson(AccountToJson(*account));
+  return ExitCode::kOk;
+}
+
+ExitCode RunAccountShow(const GlobalOptions& global, const std::string& id) {
+  if (absl::Status valid = ValidateAccountId(id); !valid.ok()) return ReportError(valid);
+  absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
+  if (!ledger.ok()) return ReportError(ledger.status());
+  absl::StatusOr<Account> account = (*ledger)->GetAccount(id);
+  if (!account.ok()) return ReportError(account.status());
+  PrintJson(AccountToJson(*account));
+  return ExitCode::kOk;
+}
+
+std::string AccountFlags(const Account& account) {
+  std::vector<std::string> flags;
+  if (account.allow_negative) flags.push_back("allow_negative");
+  if (account.overdraft_limit != 0)
+    flags.push_back("overdraft " + FormatAmount(account.overdraft_limit));
+  if (account.closed) flags.push_back("closed");
+  std::string text;
+  for (const std::string& flag : flags) text += (text.empty() ? "" : ",") + flag;
+  return text;
+}
+
+absl::StatusOr<std::map<std::string, int>> ScalesByAsset(Engine& engine) {
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Asset> assets, engine.ListAssets());
+  std::map<std::string, int> scales;
+  for (const Asset& asset : assets) scales[asset.code] = asset.scale;
+  return scales;
+}
+
+void PrintAccountTable(const std::vector<Account>& accounts,
+                       const std::map<std::string, int>& scales) {
+  TextTable table({"account", "asset", "balance", "version", "flags"},
+                  {false, false, true, true, false});
+  for (const Account& account : accounts) {
+    auto scale = scales.find(account.asset);
+    table.AddRow({account.id, account.asset,
+                  FormatMajorUnits(account.balance, scale == scales.end() ? 0 : scale->second),
+                  std::to_string(account.version), AccountFlags(account)});
+  }
+  table.Print(std::cout);
+}
+
+ExitCode RunAccountList(const GlobalOptions& global, const AccountListArguments& arguments) {
+  absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
+  if (!ledger.ok()) return ReportError(ledger.status());
+  Engine& engine = (*ledger)->engine();
+  absl::StatusOr<std::vector<Account>> accounts =
+      engine.ListAccounts(arguments.after_id, arguments.limit);
+  if (!accounts.ok()) return ReportError(accounts.status());
+  absl::StatusOr<std::map<std::string, int>> scales = ScalesByAsset(engine);
+  if (!scales.ok()) return ReportError(scales.status());
+  if (arguments.json) {
+    for (const Account& account : *accounts) PrintJsonLine(AccountToJson(account));
+  } else {
+    PrintAccountTable(*accounts, *scales);
+  }
+  // A full page may have a successor: tell the reader how to ask for it.
+  if (static_cast<int64_t>(accounts->size()) == arguments.limit) {
+    (arguments.json ? std::cerr : std::cout) << "next: --after " << accounts->back().id << "\n";
+  }
+  return ExitCode::kOk;
+}
+
+ExitCode RunBalance(const GlobalOptions& global, const BalanceArguments& arguments) {
+  if (absl::Status valid = ValidateAccountId(arguments.id); !valid.ok()) return ReportError(valid);
+  absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
+  if (!ledger.ok()) return ReportError(ledger.status());
+  absl::StatusOr<Account> account = (*ledger)->GetAccount(arguments.id);
+  if (!account.ok()) return ReportError(account.status());
+  absl::StatusOr<Asset> asset = GetAssetOrNotFound((*ledger)->engine(), account->asset);
+  if (!asset.ok()) return ReportError(asset.status());
+  std::string major = FormatMajorUnits(account->balance, asset->scale);
+  if (arguments.json) {
+    PrintJson({{"account", account->id},
+               {"asset", asset->code},
+               {"scale", asset->scale},
+               {"balance", FormatAmount(account->balance)},
+               {"balance_major", major},
+               {"version", account->version}});
+  } else {
+    std::cout << account->id << ": " << major << " " << asset->code << " ("
+              << FormatAmount(account->balance) << " minor units)\n";
+  }
+  return ExitCode::kOk;
+}
+
+void PrintHistoryTable(const std::vector<Entry>& entries, int scale) {
+  TextTable table({"version", "asset", "amount", "balance_after"}, {true, false, true, true});
+  for (const Entry& entry : entries) {
+    table.AddRow({std::to_string(entry.account_version), entry.asset,
+                  FormatMajorUnits(entry.amount, scale),
+                  FormatMajorUnits(entry.balance_after, scale)});
+  }
+  table.Print(std::cout);
+}
+
+ExitCode RunHistory(const GlobalOptions& global, const HistoryArguments& arguments) {
+  if (absl::Status valid = ValidateAccountId(arguments.id); !valid.ok()) return ReportError(valid);
+  absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
+  if (!ledger.ok()) return ReportError(ledger.status());
+  // GetAccount first: an unknown account is an error, not an empty history.
+  absl::StatusOr<Account> account = (*ledger)->GetAccount(arguments.id);
+  if (!account.ok()) return ReportError(account.status());
+  absl::StatusOr<Asset> asset = GetAssetOrNotFound((*ledger)->engine(), account->asset);
+  if (!asset.ok()) return ReportError(asset.status());
+  absl::StatusOr<std::vector<Entry>> entries =
+      (*ledger)->engine().ListEntries(arguments.id, arguments.after_version, arguments.limit);
+  if (!entries.ok()) return ReportError(entries.status());
+  if (arguments.json) {
+    for (const Entry& entry : *entries) PrintJsonLine(EntryToJson(entry));
+  } else {
+    PrintHistoryTable(*entries, asset->scale);
+  }
+  if (static_cast<int64_t>(entries->size()) == arguments.limit) {
+    (arguments.json ? std::cerr : std::cout)
+        << "next: --after " << entries->back().account_version << "\n";
+  }
+  return ExitCode::kOk;
+}
+
+void AddAccountOpen(CLI::App& account, const GlobalOptions& global, CommandSelection& selection) {
+  auto arguments = std::make_shared<AccountOpenArguments>();
+  CLI::App* open = account.add_subcommand("open", "Open an account holding one asset");
+  open->add_option("id", arguments->spec.id, "Account id: printable ASCII, no spaces")->required();
+  open->add_option("--asset", arguments->spec.asset, "Asset code (define it first)")->required();
+  open->add_flag("--allow-negative", arguments->spec.allow_negative,
+                 "System account (issuance, outside world): no lower bound");
+  open->add_option("--overdraft-limit", arguments->spec.overdraft_limit,
+                   "Minor units the balance may go below zero (default 0)")
+      ->check(CLI::NonNegativeNumber)
+      ->excludes("--allow-negative");
+  open->callback([&global, &selection, arguments] {
+    selection.Select([&global, arguments] { return RunAccountOpen(global, arguments->spec); });
+  });
+}
+
+void AddAccountById(CLI::App& account, const GlobalOptions& global, CommandSelection& selection,
+                    const std::string& name, const std::string& description,
+                    ExitCode (*run)(const GlobalOptions&, const std::string&)) {
+  auto arguments = std::make_shared<AccountIdArgument>();
+  CLI::App* command = account.add_subcommand(name, description);
+  command->add_option("id", arguments->id, "Account id")->required();
+  command->callback([&global, &selection, arguments, run] {
+    selection.Select([&global, arguments, run] { return run(global, arguments->id); });
+  });
+}
+
+void AddAccountList(CLI::App& account, const GlobalOptions& global, CommandSelection& selection) {
+  auto arguments = std::make_shared<AccountListArguments>();
+  CLI::App* list = account.add_subcommand("list", "List accounts ordered by id, a page at a time");
+  list->add_option("--after", arguments->after_id, "Start after this account id (the cursor)");
+  list->add_option("--limit", arguments->limit, "Accounts per page")
+      ->check(CLI::Range(int64_t{1}, kPageLimitMax))
+      ->capture_default_str();
+  list->add_flag("--json", arguments->json, "JSON lines instead of a table");
+  list->callback([&global, &selection, arguments] {
+    selection.Select([&global, arguments] { return RunAccountList(global, *arguments); });
+  });
+}
+
+void AddBalance(CLI::App& app, const GlobalOptions& global, CommandSelection& selection) {
+  auto arguments = std::make_shared<BalanceArguments>();
+  CLI::App* balance =
+      app.add_subcommand("balance", "Print an account's balance in major and minor units");
+  balance->add_option("id", arguments->id, "Account id")->required();
+  balance->add_flag("--json", arguments->json, "Print JSON");
+  balance->callback([&global, &selection, arguments] {
+    selection.Select([&global, arguments] { return RunBalance(global, *arguments); });
+  });
+}
+
+void AddHistory(CLI::App& app, const GlobalOptions& global, CommandSelection& selection) {
+  auto arguments = std::make_shared<HistoryArguments>();
+  CLI::App* history = app.add_subcommand(
+      "history", "Print an account's entries in order, a page at a time (keyset by version)");
+  history->add_option("id", arguments->id, "Account id")->required();
+  history
+      ->add_option("--after", arguments->after_version,
+                   "Start after this account version (the cursor; 0 = from the start)")
+      ->check(CLI::NonNegativeNumber);
+  history->add_option("--limit", arguments->limit, "Entries per page")
+      ->check(CLI::Range(int64_t{1}, kPageLimitMax))
+      ->capture_default_str();
+  history->add_flag("--json", arguments->json, "JSON lines instead of a table");
+  history->callback([&global, &selection, arguments] {
+    selection.Select([&global, arguments] { return RunHistory(global, *arguments); });
+  });
+}
+
+}  // namespace
+
+void AddAccountCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection) {
+  CLI::App* account = app.add_subcommand("account", "Open, close, show and list accounts");
+  account->require_subcommand(1);
+  AddAccountOpen(*account, global, selection);
+  AddAccountById(*account, global, selection, "close",
+                 "Close an account (its balance must be zero); it takes no new postings",
+                 &RunAccountClose);
+  AddAccountById(*account, global, selection, "show", "Print an account as JSON", &RunAccountShow);
+  AddAccountList(*account, global, selection);
+  AddBalance(app, global, selection);
+  AddHistory(app, global, selection);
+}
+
+}  // namespace ledger::cli

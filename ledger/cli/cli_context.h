@@ -1,0 +1,62 @@
+// What every command of the `ledger` tool shares: the global options, the one command
+// chosen on the command line, and opening the database.
+//
+// CLI11 callbacks only *select* the command (CommandSelection::Select); it runs after
+// parsing succeeded, so no command work happens inside CLI11 and a usage error can
+// never leave a half-done command behind.
+//
+// Not thread-safe: used by main's thread only.
+#ifndef LEDGER_CLI_CLI_CONTEXT_H_
+#define LEDGER_CLI_CLI_CONTEXT_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ledger/cli/exit_codes.h"
+#include "ledger/ledger.h"
+
+namespace ledger::cli {
+
+inline constexpr char kDatabaseUrlDefault[] = "sqlite:ledger.db";
+inline constexpr char kDatabaseEnvironmentVariable[] = "LEDGER_DB";
+inline constexpr int64_t kPageLimitMax = 1000;  // rows per page of list, history, events
+
+struct GlobalOptions {
+  std::string database_url;  // --db; empty: $LEDGER_DB, then kDatabaseUrlDefault
+};
+
+// --db if given, else $LEDGER_DB if set and non-empty, else sqlite:ledger.db.
+std::string ResolveDatabaseUrl(const GlobalOptions& global);
+
+// Opens the engine at `url` (applying pending migrations) and wraps it in a Ledger.
+absl::StatusOr<std::unique_ptr<Ledger>> OpenLedgerAt(std::string_view url);
+inline absl::StatusOr<std::unique_ptr<Ledger>> OpenLedger(const GlobalOptions& global) {
+  return OpenLedgerAt(ResolveDatabaseUrl(global));
+}
+
+// The asset, or NotFound naming it.
+absl::StatusOr<Asset> GetAssetOrNotFound(Engine& engine, std::string_view code);
+
+// Prints "ledger: <kind>: <message>" on stderr and returns the status's exit code.
+ExitCode ReportError(const absl::Status& status);
+
+using CommandAction = std::function<ExitCode()>;
+
+class CommandSelection {
+ public:
+  void Select(CommandAction action) { action_ = std::move(action); }
+  // Runs the selected command; kBadInput if none was selected.
+  ExitCode Run();
+
+ private:
+  CommandAction action_;
+};
+
+}  // namespace ledger::cli
+
+#endif  // LEDGER_CLI_CLI_CONTEXT_H_

@@ -1,0 +1,60 @@
+// The `ledger` command-line tool. Commands live in one file per group (commands.h);
+// exit codes are documented in exit_codes.h and docs/cli.md.
+#include <exception>
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "ledger/cli/commands.h"
+#include "ledger/cli/exit_codes.h"
+
+namespace {
+
+using ledger::cli::ExitCode;
+
+// CLI11 reports usage errors (and --help) by throwing; this is the one place they are
+// caught. Help exits 0; every usage error is bad input.
+int ExitForParseError(CLI::App& app, const CLI::ParseError& error) {
+  int cli11_code = app.exit(error);
+  return cli11_code == 0 ? 0 : ToProcessExitCode(ExitCode::kBadInput);
+}
+
+void AddGlobalOptions(CLI::App& app, ledger::cli::GlobalOptions& global) {
+  app.add_option("--db", global.database_url,
+                 "Database URL: sqlite:PATH (default sqlite:ledger.db), memory:, "
+                 "postgres://..., mysql://...; default from $LEDGER_DB");
+  // Subcommands accept the global options too: `ledger account list --db memory:`.
+  app.fallthrough();
+  app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 ok, 1 error, 2 bad input, 3 rejected, 4 conflict, 5 in progress,\n"
+      "6 faulted, 7 verify failed, 8 not found, 9 already exists.\n"
+      "Run `ledger COMMAND --help` for a command's options; docs/cli.md has the reference.");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ledger: a double-entry ledger whose submits happen exactly once", "ledger"};
+  ledger::cli::GlobalOptions global;
+  ledger::cli::CommandSelection selection;
+  AddGlobalOptions(app, global);
+  ledger::cli::AddAssetCommands(app, global, selection);
+  ledger::cli::AddAccountCommands(app, global, selection);
+  ledger::cli::AddSubmitCommand(app, global, selection);
+  ledger::cli::AddQueryCommands(app, global, selection);
+  ledger::cli::AddAdminCommands(app, global, selection);
+  ledger::cli::AddDemoCommand(app, global, selection);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return ExitForParseError(app, error);
+  }
+  try {
+    return ToProcessExitCode(selection.Run());
+  } catch (const std::exception& error) {
+    // The library returns Status; this only catches a bug (e.g. std::bad_alloc), and
+    // still promises a documented exit code.
+    std::cerr << "ledger: error: unexpected exception: " << error.what() << "\n";
+    return ToProcessExitCode(ExitCode::kError);
+  }
+}

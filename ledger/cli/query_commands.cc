@@ -1,0 +1,78 @@
+// transaction show ID; events (the outbox, a page at a time).
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "ledger/cli/commands.h"
+#include "ledger/cli/output.h"
+#include "ledger/outcome.h"
+
+namespace ledger::cli {
+namespace {
+
+struct TransactionShowArguments {
+  std::string id;
+};
+
+struct EventsArguments {
+  int64_t after_sequence = 0;
+  int64_t limit = 100;
+};
+
+ExitCode RunTransactionShow(const GlobalOptions& global, const std::string& id) {
+  if (id.empty())
+    return ReportError(absl::InvalidArgumentError("transaction id must not be empty"));
+  absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
+  if (!ledger.ok()) return ReportError(ledger.status());
+  absl::StatusOr<Transaction> transaction = (*ledger)->GetTransaction(id);
+  if (!transaction.ok()) return ReportError(transaction.status());
+  PrintJson(TransactionToJson(*transaction));
+  return ExitCode::kOk;
+}
+
+ExitCode RunEvents(const GlobalOptions& global, const EventsArguments& arguments) {
+  absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
+  if (!ledger.ok()) return ReportError(ledger.status());
+  absl::StatusOr<std::vector<OutboxEvent>> events =
+      (*ledger)->engine().ListEvents(arguments.after_sequence, arguments.limit);
+  if (!events.ok()) return ReportError(events.status());
+  for (const OutboxEvent& event : *events) PrintJsonLine(EventToJson(event));
+  // The cursor goes to stderr so stdout stays pure JSON lines for a consumer.
+  if (static_cast<int64_t>(events->size()) == arguments.limit) {
+    std::cerr << "next: --after " << events->back().sequence << "\n";
+  }
+  return ExitCode::kOk;
+}
+
+}  // namespace
+
+void AddQueryCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection) {
+  CLI::App* transaction = app.add_subcommand("transaction", "Show committed transactions");
+  transaction->require_subcommand(1);
+  auto show_arguments = std::make_shared<TransactionShowArguments>();
+  CLI::App* show =
+      transaction->add_subcommand("show", "Print a transaction and its entries as JSON");
+  show->add_option("id", show_arguments->id, "Transaction id (from submit's output)")->required();
+  show->callback([&global, &selection, show_arguments] {
+    selection.Select(
+        [&global, show_arguments] { return RunTransactionShow(global, show_arguments->id); });
+  });
+
+  auto events_arguments = std::make_shared<EventsArguments>();
+  CLI::App* events = app.add_subcommand(
+      "events", "Print outbox events (one per committed transaction) as JSON lines");
+  events
+      ->add_option("--after", events_arguments->after_sequence,
+                   "Start after this sequence (the cursor; 0 = from the start)")
+      ->check(CLI::NonNegativeNumber);
+  events->add_option("--limit", events_arguments->limit, "Events per page")
+      ->check(CLI::Range(int64_t{1}, kPageLimitMax))
+      ->capture_default_str();
+  events->callback([&global, &selection, events_arguments] {
+    selection.Select([&global, events_arguments] { return RunEvents(global, *events_arguments); });
+  });
+}
+
+}  // namespace ledger::cli

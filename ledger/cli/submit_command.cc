@@ -1,0 +1,263 @@
+// submit: one operation under an idempotency key, from a file, --json, stdin or flags.
+//
+// Everything the command can check without the database (the JSON, the key, the
+// scope, the claim options, the operation's own rules) is checked before the database
+// is opened, so bad input writes nothing at all.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "idempotency/errors.h"
+#include "idempotency/fingerprint.h"
+#include "ledger/cli/commands.h"
+#include "ledger/cli/output.h"
+#include "ledger/operation.h"
+
+namespace ledger::cli {
+namespace {
+
+// The operation given as flags instead of JSON; empty means "not given".
+struct OperationFlags {
+  std::string kind;
+  std::string from;
+  std::string to;
+  std::string asset;
+  std::string amount;
+  std::string fee_to;
+  std::string fee_amount;
+  std::string transaction_id;
+  std::vector<std::string> postings;  // ACCOUNT:ASSET:AMOUNT
+  std::string metadata;
+};
+
+struct SubmitArguments {
+  std::string key;
+  Scope scope;
+  std::string ttl = "24h";
+  std::string wait = "10s";
+  bool fail_fast = false;
+  std::string replay = "return";
+  std::string file;
+  std::string json;
+  OperationFlags flags;
+};
+
+absl::StatusOr<std::string> ReadAll(std::istream& in, const std::string& source) {
+  std::string text;
+  // One byte past the limit is enough for ParseOperationJson to report the size.
+  text.resize(kOperationJsonBytesMax + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat("cannot read ", source));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
+absl::StatusOr<std::string> ReadOperationText(const SubmitArguments& arguments) {
+  if (!arguments.json.empty()) return arguments.json;
+  if (arguments.file.empty() || arguments.file == "-") {
+    if (isatty(STDIN_FILENO)) std::cerr << "ledger: reading the operation JSON from stdin\n";
+    return ReadAll(std::cin, "stdin");
+  }
+  std::ifstream file(arguments.file, std::ios::binary);
+  if (!file) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot open ", arguments.file));
+  }
+  return ReadAll(file, arguments.file);
+}
+
+// ACCOUNT:ASSET:AMOUNT, split at the last two colons (account ids may contain ':').
+absl::StatusOr<nlohmann::json> ParsePostingFlag(const std::string& text) {
+  size_t amount_colon = text.rfind(':');
+  size_t asset_colon = amount_colon == std::string::npos || amount_colon == 0
+                           ? std::string::npos
+                           : text.rfind(':', amount_colon - 1);
+  if (asset_colon == std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--posting \"", text, "\" must be ACCOUNT:ASSET:AMOUNT"));
+  }
+  return nlohmann::json{{"account", text.substr(0, asset_colon)},
+                        {"asset", text.substr(asset_colon + 1, amount_colon - asset_colon - 1)},
+                        {"amount", text.substr(amount_colon + 1)}};
+}
+
+// Builds the JSON form from the flags, so flags and JSON go through the same strict
+// parser: a flag that does not belong to the kind is an "unknown field" error.
+absl::StatusOr<Operation> OperationFromFlags(const OperationFlags& flags) {
+  nlohmann::json json = {{"kind", flags.kind}};
+  auto set_if_given = [&json](const char* name, const std::string& value) {
+    if (!value.empty()) json[name] = value;
+  };
+  set_if_given("from", flags.from);
+  set_if_given("to", flags.to);
+  set_if_given("asset", flags.asset);
+  set_if_given("amount", flags.amount);
+  set_if_given("transaction_id", flags.transaction_id);
+  if (!flags.fee_to.empty() || !flags.fee_amount.empty()) {
+    json["fee"] = nlohmann::json::object();
+    if (!flags.fee_to.empty()) json["fee"]["to"] = flags.fee_to;
+    if (!flags.fee_amount.empty()) json["fee"]["amount"] = flags.fee_amount;
+  }
+  if (!flags.postings.empty()) {
+    json["postings"] = nlohmann::json::array();
+    for (const std::string& posting : flags.postings) {
+      LEDGER_ASSIGN_OR_RETURN(nlohmann::json parsed, ParsePostingFlag(posting));
+      json["postings"].push_back(std::move(parsed));
+    }
+  }
+  if (!flags.metadata.empty()) {
+    absl::StatusOr<nlohmann::json> metadata = ParseJsonStrict(flags.metadata);
+    if (!metadata.ok()) return Annotate(metadata.status(), "--metadata");
+    json["metadata"] = *std::move(metadata);
+  }
+  return OperationFromJson(json);
+}
+
+absl::StatusOr<Operation> ReadOperation(const SubmitArguments& arguments) {
+  if (!arguments.flags.kind.empty()) return OperationFromFlags(arguments.flags);
+  LEDGER_ASSIGN_OR_RETURN(std::string text, ReadOperationText(arguments));
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return absl::InvalidArgumentError(
+        "no operation given: use --file, --json, --kind with flags, or pipe JSON to stdin");
+  }
+  return ParseOperationJson(text);
+}
+
+absl::StatusOr<absl::Duration> ParseDurationFlag(const std::string& flag, const std::string& text) {
+  absl::Duration duration;
+  if (!absl::ParseDuration(text, &duration)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, " \"", text, "\" is not a duration (e.g. 24h, 90m, 1.5s)"));
+  }
+  return duration;
+}
+
+absl::StatusOr<SubmitRequest> BuildRequest(const SubmitArguments& arguments) {
+  SubmitRequest request;
+  request.key = arguments.key;
+  request.scope = arguments.scope;
+  LEDGER_ASSIGN_OR_RETURN(request.claim.ttl, ParseDurationFlag("--ttl", arguments.ttl));
+  LEDGER_ASSIGN_OR_RETURN(request.claim.wait.wait_max, ParseDurationFlag("--wait", arguments.wait));
+  if (arguments.fail_fast) request.claim.wait = WaitPolicy::FailFast();
+  request.claim.replay = arguments.replay == "error" ? ReplayPolicy::kError : ReplayPolicy::kReturn;
+  LEDGER_RETURN_IF_ERROR(ValidateKey(request.key));
+  LEDGER_RETURN_IF_ERROR(ValidateScope(request.scope));
+  LEDGER_RETURN_IF_ERROR(ValidateClaimOptions(request.claim));
+  LEDGER_ASSIGN_OR_RETURN(request.operation, ReadOperation(arguments));
+  LEDGER_RETURN_IF_ERROR(ValidateOperation(request.operation));
+  return request;
+}
+
+// A failed submit prints a JSON error on stdout for programs and a line on stderr for people.
+ExitCode ReportSubmitError(const absl::Status& status) {
+  PrintJson(ErrorToJson(status));
+  return ReportError(status);
+}
+
+ExitCode ReportOutcome(const Outcome& outcome) {
+  PrintJson(OutcomeToJson(outcome));
+  if (outcome.kind == OutcomeKind::kRejected) {
+    std::cerr << "ledger: rejected: " << RejectionReasonName(outcome.reason) << ": "
+              << outcome.detail << " (nothing was written; the key stays unused)\n";
+  } else if (outcome.kind == OutcomeKind::kFaulted) {
+    std::cerr << "ledger: faulted" << (outcome.in_doubt ? " (in doubt)" : "") << ": "
+              << outcome.fault.message() << " (resend with the same key: it is safe)\n";
+  }
+  return ExitCodeForOutcome(outcome);
+}
+
+ExitCode RunSubmit(const GlobalOptions& global, const SubmitArguments& arguments) {
+  absl::StatusOr<SubmitRequest> request = BuildRequest(arguments);
+  if (!request.ok()) return ReportSubmitError(request.status());
+  absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
+  if (!ledger.ok()) return ReportSubmitError(ledger.status());
+  absl::StatusOr<Outcome> outcome = (*ledger)->Submit(*request);
+  if (!outcome.ok()) return ReportSubmitError(outcome.status());
+  return ReportOutcome(*outcome);
+}
+
+void AddRequestOptions(CLI::App& submit, SubmitArguments& arguments) {
+  submit.add_option("--key", arguments.key, "Idempotency key: 1..255 printable ASCII bytes")
+      ->required();
+  submit.add_option("--tenant", arguments.scope.tenant, "Scope: tenant")->capture_default_str();
+  submit.add_option("--actor", arguments.scope.actor, "Scope: actor")->capture_default_str();
+  submit
+      .add_option("--ttl", arguments.ttl,
+                  "How long the key is remembered (units h, m, s: 24h, 90m)")
+      ->capture_default_str();
+  CLI::Option* wait = submit
+                          .add_option("--wait", arguments.wait,
+                                      "How long to wait for a running attempt with the same key")
+                          ->capture_default_str();
+  submit
+      .add_flag("--fail-fast", arguments.fail_fast,
+                "Do not wait for a running attempt with the same key: exit 5 (in progress)")
+      ->excludes(wait);
+  submit
+      .add_option("--replay", arguments.replay,
+                  "A retry of a committed key: return the original (default) or error (exit 9)")
+      ->check(CLI::IsMember({"return", "error"}))
+      ->capture_default_str();
+}
+
+void AddOperationOptions(CLI::App& submit, SubmitArguments& arguments) {
+  OperationFlags& flags = arguments.flags;
+  CLI::Option* file = submit.add_option("--file", arguments.file,
+                                        "Read the operation JSON from a file ('-': stdin)");
+  CLI::Option* json =
+      submit.add_option("--json", arguments.json, "The operation JSON inline")->excludes(file);
+  CLI::Option* kind =
+      submit
+          .add_option(
+              "--kind", flags.kind,
+              "Build the operation from flags: top_up, spend, transfer, payout, reverse, post")
+          ->check(CLI::IsMember({"top_up", "spend", "transfer", "payout", "reverse", "post"}))
+          ->excludes(file)
+          ->excludes(json)
+          ->group("Operation flags");
+  auto flag = [&](const char* name, std::string& target, const char* description) {
+    submit.add_option(name, target, description)->needs(kind)->group("Operation flags");
+  };
+  flag("--from", flags.from, "Account debited");
+  flag("--to", flags.to, "Account credited");
+  flag("--asset", flags.asset, "Asset code");
+  flag("--amount", flags.amount, "Amount in minor units (an integer)");
+  flag("--fee-to", flags.fee_to, "spend: the account receiving the platform fee");
+  flag("--fee-amount", flags.fee_amount, "spend: the fee in minor units, out of --amount");
+  flag("--transaction-id", flags.transaction_id, "reverse: the transaction to reverse");
+  flag("--metadata", flags.metadata, "A JSON object stored with the transaction");
+  submit.add_option("--posting", flags.postings, "post: ACCOUNT:ASSET:AMOUNT, repeat per leg")
+      ->needs(kind)
+      ->group("Operation flags");
+}
+
+}  // namespace
+
+void AddSubmitCommand(CLI::App& app, const GlobalOptions& global, CommandSelection& selection) {
+  auto arguments = std::make_shared<SubmitArguments>();
+  CLI::App* submit = app.add_subcommand(
+      "submit",
+      "Submit one operation exactly once under an idempotency key; prints the outcome as JSON.\n"
+      "The operation comes from --file, --json, --kind with flags, or stdin when none is given.");
+  AddRequestOptions(*submit, *arguments);
+  AddOperationOptions(*submit, *arguments);
+  submit->footer(
+      "Exit codes: 0 committed or duplicate, 2 bad input, 3 rejected, 4 conflict,\n"
+      "5 in progress, 6 faulted (resend with the same key), 9 duplicate refused (--replay error).\n"
+      "Example: ledger submit --key order-1 --json "
+      "'{\"kind\":\"transfer\",\"from\":\"alice\",\"to\":\"bob\",\"asset\":\"USD\",\"amount\":"
+      "\"250\"}'");
+  submit->callback([&global, &selection, arguments] {
+    selection.Select([&global, arguments] { return RunSubmit(global, *arguments); });
+  });
+}
+
+}  // namespace ledger::cli
