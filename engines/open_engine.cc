@@ -23,7 +23,7 @@ bool HasScheme(std::string_view url, std::string_view scheme) {
   return absl::StartsWith(View(url), View(scheme));
 }
 
-absl::Status NotBuilt(std::string_view engine) {
+[[maybe_unused]] absl::Status NotBuilt(std::string_view engine) {
   return absl::UnimplementedError(absl::StrCat(
       "this build has no ", View(engine), " engine (install its client library and rebuild)"));
 }

@@ -131,7 +131,8 @@ class Engine : public WorkClaimStore, public WebhookStore {
                                                          int64_t after_version,
                                                          int64_t limit) = 0;
 
-  // Committed key records ordered by (namespace, scope, key), strictly after `after`
+  // Committed key records ordered by (namespace, Scope::Encoded(), key), byte-wise,
+  // strictly after `after`
   // (nullopt for the start).
   virtual absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(
       const std::optional<KeyIdentity>& after, int64_t limit) = 0;

@@ -1,0 +1,399 @@
+// The SQLite engine: opening, migrations, the submit transaction, and the write and
+// read helpers the other files of the engine use. See sqlite_engine_internal.h for
+// how the claim works.
+#include "engines/sqlite/sqlite_engine.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+#include <set>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "engines/sqlite/sqlite_engine_internal.h"
+#include "engines/sqlite/sqlite_errors.h"
+#include "engines/sqlite/sqlite_migrations.h"
+#include "engines/sqlite/sqlite_rows.h"
+#include "idempotency/errors.h"
+
+namespace ledger {
+namespace sqlite_internal {
+namespace {
+
+// The version an account had before this transaction's entries: one below its first
+// entry's, or unchanged when the transaction posts nothing to it.
+int64_t VersionBefore(const Transaction& transaction, const Account& account) {
+  int64_t first_entry_version = 0;
+  for (const Entry& entry : transaction.entries) {
+    if (entry.account_id != account.id) continue;
+    if (first_entry_version == 0 || entry.account_version < first_entry_version) {
+      first_entry_version = entry.account_version;
+    }
+  }
+  return first_entry_version == 0 ? account.version : first_entry_version - 1;
+}
+
+absl::Status RequireSortedDistinct(const std::vector<std::string>& ids) {
+  for (size_t i = 1; i < ids.size(); ++i) {
+    if (!(ids[i - 1] < ids[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("LockAccounts needs sorted, distinct ids; \"", ids[i - 1],
+                       "\" is followed by \"", ids[i], "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// One submit attempt: a BEGIN IMMEDIATE transaction on a pooled connection. The writer
+// lock is taken by the first statement (ClaimKey, in the pipeline's order), so that the
+// wait and its in-progress error happen where the contract puts them.
+class SqliteStorageTransaction final : public StorageTransaction {
+ public:
+  SqliteStorageTransaction(PooledConnection connection, WriterQueue& writer_queue,
+                           BeginOptions options)
+      : connection_(std::move(connection)), writer_queue_(writer_queue),
+        options_(std::move(options)) {}
+  ~SqliteStorageTransaction() override { Rollback(); }
+
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
+  absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
+  absl::StatusOr<bool> IsReversed(std::string_view id) override;
+  absl::StatusOr<std::vector<Account>> LockAccounts(
+      const std::vector<std::string>& sorted_ids) override;
+  absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id,
+                                            absl::Time since) override;
+  absl::Status WriteTransaction(const Transaction& transaction,
+                                const std::vector<Account>& updated_accounts) override;
+  absl::Status RecordKey(const KeyRecord& record) override;
+  absl::Status AppendEvent(const OutboxEvent& event) override;
+  absl::Status Commit() override;
+  void Rollback() override;
+
+ private:
+  enum class State { kNotBegun, kOpen, kFinished };
+
+  // Begins on first use; afterwards checks the transaction is still open. SQLite
+  // rolls back by itself after some errors, and the statements that followed would
+  // otherwise run in autocommit mode, outside the claim.
+  absl::Status Ready();
+  absl::Status UpdateAccount(const Transaction& transaction, const Account& account);
+  // Ends the transaction's hold: writer turn first, then the connection to the pool.
+  void Finish();
+
+  std::optional<PooledConnection> connection_;
+  WriterQueue& writer_queue_;
+  WriterTurn turn_;
+  const BeginOptions options_;
+  State state_ = State::kNotBegun;
+};
+
+absl::Status SqliteStorageTransaction::Ready() {
+  switch (state_) {
+    case State::kFinished:
+      return absl::FailedPreconditionError("sqlite: the transaction is already finished");
+    case State::kOpen:
+      if (!(*connection_)->InTransaction()) return TransactionLostStatus("submit transaction");
+      return absl::OkStatus();
+    case State::kNotBegun:
+      break;
+  }
+  LEDGER_ASSIGN_OR_RETURN(turn_, BeginImmediate(**connection_, writer_queue_,
+                                                options_.wait.wait_max, ErrorContext::kClaim));
+  state_ = State::kOpen;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
+    const KeyIdentity& identity) {
+  LEDGER_RETURN_IF_ERROR(Ready());
+  // Under the writer lock nothing can change this row until COMMIT: the read is the
+  // claim's answer. Only committed rows count; this engine writes no placeholders.
+  LEDGER_ASSIGN_OR_RETURN(
+      Query query, (*connection_)->Prepare("SELECT " LEDGER_SQLITE_KEY_RECORD_COLUMNS
+                                           " FROM idempotency_keys"
+                                           " WHERE namespace = ? AND scope = ? AND key = ?"
+                                           " AND state = 'committed'",
+                                           "select key record", ErrorContext::kTransaction));
+  BindIdentity(query, identity);
+  LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
+  if (!found) return std::nullopt;
+  LEDGER_ASSIGN_OR_RETURN(KeyRecord record, ReadKeyRecord(query));
+  assert(record.identity == identity);
+  return record;
+}
+
+absl::StatusOr<std::optional<Transaction>> SqliteStorageTransaction::LoadTransaction(
+    std::string_view id) {
+  LEDGER_RETURN_IF_ERROR(Ready());
+  return SelectTransaction(**connection_, id, ErrorContext::kTransaction);
+}
+
+absl::StatusOr<bool> SqliteStorageTransaction::IsReversed(std::string_view id) {
+  LEDGER_RETURN_IF_ERROR(Ready());
+  LEDGER_ASSIGN_OR_RETURN(
+      Query query, (*connection_)->Prepare("SELECT 1 FROM transactions WHERE reversal_of = ?",
+                                           "select reversal", ErrorContext::kTransaction));
+  query.BindText(id);
+  return query.Step();
+}
+
+absl::StatusOr<std::vector<Account>> SqliteStorageTransaction::LockAccounts(
+    const std::vector<std::string>& sorted_ids) {
+  LEDGER_RETURN_IF_ERROR(RequireSortedDistinct(sorted_ids));
+  LEDGER_RETURN_IF_ERROR(Ready());
+  // SQLite has no row locks and needs none: the writer lock taken by BEGIN IMMEDIATE
+  // already excludes every other writer until COMMIT. Reading in the given order
+  // keeps the result's order the caller's.
+  std::vector<Account> accounts;
+  accounts.reserve(sorted_ids.size());
+  for (const std::string& id : sorted_ids) {
+    LEDGER_ASSIGN_OR_RETURN(std::optional<Account> account,
+                            SelectAccount(**connection_, id, ErrorContext::kTransaction));
+    if (account.has_value()) accounts.push_back(*std::move(account));
+  }
+  return accounts;
+}
+
+absl::StatusOr<DebitUsage> SqliteStorageTransaction::LoadDebitUsage(std::string_view account_id,
+                                                                    absl::Time since) {
+  LEDGER_RETURN_IF_ERROR(Ready());
+  LEDGER_ASSIGN_OR_RETURN(
+      Query query, (*connection_)->Prepare("SELECT amount FROM entries"
+                                           " WHERE account_id = ? AND created_at >= ?"
+                                           " AND amount < 0",
+                                           "select debits", ErrorContext::kTransaction));
+  query.BindText(account_id).BindTime(since);
+  // Summed here, not with SQL SUM(), which fails on overflow instead of saturating.
+  DebitUsage usage;
+  while (true) {
+    LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+    if (!has_row) return usage;
+    ++usage.count;
+    const Amount debit = query.Int(0);
+    const Amount magnitude =
+        debit == std::numeric_limits<Amount>::min() ? std::numeric_limits<Amount>::max() : -debit;
+    usage.amount = CheckedAdd(usage.amount, magnitude).value_or(std::numeric_limits<Amount>::max());
+  }
+}
+
+absl::Status SqliteStorageTransaction::WriteTransaction(
+    const Transaction& transaction, const std::vector<Account>& updated_accounts) {
+  LEDGER_RETURN_IF_ERROR(Ready());
+  // A taken id or reversal_of is AlreadyExists (the engine contract), not retryable:
+  // writers are serialized, so the pipeline's IsReversed check under this same lock is
+  // authoritative and a retry could not turn out differently.
+  LEDGER_RETURN_IF_ERROR(InsertTransactionRows(**connection_, transaction));
+  for (const Account& account : updated_accounts) {
+    LEDGER_RETURN_IF_ERROR(UpdateAccount(transaction, account));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStorageTransaction::UpdateAccount(const Transaction& transaction,
+                                                     const Account& account) {
+  const int64_t version_before = VersionBefore(transaction, account);
+  LEDGER_ASSIGN_OR_RETURN(
+      Query query,
+      (*connection_)->Prepare("UPDATE accounts SET balance = ?, version = ?"
+                              " WHERE id = ? AND version = ?",
+                              "update account balance", ErrorContext::kTransaction));
+  query.BindInt(account.balance).BindInt(account.version).BindText(account.id).BindInt(version_before);
+  LEDGER_RETURN_IF_ERROR(query.Run());
+  if ((*connection_)->ChangedRows() != 1) {
+    // The version guard: the row is not the one LockAccounts returned. Cannot happen
+    // while the writer lock is held; if it does, the attempt starts over.
+    return RetryableError(absl::StrCat("sqlite: account \"", account.id,
+                                       "\" is no longer at version ", version_before));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStorageTransaction::RecordKey(const KeyRecord& record) {
+  LEDGER_RETURN_IF_ERROR(Ready());
+  // Replaces only an expired record (or a placeholder): a live committed record under
+  // the same identity means the claim was bypassed, and overwriting it would lose it.
+  LEDGER_ASSIGN_OR_RETURN(
+      Query query,
+      (*connection_)->Prepare(
+          "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state,"
+          " transaction_id, created_at, expires_at) VALUES (?, ?, ?, ?, 'committed', ?, ?, ?)"
+          " ON CONFLICT (namespace, scope, key) DO UPDATE SET"
+          " fingerprint = excluded.fingerprint, state = 'committed',"
+          " transaction_id = excluded.transaction_id, created_at = excluded.created_at,"
+          " expires_at = excluded.expires_at"
+          " WHERE idempotency_keys.state = 'pending'"
+          " OR idempotency_keys.expires_at <= excluded.created_at",
+          "record key", ErrorContext::kTransaction));
+  BindIdentity(query, record.identity);
+  query.BindText(record.fingerprint)
+      .BindText(record.transaction_id)
+      .BindTime(record.created_at)
+      .BindTime(record.expires_at);
+  LEDGER_RETURN_IF_ERROR(query.Run());
+  if ((*connection_)->ChangedRows() != 1) {
+    return absl::AlreadyExistsError(absl::StrCat("sqlite: key ", record.identity.Encoded(),
+                                                 " already holds a live committed record"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStorageTransaction::AppendEvent(const OutboxEvent& event) {
+  LEDGER_RETURN_IF_ERROR(Ready());
+  LEDGER_ASSIGN_OR_RETURN(
+      Query query,
+      (*connection_)->Prepare("INSERT INTO outbox_events (transaction_id, type, payload, created_at)"
+                              " VALUES (?, ?, ?, ?)",
+                              "append event", ErrorContext::kTransaction));
+  query.BindText(event.transaction_id)
+      .BindText(event.type)
+      .BindText(event.payload)
+      .BindTime(event.created_at);
+  return query.Run();
+}
+
+absl::Status SqliteStorageTransaction::Commit() {
+  if (state_ == State::kNotBegun) {  // nothing was read or written
+    Finish();
+    return absl::OkStatus();
+  }
+  if (absl::Status ready = Ready(); !ready.ok()) {
+    Rollback();
+    return ready;
+  }
+  Connection& connection = **connection_;
+  absl::Status committed = connection.Execute("COMMIT", "commit", ErrorContext::kCommit);
+  // After a failed COMMIT that left the transaction open (SQLITE_BUSY) nothing was
+  // written; roll back before letting the next writer in.
+  if (connection.InTransaction()) RollBackQuietly(connection);
+  Finish();
+  return committed;
+}
+
+void SqliteStorageTransaction::Rollback() {
+  if (state_ == State::kFinished) return;
+  if (state_ == State::kOpen && (*connection_)->InTransaction()) RollBackQuietly(**connection_);
+  Finish();
+}
+
+void SqliteStorageTransaction::Finish() {
+  state_ = State::kFinished;
+  turn_.Release();
+  connection_.reset();
+}
+
+absl::StatusOr<ConnectionSettings> SettingsFrom(const SqliteOptions& options) {
+  if (options.path.empty() || options.path == ":memory:" ||
+      absl::StartsWith(options.path, "file:")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sqlite: path must name a database file (not empty, \":memory:\" or a "
+                     "URI), got \"", options.path, "\""));
+  }
+  if (options.busy_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("sqlite: busy_timeout must not be negative");
+  }
+  ConnectionSettings settings;
+  settings.path = options.path;
+  settings.busy_timeout = options.busy_timeout;
+  settings.synchronous = absl::AsciiStrToUpper(options.synchronous);
+  return settings;
+}
+
+}  // namespace
+
+absl::StatusOr<WriterTurn> BeginImmediate(Connection& connection, WriterQueue& queue,
+                                          absl::Duration wait_max, ErrorContext context) {
+  const absl::Time deadline =
+      wait_max <= absl::ZeroDuration() ? absl::InfinitePast() : absl::Now() + wait_max;
+  if (!queue.Enter(deadline)) return WriterQueueTimeoutStatus(wait_max, context);
+  WriterTurn turn(&queue);
+  // What is left of the bound goes to SQLite's busy handler, for writers in other
+  // processes (or other engines on the same file).
+  connection.SetBusyTimeout(deadline - absl::Now());
+  absl::Status begun = connection.Execute("BEGIN IMMEDIATE", "begin immediate", context);
+  connection.RestoreDefaultBusyTimeout();
+  LEDGER_RETURN_IF_ERROR(begun);
+  return turn;
+}
+
+void RollBackQuietly(Connection& connection) {
+  absl::Status rolled_back =
+      connection.Execute("ROLLBACK", "rollback", ErrorContext::kStandalone);
+  if (!rolled_back.ok() || connection.InTransaction()) connection.MarkBroken();
+}
+
+absl::Status SqliteEngine::InWriteTransaction(const ConnectionWork& work) {
+  LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
+  LEDGER_ASSIGN_OR_RETURN(WriterTurn turn,
+                          BeginImmediate(*connection, pool_->writer_queue(),
+                                         pool_->settings().busy_timeout,
+                                         ErrorContext::kStandalone));
+  absl::Status status = work(*connection);
+  if (status.ok()) status = connection->Execute("COMMIT", "commit", ErrorContext::kCommit);
+  if (connection->InTransaction()) RollBackQuietly(*connection);
+  return status;  // the turn is left only now, after COMMIT or ROLLBACK
+}
+
+absl::Status SqliteEngine::InReadTransaction(const ConnectionWork& work) {
+  LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
+  LEDGER_RETURN_IF_ERROR(connection->Execute("BEGIN", "begin read", ErrorContext::kStandalone));
+  absl::Status status = work(*connection);
+  // A read-only transaction ends the same way either way; ROLLBACK cannot be in doubt.
+  if (connection->InTransaction()) RollBackQuietly(*connection);
+  return status;
+}
+
+absl::Status SqliteEngine::WithConnection(const ConnectionWork& work) {
+  LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
+  return work(*connection);
+}
+
+absl::Status SqliteEngine::Migrate() {
+  // Each step is its own BEGIN IMMEDIATE transaction: a second process migrating at
+  // the same time waits for the lock and then finds the version recorded.
+  LEDGER_RETURN_IF_ERROR(InWriteTransaction(CreateMigrationTable));
+  std::set<int> applied;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&applied](Connection& connection) {
+    LEDGER_ASSIGN_OR_RETURN(applied, SelectAppliedVersions(connection));
+    return absl::OkStatus();
+  }));
+  return ApplyPendingMigrations(SqliteMigrations(), applied, [this](const Migration& migration) {
+    return InWriteTransaction(
+        [&migration](Connection& connection) { return ApplyMigrationOnce(connection, migration); });
+  });
+}
+
+absl::StatusOr<std::unique_ptr<StorageTransaction>> SqliteEngine::Begin(
+    const BeginOptions& options) {
+  if (options.wait.wait_max < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("sqlite: the wait bound must not be negative");
+  }
+  LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
+  return std::unique_ptr<StorageTransaction>(std::make_unique<SqliteStorageTransaction>(
+      std::move(connection), pool_->writer_queue(), options));
+}
+
+}  // namespace sqlite_internal
+
+absl::StatusOr<std::unique_ptr<Engine>> OpenSqliteEngine(const SqliteOptions& options) {
+  using sqlite_internal::ConnectionPool;
+  if (sqlite3_threadsafe() == 0) {
+    return absl::FailedPreconditionError(
+        "sqlite: the linked SQLite was built without thread support (SQLITE_THREADSAFE=0)");
+  }
+  LEDGER_ASSIGN_OR_RETURN(sqlite_internal::ConnectionSettings settings,
+                          sqlite_internal::SettingsFrom(options));
+  auto pool = std::make_shared<ConnectionPool>(std::move(settings));
+  {
+    // Opened now so a bad path or setting fails here, then kept in the pool.
+    LEDGER_ASSIGN_OR_RETURN(sqlite_internal::PooledConnection first, pool->Acquire());
+  }
+  auto engine = std::make_unique<sqlite_internal::SqliteEngine>(std::move(pool));
+  if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
+  return std::unique_ptr<Engine>(std::move(engine));
+}
+
+}  // namespace ledger

@@ -1,0 +1,102 @@
+// The SQLite Engine's class, shared by the files that implement it:
+// sqlite_engine.cc (open, migrate, the submit transaction), sqlite_reads.cc (every
+// read) and sqlite_stores.cc (assets, accounts, keys, work claims, webhooks).
+//
+// How a submit claims its key: the submit's first statement is BEGIN IMMEDIATE, which
+// takes SQLite's single writer lock for the whole transaction; while it is held no
+// other transaction can read-then-write anything, so the committed row of
+// idempotency_keys read right after is final until COMMIT, and the table's primary key
+// (namespace, scope, key) guarantees a second commit is impossible. Waiting for the
+// lock is bounded by the submit's WaitPolicy (zero: fail fast with InProgressError).
+//
+// Internal to engines/sqlite. Thread-safe: share one engine across threads; each
+// caller borrows its own pooled connection.
+#ifndef LEDGER_ENGINES_SQLITE_SQLITE_ENGINE_INTERNAL_H_
+#define LEDGER_ENGINES_SQLITE_SQLITE_ENGINE_INTERNAL_H_
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "engines/sqlite/sqlite_connection.h"
+#include "engines/sqlite/sqlite_connection_pool.h"
+#include "ledger/engine.h"
+
+namespace ledger::sqlite_internal {
+
+using ConnectionWork = std::function<absl::Status(Connection&)>;
+
+class SqliteEngine final : public Engine {
+ public:
+  explicit SqliteEngine(std::shared_ptr<ConnectionPool> pool) : pool_(std::move(pool)) {}
+
+  std::string_view name() const override { return "sqlite"; }
+  absl::Status Migrate() override;
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(const BeginOptions& options) override;
+
+  absl::Status PutAsset(const Asset& asset) override;
+  absl::StatusOr<std::optional<Asset>> GetAsset(std::string_view code) override;
+  absl::StatusOr<std::vector<Asset>> ListAssets() override;
+
+  absl::Status InsertAccount(const Account& account) override;
+  absl::StatusOr<std::optional<Account>> GetAccount(std::string_view id) override;
+  absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id,
+                                                    int64_t limit) override;
+  absl::Status SetAccountClosed(std::string_view id, bool closed) override;
+
+  absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override;
+  absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
+                                                            int64_t limit) override;
+  absl::StatusOr<std::vector<Entry>> ListEntries(std::string_view account_id,
+                                                 int64_t after_version, int64_t limit) override;
+
+  absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
+                                                        int64_t limit) override;
+  absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) override;
+
+  absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
+                                                      int64_t limit) override;
+
+  absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) override;
+  absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
+                                        const std::string& expected_owner,
+                                        int64_t expected_attempt,
+                                        const WorkClaim& replacement) override;
+  absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
+                                       const std::string& owner) override;
+  absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) override;
+  absl::StatusOr<int64_t> PruneWorkClaims(absl::Time now) override;
+
+  absl::StatusOr<bool> InsertWebhookEventIfAbsent(const std::string& provider,
+                                                  const std::string& event_id,
+                                                  absl::Time received_at) override;
+  absl::StatusOr<bool> DeleteWebhookEvent(const std::string& provider,
+                                          const std::string& event_id) override;
+  absl::StatusOr<int64_t> PruneWebhookEvents(absl::Time before) override;
+
+ private:
+  // A short write outside the submit path: queue, BEGIN IMMEDIATE with the default
+  // busy timeout, `work`, COMMIT (ROLLBACK if `work` failed).
+  absl::Status InWriteTransaction(const ConnectionWork& work);
+  // Reads of more than one statement run in one deferred (read) transaction, so they
+  // see one snapshot; WAL lets them run beside the writer.
+  absl::Status InReadTransaction(const ConnectionWork& work);
+  // A single statement in autocommit mode.
+  absl::Status WithConnection(const ConnectionWork& work);
+
+  std::shared_ptr<ConnectionPool> pool_;
+};
+
+// Takes this engine's writer queue, then SQLite's writer lock (BEGIN IMMEDIATE),
+// waiting at most `wait_max` in all (zero: one try each). The busy timeout is restored
+// to the default afterwards, so later statements are not held to the claim's bound.
+absl::StatusOr<WriterTurn> BeginImmediate(Connection& connection, WriterQueue& queue,
+                                          absl::Duration wait_max, ErrorContext context);
+
+// ROLLBACK, ignoring the result; a connection still in its transaction afterwards is
+// marked broken so the pool closes it.
+void RollBackQuietly(Connection& connection);
+
+}  // namespace ledger::sqlite_internal
+
+#endif  // LEDGER_ENGINES_SQLITE_SQLITE_ENGINE_INTERNAL_H_

@@ -1,0 +1,46 @@
+#include "engines/sqlite/sqlite_migrations.h"
+
+#include <string>
+
+#include "idempotency/clock.h"
+#include "idempotency/errors.h"
+
+namespace ledger::sqlite_internal {
+
+absl::Status CreateMigrationTable(Connection& connection) {
+  return connection.Execute(
+      "CREATE TABLE IF NOT EXISTS schema_migrations ("
+      " version    INTEGER PRIMARY KEY,"
+      " name       TEXT NOT NULL,"
+      " applied_at INTEGER NOT NULL)",
+      "create schema_migrations", ErrorContext::kStandalone);
+}
+
+absl::StatusOr<std::set<int>> SelectAppliedVersions(Connection& connection) {
+  LEDGER_ASSIGN_OR_RETURN(Query query, connection.Prepare("SELECT version FROM schema_migrations",
+                                                          "select applied migrations"));
+  std::set<int> versions;
+  while (true) {
+    LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+    if (!has_row) return versions;
+    versions.insert(static_cast<int>(query.Int(0)));
+  }
+}
+
+absl::Status ApplyMigrationOnce(Connection& connection, const Migration& migration) {
+  LEDGER_ASSIGN_OR_RETURN(std::set<int> applied, SelectAppliedVersions(connection));
+  if (applied.count(migration.version) > 0) return absl::OkStatus();
+  // DDL is transactional in SQLite: the statements and their record commit together.
+  LEDGER_RETURN_IF_ERROR(
+      connection.Execute(std::string(migration.sql), "apply migration", ErrorContext::kStandalone));
+  LEDGER_ASSIGN_OR_RETURN(
+      Query record,
+      connection.Prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                         "record migration"));
+  record.BindInt(migration.version)
+      .BindText(migration.name)
+      .BindTime(SystemClock::Default()->Now());
+  return record.Run();
+}
+
+}  // namespace ledger::sqlite_internal

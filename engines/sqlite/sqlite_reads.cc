@@ -1,0 +1,184 @@
+// The SQLite engine's reads. They never take the writer lock: in WAL mode a reader sees
+// the last committed state and runs beside the one writer.
+#include <utility>
+
+#include "engines/sqlite/sqlite_engine_internal.h"
+#include "engines/sqlite/sqlite_rows.h"
+#include "idempotency/errors.h"
+
+namespace ledger::sqlite_internal {
+namespace {
+
+// SQLite reads LIMIT -1 as "no limit"; the contract's limits are counts of rows.
+bool NothingToList(int64_t limit) { return limit <= 0; }
+
+}  // namespace
+
+absl::StatusOr<std::optional<Asset>> SqliteEngine::GetAsset(std::string_view code) {
+  std::optional<Asset> asset;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query,
+        connection.Prepare("SELECT code, scale FROM assets WHERE code = ?", "select asset"));
+    query.BindText(code);
+    LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
+    if (found) asset = Asset{query.Text(0), static_cast<int>(query.Int(1))};
+    return absl::OkStatus();
+  }));
+  return asset;
+}
+
+absl::StatusOr<std::vector<Asset>> SqliteEngine::ListAssets() {
+  std::vector<Asset> assets;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query,
+        connection.Prepare("SELECT code, scale FROM assets ORDER BY code", "list assets"));
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+      if (!has_row) return absl::OkStatus();
+      assets.push_back(Asset{query.Text(0), static_cast<int>(query.Int(1))});
+    }
+  }));
+  return assets;
+}
+
+absl::StatusOr<std::optional<Account>> SqliteEngine::GetAccount(std::string_view id) {
+  std::optional<Account> account;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(account, SelectAccount(connection, id, ErrorContext::kStandalone));
+    return absl::OkStatus();
+  }));
+  return account;
+}
+
+absl::StatusOr<std::vector<Account>> SqliteEngine::ListAccounts(std::string_view after_id,
+                                                                int64_t limit) {
+  std::vector<Account> accounts;
+  if (NothingToList(limit)) return accounts;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_ACCOUNT_COLUMNS
+                                        " FROM accounts WHERE id > ? ORDER BY id LIMIT ?",
+                                        "list accounts"));
+    query.BindText(after_id).BindInt(limit);
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+      if (!has_row) return absl::OkStatus();
+      accounts.push_back(ReadAccount(query));
+    }
+  }));
+  return accounts;
+}
+
+absl::StatusOr<std::optional<Transaction>> SqliteEngine::GetTransaction(std::string_view id) {
+  std::optional<Transaction> transaction;
+  LEDGER_RETURN_IF_ERROR(InReadTransaction([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(transaction,
+                            SelectTransaction(connection, id, ErrorContext::kStandalone));
+    return absl::OkStatus();
+  }));
+  return transaction;
+}
+
+absl::StatusOr<std::vector<Transaction>> SqliteEngine::ListTransactions(std::string_view after_id,
+                                                                        int64_t limit) {
+  std::vector<Transaction> transactions;
+  if (NothingToList(limit)) return transactions;
+  LEDGER_RETURN_IF_ERROR(InReadTransaction([&](Connection& connection) -> absl::Status {
+    {
+      LEDGER_ASSIGN_OR_RETURN(
+          Query query,
+          connection.Prepare("SELECT " LEDGER_SQLITE_TRANSACTION_COLUMNS
+                             " FROM transactions WHERE id > ? ORDER BY id LIMIT ?",
+                             "list transactions"));
+      query.BindText(after_id).BindInt(limit);
+      while (true) {
+        LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+        if (!has_row) break;
+        LEDGER_ASSIGN_OR_RETURN(Transaction transaction, ReadTransactionHeader(query));
+        transactions.push_back(std::move(transaction));
+      }
+    }
+    for (Transaction& transaction : transactions) {
+      LEDGER_RETURN_IF_ERROR(SelectEntriesInto(connection, transaction, ErrorContext::kStandalone));
+    }
+    return absl::OkStatus();
+  }));
+  return transactions;
+}
+
+absl::StatusOr<std::vector<Entry>> SqliteEngine::ListEntries(std::string_view account_id,
+                                                             int64_t after_version,
+                                                             int64_t limit) {
+  std::vector<Entry> entries;
+  if (NothingToList(limit)) return entries;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_ENTRY_COLUMNS
+                                        " FROM entries WHERE account_id = ?"
+                                        " AND account_version > ?"
+                                        " ORDER BY account_version LIMIT ?",
+                                        "list entries"));
+    query.BindText(account_id).BindInt(after_version).BindInt(limit);
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+      if (!has_row) return absl::OkStatus();
+      entries.push_back(ReadEntry(query));
+    }
+  }));
+  return entries;
+}
+
+absl::StatusOr<std::vector<KeyRecord>> SqliteEngine::ListKeyRecords(
+    const std::optional<KeyIdentity>& after, int64_t limit) {
+  std::vector<KeyRecord> records;
+  if (NothingToList(limit)) return records;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    // Ordered as the primary key stores them: namespace, encoded scope, key, byte-wise
+    // (BINARY collation), so a page continues exactly after the previous one.
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query,
+        after.has_value()
+            ? connection.Prepare("SELECT " LEDGER_SQLITE_KEY_RECORD_COLUMNS
+                                 " FROM idempotency_keys WHERE state = 'committed'"
+                                 " AND (namespace, scope, key) > (?, ?, ?)"
+                                 " ORDER BY namespace, scope, key LIMIT ?",
+                                 "list key records after")
+            : connection.Prepare("SELECT " LEDGER_SQLITE_KEY_RECORD_COLUMNS
+                                 " FROM idempotency_keys WHERE state = 'committed'"
+                                 " ORDER BY namespace, scope, key LIMIT ?",
+                                 "list key records"));
+    if (after.has_value()) BindIdentity(query, *after);
+    query.BindInt(limit);
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+      if (!has_row) return absl::OkStatus();
+      LEDGER_ASSIGN_OR_RETURN(KeyRecord record, ReadKeyRecord(query));
+      records.push_back(std::move(record));
+    }
+  }));
+  return records;
+}
+
+absl::StatusOr<std::vector<OutboxEvent>> SqliteEngine::ListEvents(int64_t after_sequence,
+                                                                  int64_t limit) {
+  std::vector<OutboxEvent> events;
+  if (NothingToList(limit)) return events;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_OUTBOX_EVENT_COLUMNS
+                                        " FROM outbox_events WHERE sequence > ?"
+                                        " ORDER BY sequence LIMIT ?",
+                                        "list events"));
+    query.BindInt(after_sequence).BindInt(limit);
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+      if (!has_row) return absl::OkStatus();
+      events.push_back(ReadOutboxEvent(query));
+    }
+  }));
+  return events;
+}
+
+}  // namespace ledger::sqlite_internal

@@ -1,0 +1,73 @@
+// Row <-> struct mapping for the SQLite engine: the column lists every SELECT uses,
+// the readers that turn a row in that order into a struct, and the few multi-statement
+// reads and writes shared by the submit transaction and the engine's own reads.
+//
+// Times are stored as integer microseconds since the epoch, amounts as integers of
+// minor units, booleans as 0/1, the scope as Scope::Encoded() ("tenant/actor").
+//
+// Internal to engines/sqlite. Not thread-safe: functions use the caller's connection.
+#ifndef LEDGER_ENGINES_SQLITE_SQLITE_ROWS_H_
+#define LEDGER_ENGINES_SQLITE_SQLITE_ROWS_H_
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engines/sqlite/sqlite_connection.h"
+#include "idempotency/key.h"
+#include "idempotency/stores.h"
+#include "ledger/account.h"
+#include "ledger/engine.h"
+#include "ledger/transaction.h"
+
+// Column lists as macros so that statements stay compile-time literals (the statement
+// cache is keyed by their text). Each reader below expects exactly this order.
+#define LEDGER_SQLITE_ACCOUNT_COLUMNS \
+  "id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at"
+#define LEDGER_SQLITE_TRANSACTION_COLUMNS \
+  "id, kind, created_at, metadata, reversal_of, fingerprint"
+#define LEDGER_SQLITE_ENTRY_COLUMNS "account_id, asset, amount, balance_after, account_version"
+#define LEDGER_SQLITE_KEY_RECORD_COLUMNS \
+  "namespace, scope, key, fingerprint, transaction_id, created_at, expires_at"
+#define LEDGER_SQLITE_WORK_CLAIM_COLUMNS                                                   \
+  "namespace, scope, key, fingerprint, state, owner, attempt, lease_expires_at, result, " \
+  "created_at, updated_at, expires_at"
+#define LEDGER_SQLITE_OUTBOX_EVENT_COLUMNS "sequence, transaction_id, type, payload, created_at"
+
+namespace ledger::sqlite_internal {
+
+// Entries per multi-row INSERT: one statement for any realistic transaction, and a
+// handful of cached statement shapes per connection.
+inline constexpr size_t kEntriesPerInsertMax = 16;
+
+Account ReadAccount(const Query& row);
+// Everything but the entries, which live in their own table.
+absl::StatusOr<Transaction> ReadTransactionHeader(const Query& row);
+Entry ReadEntry(const Query& row);
+absl::StatusOr<KeyRecord> ReadKeyRecord(const Query& row);
+absl::StatusOr<WorkClaim> ReadWorkClaim(const Query& row);
+OutboxEvent ReadOutboxEvent(const Query& row);
+
+// "tenant/actor" back to a Scope; neither part may contain '/' (ValidateScope).
+absl::StatusOr<Scope> DecodeScope(std::string_view encoded);
+
+// Binds namespace, scope, key: the identity's primary-key columns, in that order.
+void BindIdentity(Query& query, const KeyIdentity& identity);
+
+absl::StatusOr<std::optional<Account>> SelectAccount(Connection& connection,
+                                                     std::string_view id, ErrorContext context);
+// A transaction with its entries in entry order. Run inside a transaction so the two
+// reads see one snapshot.
+absl::StatusOr<std::optional<Transaction>> SelectTransaction(Connection& connection,
+                                                             std::string_view id,
+                                                             ErrorContext context);
+absl::Status SelectEntriesInto(Connection& connection, Transaction& transaction,
+                               ErrorContext context);
+
+// The transaction row and its entries (multi-row INSERTs of up to kEntriesPerInsertMax).
+absl::Status InsertTransactionRows(Connection& connection, const Transaction& transaction);
+
+}  // namespace ledger::sqlite_internal
+
+#endif  // LEDGER_ENGINES_SQLITE_SQLITE_ROWS_H_

@@ -1,0 +1,516 @@
+// Behaviour of the SQLite engine beyond the shared conformance suite: durability in
+// its file, WAL mode, migrations (idempotent, concurrent), the writer lock as the
+// claim, and the connection pool's hygiene.
+#include "engines/sqlite/sqlite_engine.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/barrier.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "engines/sqlite/sqlite_connection.h"
+#include "engines/sqlite/sqlite_connection_pool.h"
+#include "engines/sqlite/sqlite_errors.h"
+#include "engines/sqlite/sqlite_migrations.h"
+#include "gtest/gtest.h"
+#include "idempotency/errors.h"
+#include "ledger/engine.h"
+#include "ledger/ledger.h"
+#include "ledger/operation.h"
+
+namespace ledger {
+namespace {
+
+const absl::Time kNow = absl::FromUnixSeconds(1'767'225'600);
+
+// A raw SQLite connection of the test's own, like a second process would have.
+class RawConnection {
+ public:
+  explicit RawConnection(const std::string& path) {
+    sqlite3* raw = nullptr;
+    opened_ = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
+    database_.reset(raw);
+  }
+  bool ok() const { return opened_ == SQLITE_OK; }
+  int Execute(const std::string& sql) {
+    return sqlite3_exec(database_.get(), sql.c_str(), nullptr, nullptr, nullptr);
+  }
+  // The first column of the first row, as text ("" when there is none).
+  std::string QueryText(const std::string& sql) {
+    sqlite3_stmt* raw = nullptr;
+    if (sqlite3_prepare_v2(database_.get(), sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
+      return "<prepare failed>";
+    }
+    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> statement(raw, &sqlite3_finalize);
+    if (sqlite3_step(statement.get()) != SQLITE_ROW) return "";
+    const unsigned char* text = sqlite3_column_text(statement.get(), 0);
+    return text == nullptr ? "" : reinterpret_cast<const char*>(text);
+  }
+
+ private:
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> database_{nullptr, &sqlite3_close_v2};
+  int opened_ = SQLITE_ERROR;
+};
+
+class SqliteEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    folder_ = std::filesystem::temp_directory_path() /
+              absl::StrCat("ledger-sqlite-test-", getpid(), "-", test->name());
+    std::filesystem::remove_all(folder_);
+    std::filesystem::create_directories(folder_);
+    path_ = (folder_ / "ledger.db").string();
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(folder_, ignored);
+  }
+
+  std::unique_ptr<Engine> Open(const std::string& path, bool migrate = true) {
+    SqliteOptions options;
+    options.path = path;
+    options.migrate = migrate;
+    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenSqliteEngine(options);
+    EXPECT_TRUE(engine.ok()) << engine.status();
+    return engine.ok() ? *std::move(engine) : nullptr;
+  }
+
+  // USD, an issuance account that may go negative and a user wallet.
+  static void Seed(Engine& engine) {
+    ASSERT_TRUE(engine.PutAsset({"USD", 2}).ok());
+    Account issuance{.id = "issuance", .asset = "USD", .allow_negative = true, .created_at = kNow};
+    Account wallet{.id = "wallet", .asset = "USD", .created_at = kNow};
+    ASSERT_TRUE(engine.InsertAccount(issuance).ok());
+    ASSERT_TRUE(engine.InsertAccount(wallet).ok());
+  }
+
+  static KeyIdentity Identity(const std::string& key) {
+    return KeyIdentity{"top_up", Scope{"acme", "user-1"}, key};
+  }
+
+  // One submit's worth of storage calls, straight on the engine: claim, lock, post
+  // `amount` from issuance to wallet, record the key and the event, commit.
+  static absl::StatusOr<Transaction> PostTopUp(Engine& engine, const std::string& key,
+                                               Amount amount) {
+    LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> storage,
+                            engine.Begin(BeginOptions{}));
+    LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> existing, storage->ClaimKey(Identity(key)));
+    if (existing.has_value()) return absl::AlreadyExistsError("key already recorded");
+    LEDGER_ASSIGN_OR_RETURN(std::vector<Account> accounts,
+                            storage->LockAccounts({"issuance", "wallet"}));
+    if (accounts.size() != 2) return absl::NotFoundError("accounts missing");
+    Account& issuance = accounts[0];
+    Account& wallet = accounts[1];
+    issuance.balance -= amount;
+    wallet.balance += amount;
+    ++issuance.version;
+    ++wallet.version;
+    Transaction transaction;
+    transaction.id = NewTransactionId(kNow);
+    transaction.kind = OperationKind::kTopUp;
+    transaction.created_at = kNow;
+    transaction.metadata = R"({"order":"A-1"})";
+    transaction.fingerprint = "f00d";
+    transaction.entries = {
+        Entry{"issuance", "USD", -amount, issuance.balance, issuance.version},
+        Entry{"wallet", "USD", amount, wallet.balance, wallet.version},
+    };
+    LEDGER_RETURN_IF_ERROR(storage->WriteTransaction(transaction, accounts));
+    LEDGER_RETURN_IF_ERROR(storage->RecordKey(
+        KeyRecord{Identity(key), "f00d", transaction.id, kNow, kNow + absl::Hours(24)}));
+    LEDGER_RETURN_IF_ERROR(storage->AppendEvent(
+        OutboxEvent{0, transaction.id, "transaction.committed", R"({"id":1})", kNow}));
+    LEDGER_RETURN_IF_ERROR(storage->Commit());
+    return transaction;
+  }
+
+  std::filesystem::path folder_;
+  std::string path_;
+};
+
+TEST_F(SqliteEngineTest, StateSurvivesClosingAndReopeningTheFile) {
+  Transaction posted;
+  std::vector<KeyRecord> keys_before;
+  std::vector<OutboxEvent> events_before;
+  {
+    std::unique_ptr<Engine> engine = Open(path_);
+    ASSERT_NE(engine, nullptr);
+    Seed(*engine);
+    absl::StatusOr<Transaction> transaction = PostTopUp(*engine, "order-1", 500);
+    ASSERT_TRUE(transaction.ok()) << transaction.status();
+    posted = *transaction;
+    keys_before = engine->ListKeyRecords(std::nullopt, 100).value();
+    events_before = engine->ListEvents(0, 100).value();
+  }
+  std::unique_ptr<Engine> reopened = Open(path_);
+  ASSERT_NE(reopened, nullptr);
+
+  absl::StatusOr<std::optional<Account>> wallet = reopened->GetAccount("wallet");
+  ASSERT_TRUE(wallet.ok()) << wallet.status();
+  ASSERT_TRUE(wallet->has_value());
+  EXPECT_EQ((*wallet)->balance, 500);
+  EXPECT_EQ((*wallet)->version, 1);
+  EXPECT_EQ((*wallet)->created_at, kNow);
+  absl::StatusOr<std::optional<Transaction>> transaction = reopened->GetTransaction(posted.id);
+  ASSERT_TRUE(transaction.ok()) << transaction.status();
+  EXPECT_EQ(*transaction, posted);
+  absl::StatusOr<std::vector<KeyRecord>> keys = reopened->ListKeyRecords(std::nullopt, 100);
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  ASSERT_EQ(keys->size(), 1u);
+  EXPECT_EQ(*keys, keys_before);
+  EXPECT_EQ((*keys)[0].identity, Identity("order-1"));
+  EXPECT_EQ((*keys)[0].transaction_id, posted.id);
+  absl::StatusOr<std::vector<OutboxEvent>> events = reopened->ListEvents(0, 100);
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(*events, events_before);
+  EXPECT_EQ((*events)[0].transaction_id, posted.id);
+  EXPECT_GT((*events)[0].sequence, 0);
+}
+
+TEST_F(SqliteEngineTest, DatabaseIsInWriteAheadLogMode) {
+  std::unique_ptr<Engine> engine = Open(path_);
+  ASSERT_NE(engine, nullptr);
+  RawConnection raw(path_);
+  ASSERT_TRUE(raw.ok());
+  EXPECT_EQ(raw.QueryText("PRAGMA journal_mode"), "wal");
+}
+
+TEST_F(SqliteEngineTest, MigrateIsIdempotentAndRecordsEachVersionOnce) {
+  std::unique_ptr<Engine> engine = Open(path_, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  ASSERT_TRUE(engine->Migrate().ok());
+  std::unique_ptr<Engine> second = Open(path_, /*migrate=*/true);  // a third time
+  ASSERT_NE(second, nullptr);
+
+  RawConnection raw(path_);
+  ASSERT_TRUE(raw.ok());
+  const std::vector<Migration> migrations = SqliteMigrations();
+  ASSERT_FALSE(migrations.empty());
+  EXPECT_EQ(raw.QueryText("SELECT COUNT(*) FROM schema_migrations"),
+            std::to_string(migrations.size()));
+  EXPECT_EQ(raw.QueryText("SELECT name FROM schema_migrations WHERE version = 1"), "0001_initial");
+  EXPECT_NE(raw.QueryText("SELECT applied_at FROM schema_migrations WHERE version = 1"), "0");
+  EXPECT_TRUE(engine->ListAssets().ok());
+}
+
+TEST_F(SqliteEngineTest, TwoEnginesMigratingANewFileConcurrentlyBothSucceed) {
+  constexpr int kRounds = 10;  // each round a brand-new file: the race is at creation
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string path = (folder_ / absl::StrCat("race-", round, ".db")).string();
+    absl::Barrier start(2);
+    absl::Status results[2];
+    auto open_and_migrate = [&](int index) {
+      SqliteOptions options;
+      options.path = path;
+      options.migrate = true;
+      start.Block();
+      absl::StatusOr<std::unique_ptr<Engine>> engine = OpenSqliteEngine(options);
+      results[index] = engine.status();
+    };
+    std::thread first(open_and_migrate, 0);
+    std::thread second(open_and_migrate, 1);
+    first.join();
+    second.join();
+    EXPECT_TRUE(results[0].ok()) << "round " << round << ": " << results[0];
+    EXPECT_TRUE(results[1].ok()) << "round " << round << ": " << results[1];
+    RawConnection raw(path);
+    ASSERT_TRUE(raw.ok());
+    EXPECT_EQ(raw.QueryText("SELECT COUNT(*) FROM schema_migrations"),
+              std::to_string(SqliteMigrations().size()));
+  }
+}
+
+TEST_F(SqliteEngineTest, FailFastClaimWhileAnotherConnectionHoldsTheWriteLockIsInProgress) {
+  std::unique_ptr<Engine> engine = Open(path_);
+  ASSERT_NE(engine, nullptr);
+  RawConnection other(path_);
+  ASSERT_TRUE(other.ok());
+  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), SQLITE_OK);
+
+  {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> storage =
+        engine->Begin(BeginOptions{WaitPolicy::FailFast()});
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    absl::StatusOr<std::optional<KeyRecord>> claim = (*storage)->ClaimKey(Identity("order-1"));
+    EXPECT_TRUE(IsInProgress(claim.status())) << claim.status();
+  }
+
+  ASSERT_EQ(other.Execute("ROLLBACK"), SQLITE_OK);
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> storage =
+      engine->Begin(BeginOptions{WaitPolicy::FailFast()});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<std::optional<KeyRecord>> claim = (*storage)->ClaimKey(Identity("order-1"));
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  EXPECT_FALSE(claim->has_value());
+}
+
+TEST_F(SqliteEngineTest, BoundedClaimWaitForAnotherProcessEndsInProgress) {
+  std::unique_ptr<Engine> engine = Open(path_);
+  ASSERT_NE(engine, nullptr);
+  RawConnection other(path_);
+  ASSERT_TRUE(other.ok());
+  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), SQLITE_OK);
+
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> storage =
+      engine->Begin(BeginOptions{WaitPolicy{absl::Milliseconds(20)}});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<std::optional<KeyRecord>> claim = (*storage)->ClaimKey(Identity("order-1"));
+  EXPECT_TRUE(IsInProgress(claim.status())) << claim.status();
+  ASSERT_EQ(other.Execute("ROLLBACK"), SQLITE_OK);
+}
+
+TEST_F(SqliteEngineTest, WaitingClaimGetsTheLockOnceAnotherProcessReleasesIt) {
+  std::unique_ptr<Engine> engine = Open(path_);
+  ASSERT_NE(engine, nullptr);
+  RawConnection other(path_);
+  ASSERT_TRUE(other.ok());
+  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), SQLITE_OK);
+
+  absl::Notification began;
+  absl::StatusOr<std::optional<KeyRecord>> claim;
+  std::thread waiter([&] {
+    std::unique_ptr<StorageTransaction> storage =
+        engine->Begin(BeginOptions{WaitPolicy{absl::Minutes(1)}}).value();
+    began.Notify();
+    claim = storage->ClaimKey(Identity("order-1"));  // waits in SQLite's busy handler
+  });
+  began.WaitForNotification();
+  ASSERT_EQ(other.Execute("ROLLBACK"), SQLITE_OK);  // before or during the wait: same result
+  waiter.join();
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  EXPECT_FALSE(claim->has_value());
+}
+
+TEST_F(SqliteEngineTest, FailFastSubmitWhileAnotherConnectionHoldsTheWriteLockIsInProgress) {
+  auto engine = std::shared_ptr<Engine>(Open(path_));
+  ASSERT_NE(engine, nullptr);
+  Seed(*engine);
+  Ledger book(engine);
+  SubmitRequest request;
+  request.key = "order-1";
+  request.operation = Operation::TopUp("issuance", "wallet", "USD", 500);
+  request.claim.wait = WaitPolicy::FailFast();
+  RawConnection other(path_);
+  ASSERT_TRUE(other.ok());
+  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), SQLITE_OK);
+
+  absl::StatusOr<Outcome> blocked = book.Submit(request);
+  EXPECT_TRUE(IsInProgress(blocked.status())) << blocked.status();
+
+  ASSERT_EQ(other.Execute("ROLLBACK"), SQLITE_OK);
+  absl::StatusOr<Outcome> committed = book.Submit(request);
+  ASSERT_TRUE(committed.ok()) << committed.status();
+  EXPECT_EQ(committed->kind, OutcomeKind::kCommitted) << OutcomeToJson(*committed).dump();
+}
+
+TEST_F(SqliteEngineTest, ReadersSeeTheLastCommitWhileAWriterHoldsTheLock) {
+  std::unique_ptr<Engine> engine = Open(path_);
+  ASSERT_NE(engine, nullptr);
+  Seed(*engine);
+  ASSERT_TRUE(PostTopUp(*engine, "order-1", 500).ok());
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> writer = engine->Begin(BeginOptions{});
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE((*writer)->ClaimKey(Identity("order-2")).ok());  // the writer lock is held
+
+  // WAL: a reader neither waits for the writer nor sees its uncommitted work.
+  absl::StatusOr<std::optional<Account>> wallet = engine->GetAccount("wallet");
+  ASSERT_TRUE(wallet.ok()) << wallet.status();
+  EXPECT_EQ((*wallet)->balance, 500);
+  (*writer)->Rollback();
+}
+
+TEST_F(SqliteEngineTest, DestroyingAnUncommittedTransactionWritesNothingAndFreesTheWriter) {
+  std::unique_ptr<Engine> engine = Open(path_);
+  ASSERT_NE(engine, nullptr);
+  Seed(*engine);
+  {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = engine->Begin(BeginOptions{});
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    ASSERT_TRUE((*storage)->ClaimKey(Identity("order-1")).ok());
+    ASSERT_TRUE((*storage)
+                    ->AppendEvent(OutboxEvent{0, "t-1", "transaction.committed", "{}", kNow})
+                    .ok());
+  }  // destroyed without Commit
+  EXPECT_TRUE(engine->ListEvents(0, 10)->empty());
+
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> next =
+      engine->Begin(BeginOptions{WaitPolicy::FailFast()});
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_TRUE((*next)->ClaimKey(Identity("order-1")).ok());
+}
+
+TEST_F(SqliteEngineTest, RecordKeyReplacesOnlyAnExpiredRecord) {
+  std::unique_ptr<Engine> engine = Open(path_);
+  ASSERT_NE(engine, nullptr);
+  Seed(*engine);
+  ASSERT_TRUE(PostTopUp(*engine, "order-1", 500).ok());
+  const KeyRecord replacement{Identity("order-1"), "beef", "t-2", kNow + absl::Hours(1),
+                              kNow + absl::Hours(25)};
+  {
+    std::unique_ptr<StorageTransaction> storage = engine->Begin(BeginOptions{}).value();
+    ASSERT_TRUE(storage->ClaimKey(Identity("order-1")).ok());
+    EXPECT_EQ(storage->RecordKey(replacement).code(), absl::StatusCode::kAlreadyExists);
+  }
+  KeyRecord after_expiry = replacement;
+  after_expiry.created_at = kNow + absl::Hours(24);  // the first record's expires_at
+  after_expiry.expires_at = kNow + absl::Hours(48);
+  std::unique_ptr<StorageTransaction> storage = engine->Begin(BeginOptions{}).value();
+  absl::StatusOr<std::optional<KeyRecord>> claim = storage->ClaimKey(Identity("order-1"));
+  ASSERT_TRUE(claim.ok() && claim->has_value());
+  EXPECT_TRUE((*claim)->ExpiredAt(after_expiry.created_at));
+  ASSERT_TRUE(storage->RecordKey(after_expiry).ok());
+  ASSERT_TRUE(storage->Commit().ok());
+  EXPECT_EQ(engine->ListKeyRecords(std::nullopt, 10).value(), std::vector<KeyRecord>{after_expiry});
+}
+
+TEST_F(SqliteEngineTest, IdentityColumnsCompareByteWise) {
+  std::unique_ptr<Engine> engine = Open(path_);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->PutAsset({"USD", 2}).ok());
+  for (const char* id : {"b", "abc", "ABC", "AB_"}) {
+    ASSERT_TRUE(engine->InsertAccount(Account{.id = id, .asset = "USD", .created_at = kNow}).ok())
+        << id;
+  }
+  EXPECT_EQ(engine->InsertAccount(Account{.id = "abc", .asset = "USD", .created_at = kNow}).code(),
+            absl::StatusCode::kAlreadyExists);
+  absl::StatusOr<std::vector<Account>> accounts = engine->ListAccounts("", 10);
+  ASSERT_TRUE(accounts.ok()) << accounts.status();
+  std::vector<std::string> ids;
+  for (const Account& account : *accounts) ids.push_back(account.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"ABC", "AB_", "abc", "b"}));  // byte order
+  EXPECT_FALSE(engine->GetAccount("Abc")->has_value());
+}
+
+TEST_F(SqliteEngineTest, OpenRejectsPathsThePoolCannotShare) {
+  SqliteOptions in_memory;
+  in_memory.path = ":memory:";
+  EXPECT_EQ(OpenSqliteEngine(in_memory).status().code(), absl::StatusCode::kInvalidArgument);
+  SqliteOptions bad_synchronous;
+  bad_synchronous.path = path_;
+  bad_synchronous.synchronous = "SOMETIMES";
+  EXPECT_EQ(OpenSqliteEngine(bad_synchronous).status().code(), absl::StatusCode::kInvalidArgument);
+  SqliteOptions missing_folder;
+  missing_folder.path = (folder_ / "no-such-folder" / "ledger.db").string();
+  EXPECT_EQ(OpenSqliteEngine(missing_folder).status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(SqliteConnectionPoolTest, BrokenConnectionIsClosedInsteadOfPooled) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            absl::StrCat("ledger-sqlite-pool-", getpid(), ".db"))
+                               .string();
+  {
+    auto pool = std::make_shared<sqlite_internal::ConnectionPool>(
+        sqlite_internal::ConnectionSettings{.path = path});
+    const sqlite_internal::Connection* healthy = nullptr;
+    {
+      sqlite_internal::PooledConnection connection = pool->Acquire().value();
+      healthy = &*connection;
+    }
+    EXPECT_EQ(pool->IdleCountForTesting(), 1u);
+    {
+      sqlite_internal::PooledConnection connection = pool->Acquire().value();
+      EXPECT_EQ(&*connection, healthy);  // reused
+      connection->MarkBroken();
+    }
+    EXPECT_EQ(pool->IdleCountForTesting(), 0u);  // closed, not pooled
+    sqlite_internal::PooledConnection replacement = pool->Acquire().value();
+    EXPECT_FALSE(replacement->broken());
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
+TEST(SqliteConnectionPoolTest, ConnectionReturnedMidTransactionIsRolledBack) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            absl::StrCat("ledger-sqlite-pool-rollback-", getpid(), ".db"))
+                               .string();
+  {
+    auto pool = std::make_shared<sqlite_internal::ConnectionPool>(
+        sqlite_internal::ConnectionSettings{.path = path});
+    {
+      sqlite_internal::PooledConnection connection = pool->Acquire().value();
+      ASSERT_TRUE(connection
+                      ->Execute("BEGIN IMMEDIATE", "begin",
+                                sqlite_internal::ErrorContext::kStandalone)
+                      .ok());
+    }  // returned with the writer lock held
+    RawConnection other(path);
+    ASSERT_TRUE(other.ok());
+    EXPECT_EQ(other.Execute("BEGIN IMMEDIATE"), SQLITE_OK);  // the lock was released
+    EXPECT_EQ(other.Execute("ROLLBACK"), SQLITE_OK);
+    sqlite_internal::PooledConnection reused = pool->Acquire().value();
+    EXPECT_FALSE(reused->InTransaction());
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
+TEST(SqliteErrorsTest, BusyMeansInProgressOnlyForTheClaim) {
+  using sqlite_internal::ErrorContext;
+  using sqlite_internal::SqliteErrorStatus;
+  EXPECT_TRUE(IsInProgress(SqliteErrorStatus(SQLITE_BUSY, "database is locked", "begin",
+                                             ErrorContext::kClaim)));
+  EXPECT_TRUE(IsRetryable(SqliteErrorStatus(SQLITE_BUSY, "database is locked", "select",
+                                            ErrorContext::kTransaction)));
+  EXPECT_TRUE(IsRetryable(SqliteErrorStatus(SQLITE_LOCKED_SHAREDCACHE, "locked", "insert",
+                                            ErrorContext::kStandalone)));
+  EXPECT_TRUE(IsRetryable(SqliteErrorStatus(SQLITE_BUSY, "database is locked", "commit",
+                                            ErrorContext::kCommit)));
+}
+
+TEST(SqliteErrorsTest, CommitWithUnknownResultIsInDoubt) {
+  using sqlite_internal::ErrorContext;
+  using sqlite_internal::SqliteErrorStatus;
+  EXPECT_TRUE(IsInDoubt(SqliteErrorStatus(SQLITE_IOERR_FSYNC, "disk I/O error", "commit",
+                                          ErrorContext::kCommit)));
+  EXPECT_TRUE(IsInDoubt(SqliteErrorStatus(SQLITE_FULL, "database or disk is full", "commit",
+                                          ErrorContext::kCommit)));
+  // Before COMMIT nothing was written: unavailable, not in doubt.
+  EXPECT_EQ(SqliteErrorStatus(SQLITE_IOERR_WRITE, "disk I/O error", "insert",
+                              ErrorContext::kTransaction)
+                .code(),
+            absl::StatusCode::kUnavailable);
+}
+
+TEST(SqliteErrorsTest, ConstraintsMapToIdentityAndInputErrors) {
+  using sqlite_internal::ErrorContext;
+  using sqlite_internal::SqliteErrorStatus;
+  EXPECT_EQ(SqliteErrorStatus(SQLITE_CONSTRAINT_PRIMARYKEY, "UNIQUE constraint failed", "insert",
+                              ErrorContext::kTransaction)
+                .code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(SqliteErrorStatus(SQLITE_CONSTRAINT_UNIQUE, "UNIQUE constraint failed", "insert",
+                              ErrorContext::kTransaction)
+                .code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(SqliteErrorStatus(SQLITE_CONSTRAINT_FOREIGNKEY, "FOREIGN KEY constraint failed",
+                              "insert", ErrorContext::kStandalone)
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(SqliteErrorStatus(SQLITE_CONSTRAINT_CHECK, "CHECK constraint failed", "insert",
+                              ErrorContext::kStandalone)
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SqliteErrorsTest, FatalCodesBreakTheConnection) {
+  EXPECT_TRUE(sqlite_internal::IsConnectionBroken(SQLITE_IOERR_READ));
+  EXPECT_TRUE(sqlite_internal::IsConnectionBroken(SQLITE_CORRUPT));
+  EXPECT_FALSE(sqlite_internal::IsConnectionBroken(SQLITE_BUSY));
+  EXPECT_FALSE(sqlite_internal::IsConnectionBroken(SQLITE_CONSTRAINT_UNIQUE));
+}
+
+}  // namespace
+}  // namespace ledger
