@@ -80,8 +80,10 @@ class StorageTransaction {
                                                     absl::Time since) = 0;
 
   // Inserts the transaction and its entries and stores each account's new balance and
-  // version (the accounts were locked by LockAccounts). AlreadyExists if the id or the
-  // reversal_of is taken.
+  // version (the accounts were locked by LockAccounts). The id or the reversal_of being
+  // taken is AlreadyExists, or RetryableError where a concurrent writer could have taken
+  // it (the retry re-checks and rejects or replays). An engine may hold writes back and
+  // send them with Commit, so write errors may surface from Commit too.
   virtual absl::Status WriteTransaction(const Transaction& transaction,
                                         const std::vector<Account>& updated_accounts) = 0;
 

@@ -1,0 +1,68 @@
+// Row <-> struct mapping for the PostgreSQL engine: the column lists every SELECT
+// uses, the functions that read those columns back into ledger structs, and the
+// PostgreSQL array literals that carry a batch of rows in one statement parameter.
+//
+// Internal to engines/postgres. Thread-safe: pure functions.
+#ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_ROWS_H_
+#define LEDGER_ENGINES_POSTGRES_POSTGRES_ROWS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "idempotency/key.h"
+#include "idempotency/stores.h"
+#include "ledger/account.h"
+#include "ledger/engine.h"
+#include "ledger/transaction.h"
+#include "pqxx/result"
+#include "pqxx/row"
+
+namespace ledger::postgres_internal {
+
+// Column lists, in the order the *FromRow functions read them.
+inline constexpr char kAssetColumns[] = "code, scale";
+inline constexpr char kAccountColumns[] =
+    "id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at";
+inline constexpr char kKeyColumns[] =
+    "namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at";
+inline constexpr char kWorkClaimColumns[] =
+    "namespace, scope, key, fingerprint, state, owner, attempt, lease_expires_at, result, "
+    "created_at, updated_at, expires_at";
+inline constexpr char kEventColumns[] = "sequence, transaction_id, type, payload, created_at";
+// A transaction joined with its entries (LEFT JOIN, one row per entry).
+inline constexpr char kTransactionWithEntryColumns[] =
+    "t.id, t.kind, t.created_at, t.metadata, t.reversal_of, t.fingerprint, "
+    "e.account_id, e.asset, e.amount, e.balance_after, e.account_version";
+
+int64_t Micros(absl::Time time);
+absl::Time TimeFromMicros(int64_t micros);
+
+Asset AssetFromRow(const pqxx::row& row);
+Account AccountFromRow(const pqxx::row& row);
+Entry EntryFromRow(const pqxx::row& row, int first_column);
+absl::StatusOr<WorkClaim> WorkClaimFromRow(const pqxx::row& row);
+OutboxEvent EventFromRow(const pqxx::row& row);
+
+// A key row: the committed record, or nullopt for a placeholder (state 'pending').
+absl::StatusOr<std::optional<KeyRecord>> KeyRecordFromRow(const pqxx::row& row);
+
+// Groups rows of kTransactionWithEntryColumns, ordered by transaction then entry.
+absl::StatusOr<std::vector<Transaction>> TransactionsFromRows(const pqxx::result& rows);
+
+// "tenant/actor" back into a Scope (the tenant never contains '/').
+Scope ScopeFromEncoded(const std::string& encoded);
+
+// PostgreSQL array literals ('{"a","b"}', '{1,2}') for text[] / bigint[] parameters.
+// Every text element is quoted and escaped, so any printable or UTF-8 text survives.
+std::string TextArrayLiteral(const std::vector<std::string>& values);
+std::string NullableTextArrayLiteral(const std::vector<std::optional<std::string>>& values);
+std::string IntegerArrayLiteral(const std::vector<int64_t>& values);
+std::string NullableIntegerArrayLiteral(const std::vector<std::optional<int64_t>>& values);
+
+}  // namespace ledger::postgres_internal
+
+#endif  // LEDGER_ENGINES_POSTGRES_POSTGRES_ROWS_H_

@@ -1,0 +1,202 @@
+#include "engines/postgres/postgres_statements.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engines/postgres/postgres_rows.h"
+
+namespace ledger::postgres_internal {
+namespace {
+
+// lock_timeout is an int of milliseconds on the server.
+constexpr int64_t kLockTimeoutMillisMax = 2'147'483'647;
+
+std::string Sql(std::initializer_list<absl::string_view> parts) { return absl::StrJoin(parts, ""); }
+
+// One statement writes everything a submit posts: the transaction, its entries, the
+// accounts' new balances and versions, the key record and the outbox events, each
+// batch of rows carried as arrays. It is sent once, at Commit, so a submit costs the
+// same round trips whatever the number of entries. The SELECT returns the row count of
+// each part so the caller checks that every row landed.
+constexpr char kWriteBatchSql[] = R"sql(
+WITH new_transactions AS (
+  INSERT INTO transactions (id, kind, created_at, metadata, reversal_of, fingerprint)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[])
+  RETURNING 1),
+new_entries AS (
+  INSERT INTO entries (account_id, account_version, transaction_id, entry_index, asset, amount,
+                       balance_after, created_at)
+  SELECT * FROM unnest($7::text[], $8::bigint[], $9::text[], $10::integer[], $11::text[],
+                       $12::bigint[], $13::bigint[], $14::bigint[])
+  RETURNING 1),
+updated_accounts AS (
+  UPDATE accounts SET balance = changed.balance, version = changed.version
+  FROM unnest($15::text[], $16::bigint[], $17::bigint[], $18::bigint[])
+       AS changed (id, balance, version, locked_version)
+  WHERE accounts.id = changed.id
+    AND (changed.locked_version IS NULL OR accounts.version = changed.locked_version)
+  RETURNING 1),
+recorded_keys AS (
+  INSERT INTO idempotency_keys AS existing
+    (namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at)
+  SELECT record.namespace, record.scope, record.key, record.fingerprint, 'committed',
+         record.transaction_id, record.created_at, record.expires_at
+  FROM unnest($19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::bigint[],
+              $25::bigint[])
+       AS record (namespace, scope, key, fingerprint, transaction_id, created_at, expires_at)
+  ON CONFLICT (namespace, scope, key) DO UPDATE
+    SET fingerprint = EXCLUDED.fingerprint, state = 'committed',
+        transaction_id = EXCLUDED.transaction_id, created_at = EXCLUDED.created_at,
+        expires_at = EXCLUDED.expires_at
+    WHERE existing.state = 'pending' OR existing.expires_at <= EXCLUDED.created_at
+  RETURNING 1),
+new_events AS (
+  INSERT INTO outbox_events (transaction_id, type, payload, created_at)
+  SELECT event.transaction_id, event.type, event.payload, event.created_at
+  FROM unnest($26::text[], $27::text[], $28::text[], $29::bigint[]) WITH ORDINALITY
+       AS event (transaction_id, type, payload, created_at, position)
+  ORDER BY event.position
+  RETURNING 1),
+dropped_placeholders AS (
+  DELETE FROM idempotency_keys AS placeholder
+  USING unnest($30::text[], $31::text[], $32::text[]) AS unused (namespace, scope, key)
+  WHERE placeholder.namespace = unused.namespace AND placeholder.scope = unused.scope
+    AND placeholder.key = unused.key AND placeholder.state = 'pending'
+  RETURNING 1)
+SELECT (SELECT count(*) FROM new_transactions), (SELECT count(*) FROM new_entries),
+       (SELECT count(*) FROM updated_accounts), (SELECT count(*) FROM recorded_keys),
+       (SELECT count(*) FROM new_events), (SELECT count(*) FROM dropped_placeholders)
+)sql";
+
+std::vector<std::pair<const char*, std::string>> Statements() {
+  return {
+      {statement::kPutAsset,
+       "WITH inserted AS (INSERT INTO assets (code, scale) VALUES ($1, $2) "
+       "ON CONFLICT (code) DO NOTHING RETURNING scale) "
+       "SELECT scale FROM inserted UNION ALL "
+       "SELECT scale FROM assets WHERE code = $1 AND NOT EXISTS (SELECT 1 FROM inserted)"},
+      {statement::kSelectAsset, Sql({"SELECT ", kAssetColumns, " FROM assets WHERE code = $1"})},
+      {statement::kListAssets, Sql({"SELECT ", kAssetColumns, " FROM assets ORDER BY code"})},
+      {statement::kInsertAccount, Sql({"INSERT INTO accounts (", kAccountColumns,
+                                       ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"})},
+      {statement::kSelectAccount,
+       Sql({"SELECT ", kAccountColumns, " FROM accounts WHERE id = $1"})},
+      {statement::kListAccounts,
+       Sql({"SELECT ", kAccountColumns, " FROM accounts WHERE id > $1 ORDER BY id LIMIT $2"})},
+      {statement::kSetAccountClosed, "UPDATE accounts SET closed = $2 WHERE id = $1"},
+      {statement::kSelectTransaction,
+       Sql({"SELECT ", kTransactionWithEntryColumns,
+            " FROM transactions t LEFT JOIN entries e ON e.transaction_id = t.id "
+            "WHERE t.id = $1 ORDER BY e.entry_index"})},
+      {statement::kListTransactions,
+       Sql({"SELECT ", kTransactionWithEntryColumns,
+            " FROM (SELECT * FROM transactions WHERE id > $1 ORDER BY id LIMIT $2) t "
+            "LEFT JOIN entries e ON e.transaction_id = t.id ORDER BY t.id, e.entry_index"})},
+      {statement::kListEntries,
+       "SELECT account_id, asset, amount, balance_after, account_version FROM entries "
+       "WHERE account_id = $1 AND account_version > $2 ORDER BY account_version LIMIT $3"},
+      {statement::kListKeyRecordsFirst, Sql({"SELECT ", kKeyColumns,
+                                             " FROM idempotency_keys WHERE state = 'committed' "
+                                             "ORDER BY namespace, scope, key LIMIT $1"})},
+      {statement::kListKeyRecordsAfter,
+       Sql({"SELECT ", kKeyColumns,
+            " FROM idempotency_keys WHERE state = 'committed' "
+            "AND (namespace, scope, key) > ($1, $2, $3) ORDER BY namespace, scope, key LIMIT $4"})},
+      // SKIP LOCKED: a row a claimer holds (row mode) is being replaced; leave it to it.
+      {statement::kPruneExpiredKeys,
+       "DELETE FROM idempotency_keys AS k USING (SELECT namespace, scope, key "
+       "FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 "
+       "FOR UPDATE SKIP LOCKED) AS expired WHERE k.namespace = expired.namespace "
+       "AND k.scope = expired.scope AND k.key = expired.key"},
+      {statement::kListEvents,
+       Sql({"SELECT ", kEventColumns,
+            " FROM outbox_events WHERE sequence > $1 ORDER BY sequence LIMIT $2"})},
+      {statement::kIsReversed, "SELECT EXISTS (SELECT 1 FROM transactions WHERE reversal_of = $1)"},
+      // Rows are locked in the order LockRows receives them: the caller's order.
+      {statement::kLockAccounts,
+       "SELECT a.id, a.asset, a.allow_negative, a.overdraft_limit, a.closed, a.balance, "
+       "a.version, a.created_at FROM unnest($1::text[]) WITH ORDINALITY AS wanted (id, position) "
+       "JOIN accounts a ON a.id = wanted.id ORDER BY wanted.position FOR UPDATE OF a"},
+      // numeric sums cannot overflow; the total saturates at the bigint maximum.
+      {statement::kDebitUsage,
+       "SELECT count(*), LEAST(COALESCE(sum(-(amount::numeric)), 0), 9223372036854775807)::bigint "
+       "FROM entries WHERE account_id = $1 AND created_at >= $2 AND amount < 0"},
+      {statement::kWriteBatch, kWriteBatchSql},
+      {statement::kInsertWorkClaim,
+       Sql({"WITH inserted AS (INSERT INTO work_claims (", kWorkClaimColumns,
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+            "ON CONFLICT (namespace, scope, key) DO NOTHING RETURNING ",
+            kWorkClaimColumns, ") SELECT ", kWorkClaimColumns, " FROM inserted UNION ALL SELECT ",
+            kWorkClaimColumns,
+            " FROM work_claims WHERE namespace = $1 AND scope = $2 AND key = $3 "
+            "AND NOT EXISTS (SELECT 1 FROM inserted)"})},
+      {statement::kReplaceWorkClaim,
+       "UPDATE work_claims SET fingerprint = $6, state = $7, owner = $8, attempt = $9, "
+       "lease_expires_at = $10, result = $11, created_at = $12, updated_at = $13, "
+       "expires_at = $14 WHERE namespace = $1 AND scope = $2 AND key = $3 AND owner = $4 "
+       "AND attempt = $5"},
+      {statement::kDeleteWorkClaim,
+       "DELETE FROM work_claims WHERE namespace = $1 AND scope = $2 AND key = $3 "
+       "AND owner = $4 AND state = 'pending'"},
+      {statement::kMarkAbandonedWorkClaims,
+       "UPDATE work_claims SET state = 'abandoned', updated_at = $1 "
+       "WHERE state = 'pending' AND lease_expires_at <= $1"},
+      {statement::kPruneWorkClaims, "DELETE FROM work_claims WHERE expires_at <= $1"},
+      {statement::kInsertWebhookEvent,
+       "INSERT INTO webhook_events (provider, event_id, received_at) VALUES ($1, $2, $3) "
+       "ON CONFLICT (provider, event_id) DO NOTHING"},
+      {statement::kDeleteWebhookEvent,
+       "DELETE FROM webhook_events WHERE provider = $1 AND event_id = $2"},
+      {statement::kPruneWebhookEvents, "DELETE FROM webhook_events WHERE received_at < $1"},
+  };
+}
+
+std::string KeyRowCondition(const ClaimScriptParts& parts) {
+  return absl::StrCat("namespace = ", parts.key_namespace, " AND scope = ", parts.scope,
+                      " AND key = ", parts.key);
+}
+
+std::string ScriptStart(const ClaimScriptParts& parts) {
+  return absl::StrCat(parts.begin ? "BEGIN ISOLATION LEVEL READ COMMITTED;\n" : "",
+                      "SET LOCAL lock_timeout = ", parts.claim_lock_timeout, ";\n");
+}
+
+std::string ScriptEnd(const ClaimScriptParts& parts) {
+  return absl::StrCat("SET LOCAL lock_timeout = ", parts.default_lock_timeout, ";\n", "SELECT ",
+                      kKeyColumns, " FROM idempotency_keys WHERE ", KeyRowCondition(parts));
+}
+
+}  // namespace
+
+void DeclareStatements(pqxx::connection& connection) {
+  for (const auto& [name, sql] : Statements()) connection.prepare(name, sql);
+}
+
+std::string ClaimLockTimeout(absl::Duration wait_max) {
+  int64_t millis = absl::ToInt64Milliseconds(absl::Ceil(wait_max, absl::Milliseconds(1)));
+  millis = std::clamp<int64_t>(millis, 1, kLockTimeoutMillisMax);
+  return absl::StrCat(millis, "ms");
+}
+
+std::string AdvisoryClaimScript(const ClaimScriptParts& parts) {
+  return absl::StrCat(ScriptStart(parts), "SELECT pg_advisory_xact_lock(hashtextextended(",
+                      parts.encoded_identity, ", 0));\n", ScriptEnd(parts));
+}
+
+std::string RowClaimScript(const ClaimScriptParts& parts) {
+  return absl::StrCat(
+      ScriptStart(parts),
+      "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, "
+      "created_at, expires_at) VALUES (",
+      parts.key_namespace, ", ", parts.scope, ", ", parts.key,
+      ", '', 'pending', NULL, 0, 0) ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
+      "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(parts), " FOR UPDATE;\n",
+      ScriptEnd(parts));
+}
+
+}  // namespace ledger::postgres_internal

@@ -1,0 +1,393 @@
+// The PostgreSQL engine's own tests, beyond the shared conformance suite: many
+// connections at once, a backend killed mid-transaction, pooled connections killed
+// while idle, lock timeouts, the locks each claim mode takes, concurrent migrations.
+// Every test runs in both claim modes.
+#include "engines/postgres/postgres_engine.h"
+
+#include <atomic>
+#include <memory>
+#include <ostream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/barrier.h"
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "idempotency/clock.h"
+#include "idempotency/errors.h"
+#include "ledger/ledger.h"
+#include "ledger/verify.h"
+#include "pqxx/connection"
+#include "pqxx/nontransaction"
+#include "tests/conformance/conformance_context.h"
+#include "tests/engines/postgres/postgres_test_database.h"
+#include "tests/support/fault_injecting_engine.h"
+
+namespace ledger {
+
+// Test names and failure messages say "advisory" / "row", not the enum's bytes.
+void PrintTo(PostgresClaimMode mode, std::ostream* out) {
+  *out << (mode == PostgresClaimMode::kRow ? "row" : "advisory");
+}
+
+namespace testing {
+namespace {
+
+constexpr char kAsset[] = "CREDITS";
+
+Operation Transfer(const std::string& from, const std::string& to, Amount amount) {
+  return Operation::Transfer(from, to, kAsset, amount);
+}
+
+// Everything a submit could write, to prove a path wrote nothing.
+struct Written {
+  std::vector<Account> accounts;
+  std::vector<Transaction> transactions;
+  std::vector<KeyRecord> keys;
+  std::vector<OutboxEvent> events;
+  friend bool operator==(const Written&, const Written&) = default;
+};
+
+// Waits, on the server, until `condition_sql` (a boolean expression) holds; false if
+// it did not within a minute. Polls an observable state, never a guessed duration;
+// pg_stat_clear_snapshot makes each poll see fresh activity statistics.
+bool WaitOnServerUntil(const std::string& condition_sql) {
+  absl::StatusOr<std::string> satisfied = QueryPostgresValue(absl::StrCat(
+      "DO $$ BEGIN FOR poll IN 1..12000 LOOP PERFORM pg_stat_clear_snapshot(); EXIT WHEN ",
+      condition_sql, "; PERFORM pg_sleep(0.005); END LOOP; END $$;", "SELECT ", condition_sql));
+  return satisfied.ok() && *satisfied == "t";
+}
+
+// Terminates the backends of the test database that are in `state`, other than the
+// asking one, and waits until they are gone. Returns how many it terminated.
+std::string TerminateBackendsIn(const std::string& state) {
+  absl::StatusOr<std::string> terminated = QueryPostgresValue(absl::StrCat(
+      "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 60000)) FROM pg_stat_activity "
+      "WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = '",
+      state, "'"));
+  return terminated.ok() ? *terminated : terminated.status().ToString();
+}
+
+class PostgresEngineTest : public ::testing::TestWithParam<PostgresClaimMode> {
+ protected:
+  void SetUp() override {
+    if (std::string reason = PostgresUnavailableReason(); !reason.empty()) {
+      if (RunningInCi()) GTEST_FAIL() << "postgres is required under CI=true: " << reason;
+      GTEST_SKIP() << "postgres skipped: " << reason;
+    }
+  }
+
+  // A fresh database with `account_count` funded accounts "account-00".. plus
+  // "issuance", "alice" (funded with `alice_balance`) and "bob".
+  void OpenLedger(int pool_size, int account_count = 0, Amount alice_balance = 1000) {
+    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenFreshPostgresEngine(GetParam(), pool_size);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    faults_ = std::make_shared<FaultInjectingEngine>(std::shared_ptr<Engine>(std::move(*engine)));
+    ledger_ = std::make_unique<Ledger>(faults_, LedgerOptions{.clock = &clock_});
+    ASSERT_TRUE(ledger_->DefineAsset({kAsset, 0}).ok());
+    ASSERT_TRUE(
+        ledger_->OpenAccount({.id = "issuance", .asset = kAsset, .allow_negative = true}).ok());
+    for (const std::string& id : {std::string("alice"), std::string("bob")}) {
+      ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = kAsset}).ok());
+    }
+    Fund("alice", alice_balance);
+    for (int i = 0; i < account_count; ++i) {
+      std::string id = absl::StrCat("account-", i / 10, i % 10);
+      ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = kAsset}).ok());
+      Fund(id, 1000);
+      accounts_.push_back(id);
+    }
+  }
+
+  void Fund(const std::string& id, Amount amount) {
+    absl::StatusOr<Outcome> funded =
+        Submit(absl::StrCat("fund-", id), Operation::TopUp("issuance", id, kAsset, amount));
+    ASSERT_TRUE(funded.ok()) << funded.status();
+    ASSERT_EQ(funded->kind, OutcomeKind::kCommitted) << OutcomeToJson(*funded).dump();
+  }
+
+  absl::StatusOr<Outcome> Submit(const std::string& key, const Operation& operation,
+                                 ClaimOptions claim = {}) {
+    return ledger_->Submit(SubmitRequest{key, {}, operation, claim});
+  }
+
+  Amount BalanceOf(const std::string& id) {
+    absl::StatusOr<Account> account = ledger_->GetAccount(id);
+    EXPECT_TRUE(account.ok()) << account.status();
+    return account.ok() ? account->balance : 0;
+  }
+
+  Written TakeWritten() {
+    Engine& engine = *faults_;
+    return Written{
+        engine.ListAccounts("", 10'000).value(), engine.ListTransactions("", 10'000).value(),
+        engine.ListKeyRecords(std::nullopt, 10'000).value(), engine.ListEvents(0, 10'000).value()};
+  }
+
+  void ExpectVerifiedClean() {
+    absl::StatusOr<VerifyReport> report = VerifyLedger(*faults_);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_TRUE(report->ok()) << report->ToText();
+  }
+
+  ManualClock clock_;
+  std::shared_ptr<FaultInjectingEngine> faults_;
+  std::unique_ptr<Ledger> ledger_;
+  std::vector<std::string> accounts_;
+};
+
+TEST_P(PostgresEngineTest, SixtyFourSubmittersOfOneKeyCommitOnceAndReplayTheRest) {
+  constexpr int kSubmitters = 64;
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/kSubmitters));
+  absl::Barrier* start = new absl::Barrier(kSubmitters);  // freed by the last one through
+  std::vector<absl::StatusOr<Outcome>> outcomes(kSubmitters);
+  std::vector<std::thread> submitters;
+  for (int i = 0; i < kSubmitters; ++i) {
+    submitters.emplace_back([&, i] {
+      if (start->Block()) delete start;
+      outcomes[i] = Submit("one-key", Transfer("alice", "bob", 7));
+    });
+  }
+  for (std::thread& submitter : submitters) submitter.join();
+
+  int committed = 0;
+  int duplicates = 0;
+  std::optional<Transaction> winner;
+  for (const absl::StatusOr<Outcome>& outcome : outcomes) {
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    if (outcome->kind == OutcomeKind::kCommitted) {
+      ++committed;
+      winner = outcome->transaction;
+    }
+    if (outcome->kind == OutcomeKind::kDuplicate) ++duplicates;
+  }
+  ASSERT_EQ(committed, 1);
+  EXPECT_EQ(duplicates, kSubmitters - 1);
+  for (const absl::StatusOr<Outcome>& outcome : outcomes) {
+    EXPECT_EQ(outcome->transaction, *winner);  // byte for byte: id, entries, timestamps
+  }
+  EXPECT_EQ(BalanceOf("bob"), 7);
+  ExpectVerifiedClean();
+}
+
+TEST_P(PostgresEngineTest, BackendKilledMidTransactionWritesNothingAndRetryCommitsOnce) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/4));
+  absl::Notification paused, killed;
+  faults_->SetHook(FaultPoint::kAfterWrite, [&] {
+    if (paused.HasBeenNotified()) return;
+    paused.Notify();
+    killed.WaitForNotification();
+  });
+  const Written before = TakeWritten();
+  absl::StatusOr<Outcome> first;
+  std::thread submitter([&] { first = Submit("kill-1", Transfer("alice", "bob", 40)); });
+  paused.WaitForNotification();
+  // The submitter's session holds its claim and account locks, idle in transaction.
+  EXPECT_EQ(TerminateBackendsIn("idle in transaction"), "1");
+  killed.Notify();
+  submitter.join();
+
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->kind, OutcomeKind::kFaulted) << OutcomeToJson(*first).dump();
+  EXPECT_EQ(first->fault.code(), absl::StatusCode::kUnavailable) << first->fault;
+  EXPECT_FALSE(first->in_doubt);
+  EXPECT_EQ(TakeWritten(), before);  // nothing written, the key unused
+
+  faults_->Clear();
+  absl::StatusOr<Outcome> retry = Submit("kill-1", Transfer("alice", "bob", 40));
+  ASSERT_TRUE(retry.ok()) << retry.status();
+  ASSERT_EQ(retry->kind, OutcomeKind::kCommitted) << OutcomeToJson(*retry).dump();
+  absl::StatusOr<Outcome> again = Submit("kill-1", Transfer("alice", "bob", 40));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->kind, OutcomeKind::kDuplicate);
+  EXPECT_EQ(BalanceOf("bob"), 40);  // posted once
+  ExpectVerifiedClean();
+}
+
+TEST_P(PostgresEngineTest, SixteenConnectionsTransferringOverTenAccountsLeaveAVerifiedLedger) {
+  constexpr int kConnections = 16;
+  constexpr int kTransfersPerConnection = 40;
+  constexpr int kAccounts = 10;
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/kConnections, kAccounts));
+  std::atomic<int> committed{0};
+  std::atomic<int> rejected{0};
+  absl::Barrier* start = new absl::Barrier(kConnections);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < kConnections; ++w) {
+    workers.emplace_back([&, w] {
+      std::mt19937 random(42 + w);
+      if (start->Block()) delete start;
+      for (int i = 0; i < kTransfersPerConnection; ++i) {
+        size_t from = random() % kAccounts;
+        size_t to = (from + 1 + random() % (kAccounts - 1)) % kAccounts;
+        absl::StatusOr<Outcome> outcome =
+            Submit(absl::StrCat("transfer-", w, "-", i),
+                   Transfer(accounts_[from], accounts_[to], 1 + random() % 300));
+        ASSERT_TRUE(outcome.ok()) << outcome.status();
+        ASSERT_TRUE(outcome->kind == OutcomeKind::kCommitted ||
+                    outcome->kind == OutcomeKind::kRejected)
+            << OutcomeToJson(*outcome).dump();
+        (outcome->kind == OutcomeKind::kCommitted ? committed : rejected)++;
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+
+  EXPECT_EQ(committed + rejected, kConnections * kTransfersPerConnection);
+  EXPECT_GT(committed.load(), 0);
+  Amount total = 0;
+  for (const std::string& id : accounts_) {
+    EXPECT_GE(BalanceOf(id), 0) << id;
+    total += BalanceOf(id);
+  }
+  EXPECT_EQ(total, kAccounts * 1000);
+  absl::StatusOr<VerifyReport> report = VerifyLedger(*faults_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << report->ToText();
+  EXPECT_EQ(report->transactions, committed + kAccounts + 1);  // + the funding top-ups
+}
+
+TEST_P(PostgresEngineTest, FailFastClaimStillWaitsForAnAccountLockHeldElsewhere) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/2));
+  absl::StatusOr<std::string> dsn = PostgresTestDsn();
+  ASSERT_TRUE(dsn.ok()) << dsn.status();
+  pqxx::connection locker_connection(*dsn);
+  pqxx::nontransaction locker(locker_connection);
+  locker.exec("BEGIN");
+  locker.exec("SELECT 1 FROM accounts WHERE id = 'alice' FOR UPDATE");
+
+  ClaimOptions fail_fast;
+  fail_fast.wait = WaitPolicy::FailFast();
+  absl::StatusOr<Outcome> outcome;
+  std::thread submitter([&] { outcome = Submit("ff-1", Transfer("alice", "bob", 5), fail_fast); });
+  // The claim's 1 ms lock_timeout must be gone by the time the account lock is awaited.
+  EXPECT_TRUE(
+      WaitOnServerUntil("EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
+                        "AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' "
+                        "AND query LIKE '%FOR UPDATE OF a%')"));
+  locker.exec("COMMIT");
+  submitter.join();
+
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
+  EXPECT_EQ(BalanceOf("bob"), 5);
+}
+
+TEST_P(PostgresEngineTest, IdlePooledConnectionKilledByTheServerIsReplaced) {
+  ASSERT_NO_FATAL_FAILURE(
+      OpenLedger(/*pool_size=*/1));  // one connection: the next submit must reuse or replace it
+  EXPECT_EQ(TerminateBackendsIn("idle"), "1");
+  absl::StatusOr<Outcome> outcome = Submit("after-kill", Transfer("alice", "bob", 3));
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
+  EXPECT_EQ(BalanceOf("bob"), 3);
+}
+
+TEST_P(PostgresEngineTest, OnlyTheAdvisoryModeTakesAnAdvisoryLockToClaim) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/2));
+  absl::Notification claimed, release;
+  faults_->SetHook(FaultPoint::kAfterClaim, [&] {
+    if (claimed.HasBeenNotified()) return;
+    claimed.Notify();
+    release.WaitForNotification();
+  });
+  absl::StatusOr<Outcome> outcome;
+  std::thread submitter([&] { outcome = Submit("locks-1", Transfer("alice", "bob", 1)); });
+  claimed.WaitForNotification();
+  absl::StatusOr<std::string> advisory_locks = QueryPostgresValue(
+      "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = "
+      "(SELECT oid FROM pg_database WHERE datname = current_database())");
+  // The row mode's placeholder is uncommitted: no other session can see it.
+  absl::StatusOr<std::string> visible_keys =
+      QueryPostgresValue("SELECT count(*) FROM idempotency_keys");
+  release.Notify();
+  submitter.join();
+
+  ASSERT_TRUE(advisory_locks.ok()) << advisory_locks.status();
+  EXPECT_EQ(*advisory_locks, GetParam() == PostgresClaimMode::kAdvisoryLock ? "1" : "0");
+  EXPECT_EQ(visible_keys.value_or("error"), "1");  // alice's funding top-up only
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted);
+}
+
+TEST_P(PostgresEngineTest, RejectedAndReplayedSubmitsLeaveNoPlaceholderRow) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/2, /*account_count=*/0, /*alice_balance=*/10));
+  absl::StatusOr<Outcome> rejected = Submit("r-1", Transfer("alice", "bob", 11));
+  ASSERT_TRUE(rejected.ok()) << rejected.status();
+  EXPECT_EQ(rejected->kind, OutcomeKind::kRejected);
+  ASSERT_EQ(Submit("r-2", Transfer("alice", "bob", 10))->kind, OutcomeKind::kCommitted);
+  ASSERT_EQ(Submit("r-2", Transfer("alice", "bob", 10))->kind, OutcomeKind::kDuplicate);
+  EXPECT_EQ(QueryPostgresValue("SELECT count(*) FROM idempotency_keys WHERE state = 'pending'")
+                .value_or("error"),
+            "0");
+  EXPECT_EQ(QueryPostgresValue("SELECT count(*) FROM idempotency_keys WHERE key = 'r-1'")
+                .value_or("error"),
+            "0");
+}
+
+TEST_P(PostgresEngineTest, IdentitiesCompareAndSortByteWise) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/2));
+  for (const std::string& id : {std::string("B"), std::string("a"), std::string("b")}) {
+    ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = kAsset}).ok());
+  }
+  absl::StatusOr<std::vector<Account>> accounts = faults_->ListAccounts("", 100);
+  ASSERT_TRUE(accounts.ok()) << accounts.status();
+  std::vector<std::string> ids;
+  for (const Account& account : *accounts) ids.push_back(account.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"B", "a", "alice", "b", "bob", "issuance"}));
+
+  // "ABC" and "abc" are two keys, so two operations.
+  ASSERT_EQ(Submit("ABC", Transfer("alice", "bob", 1))->kind, OutcomeKind::kCommitted);
+  ASSERT_EQ(Submit("abc", Transfer("alice", "bob", 1))->kind, OutcomeKind::kCommitted);
+  EXPECT_EQ(BalanceOf("bob"), 2);
+  absl::StatusOr<std::vector<KeyRecord>> keys = faults_->ListKeyRecords(std::nullopt, 100);
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  ASSERT_EQ(keys->size(), 3u);  // the top-up's key is in another namespace
+  EXPECT_EQ((*keys)[1].identity.key, "ABC");
+  EXPECT_EQ((*keys)[2].identity.key, "abc");
+}
+
+std::string ModeName(const ::testing::TestParamInfo<PostgresClaimMode>& info) {
+  return info.param == PostgresClaimMode::kRow ? "row" : "advisory";
+}
+
+INSTANTIATE_TEST_SUITE_P(ClaimModes, PostgresEngineTest,
+                         ::testing::Values(PostgresClaimMode::kAdvisoryLock,
+                                           PostgresClaimMode::kRow),
+                         ModeName);
+
+TEST(PostgresMigrationTest, ConcurrentMigrationsOfAFreshDatabaseApplyEachVersionOnce) {
+  if (std::string reason = PostgresUnavailableReason(); !reason.empty()) {
+    if (RunningInCi()) GTEST_FAIL() << "postgres is required under CI=true: " << reason;
+    GTEST_SKIP() << "postgres skipped: " << reason;
+  }
+  ASSERT_TRUE(ResetPostgresTestDatabase().ok());
+  absl::StatusOr<std::string> dsn = PostgresTestDsn();
+  ASSERT_TRUE(dsn.ok()) << dsn.status();
+  constexpr int kMigrators = 4;
+  absl::Barrier* start = new absl::Barrier(kMigrators);
+  std::vector<absl::Status> results(kMigrators);
+  std::vector<std::thread> migrators;
+  for (int i = 0; i < kMigrators; ++i) {
+    migrators.emplace_back([&, i] {
+      PostgresOptions options;
+      options.connection = *dsn;
+      options.pool_size = 1;
+      options.migrate = false;
+      absl::StatusOr<std::unique_ptr<Engine>> engine = OpenPostgresEngine(options);
+      if (start->Block()) delete start;
+      results[i] = engine.ok() ? (*engine)->Migrate() : engine.status();
+    });
+  }
+  for (std::thread& migrator : migrators) migrator.join();
+  for (const absl::Status& result : results) EXPECT_TRUE(result.ok()) << result;
+  EXPECT_EQ(QueryPostgresValue("SELECT count(*) FROM schema_migrations").value_or("error"), "1");
+  EXPECT_EQ(QueryPostgresValue("SELECT count(*) FROM accounts").value_or("error"), "0");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace ledger
