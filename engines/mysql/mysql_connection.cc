@@ -1,0 +1,303 @@
+#include "engines/mysql/mysql_connection.h"
+
+#include <mutex>
+#include <utility>
+
+#include <cppconn/connection.h>
+#include <cppconn/datatype.h>
+#include <cppconn/driver.h>
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+#include <cppconn/statement.h>
+#include <mysql_driver.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "idempotency/errors.h"
+
+namespace ledger::mysql_internal {
+namespace {
+
+constexpr std::string_view kUrlScheme = "mysql://";
+
+// get_driver_instance() is not thread-safe: it runs once, before any connection. The
+// driver lives as long as the process and is never deleted.
+sql::Driver& Driver() {
+  static std::once_flag once;
+  static sql::Driver* driver = nullptr;
+  std::call_once(once, [] { driver = sql::mysql::get_driver_instance(); });
+  return *driver;
+}
+
+// The client library keeps per-thread state: each thread that talks to the server
+// calls threadInit once, and threadEnd when it exits (this guard's destructor).
+class DriverThreadGuard {
+ public:
+  DriverThreadGuard() { Driver().threadInit(); }
+  ~DriverThreadGuard() { Driver().threadEnd(); }
+};
+
+void EnsureDriverThreadInitialized() { thread_local DriverThreadGuard guard; }
+
+absl::StatusOr<std::string> PercentDecoded(std::string_view text) {
+  std::string decoded;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      decoded.push_back(text[i]);
+      continue;
+    }
+    int value = 0;
+    if (i + 2 >= text.size()) {
+      return absl::InvalidArgumentError("mysql url: truncated percent escape");
+    }
+    if (!absl::SimpleHexAtoi(absl::string_view(text.data() + i + 1, 2), &value)) {
+      return absl::InvalidArgumentError("mysql url: bad percent escape");
+    }
+    decoded.push_back(static_cast<char>(value));
+    i += 2;
+  }
+  return decoded;
+}
+
+absl::Status ParseUserInfo(std::string_view user_info, MysqlSettings& settings) {
+  size_t colon = user_info.find(':');
+  LEDGER_ASSIGN_OR_RETURN(settings.user, PercentDecoded(user_info.substr(0, colon)));
+  if (colon != std::string_view::npos) {
+    LEDGER_ASSIGN_OR_RETURN(settings.password, PercentDecoded(user_info.substr(colon + 1)));
+  }
+  if (settings.user.empty()) return absl::InvalidArgumentError("mysql url: no user");
+  return absl::OkStatus();
+}
+
+absl::Status ParseHostPort(std::string_view host_port, MysqlSettings& settings) {
+  size_t colon = host_port.rfind(':');
+  if (!host_port.empty() && host_port.front() == '[') {  // [IPv6]:port
+    size_t close = host_port.find(']');
+    if (close == std::string_view::npos) {
+      return absl::InvalidArgumentError("mysql url: unclosed '[' in host");
+    }
+    colon = host_port.find(':', close);
+  }
+  settings.host = std::string(host_port.substr(0, colon));
+  if (colon != std::string_view::npos) {
+    std::string_view port = host_port.substr(colon + 1);
+    if (!absl::SimpleAtoi(absl::string_view(port.data(), port.size()), &settings.port) ||
+        settings.port <= 0 || settings.port > 65535) {
+      return absl::InvalidArgumentError(absl::StrCat("mysql url: bad port '", View(port), "'"));
+    }
+  }
+  if (settings.host.empty()) return absl::InvalidArgumentError("mysql url: no host");
+  return absl::OkStatus();
+}
+
+std::string ConnectorHostName(const MysqlSettings& settings) {
+  // "tcp://" forces TCP; Connector/C++ would otherwise treat "localhost" as the socket.
+  return absl::StrCat("tcp://", settings.host, ":", settings.port);
+}
+
+}  // namespace
+
+std::string MysqlSettings::Describe() const {
+  return absl::StrCat(user, "@", host, ":", port, "/", database);
+}
+
+absl::StatusOr<MysqlSettings> ParseMysqlUrl(std::string_view url) {
+  if (url.substr(0, kUrlScheme.size()) != kUrlScheme) {
+    return absl::InvalidArgumentError("mysql url must start with mysql://");
+  }
+  std::string_view rest = url.substr(kUrlScheme.size());
+  if (rest.find_first_of("?#") != std::string_view::npos) {
+    return absl::InvalidArgumentError("mysql url: query parameters are not supported");
+  }
+  size_t at = rest.rfind('@');
+  if (at == std::string_view::npos) {
+    return absl::InvalidArgumentError("mysql url: expected user@host (mysql://user@host/db)");
+  }
+  size_t slash = rest.find('/', at);
+  if (slash == std::string_view::npos || slash + 1 == rest.size()) {
+    return absl::InvalidArgumentError("mysql url: no database (mysql://user@host/db)");
+  }
+  MysqlSettings settings;
+  LEDGER_RETURN_IF_ERROR(ParseUserInfo(rest.substr(0, at), settings));
+  LEDGER_RETURN_IF_ERROR(ParseHostPort(rest.substr(at + 1, slash - at - 1), settings));
+  LEDGER_ASSIGN_OR_RETURN(settings.database, PercentDecoded(rest.substr(slash + 1)));
+  return settings;
+}
+
+std::string SqlRow::String(int column) const { return result_.getString(column + 1); }
+
+std::optional<std::string> SqlRow::OptionalString(int column) const {
+  if (result_.isNull(column + 1)) return std::nullopt;
+  return String(column);
+}
+
+int64_t SqlRow::Int64(int column) const { return result_.getInt64(column + 1); }
+
+bool SqlRow::Bool(int column) const { return result_.getInt(column + 1) != 0; }
+
+bool SqlRow::IsNull(int column) const { return result_.isNull(column + 1); }
+
+MysqlConnection::MysqlConnection(std::unique_ptr<sql::Connection> connection)
+    : connection_(std::move(connection)), last_used_(absl::Now()) {}
+
+MysqlConnection::~MysqlConnection() {
+  // Closing never throws past here: the destructors of the driver objects may. No
+  // threadInit: closing needs none, and this may run while the process exits.
+  CatchDriverErrors([&] {
+    statements_.clear();
+    connection_.reset();
+  });
+}
+
+absl::StatusOr<std::unique_ptr<MysqlConnection>> MysqlConnection::Open(
+    const MysqlSettings& settings) {
+  EnsureDriverThreadInitialized();
+  std::unique_ptr<sql::Connection> raw;
+  std::optional<MysqlError> error = CatchDriverErrors([&] {
+    sql::ConnectOptionsMap options;
+    options["hostName"] = sql::SQLString(ConnectorHostName(settings));
+    options["userName"] = sql::SQLString(settings.user);
+    options["password"] = sql::SQLString(settings.password);
+    options["schema"] = sql::SQLString(settings.database);
+    options["OPT_RECONNECT"] = false;  // a silent reconnect would lose the transaction
+    options["OPT_CONNECT_TIMEOUT"] = kConnectTimeoutSeconds;
+    options["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
+    options["characterSetResults"] = sql::SQLString("utf8mb4");
+    options["CLIENT_FOUND_ROWS"] = true;
+    raw.reset(Driver().connect(options));
+  });
+  if (error.has_value()) {
+    // Unreachable: Unavailable; bad credentials: PermissionDenied; no such database:
+    // FailedPrecondition.
+    return MysqlErrorStatus(*error, absl::StrCat("connect to ", settings.Describe()),
+                            ErrorContext::kConnect);
+  }
+  std::unique_ptr<MysqlConnection> connection(new MysqlConnection(std::move(raw)));
+  LEDGER_RETURN_IF_ERROR(connection->SetUpSession());
+  return connection;
+}
+
+absl::Status MysqlConnection::SetUpSession() {
+  // READ COMMITTED: see docs/engines/mysql.md. Every read that decides anything is a
+  // locking read or runs after the locks it depends on are held, and each statement's
+  // consistent read sees what committed before it.
+  LEDGER_RETURN_IF_ERROR(ExecuteText("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+                                     "set isolation level", ErrorContext::kConnect));
+  LEDGER_RETURN_IF_ERROR(ExecuteText(
+      absl::StrCat("SET SESSION autocommit = 0, innodb_lock_wait_timeout = ",
+                   kLockWaitSecondsDefault,
+                   ", sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'"),
+      "set session variables", ErrorContext::kConnect));
+  lock_wait_seconds_ = kLockWaitSecondsDefault;
+  LEDGER_RETURN_IF_ERROR(Query(
+      "SELECT CONNECTION_ID()", {}, [&](const SqlRow& row) { session_id_ = row.Int64(0); },
+      "read connection id", ErrorContext::kConnect));
+  return Commit(ErrorContext::kConnect);
+}
+
+absl::Status MysqlConnection::Guard(const std::function<void()>& call, std::string_view what,
+                                    ErrorContext context) {
+  if (broken_) {
+    MysqlError gone{2006, "08S01", "the connection was lost earlier", false};
+    return MysqlErrorStatus(gone, what, context);
+  }
+  EnsureDriverThreadInitialized();
+  last_used_ = absl::Now();
+  std::optional<MysqlError> error = CatchDriverErrors(call);
+  if (!error.has_value()) return absl::OkStatus();
+  if (BreaksConnection(*error)) broken_ = true;
+  return MysqlErrorStatus(*error, what, context);
+}
+
+sql::PreparedStatement& MysqlConnection::Prepared(std::string_view sql) {
+  auto it = statements_.find(sql);
+  if (it != statements_.end()) return *it->second;
+  if (statements_.size() >= kPreparedStatementsMax) statements_.clear();
+  std::unique_ptr<sql::PreparedStatement> statement(
+      connection_->prepareStatement(sql::SQLString(sql.data(), sql.size())));
+  return *statements_.emplace(std::string(sql), std::move(statement)).first->second;
+}
+
+namespace {
+
+void Bind(sql::PreparedStatement& statement, const SqlParams& params) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    const unsigned int index = static_cast<unsigned int>(i + 1);
+    if (const int64_t* number = std::get_if<int64_t>(&params[i])) {
+      statement.setInt64(index, *number);
+    } else if (const std::string* text = std::get_if<std::string>(&params[i])) {
+      statement.setString(index, sql::SQLString(*text));
+    } else {
+      statement.setNull(index, sql::DataType::VARCHAR);
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> MysqlConnection::Execute(std::string_view sql, const SqlParams& params,
+                                                 std::string_view what, ErrorContext context) {
+  int64_t matched = 0;
+  LEDGER_RETURN_IF_ERROR(Guard(
+      [&] {
+        sql::PreparedStatement& statement = Prepared(sql);
+        Bind(statement, params);
+        matched = statement.executeUpdate();
+      },
+      what, context));
+  return matched;
+}
+
+absl::Status MysqlConnection::Query(std::string_view sql, const SqlParams& params,
+                                    const std::function<void(const SqlRow&)>& on_row,
+                                    std::string_view what, ErrorContext context) {
+  return Guard(
+      [&] {
+        sql::PreparedStatement& statement = Prepared(sql);
+        Bind(statement, params);
+        std::unique_ptr<sql::ResultSet> result(statement.executeQuery());
+        SqlRow row(*result);
+        while (result->next()) on_row(row);
+      },
+      what, context);
+}
+
+absl::Status MysqlConnection::ExecuteText(std::string_view sql, std::string_view what,
+                                          ErrorContext context) {
+  return Guard(
+      [&] {
+        std::unique_ptr<sql::Statement> statement(connection_->createStatement());
+        statement->execute(sql::SQLString(sql.data(), sql.size()));
+      },
+      what, context);
+}
+
+absl::Status MysqlConnection::SetLockWaitSeconds(int seconds, std::string_view what,
+                                                 ErrorContext context) {
+  if (seconds == lock_wait_seconds_) return absl::OkStatus();
+  lock_wait_seconds_ = 0;  // unknown until the SET is known to have run
+  LEDGER_RETURN_IF_ERROR(ExecuteText(
+      absl::StrCat("SET SESSION innodb_lock_wait_timeout = ", seconds), what, context));
+  lock_wait_seconds_ = seconds;
+  return absl::OkStatus();
+}
+
+absl::Status MysqlConnection::Commit(ErrorContext context) {
+  // The text COMMIT, not Connection::commit(): its failure must surface as an error.
+  return ExecuteText("COMMIT", "commit", context);
+}
+
+void MysqlConnection::Rollback() {
+  if (broken_) return;  // the server rolled back when the session went
+  absl::Status status = ExecuteText("ROLLBACK", "rollback", ErrorContext::kStandalone);
+  if (!status.ok()) broken_ = true;
+}
+
+bool MysqlConnection::Ping() {
+  absl::Status status = ExecuteText("DO 1", "ping", ErrorContext::kStandalone);
+  if (!status.ok()) broken_ = true;
+  return status.ok();
+}
+
+}  // namespace ledger::mysql_internal

@@ -1,0 +1,147 @@
+// One MySQL / MariaDB session over Connector/C++ 1.1, with no exception in its API.
+//
+//   LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<MysqlConnection> connection,
+//                           MysqlConnection::Open(settings));
+//   LEDGER_ASSIGN_OR_RETURN(int64_t matched,
+//       connection->Execute("UPDATE accounts SET closed = ? WHERE id = ?",
+//                           {int64_t{1}, std::string("alice")}, "close account",
+//                           ErrorContext::kStandalone));
+//
+// Every statement with parameters runs as a server-side prepared statement, prepared
+// once per connection and cached by its text. Driver exceptions are caught here and
+// mapped by mysql_errors.h; after an error that leaves the session unusable (lost
+// connection, killed, a driver failure) the connection reports broken() and must be
+// discarded. Sessions run with autocommit off, READ COMMITTED, strict SQL mode, the
+// utf8mb4 character set, and CLIENT_FOUND_ROWS (an UPDATE reports the rows it matched,
+// not only those it changed).
+//
+// Internal to engines/mysql. Not thread-safe: one thread uses a connection at a time.
+#ifndef LEDGER_ENGINES_MYSQL_MYSQL_CONNECTION_H_
+#define LEDGER_ENGINES_MYSQL_MYSQL_CONNECTION_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "engines/mysql/mysql_errors.h"
+
+namespace sql {
+class Connection;
+class PreparedStatement;
+class ResultSet;
+}  // namespace sql
+
+namespace ledger::mysql_internal {
+
+// The session's innodb_lock_wait_timeout outside a claim: how long a statement waits
+// for a row lock (an account, a work claim) before giving up with 1205. Equal to the
+// claim's default bound (key.h's kWaitDefault), so a submit with the default wait
+// policy never has to change the session variable.
+inline constexpr int kLockWaitSecondsDefault = 10;
+// InnoDB's bounds for innodb_lock_wait_timeout.
+inline constexpr int kLockWaitSecondsMin = 1;
+inline constexpr int kLockWaitSecondsMax = 1'073'741'824;
+inline constexpr int kConnectTimeoutSeconds = 10;
+// Prepared statements kept per connection; beyond it the cache starts over, so odd
+// statement shapes (multi-row inserts of every size) cannot pile up on the server.
+inline constexpr size_t kPreparedStatementsMax = 256;
+
+// Where and how to connect: parsed from mysql://user[:password]@host[:port]/database.
+struct MysqlSettings {
+  std::string host;
+  int port = 3306;
+  std::string user;
+  std::string password;
+  std::string database;
+
+  std::string Describe() const;  // "user@host:port/database", never the password
+};
+
+// Parses the engine's URL. Percent-escapes are decoded in the user and password.
+// "localhost" is not special: the connection is always TCP. InvalidArgument otherwise.
+absl::StatusOr<MysqlSettings> ParseMysqlUrl(std::string_view url);
+
+// A parameter of a prepared statement: NULL, a BIGINT, or a string (bytes as given).
+using SqlValue = std::variant<std::monostate, int64_t, std::string>;
+using SqlParams = std::vector<SqlValue>;
+
+// The current row of a result, read by column number from 0. Only valid inside the
+// row callback of MysqlConnection::Query.
+class SqlRow {
+ public:
+  explicit SqlRow(const sql::ResultSet& result) : result_(result) {}
+
+  std::string String(int column) const;
+  std::optional<std::string> OptionalString(int column) const;
+  int64_t Int64(int column) const;
+  bool Bool(int column) const;
+  bool IsNull(int column) const;
+
+ private:
+  const sql::ResultSet& result_;
+};
+
+class MysqlConnection {
+ public:
+  // Connects and sets up the session. Unavailable when the server cannot be reached.
+  static absl::StatusOr<std::unique_ptr<MysqlConnection>> Open(const MysqlSettings& settings);
+  ~MysqlConnection();
+  MysqlConnection(const MysqlConnection&) = delete;
+  MysqlConnection& operator=(const MysqlConnection&) = delete;
+
+  // Runs a prepared statement; returns the rows it matched (inserted, updated, deleted).
+  absl::StatusOr<int64_t> Execute(std::string_view sql, const SqlParams& params,
+                                  std::string_view what, ErrorContext context);
+
+  // Runs a prepared query and calls `on_row` for each row, in order.
+  absl::Status Query(std::string_view sql, const SqlParams& params,
+                     const std::function<void(const SqlRow&)>& on_row, std::string_view what,
+                     ErrorContext context);
+
+  // Runs a statement over the text protocol, for what the prepared protocol does not
+  // take or gains nothing from (SET, COMMIT, ROLLBACK, DDL). No parameters.
+  absl::Status ExecuteText(std::string_view sql, std::string_view what, ErrorContext context);
+
+  // Sets the session's innodb_lock_wait_timeout; no round trip when it already holds
+  // `seconds`.
+  absl::Status SetLockWaitSeconds(int seconds, std::string_view what, ErrorContext context);
+
+  absl::Status Commit(ErrorContext context);
+  // Rolls back; a failure marks the connection broken (its state is then unknown).
+  void Rollback();
+
+  // Whether the server still answers (a ping). False marks the connection broken.
+  bool Ping();
+
+  bool broken() const { return broken_; }
+  int64_t session_id() const { return session_id_; }  // CONNECTION_ID(), for KILL
+  absl::Time last_used() const { return last_used_; }
+
+ private:
+  explicit MysqlConnection(std::unique_ptr<sql::Connection> connection);
+  absl::Status SetUpSession();
+  // Catches what `call` throws, marks the connection broken when needed, and maps.
+  absl::Status Guard(const std::function<void()>& call, std::string_view what,
+                     ErrorContext context);
+  sql::PreparedStatement& Prepared(std::string_view sql);
+
+  // Statements are destroyed before the connection they belong to (member order).
+  std::unique_ptr<sql::Connection> connection_;
+  std::map<std::string, std::unique_ptr<sql::PreparedStatement>, std::less<>> statements_;
+  bool broken_ = false;
+  int64_t session_id_ = 0;
+  int lock_wait_seconds_ = 0;  // the session's value as last set; 0: unknown
+  absl::Time last_used_;
+};
+
+}  // namespace ledger::mysql_internal
+
+#endif  // LEDGER_ENGINES_MYSQL_MYSQL_CONNECTION_H_

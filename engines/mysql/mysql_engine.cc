@@ -1,0 +1,430 @@
+// The MySQL engine: opening, migrating, and the submit transaction. Reads and the
+// administration of assets and accounts are in mysql_reads.cc, work claims and webhook
+// events in mysql_stores.cc. The claim protocol is described in mysql_engine_internal.h
+// and docs/engines/mysql.md.
+#include "engines/mysql/mysql_engine.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "engines/mysql/mysql_engine_internal.h"
+#include "engines/mysql/mysql_migrations.h"
+#include "engines/mysql/mysql_rows.h"
+#include "idempotency/errors.h"
+
+namespace ledger {
+namespace mysql_internal {
+namespace {
+
+const absl::Status& StatusOf(const absl::Status& status) { return status; }
+template <typename T>
+const absl::Status& StatusOf(const absl::StatusOr<T>& result) {
+  return result.status();
+}
+
+// SUM(amount) of debits as DECIMAL text ("-1500", "0"), negated into a saturating
+// Amount: the sum of many int64 amounts may not fit in one.
+Amount DebitTotalOf(const std::string& sum_of_negative_amounts) {
+  std::string_view digits = sum_of_negative_amounts;
+  if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
+  Amount total = 0;
+  if (!absl::SimpleAtoi(absl::string_view(digits.data(), digits.size()), &total)) {
+    return std::numeric_limits<Amount>::max();
+  }
+  return total;
+}
+
+}  // namespace
+
+int ClaimLockWaitSeconds(const WaitPolicy& wait) {
+  if (wait.fail_fast()) return kLockWaitSecondsMin;
+  // Rounded up: a caller who allows 1.5 s waits 2 s rather than giving up early.
+  const int64_t seconds = absl::ToInt64Seconds(absl::Ceil(wait.wait_max, absl::Seconds(1)));
+  return static_cast<int>(
+      std::clamp<int64_t>(seconds, kLockWaitSecondsMin, kLockWaitSecondsMax));
+}
+
+// ---------------------------------------------------------------- engine
+
+absl::Status MysqlEngine::Migrate() {
+  LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
+  return MigrateDatabase(*connection);
+}
+
+absl::StatusOr<std::unique_ptr<StorageTransaction>> MysqlEngine::Begin(
+    const BeginOptions& options) {
+  // No round trip: with autocommit off, the first statement opens the transaction.
+  LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
+  return std::make_unique<MysqlStorageTransaction>(pool_, std::move(connection), options);
+}
+
+absl::Status MysqlEngine::RunStandalone(
+    Access access, const std::function<absl::Status(MysqlConnection&)>& body) {
+  for (int attempt = 1;; ++attempt) {
+    LEDGER_ASSIGN_OR_RETURN(PooledConnection connection,
+                            attempt == 1 ? pool_->Acquire() : pool_->AcquireFresh());
+    absl::Status status = connection->SetLockWaitSeconds(
+        kLockWaitSecondsDefault, "set the lock wait", ErrorContext::kStandalone);
+    if (status.ok()) status = body(*connection);
+    if (!status.ok()) {
+      connection->Rollback();
+      const bool stale = connection.reused() && connection->broken() &&
+                         absl::IsUnavailable(status);
+      if (stale && attempt == 1) continue;
+      return status;
+    }
+    if (access == Access::kRead) {
+      connection->Rollback();  // ends the read view; what was read stands either way
+      return absl::OkStatus();
+    }
+    return connection->Commit(ErrorContext::kCommit);
+  }
+}
+
+// ---------------------------------------------------------------- transaction
+
+template <typename Step>
+std::invoke_result_t<Step&, MysqlConnection&> MysqlStorageTransaction::RunStep(Step&& step) {
+  using Result = std::invoke_result_t<Step&, MysqlConnection&>;
+  if (!connection_.has_value()) {
+    return Result(absl::FailedPreconditionError(
+        "mysql: the transaction has ended (committed, rolled back, or its connection was lost)"));
+  }
+  Result result = step(**connection_);
+  if (ShouldRetryOnFreshConnection(StatusOf(result))) {
+    connection_.reset();  // broken: closed, its slot freed
+    absl::StatusOr<PooledConnection> fresh = pool_->AcquireFresh();
+    if (!fresh.ok()) return Result(fresh.status());
+    connection_.emplace(*std::move(fresh));
+    result = step(**connection_);
+  }
+  AfterStep(StatusOf(result));
+  return result;
+}
+
+bool MysqlStorageTransaction::ShouldRetryOnFreshConnection(const absl::Status& status) const {
+  return !status.ok() && !any_step_succeeded_ && connection_->reused() &&
+         (*connection_)->broken() && absl::IsUnavailable(status);
+}
+
+void MysqlStorageTransaction::AfterStep(const absl::Status& status) {
+  if (status.ok()) {
+    any_step_succeeded_ = true;
+  } else if ((*connection_)->broken()) {
+    connection_.reset();  // the server rolled the transaction back with the session
+  }
+}
+
+absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::ClaimKey(
+    const KeyIdentity& identity) {
+  const bool claim_is_first = !any_step_succeeded_;
+  return RunStep([&](MysqlConnection& connection) {
+    return ClaimKeyOn(connection, identity, claim_is_first);
+  });
+}
+
+absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::ClaimKeyOn(
+    MysqlConnection& connection, const KeyIdentity& identity, bool claim_is_first) {
+  LEDGER_RETURN_IF_ERROR(connection.SetLockWaitSeconds(ClaimLockWaitSeconds(options_.wait),
+                                                       "set the claim's lock wait",
+                                                       ErrorContext::kClaim));
+  absl::StatusOr<std::optional<KeyRecord>> claimed =
+      HoldKey(connection, identity, claim_is_first);
+  // Account and work-claim rows wait the session's normal time, not the claim's: a
+  // short claim bound must not turn an account lock wait into "in progress".
+  absl::Status restored = connection.SetLockWaitSeconds(
+      kLockWaitSecondsDefault, "restore the lock wait", ErrorContext::kTransaction);
+  if (!claimed.ok()) return claimed;
+  LEDGER_RETURN_IF_ERROR(restored);
+  return claimed;
+}
+
+absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(
+    MysqlConnection& connection, const KeyIdentity& identity, bool claim_is_first) {
+  for (int round = 1; round <= kClaimRoundsMax; ++round) {
+    if (options_.wait.fail_fast()) {
+      LEDGER_ASSIGN_OR_RETURN(LockedKeyRow row, ProbeKeyRowFailFast(connection, identity));
+      if (row.exists) return row.record;
+    }
+    absl::StatusOr<int64_t> inserted = connection.Execute(
+        "INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint, state,"
+        " transaction_id, created_at, expires_at)"
+        " VALUES (?, ?, ?, '', 'pending', NULL, 0, 9223372036854775807)",
+        IdentityParams(identity), "claim the key", ErrorContext::kClaim);
+    if (inserted.ok()) return std::nullopt;  // a new key: the placeholder row is the hold
+    if (!absl::IsAlreadyExists(inserted.status())) return inserted.status();
+    // 1062: the key is committed, perhaps by the holder this INSERT waited for. The
+    // failed duplicate check left a shared lock on the row; two waiters upgrading theirs
+    // to exclusive would deadlock, so drop it first (nothing else ran yet).
+    if (claim_is_first) {
+      LEDGER_RETURN_IF_ERROR(connection.ExecuteText("ROLLBACK", "release the duplicate's lock",
+                                                    ErrorContext::kClaim));
+    }
+    // A locking read returns the latest committed version at any isolation level. Its
+    // wait is the claim's: replays of the key hold the row only for a moment.
+    LEDGER_ASSIGN_OR_RETURN(LockedKeyRow row, LockKeyRow(connection, identity, false));
+    if (row.exists) return row.record;
+    // Deleted (pruned as expired) between the two statements: claim it afresh.
+  }
+  return RetryableError("mysql: the key's row kept disappearing while it was being claimed");
+}
+
+absl::StatusOr<MysqlStorageTransaction::LockedKeyRow>
+MysqlStorageTransaction::ProbeKeyRowFailFast(MysqlConnection& connection,
+                                             const KeyIdentity& identity) {
+  // InnoDB waits at least 1 s for a row lock. A NOWAIT locking read instead sees a
+  // holder at once (1205 on MariaDB, 3572 on MySQL 8), and takes a committed row if free.
+  absl::StatusOr<LockedKeyRow> probed = LockKeyRow(connection, identity, true);
+  if (probed.ok() || !IsInProgress(probed.status())) return probed;
+  // Held. When no committed row is visible, the holder is a first attempt with its
+  // placeholder: in progress, now. When one is, the holder is replaying that record
+  // (a moment) or replacing an expired one: wait the claim's 1 s for it.
+  bool committed_visible = false;
+  LEDGER_RETURN_IF_ERROR(connection.Query(
+      "SELECT 1 FROM idempotency_keys WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
+      " AND state = 'committed'",
+      IdentityParams(identity), [&](const SqlRow&) { committed_visible = true; },
+      "read the key's committed row", ErrorContext::kClaim));
+  if (!committed_visible) return probed.status();
+  return LockKeyRow(connection, identity, false);
+}
+
+absl::StatusOr<MysqlStorageTransaction::LockedKeyRow> MysqlStorageTransaction::LockKeyRow(
+    MysqlConnection& connection, const KeyIdentity& identity, bool nowait) {
+  LockedKeyRow locked;
+  absl::Status unreadable;
+  LEDGER_RETURN_IF_ERROR(connection.Query(
+      nowait ? "SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys"
+               " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES " FOR UPDATE NOWAIT"
+             : "SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys"
+               " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES " FOR UPDATE",
+      IdentityParams(identity),
+      [&](const SqlRow& row) {
+        locked.exists = true;
+        absl::StatusOr<std::optional<KeyRecord>> record = ReadKeyRecord(row);
+        if (record.ok()) {
+          locked.record = *std::move(record);
+        } else {
+          unreadable = record.status();
+        }
+      },
+      "lock the key's row", ErrorContext::kClaim));
+  LEDGER_RETURN_IF_ERROR(unreadable);
+  return locked;
+}
+
+absl::StatusOr<std::optional<Transaction>> MysqlStorageTransaction::LoadTransaction(
+    std::string_view id) {
+  return RunStep([&](MysqlConnection& connection) {
+    return SelectTransaction(connection, id, ErrorContext::kTransaction);
+  });
+}
+
+absl::StatusOr<bool> MysqlStorageTransaction::IsReversed(std::string_view id) {
+  return RunStep([&](MysqlConnection& connection) -> absl::StatusOr<bool> {
+    // A consistent read: under READ COMMITTED it sees every reversal committed before
+    // this statement, and the pipeline calls it with the accounts already locked.
+    bool reversed = false;
+    LEDGER_RETURN_IF_ERROR(connection.Query(
+        "SELECT 1 FROM transactions WHERE reversal_of = ? LIMIT 1", {std::string(id)},
+        [&](const SqlRow&) { reversed = true; }, "check for a reversal",
+        ErrorContext::kTransaction));
+    return reversed;
+  });
+}
+
+absl::StatusOr<std::vector<Account>> MysqlStorageTransaction::LockAccounts(
+    const std::vector<std::string>& sorted_ids) {
+  return RunStep([&](MysqlConnection& connection) -> absl::StatusOr<std::vector<Account>> {
+    std::vector<Account> found;
+    if (sorted_ids.empty()) return found;
+    std::map<std::string, Account, std::less<>> by_id;
+    // One statement; InnoDB locks the rows as the primary-key range scan meets them,
+    // in ascending byte order, which is the sorted order of the ids. FORCE INDEX keeps
+    // the optimizer off a table scan, which would lock (wait for) unrelated rows.
+    LEDGER_RETURN_IF_ERROR(connection.Query(
+        absl::StrCat("SELECT " LEDGER_MYSQL_ACCOUNT_COLUMNS
+                     " FROM accounts FORCE INDEX (PRIMARY) WHERE id IN (",
+                     Placeholders(sorted_ids.size()), ") ORDER BY id FOR UPDATE"),
+        SqlParams(sorted_ids.begin(), sorted_ids.end()),
+        [&](const SqlRow& row) {
+          Account account = ReadAccount(row);
+          by_id.emplace(account.id, std::move(account));
+        },
+        "lock accounts", ErrorContext::kTransaction));
+    for (const std::string& id : sorted_ids) {
+      if (auto it = by_id.find(id); it != by_id.end()) found.push_back(std::move(it->second));
+    }
+    return found;
+  });
+}
+
+absl::StatusOr<DebitUsage> MysqlStorageTransaction::LoadDebitUsage(std::string_view account_id,
+                                                                   absl::Time since) {
+  return RunStep([&](MysqlConnection& connection) -> absl::StatusOr<DebitUsage> {
+    DebitUsage usage;
+    // Served by the (account_id, created_at, amount) index alone.
+    LEDGER_RETURN_IF_ERROR(connection.Query(
+        "SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS CHAR) FROM entries"
+        " WHERE account_id = ? AND created_at >= ? AND amount < 0",
+        {std::string(account_id), ToMicros(since)},
+        [&](const SqlRow& row) {
+          usage.count = row.Int64(0);
+          usage.amount = DebitTotalOf(row.String(1));
+        },
+        "load debit usage", ErrorContext::kTransaction));
+    return usage;
+  });
+}
+
+absl::Status MysqlStorageTransaction::WriteTransaction(
+    const Transaction& transaction, const std::vector<Account>& updated_accounts) {
+  return RunStep([&](MysqlConnection& connection) -> absl::Status {
+    LEDGER_RETURN_IF_ERROR(
+        connection
+            .Execute("INSERT INTO transactions (id, kind, created_at, metadata, reversal_of,"
+                     " fingerprint) VALUES (?, ?, ?, ?, ?, ?)",
+                     {transaction.id, std::string(OperationKindName(transaction.kind)),
+                      ToMicros(transaction.created_at), transaction.metadata,
+                      transaction.reversal_of.has_value() ? SqlValue(*transaction.reversal_of)
+                                                          : SqlValue(std::monostate()),
+                      transaction.fingerprint},
+                     "insert the transaction", ErrorContext::kWrite)
+            .status());
+    LEDGER_RETURN_IF_ERROR(WriteEntries(connection, transaction));
+    return WriteBalances(connection, updated_accounts);
+  });
+}
+
+absl::Status MysqlStorageTransaction::WriteEntries(MysqlConnection& connection,
+                                                   const Transaction& transaction) {
+  constexpr size_t kEntryColumns = 8;
+  if (transaction.entries.empty()) return absl::OkStatus();
+  SqlParams params;
+  params.reserve(transaction.entries.size() * kEntryColumns);
+  const int64_t created_at = ToMicros(transaction.created_at);
+  for (size_t index = 0; index < transaction.entries.size(); ++index) {
+    const Entry& entry = transaction.entries[index];
+    params.insert(params.end(), {entry.account_id, entry.account_version, transaction.id,
+                                 static_cast<int64_t>(index), entry.asset, entry.amount,
+                                 entry.balance_after, created_at});
+  }
+  // One multi-row INSERT: one round trip for all the postings.
+  return connection
+      .Execute(absl::StrCat("INSERT INTO entries (account_id, account_version, transaction_id,"
+                            " entry_index, asset, amount, balance_after, created_at) VALUES ",
+                            RowPlaceholders(transaction.entries.size(), kEntryColumns)),
+               params, "insert the entries", ErrorContext::kWrite)
+      .status();
+}
+
+absl::Status MysqlStorageTransaction::WriteBalances(MysqlConnection& connection,
+                                                    const std::vector<Account>& accounts) {
+  if (accounts.empty()) return absl::OkStatus();
+  // One UPDATE for every account (CASE over the id; no MySQL-8-only row aliases).
+  std::string balance_cases;
+  std::string version_cases;
+  SqlParams balances, versions, ids;
+  for (const Account& account : accounts) {
+    balance_cases.append(" WHEN ? THEN ?");
+    version_cases.append(" WHEN ? THEN ?");
+    balances.insert(balances.end(), {account.id, account.balance});
+    versions.insert(versions.end(), {account.id, account.version});
+    ids.push_back(account.id);
+  }
+  SqlParams params = std::move(balances);
+  params.insert(params.end(), versions.begin(), versions.end());
+  params.insert(params.end(), ids.begin(), ids.end());
+  LEDGER_ASSIGN_OR_RETURN(
+      int64_t matched,
+      connection.Execute(absl::StrCat("UPDATE accounts SET balance = CASE id", balance_cases,
+                                      " END, version = CASE id", version_cases,
+                                      " END WHERE id IN (", Placeholders(accounts.size()), ")"),
+                         params, "update balances", ErrorContext::kWrite));
+  if (matched != static_cast<int64_t>(accounts.size())) {
+    return absl::InternalError(absl::StrCat("mysql: updated ", matched, " of ", accounts.size(),
+                                            " locked accounts"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MysqlStorageTransaction::RecordKey(const KeyRecord& record) {
+  return RunStep([&](MysqlConnection& connection) -> absl::Status {
+    SqlParams identity = IdentityParams(record.identity);
+    SqlParams values = {record.fingerprint, record.transaction_id, ToMicros(record.created_at),
+                        ToMicros(record.expires_at)};
+    SqlParams update = values;
+    update.insert(update.end(), identity.begin(), identity.end());
+    // Normally fills in this transaction's placeholder, or replaces the expired record
+    // that ClaimKey locked.
+    LEDGER_ASSIGN_OR_RETURN(
+        int64_t matched,
+        connection.Execute("UPDATE idempotency_keys SET fingerprint = ?, state = 'committed',"
+                           " transaction_id = ?, created_at = ?, expires_at = ?"
+                           " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES,
+                           update, "record the key", ErrorContext::kWrite));
+    if (matched > 0) return absl::OkStatus();
+    SqlParams insert = std::move(identity);
+    insert.insert(insert.end(), values.begin(), values.end());
+    return connection
+        .Execute("INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint, state,"
+                 " transaction_id, created_at, expires_at)"
+                 " VALUES (?, ?, ?, ?, 'committed', ?, ?, ?)",
+                 insert, "record the key", ErrorContext::kWrite)
+        .status();
+  });
+}
+
+absl::Status MysqlStorageTransaction::AppendEvent(const OutboxEvent& event) {
+  return RunStep([&](MysqlConnection& connection) -> absl::Status {
+    return connection
+        .Execute("INSERT INTO outbox_events (transaction_id, type, payload, created_at)"
+                 " VALUES (?, ?, ?, ?)",
+                 {event.transaction_id, event.type, event.payload, ToMicros(event.created_at)},
+                 "append the event", ErrorContext::kWrite)
+        .status();
+  });
+}
+
+absl::Status MysqlStorageTransaction::Commit() {
+  if (!connection_.has_value()) {
+    return absl::FailedPreconditionError("mysql: commit of a transaction that has ended");
+  }
+  absl::Status status = (*connection_)->Commit(ErrorContext::kCommit);
+  // A COMMIT the server refused (a lost session is already marked broken) leaves the
+  // transaction rolled back or open: roll back before the connection is pooled again.
+  if (!status.ok()) (*connection_)->Rollback();
+  connection_.reset();
+  return status;
+}
+
+void MysqlStorageTransaction::Rollback() {
+  if (!connection_.has_value()) return;
+  (*connection_)->Rollback();
+  connection_.reset();
+}
+
+}  // namespace mysql_internal
+
+absl::StatusOr<std::unique_ptr<Engine>> OpenMysqlEngine(const MysqlOptions& options) {
+  using mysql_internal::MysqlConnectionPool;
+  if (options.pool_size <= 0) {
+    return absl::InvalidArgumentError("mysql: pool_size must be positive");
+  }
+  LEDGER_ASSIGN_OR_RETURN(mysql_internal::MysqlSettings settings,
+                          mysql_internal::ParseMysqlUrl(options.connection));
+  auto pool = std::make_shared<MysqlConnectionPool>(std::move(settings), options.pool_size);
+  {
+    // Connect once now, so a wrong address or password fails here, not on first use.
+    LEDGER_ASSIGN_OR_RETURN(mysql_internal::PooledConnection connection, pool->Acquire());
+  }
+  auto engine = std::make_unique<mysql_internal::MysqlEngine>(std::move(pool));
+  if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
+  return engine;
+}
+
+}  // namespace ledger

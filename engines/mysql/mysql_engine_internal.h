@@ -1,0 +1,160 @@
+// The MySQL engine's classes, shared by its source files: mysql_engine.cc (open,
+// migrate, the submit transaction), mysql_reads.cc (assets, accounts, history, keys,
+// events) and mysql_stores.cc (work claims, webhook events).
+//
+// The submit transaction's claim is a placeholder row (see docs/engines/mysql.md):
+//   INSERT the key row (state pending) under the claim's lock wait timeout;
+//   - inserted: the key was free; the row's exclusive lock is the hold until the end;
+//   - 1062 duplicate: the key is committed (perhaps by the holder just waited for).
+//     ROLLBACK drops the shared lock the duplicate check left, then a locking read
+//     (SELECT ... FOR UPDATE) takes the row and returns the latest committed record;
+//   - 1205 after the wait: another transaction still holds it: InProgressError.
+// Fail fast first probes the row with SELECT ... FOR UPDATE NOWAIT (InnoDB's shortest
+// lock wait is 1 s). RecordKey fills the row in (UPDATE; INSERT if it is gone) before
+// COMMIT.
+//
+// Internal to engines/mysql. MysqlEngine is thread-safe; a MysqlStorageTransaction
+// belongs to the thread that began it.
+#ifndef LEDGER_ENGINES_MYSQL_MYSQL_ENGINE_INTERNAL_H_
+#define LEDGER_ENGINES_MYSQL_MYSQL_ENGINE_INTERNAL_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engines/mysql/mysql_connection.h"
+#include "engines/mysql/mysql_connection_pool.h"
+#include "ledger/engine.h"
+
+namespace ledger::mysql_internal {
+
+// Rounds of INSERT-then-lock a claim makes when the committed row it collided with is
+// deleted (pruned) before it could lock it. Each round means another transaction
+// finished with the key, so more than a few means something is badly wrong.
+inline constexpr int kClaimRoundsMax = 4;
+
+// The session lock wait for a claim under `wait`: whole seconds, rounded up, at least
+// InnoDB's minimum of 1 (fail fast also probes with NOWAIT first: see ClaimKey).
+int ClaimLockWaitSeconds(const WaitPolicy& wait);
+
+class MysqlEngine final : public Engine {
+ public:
+  explicit MysqlEngine(std::shared_ptr<MysqlConnectionPool> pool) : pool_(std::move(pool)) {}
+
+  std::string_view name() const override { return "mysql"; }
+  absl::Status Migrate() override;
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(const BeginOptions& options) override;
+
+  absl::Status PutAsset(const Asset& asset) override;
+  absl::StatusOr<std::optional<Asset>> GetAsset(std::string_view code) override;
+  absl::StatusOr<std::vector<Asset>> ListAssets() override;
+  absl::Status InsertAccount(const Account& account) override;
+  absl::StatusOr<std::optional<Account>> GetAccount(std::string_view id) override;
+  absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id,
+                                                    int64_t limit) override;
+  absl::Status SetAccountClosed(std::string_view id, bool closed) override;
+  absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override;
+  absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
+                                                            int64_t limit) override;
+  absl::StatusOr<std::vector<Entry>> ListEntries(std::string_view account_id,
+                                                 int64_t after_version, int64_t limit) override;
+  absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
+                                                        int64_t limit) override;
+  absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) override;
+  absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
+                                                      int64_t limit) override;
+
+  absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) override;
+  absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
+                                        const std::string& expected_owner,
+                                        int64_t expected_attempt,
+                                        const WorkClaim& replacement) override;
+  absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
+                                       const std::string& owner) override;
+  absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) override;
+  absl::StatusOr<int64_t> PruneWorkClaims(absl::Time now) override;
+  absl::StatusOr<bool> InsertWebhookEventIfAbsent(const std::string& provider,
+                                                  const std::string& event_id,
+                                                  absl::Time received_at) override;
+  absl::StatusOr<bool> DeleteWebhookEvent(const std::string& provider,
+                                          const std::string& event_id) override;
+  absl::StatusOr<int64_t> PruneWebhookEvents(absl::Time before) override;
+
+ private:
+  enum class Access { kRead, kWrite };
+  // Runs `body` in one transaction on a pooled connection: COMMIT after a write (a
+  // failed COMMIT is in doubt), ROLLBACK after a read. A session found lost before
+  // COMMIT on a reused connection (dropped while idle) is retried once on a new one:
+  // nothing was committed, so that is safe for writes too.
+  absl::Status RunStandalone(Access access,
+                             const std::function<absl::Status(MysqlConnection&)>& body);
+
+  std::shared_ptr<MysqlConnectionPool> pool_;
+};
+
+class MysqlStorageTransaction final : public StorageTransaction {
+ public:
+  MysqlStorageTransaction(std::shared_ptr<MysqlConnectionPool> pool, PooledConnection connection,
+                          BeginOptions options)
+      : pool_(std::move(pool)), connection_(std::move(connection)), options_(options) {}
+  ~MysqlStorageTransaction() override { Rollback(); }
+
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
+  absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
+  absl::StatusOr<bool> IsReversed(std::string_view id) override;
+  absl::StatusOr<std::vector<Account>> LockAccounts(
+      const std::vector<std::string>& sorted_ids) override;
+  absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id,
+                                            absl::Time since) override;
+  absl::Status WriteTransaction(const Transaction& transaction,
+                                const std::vector<Account>& updated_accounts) override;
+  absl::Status RecordKey(const KeyRecord& record) override;
+  absl::Status AppendEvent(const OutboxEvent& event) override;
+  absl::Status Commit() override;
+  void Rollback() override;
+
+ private:
+  // A key row taken with a locking read: absent, a placeholder, or a committed record.
+  struct LockedKeyRow {
+    bool exists = false;
+    std::optional<KeyRecord> record;  // set when the row is committed
+  };
+
+  // Runs one step of the transaction (one StorageTransaction call) on its connection.
+  // When the very first step finds the session lost on a connection that sat in the
+  // pool, the step reruns once on a new connection: nothing had happened yet.
+  template <typename Step>
+  std::invoke_result_t<Step&, MysqlConnection&> RunStep(Step&& step);
+  bool ShouldRetryOnFreshConnection(const absl::Status& status) const;
+  void AfterStep(const absl::Status& status);
+
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKeyOn(MysqlConnection& connection,
+                                                      const KeyIdentity& identity,
+                                                      bool claim_is_first);
+  absl::StatusOr<std::optional<KeyRecord>> HoldKey(MysqlConnection& connection,
+                                                   const KeyIdentity& identity,
+                                                   bool claim_is_first);
+  // Fail fast: the key's row locked (or found absent) without waiting for a first
+  // attempt that holds it: InProgressError then.
+  absl::StatusOr<LockedKeyRow> ProbeKeyRowFailFast(MysqlConnection& connection,
+                                                   const KeyIdentity& identity);
+  absl::StatusOr<LockedKeyRow> LockKeyRow(MysqlConnection& connection,
+                                          const KeyIdentity& identity, bool nowait);
+  absl::Status WriteEntries(MysqlConnection& connection, const Transaction& transaction);
+  absl::Status WriteBalances(MysqlConnection& connection, const std::vector<Account>& accounts);
+
+  std::shared_ptr<MysqlConnectionPool> pool_;
+  std::optional<PooledConnection> connection_;  // empty once the transaction ended
+  BeginOptions options_;
+  bool any_step_succeeded_ = false;
+};
+
+}  // namespace ledger::mysql_internal
+
+#endif  // LEDGER_ENGINES_MYSQL_MYSQL_ENGINE_INTERNAL_H_

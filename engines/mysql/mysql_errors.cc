@@ -1,0 +1,163 @@
+#include "engines/mysql/mysql_errors.h"
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "idempotency/errors.h"
+
+namespace ledger::mysql_internal {
+namespace {
+
+// Client library errors (errmsg.h), numbered from 2000.
+constexpr int kClientConnectionError = 2002;    // CR_CONNECTION_ERROR
+constexpr int kClientHostError = 2003;          // CR_CONN_HOST_ERROR
+constexpr int kClientServerGone = 2006;         // CR_SERVER_GONE_ERROR
+constexpr int kClientServerLost = 2013;         // CR_SERVER_LOST
+constexpr int kClientServerLostExtended = 2055;  // CR_SERVER_LOST_EXTENDED
+// Server errors that end the session.
+constexpr int kServerShutdown = 1053;           // ER_SERVER_SHUTDOWN
+constexpr int kQueryInterrupted = 1317;         // ER_QUERY_INTERRUPTED (MySQL KILL)
+constexpr int kConnectionKilled = 1927;         // ER_CONNECTION_KILLED (MariaDB KILL)
+constexpr int kClientInactive = 4031;           // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8)
+// Server errors mapped by meaning.
+constexpr int kRecordChanged = 1020;            // ER_CHECKREAD: a snapshot conflict
+constexpr int kForeignKeyChildExists = 1451;    // ER_ROW_IS_REFERENCED_2
+constexpr int kDataTooLong = 1406;              // ER_DATA_TOO_LONG
+constexpr int kIncorrectString = 1366;          // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+constexpr int kOutOfRange = 1264;               // ER_WARN_DATA_OUT_OF_RANGE
+constexpr int kColumnNotNull = 1048;            // ER_BAD_NULL_ERROR
+constexpr int kCheckViolatedMysql = 3819;       // ER_CHECK_CONSTRAINT_VIOLATED
+constexpr int kCheckViolatedMariadb = 4025;     // ER_CONSTRAINT_FAILED
+constexpr int kTooManyConnections = 1040;       // ER_CON_COUNT_ERROR
+constexpr int kUserTooManyConnections = 1203;   // ER_TOO_MANY_USER_CONNECTIONS
+constexpr int kDatabaseAccessDenied = 1044;     // ER_DBACCESS_DENIED_ERROR
+constexpr int kAccessDenied = 1045;             // ER_ACCESS_DENIED_ERROR
+constexpr int kTableAccessDenied = 1142;        // ER_TABLEACCESS_DENIED_ERROR
+constexpr int kUnknownDatabase = 1049;          // ER_BAD_DB_ERROR
+constexpr int kNoSuchTable = 1146;              // ER_NO_SUCH_TABLE
+
+std::string Describe(const MysqlError& error, std::string_view what) {
+  if (error.driver_failure && error.code == 0) {
+    return absl::StrCat("mysql: ", View(what), ": ", error.message);
+  }
+  return absl::StrCat("mysql: ", View(what), ": ", error.message, " (error ", error.code,
+                      ", SQLSTATE ", error.sql_state, ")");
+}
+
+// The client library's own errors (errmsg.h) are numbered 2000..2999.
+bool IsClientError(const MysqlError& error) { return error.code >= 2000 && error.code < 3000; }
+
+bool IsLockWaitTimeout(int code) {
+  return code == kErrorLockWaitTimeout || code == kErrorLockNowait;
+}
+
+// Failures whose meaning does not depend on where they happened, outside COMMIT.
+absl::Status StatementStatus(const MysqlError& error, const std::string& text) {
+  switch (error.code) {
+    case kErrorDuplicateKey:
+      return absl::AlreadyExistsError(text);
+    case kErrorForeignKeyMissingParent:
+    case kForeignKeyChildExists:
+    case kUnknownDatabase:
+    case kNoSuchTable:
+      return absl::FailedPreconditionError(text);
+    case kDataTooLong:
+    case kIncorrectString:
+    case kOutOfRange:
+    case kColumnNotNull:
+    case kCheckViolatedMysql:
+    case kCheckViolatedMariadb:
+      return absl::InvalidArgumentError(text);
+    case kTooManyConnections:
+    case kUserTooManyConnections:
+      return absl::UnavailableError(text);
+    case kDatabaseAccessDenied:
+    case kAccessDenied:
+    case kTableAccessDenied:
+      return absl::PermissionDeniedError(text);
+    default:
+      return absl::InternalError(text);
+  }
+}
+
+}  // namespace
+
+MysqlError DescribeDriverException(const sql::SQLException& exception) {
+  MysqlError error;
+  error.code = exception.getErrorCode();
+  error.sql_state = exception.getSQLState();
+  error.message = exception.what();
+  // Connector/C++ raises its own checks (a closed connection, a bad argument) as
+  // SQLException with error number 0: not a server reply.
+  error.driver_failure = error.code == 0;
+  return error;
+}
+
+MysqlError DescribeOtherException(const std::exception& exception) {
+  MysqlError error;
+  error.message = exception.what();
+  error.driver_failure = true;
+  return error;
+}
+
+bool IsConnectionLost(const MysqlError& error) {
+  switch (error.code) {
+    case kClientConnectionError:
+    case kClientHostError:
+    case kClientServerGone:
+    case kClientServerLost:
+    case kClientServerLostExtended:
+    case kServerShutdown:
+    case kQueryInterrupted:
+    case kConnectionKilled:
+    case kClientInactive:
+      return true;
+    default:
+      // SQLSTATE class 08 is "connection exception" whatever the number.
+      return absl::StartsWith(error.sql_state, "08");
+  }
+}
+
+bool BreaksConnection(const MysqlError& error) {
+  return IsConnectionLost(error) || error.driver_failure;
+}
+
+absl::Status MysqlErrorStatus(const MysqlError& error, std::string_view what,
+                              ErrorContext context) {
+  const std::string text = Describe(error, what);
+  if (error.code == kErrorDeadlock || error.code == kRecordChanged) {
+    // InnoDB rolled the whole transaction back: the attempt may be rerun as a whole.
+    return RetryableError(text);
+  }
+  if (IsLockWaitTimeout(error.code)) {
+    // Only the claim's wait is the caller's "in progress". Elsewhere the wait was for
+    // an account row held past the session's normal timeout: a stuck holder, reported
+    // as a fault (nothing was written) instead of being retried into another long wait.
+    return context == ErrorContext::kClaim ? InProgressError(text)
+                                           : absl::DeadlineExceededError(text);
+  }
+  if (context == ErrorContext::kCommit) {
+    // The COMMIT may have reached the server and applied before the failure: only a
+    // resend with the same key is safe.
+    return InDoubtError(text);
+  }
+  if (IsConnectionLost(error) || (context == ErrorContext::kConnect && IsClientError(error))) {
+    // Before COMMIT: the server rolls back the session's transaction when it goes.
+    // Connecting: an unknown host, a refused or timed-out connection are all transient
+    // from the caller's point of view.
+    return absl::UnavailableError(text);
+  }
+  if (error.driver_failure) return absl::InternalError(text);
+  if (error.code == kErrorDuplicateKey && context == ErrorContext::kWrite) {
+    // Every rule a submit's writes depend on (the key unused, the transaction not
+    // reversed yet) was checked under the claim and the account locks, so a duplicate
+    // here means a concurrent writer won a race those checks did not see (a transaction
+    // id collision, a reversal by a foreign writer). Nothing stays written; the rerun
+    // checks again and rejects, replays, or commits under a new transaction id.
+    return RetryableError(text);
+  }
+  return StatementStatus(error, text);
+}
+
+}  // namespace ledger::mysql_internal

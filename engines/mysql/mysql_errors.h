@@ -1,0 +1,106 @@
+// The one place where MySQL / MariaDB errors become the ledger's error vocabulary
+// (idempotency/errors.h). Connector/C++ 1.1 reports every failure as an exception
+// (sql::SQLException: a server or client error number and an SQLSTATE); the engine
+// catches them at the statement boundary (mysql_connection.cc), describes them as a
+// MysqlError, and maps that here, with the context of what was running, because the
+// same number means different things in different places: 1205 (lock wait timeout)
+// while claiming a key is "another submit holds it" (in progress), on an account lock
+// it is a stuck holder; a lost connection before COMMIT means nothing was written,
+// during COMMIT the result is unknown.
+//
+// Internal to engines/mysql. Thread-safe: pure functions.
+#ifndef LEDGER_ENGINES_MYSQL_MYSQL_ERRORS_H_
+#define LEDGER_ENGINES_MYSQL_MYSQL_ERRORS_H_
+
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <cppconn/exception.h>
+
+#include "absl/status/status.h"
+
+namespace ledger::mysql_internal {
+
+// Server error numbers (mysqld_error.h / MariaDB's) and client ones (errmsg.h) that the
+// engine handles by name. The driver headers are not included here on purpose.
+inline constexpr int kErrorDuplicateKey = 1062;         // ER_DUP_ENTRY
+inline constexpr int kErrorLockWaitTimeout = 1205;      // ER_LOCK_WAIT_TIMEOUT (also
+                                                        // MariaDB's NOWAIT failure)
+inline constexpr int kErrorDeadlock = 1213;             // ER_LOCK_DEADLOCK
+inline constexpr int kErrorLockNowait = 3572;           // ER_LOCK_NOWAIT (MySQL 8)
+inline constexpr int kErrorForeignKeyMissingParent = 1452;  // ER_NO_REFERENCED_ROW_2
+
+// Where a failing call ran; decides how its error is mapped.
+enum class ErrorContext {
+  kConnect,      // opening a connection and setting up its session
+  kClaim,        // the statements of ClaimKey: lock waits there are the key's holder
+  kTransaction,  // any other read or lock inside a submit's transaction
+  kWrite,        // the inserts and updates of a submit (transaction, entries, key record)
+  kCommit,       // COMMIT of a submit: its result may be unknown
+  kStandalone,   // reads, account administration, work claims, webhooks, migrations
+};
+
+// A driver failure, copied out of the exception so no driver type leaves the catch.
+struct MysqlError {
+  int code = 0;            // server (1000..) or client (2000..) error number; 0: none
+  std::string sql_state;   // five characters, "08S01" for a communication failure
+  std::string message;
+  bool driver_failure = false;  // not a server reply: a Connector or std exception
+};
+
+// Copies a driver exception, or any other exception a driver call let through.
+MysqlError DescribeDriverException(const sql::SQLException& exception);
+MysqlError DescribeOtherException(const std::exception& exception);
+
+// Runs `call` (driver calls), turning whatever it throws into a MysqlError: every driver
+// call of the engine goes through here, so no exception leaves engines/mysql.
+template <typename Call>
+std::optional<MysqlError> CatchDriverErrors(Call&& call) {
+  try {
+    call();
+    return std::nullopt;
+  } catch (const sql::SQLException& exception) {
+    return DescribeDriverException(exception);
+  } catch (const std::exception& exception) {
+    return DescribeOtherException(exception);
+  }
+}
+
+// True when the error means the session is gone or unusable (lost connection, killed,
+// server shutdown): the connection must be discarded, never pooled again, and the
+// server has rolled back (or is rolling back) whatever the transaction held.
+bool IsConnectionLost(const MysqlError& error);
+
+// True when the connection must not be reused after this error. Lost connections, and
+// anything that is not a plain server reply: the session's state is then unknown.
+bool BreaksConnection(const MysqlError& error);
+
+// Maps a failure to a status. `what` names the statement or step, for the logs.
+//
+// | error                                   | context      | status                      |
+// |-----------------------------------------|--------------|-----------------------------|
+// | 1213 deadlock, 1020 record changed      | all          | RetryableError (rolled back)|
+// | 1205 lock wait timeout, 3572 NOWAIT     | kClaim       | InProgressError             |
+// | 1205 lock wait timeout                  | others       | DeadlineExceeded            |
+// | anything else                           | kCommit      | InDoubtError                |
+// | lost connection (2002, 2003, 2006, 2013,|              |                             |
+// |   2055, 1927 killed, 1053 shutdown,     |              |                             |
+// |   1317 interrupted, 4031, SQLSTATE 08)  | others       | Unavailable                 |
+// | any client error (2000..2999)           | kConnect     | Unavailable                 |
+// | 1062 duplicate key                      | kWrite       | RetryableError              |
+// | 1062 duplicate key                      | others       | AlreadyExists               |
+// | 1451/1452 foreign key                   | others       | FailedPrecondition          |
+// | 1406 too long, 1366 bad string, 1264    |              |                             |
+// |   range, 1048 null, 3819/4025 CHECK     | others       | InvalidArgument             |
+// | 1040/1203 too many connections          | others       | Unavailable                 |
+// | 1044/1045/1142 access denied            | others       | PermissionDenied            |
+// | 1049 unknown database, 1146 no table    | others       | FailedPrecondition          |
+// | anything else                           | others       | Internal                    |
+absl::Status MysqlErrorStatus(const MysqlError& error, std::string_view what,
+                              ErrorContext context);
+
+}  // namespace ledger::mysql_internal
+
+#endif  // LEDGER_ENGINES_MYSQL_MYSQL_ERRORS_H_

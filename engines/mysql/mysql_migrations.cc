@@ -1,0 +1,89 @@
+#include "engines/mysql/mysql_migrations.h"
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "idempotency/clock.h"
+#include "idempotency/errors.h"
+#include "engines/mysql/mysql_rows.h"
+
+namespace ledger::mysql_internal {
+namespace {
+
+// Named locks are server-wide, so the name carries the database; hashed, because MySQL
+// 8 caps lock names at 64 characters and database names may be that long alone.
+constexpr char kMigrationLockName[] = "CONCAT('ledger_migrate_', SHA1(DATABASE()))";
+
+absl::Status TakeMigrationLock(MysqlConnection& connection) {
+  std::optional<int64_t> granted;
+  LEDGER_RETURN_IF_ERROR(connection.Query(
+      absl::StrCat("SELECT GET_LOCK(", kMigrationLockName, ", ", kMigrationLockWaitSeconds, ")"),
+      {}, [&](const SqlRow& row) { if (!row.IsNull(0)) granted = row.Int64(0); },
+      "take the migration lock", ErrorContext::kStandalone));
+  if (granted != 1) {
+    return absl::UnavailableError(absl::StrCat(
+        "mysql: another process kept the migration lock for ", kMigrationLockWaitSeconds, " s"));
+  }
+  return absl::OkStatus();
+}
+
+void ReleaseMigrationLock(MysqlConnection& connection) {
+  // Closing the session releases it too: a failure here leaves nothing behind.
+  absl::Status released =
+      connection.ExecuteText(absl::StrCat("DO RELEASE_LOCK(", kMigrationLockName, ")"),
+                             "release the migration lock", ErrorContext::kStandalone);
+  if (released.ok()) released = connection.Commit(ErrorContext::kStandalone);
+  (void)released;
+}
+
+absl::StatusOr<std::set<int>> AppliedVersions(MysqlConnection& connection) {
+  LEDGER_RETURN_IF_ERROR(connection.ExecuteText(
+      "CREATE TABLE IF NOT EXISTS schema_migrations ("
+      " version INT NOT NULL PRIMARY KEY,"
+      " name VARCHAR(255) NOT NULL,"
+      " applied_at BIGINT NOT NULL"
+      ") ENGINE = InnoDB DEFAULT CHARACTER SET = utf8mb4 COLLATE = utf8mb4_bin",
+      "create schema_migrations", ErrorContext::kStandalone));
+  std::set<int> applied;
+  LEDGER_RETURN_IF_ERROR(connection.Query(
+      "SELECT version FROM schema_migrations", {},
+      [&](const SqlRow& row) { applied.insert(static_cast<int>(row.Int64(0))); },
+      "read applied migrations", ErrorContext::kStandalone));
+  LEDGER_RETURN_IF_ERROR(connection.Commit(ErrorContext::kStandalone));
+  return applied;
+}
+
+absl::Status ApplyMigration(MysqlConnection& connection, const Migration& migration) {
+  for (const std::string& statement : SplitSqlStatements(migration.sql)) {
+    LEDGER_RETURN_IF_ERROR(
+        connection.ExecuteText(statement, "apply a migration", ErrorContext::kStandalone));
+  }
+  LEDGER_RETURN_IF_ERROR(connection
+                             .Execute("INSERT INTO schema_migrations (version, name, applied_at)"
+                                      " VALUES (?, ?, ?)",
+                                      {int64_t{migration.version}, std::string(migration.name),
+                                       ToMicros(SystemClock::Default()->Now())},
+                                      "record a migration", ErrorContext::kStandalone)
+                             .status());
+  return connection.Commit(ErrorContext::kStandalone);
+}
+
+}  // namespace
+
+absl::Status MigrateDatabase(MysqlConnection& connection) {
+  LEDGER_RETURN_IF_ERROR(TakeMigrationLock(connection));
+  absl::StatusOr<std::set<int>> applied = AppliedVersions(connection);
+  absl::Status status = applied.status();
+  if (status.ok()) {
+    status = ApplyPendingMigrations(MysqlMigrations(), *applied, [&](const Migration& migration) {
+      return ApplyMigration(connection, migration);
+    });
+  }
+  if (!status.ok()) connection.Rollback();
+  ReleaseMigrationLock(connection);
+  return status;
+}
+
+}  // namespace ledger::mysql_internal

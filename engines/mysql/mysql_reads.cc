@@ -1,0 +1,235 @@
+// The MySQL engine outside the submit path: assets, accounts, transaction history,
+// key records and outbox events. Each call is one short transaction of its own
+// (MysqlEngine::RunStandalone).
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engines/mysql/mysql_engine_internal.h"
+#include "engines/mysql/mysql_rows.h"
+#include "idempotency/errors.h"
+
+namespace ledger::mysql_internal {
+
+absl::Status MysqlEngine::PutAsset(const Asset& asset) {
+  return RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+    absl::Status inserted =
+        connection
+            .Execute("INSERT INTO assets (code, scale) VALUES (?, ?)",
+                     {asset.code, int64_t{asset.scale}}, "insert the asset",
+                     ErrorContext::kStandalone)
+            .status();
+    if (!absl::IsAlreadyExists(inserted)) return inserted;
+    // Defined before: fine when identical.
+    std::optional<int64_t> scale;
+    LEDGER_RETURN_IF_ERROR(connection.Query(
+        "SELECT scale FROM assets WHERE code = ?", {asset.code},
+        [&](const SqlRow& row) { scale = row.Int64(0); }, "read the asset",
+        ErrorContext::kStandalone));
+    if (scale == asset.scale) return absl::OkStatus();
+    return absl::AlreadyExistsError(absl::StrCat("asset ", asset.code, " exists with scale ",
+                                                 scale.value_or(-1)));
+  });
+}
+
+absl::StatusOr<std::optional<Asset>> MysqlEngine::GetAsset(std::string_view code) {
+  std::optional<Asset> asset;
+  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
+    return connection.Query("SELECT " LEDGER_MYSQL_ASSET_COLUMNS " FROM assets WHERE code = ?",
+                            {std::string(code)},
+                            [&](const SqlRow& row) { asset = ReadAsset(row); }, "read the asset",
+                            ErrorContext::kStandalone);
+  }));
+  return asset;
+}
+
+absl::StatusOr<std::vector<Asset>> MysqlEngine::ListAssets() {
+  std::vector<Asset> assets;
+  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
+    assets.clear();
+    return connection.Query("SELECT " LEDGER_MYSQL_ASSET_COLUMNS " FROM assets ORDER BY code",
+                            {}, [&](const SqlRow& row) { assets.push_back(ReadAsset(row)); },
+                            "list assets", ErrorContext::kStandalone);
+  }));
+  return assets;
+}
+
+absl::Status MysqlEngine::InsertAccount(const Account& account) {
+  absl::Status status = RunStandalone(Access::kWrite, [&](MysqlConnection& connection) {
+    return connection
+        .Execute("INSERT INTO accounts (" LEDGER_MYSQL_ACCOUNT_COLUMNS
+                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 AccountParams(account), "insert the account", ErrorContext::kStandalone)
+        .status();
+  });
+  // The messages callers see, instead of the server's.
+  if (absl::IsAlreadyExists(status)) {
+    return absl::AlreadyExistsError(absl::StrCat("account ", account.id, " already exists"));
+  }
+  if (absl::IsFailedPrecondition(status)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("asset ", account.asset, " is not defined (", status.message(), ")"));
+  }
+  return status;
+}
+
+absl::StatusOr<std::optional<Account>> MysqlEngine::GetAccount(std::string_view id) {
+  std::optional<Account> account;
+  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
+    return connection.Query("SELECT " LEDGER_MYSQL_ACCOUNT_COLUMNS " FROM accounts WHERE id = ?",
+                            {std::string(id)},
+                            [&](const SqlRow& row) { account = ReadAccount(row); },
+                            "read the account", ErrorContext::kStandalone);
+  }));
+  return account;
+}
+
+absl::StatusOr<std::vector<Account>> MysqlEngine::ListAccounts(std::string_view after_id,
+                                                               int64_t limit) {
+  std::vector<Account> accounts;
+  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
+    accounts.clear();
+    return connection.Query(
+        "SELECT " LEDGER_MYSQL_ACCOUNT_COLUMNS " FROM accounts WHERE id > ? ORDER BY id LIMIT ?",
+        {std::string(after_id), limit},
+        [&](const SqlRow& row) { accounts.push_back(ReadAccount(row)); }, "list accounts",
+        ErrorContext::kStandalone);
+  }));
+  return accounts;
+}
+
+absl::Status MysqlEngine::SetAccountClosed(std::string_view id, bool closed) {
+  return RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        int64_t matched,
+        connection.Execute("UPDATE accounts SET closed = ? WHERE id = ?",
+                           {int64_t{closed ? 1 : 0}, std::string(id)}, "close the account",
+                           ErrorContext::kStandalone));
+    if (matched == 0) {
+      return absl::NotFoundError(absl::StrCat("account ", View(id), " does not exist"));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::optional<Transaction>> MysqlEngine::GetTransaction(std::string_view id) {
+  std::optional<Transaction> transaction;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kRead, [&](MysqlConnection& connection) -> absl::Status {
+        LEDGER_ASSIGN_OR_RETURN(transaction,
+                                SelectTransaction(connection, id, ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return transaction;
+}
+
+absl::StatusOr<std::vector<Transaction>> MysqlEngine::ListTransactions(std::string_view after_id,
+                                                                       int64_t limit) {
+  std::vector<Transaction> transactions;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kRead, [&](MysqlConnection& connection) -> absl::Status {
+        // One round trip: the page of transactions joined with their entries.
+        LEDGER_ASSIGN_OR_RETURN(
+            transactions,
+            QueryTransactions(connection,
+                              "SELECT " LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
+                              " FROM (SELECT * FROM transactions WHERE id > ? ORDER BY id"
+                              " LIMIT ?) t LEFT JOIN entries e ON e.transaction_id = t.id"
+                              " ORDER BY t.id, e.entry_index",
+                              {std::string(after_id), limit}, "list transactions",
+                              ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return transactions;
+}
+
+absl::StatusOr<std::vector<Entry>> MysqlEngine::ListEntries(std::string_view account_id,
+                                                            int64_t after_version,
+                                                            int64_t limit) {
+  std::vector<Entry> entries;
+  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
+    entries.clear();
+    return connection.Query("SELECT " LEDGER_MYSQL_ENTRY_COLUMNS
+                            " FROM entries WHERE account_id = ? AND account_version > ?"
+                            " ORDER BY account_version LIMIT ?",
+                            {std::string(account_id), after_version, limit},
+                            [&](const SqlRow& row) { entries.push_back(ReadEntry(row, 0)); },
+                            "list entries", ErrorContext::kStandalone);
+  }));
+  return entries;
+}
+
+absl::StatusOr<std::vector<KeyRecord>> MysqlEngine::ListKeyRecords(
+    const std::optional<KeyIdentity>& after, int64_t limit) {
+  std::vector<KeyRecord> records;
+  // Primary-key order: namespace, encoded scope, key, each byte-wise (VARBINARY). The
+  // "after" condition is spelled out so the range optimizer can use the primary key.
+  SqlParams params;
+  if (after.has_value()) {
+    const std::string scope = after->scope.Encoded();
+    for (const std::string* value :
+         {&after->key_namespace, &after->key_namespace, &scope, &scope, &after->key}) {
+      params.emplace_back(*value);
+    }
+  }
+  params.emplace_back(limit);
+  const char* sql =
+      after.has_value()
+          ? "SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys"
+            " WHERE state = 'committed' AND (namespace > ? OR (namespace = ? AND"
+            " (scope > ? OR (scope = ? AND `key` > ?))))"
+            " ORDER BY namespace, scope, `key` LIMIT ?"
+          : "SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys"
+            " WHERE state = 'committed' ORDER BY namespace, scope, `key` LIMIT ?";
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kRead, [&](MysqlConnection& connection) -> absl::Status {
+        records.clear();
+        absl::Status unreadable;
+        LEDGER_RETURN_IF_ERROR(connection.Query(
+            sql, params,
+            [&](const SqlRow& row) {
+              absl::StatusOr<std::optional<KeyRecord>> record = ReadKeyRecord(row);
+              if (!record.ok()) {
+                unreadable.Update(record.status());
+              } else if (record->has_value()) {
+                records.push_back(**std::move(record));
+              }
+            },
+            "list key records", ErrorContext::kStandalone));
+        return unreadable;
+      }));
+  return records;
+}
+
+absl::StatusOr<int64_t> MysqlEngine::PruneExpiredKeys(absl::Time now, int64_t limit) {
+  int64_t deleted = 0;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+        // Through the expiry index, oldest first. Placeholders carry the largest
+        // expires_at, so the range never reaches a key that is being claimed.
+        LEDGER_ASSIGN_OR_RETURN(
+            deleted, connection.Execute("DELETE FROM idempotency_keys WHERE expires_at <= ?"
+                                        " AND state = 'committed' ORDER BY expires_at LIMIT ?",
+                                        {ToMicros(now), limit}, "prune expired keys",
+                                        ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return deleted;
+}
+
+absl::StatusOr<std::vector<OutboxEvent>> MysqlEngine::ListEvents(int64_t after_sequence,
+                                                                 int64_t limit) {
+  std::vector<OutboxEvent> events;
+  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
+    events.clear();
+    return connection.Query("SELECT " LEDGER_MYSQL_OUTBOX_EVENT_COLUMNS
+                            " FROM outbox_events WHERE `sequence` > ?"
+                            " ORDER BY `sequence` LIMIT ?",
+                            {after_sequence, limit},
+                            [&](const SqlRow& row) { events.push_back(ReadOutboxEvent(row)); },
+                            "list events", ErrorContext::kStandalone);
+  }));
+  return events;
+}
+
+}  // namespace ledger::mysql_internal

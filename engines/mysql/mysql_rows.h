@@ -1,0 +1,93 @@
+// Row <-> struct mapping for the MySQL engine: the column lists every SELECT uses, the
+// readers that turn a row in that order into a struct, the parameter lists of the
+// writes, and the statements shared by the submit transaction and the engine's reads.
+//
+// Times are BIGINT microseconds since the epoch, amounts BIGINT minor units, booleans
+// 0/1, the scope Scope::Encoded() ("tenant/actor"). Identity columns are VARBINARY:
+// compared and ordered byte-wise, exactly as std::string orders them.
+//
+// Internal to engines/mysql. Not thread-safe: functions use the caller's connection.
+#ifndef LEDGER_ENGINES_MYSQL_MYSQL_ROWS_H_
+#define LEDGER_ENGINES_MYSQL_MYSQL_ROWS_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "engines/mysql/mysql_connection.h"
+#include "idempotency/key.h"
+#include "idempotency/stores.h"
+#include "ledger/account.h"
+#include "ledger/engine.h"
+#include "ledger/transaction.h"
+
+// Column lists as macros so that statements stay compile-time literals (the prepared
+// statement cache is keyed by their text). Each reader below expects exactly this order.
+#define LEDGER_MYSQL_ASSET_COLUMNS "code, scale"
+#define LEDGER_MYSQL_ACCOUNT_COLUMNS \
+  "id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at"
+// A transaction joined with its entries (LEFT JOIN: a transaction without entries
+// still gives one row), ordered by transaction then entry.
+#define LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS                                    \
+  "t.id, t.kind, t.created_at, t.metadata, t.reversal_of, t.fingerprint, e.account_id, " \
+  "e.asset, e.amount, e.balance_after, e.account_version"
+#define LEDGER_MYSQL_ENTRY_COLUMNS "account_id, asset, amount, balance_after, account_version"
+#define LEDGER_MYSQL_KEY_RECORD_COLUMNS \
+  "namespace, scope, `key`, fingerprint, state, transaction_id, created_at, expires_at"
+#define LEDGER_MYSQL_WORK_CLAIM_COLUMNS                                                      \
+  "namespace, scope, `key`, fingerprint, state, owner, attempt, lease_expires_at, result, " \
+  "created_at, updated_at, expires_at"
+#define LEDGER_MYSQL_OUTBOX_EVENT_COLUMNS "`sequence`, transaction_id, type, payload, created_at"
+#define LEDGER_MYSQL_IDENTITY_MATCHES "namespace = ? AND scope = ? AND `key` = ?"
+
+namespace ledger::mysql_internal {
+
+// The key table's row states: a placeholder lives only inside the transaction that
+// claims the key; a committed row names its transaction.
+inline constexpr char kKeyStatePending[] = "pending";
+inline constexpr char kKeyStateCommitted[] = "committed";
+
+int64_t ToMicros(absl::Time time);
+absl::Time FromMicros(int64_t micros);
+
+Asset ReadAsset(const SqlRow& row);
+Account ReadAccount(const SqlRow& row);
+Entry ReadEntry(const SqlRow& row, int first_column);
+// Null when the row is a placeholder (state pending): no committed record.
+absl::StatusOr<std::optional<KeyRecord>> ReadKeyRecord(const SqlRow& row);
+absl::StatusOr<WorkClaim> ReadWorkClaim(const SqlRow& row);
+OutboxEvent ReadOutboxEvent(const SqlRow& row);
+
+// "tenant/actor" back to a Scope; neither part may contain '/' (ValidateScope).
+absl::StatusOr<Scope> DecodeScope(std::string_view encoded);
+
+// namespace, scope, key: the identity's primary-key columns, in that order.
+SqlParams IdentityParams(const KeyIdentity& identity);
+// Every column of LEDGER_MYSQL_WORK_CLAIM_COLUMNS, in that order.
+SqlParams WorkClaimParams(const WorkClaim& claim);
+// Every column of LEDGER_MYSQL_ACCOUNT_COLUMNS, in that order.
+SqlParams AccountParams(const Account& account);
+
+// Reads transactions with their entries through LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
+// rows: runs `sql` with `params` and groups the rows by transaction, in row order.
+absl::StatusOr<std::vector<Transaction>> QueryTransactions(MysqlConnection& connection,
+                                                           std::string_view sql,
+                                                           const SqlParams& params,
+                                                           std::string_view what,
+                                                           ErrorContext context);
+absl::StatusOr<std::optional<Transaction>> SelectTransaction(MysqlConnection& connection,
+                                                             std::string_view id,
+                                                             ErrorContext context);
+
+// "?, ?, ?" with `count` placeholders.
+std::string Placeholders(size_t count);
+// "(?, ?), (?, ?)": `rows` groups of `columns` placeholders.
+std::string RowPlaceholders(size_t rows, size_t columns);
+
+}  // namespace ledger::mysql_internal
+
+#endif  // LEDGER_ENGINES_MYSQL_MYSQL_ROWS_H_

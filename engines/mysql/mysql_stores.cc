@@ -1,0 +1,180 @@
+// The MySQL engine's storage for idempotency outside the ledger (idempotency/stores.h):
+// run-idempotently work claims and inbound webhook events. Each operation is one
+// statement in its own transaction; the decisions live in run_idempotently.cc and
+// webhook_guard.cc.
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engines/mysql/mysql_engine_internal.h"
+#include "engines/mysql/mysql_rows.h"
+#include "idempotency/errors.h"
+
+namespace ledger::mysql_internal {
+namespace {
+
+// Insert-or-read rounds when the row that made the INSERT fail is deleted before the
+// read sees it (a Fail or a prune in between).
+constexpr int kInsertOrReadRoundsMax = 4;
+
+}  // namespace
+
+absl::StatusOr<WorkClaim> MysqlEngine::InsertWorkClaimIfAbsent(const WorkClaim& fresh) {
+  for (int round = 1; round <= kInsertOrReadRoundsMax; ++round) {
+    std::optional<WorkClaim> stored;
+    LEDGER_RETURN_IF_ERROR(
+        RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+          stored.reset();
+          absl::Status inserted =
+              connection
+                  .Execute("INSERT INTO work_claims (" LEDGER_MYSQL_WORK_CLAIM_COLUMNS
+                           ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           WorkClaimParams(fresh), "insert the work claim",
+                           ErrorContext::kStandalone)
+                  .status();
+          if (inserted.ok()) {
+            stored = fresh;
+            return absl::OkStatus();
+          }
+          if (!absl::IsAlreadyExists(inserted)) return inserted;
+          // Present: the INSERT waited for its writer, so a plain read (READ
+          // COMMITTED) sees the committed row.
+          absl::Status unreadable;
+          LEDGER_RETURN_IF_ERROR(connection.Query(
+              "SELECT " LEDGER_MYSQL_WORK_CLAIM_COLUMNS
+              " FROM work_claims WHERE " LEDGER_MYSQL_IDENTITY_MATCHES,
+              IdentityParams(fresh.identity),
+              [&](const SqlRow& row) {
+                absl::StatusOr<WorkClaim> claim = ReadWorkClaim(row);
+                if (claim.ok()) {
+                  stored = *std::move(claim);
+                } else {
+                  unreadable = claim.status();
+                }
+              },
+              "read the work claim", ErrorContext::kStandalone));
+          return unreadable;
+        }));
+    if (stored.has_value()) return *std::move(stored);
+  }
+  return RetryableError("mysql: the work claim kept disappearing between insert and read");
+}
+
+absl::StatusOr<bool> MysqlEngine::ReplaceWorkClaim(const KeyIdentity& identity,
+                                                   const std::string& expected_owner,
+                                                   int64_t expected_attempt,
+                                                   const WorkClaim& replacement) {
+  // Every column but the identity, then the identity and the expected owner and attempt:
+  // a compare-and-set in one statement.
+  SqlParams params = WorkClaimParams(replacement);
+  params.erase(params.begin(), params.begin() + 3);
+  SqlParams where = IdentityParams(identity);
+  params.insert(params.end(), where.begin(), where.end());
+  params.insert(params.end(), {expected_owner, expected_attempt});
+  int64_t matched = 0;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+        LEDGER_ASSIGN_OR_RETURN(
+            matched,
+            connection.Execute(
+                "UPDATE work_claims SET fingerprint = ?, state = ?, owner = ?, attempt = ?,"
+                " lease_expires_at = ?, result = ?, created_at = ?, updated_at = ?,"
+                " expires_at = ? WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
+                " AND owner = ? AND attempt = ?",
+                params, "replace the work claim", ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return matched > 0;
+}
+
+absl::StatusOr<bool> MysqlEngine::DeleteWorkClaim(const KeyIdentity& identity,
+                                                  const std::string& owner) {
+  SqlParams params = IdentityParams(identity);
+  params.push_back(owner);
+  int64_t deleted = 0;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+        LEDGER_ASSIGN_OR_RETURN(
+            deleted,
+            connection.Execute("DELETE FROM work_claims WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
+                               " AND owner = ? AND state = 'pending'",
+                               params, "delete the work claim", ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return deleted > 0;
+}
+
+absl::StatusOr<int64_t> MysqlEngine::MarkAbandonedWorkClaims(absl::Time now) {
+  int64_t marked = 0;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+        LEDGER_ASSIGN_OR_RETURN(
+            marked, connection.Execute("UPDATE work_claims SET state = 'abandoned', updated_at = ?"
+                                       " WHERE state = 'pending' AND lease_expires_at <= ?",
+                                       {ToMicros(now), ToMicros(now)},
+                                       "mark abandoned work claims", ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return marked;
+}
+
+absl::StatusOr<int64_t> MysqlEngine::PruneWorkClaims(absl::Time now) {
+  int64_t deleted = 0;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+        LEDGER_ASSIGN_OR_RETURN(
+            deleted, connection.Execute("DELETE FROM work_claims WHERE expires_at <= ?",
+                                        {ToMicros(now)}, "prune work claims",
+                                        ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return deleted;
+}
+
+absl::StatusOr<bool> MysqlEngine::InsertWebhookEventIfAbsent(const std::string& provider,
+                                                             const std::string& event_id,
+                                                             absl::Time received_at) {
+  bool inserted = false;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+        absl::Status status =
+            connection
+                .Execute("INSERT INTO webhook_events (provider, event_id, received_at)"
+                         " VALUES (?, ?, ?)",
+                         {provider, event_id, ToMicros(received_at)}, "record the webhook event",
+                         ErrorContext::kStandalone)
+                .status();
+        inserted = status.ok();
+        return absl::IsAlreadyExists(status) ? absl::OkStatus() : status;
+      }));
+  return inserted;
+}
+
+absl::StatusOr<bool> MysqlEngine::DeleteWebhookEvent(const std::string& provider,
+                                                     const std::string& event_id) {
+  int64_t deleted = 0;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+        LEDGER_ASSIGN_OR_RETURN(
+            deleted,
+            connection.Execute("DELETE FROM webhook_events WHERE provider = ? AND event_id = ?",
+                               {provider, event_id}, "forget the webhook event",
+                               ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return deleted > 0;
+}
+
+absl::StatusOr<int64_t> MysqlEngine::PruneWebhookEvents(absl::Time before) {
+  int64_t deleted = 0;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+        LEDGER_ASSIGN_OR_RETURN(
+            deleted, connection.Execute("DELETE FROM webhook_events WHERE received_at < ?",
+                                        {ToMicros(before)}, "prune webhook events",
+                                        ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return deleted;
+}
+
+}  // namespace ledger::mysql_internal

@@ -1,0 +1,535 @@
+// Behaviour of the MySQL engine beyond the shared conformance suite: the placeholder
+// claim under heavy contention, a session KILLed mid-transaction, concurrent transfers
+// audited afterwards, lock waits (claim vs account), deadlocks, byte-wise identities,
+// pooled sessions dropped by the server, and concurrent migrations. Each test gets a
+// scratch database of its own on the server named by LEDGER_TEST_MYSQL_DSN.
+#include "engines/mysql/mysql_engine.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/barrier.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "idempotency/clock.h"
+#include "idempotency/errors.h"
+#include "ledger/engine.h"
+#include "ledger/ledger.h"
+#include "ledger/operation.h"
+#include "ledger/verify.h"
+#include "tests/conformance/conformance_context.h"
+#include "tests/engines/mysql/mysql_test_server.h"
+#include "tests/support/fault_injecting_engine.h"
+
+namespace ledger::testing {
+namespace {
+
+// How long a test waits for a state of the server it is about to act on (a session
+// waiting for a lock, a transaction holding one) before it gives up.
+constexpr absl::Duration kServerStateWaitMax = absl::Seconds(30);
+
+Operation Transfer(const std::string& from, const std::string& to, Amount amount) {
+  return Operation::Transfer(from, to, "CREDITS", amount);
+}
+
+// Polls `condition` until it holds or kServerStateWaitMax passes. For states only the
+// server can report (a session in LOCK WAIT); not a wait for a race between threads.
+bool WaitForServerState(const std::function<bool()>& condition) {
+  const absl::Time deadline = absl::Now() + kServerStateWaitMax;
+  while (!condition()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return true;
+}
+
+class MysqlEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string reason = MysqlUnavailableReason(); !reason.empty()) {
+      if (RunningInCi()) FAIL() << "mysql is required under CI=true: " << reason;
+      GTEST_SKIP() << "mysql skipped: " << reason;
+    }
+    absl::StatusOr<std::unique_ptr<MysqlTestServer>> server =
+        MysqlTestServer::Connect(MysqlTestDsn());
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    database_ = ScratchDatabaseName(server_->base_database(), "engine");
+    absl::StatusOr<std::string> dsn = server_->RecreateDatabase(database_);
+    ASSERT_TRUE(dsn.ok()) << dsn.status();
+    dsn_ = *dsn;
+  }
+
+  void TearDown() override {
+    ledger_.reset();
+    faults_.reset();
+    engine_.reset();
+    if (server_ != nullptr) {
+      EXPECT_TRUE(server_->DropDatabase(database_).ok());
+    }
+  }
+
+  absl::StatusOr<std::unique_ptr<Engine>> Open(int pool_size, bool migrate = true) {
+    MysqlOptions options;
+    options.connection = dsn_;
+    options.pool_size = pool_size;
+    options.migrate = migrate;
+    return OpenMysqlEngine(options);
+  }
+
+  // Opens the engine under a FaultInjectingEngine and a Ledger, with CREDITS and the
+  // accounts issuance (system), alice, bob, carol, dave, erin.
+  void OpenLedger(int pool_size) {
+    absl::StatusOr<std::unique_ptr<Engine>> engine = Open(pool_size);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = std::shared_ptr<Engine>(*std::move(engine));
+    faults_ = std::make_shared<FaultInjectingEngine>(engine_);
+    ledger_ = std::make_unique<Ledger>(faults_, LedgerOptions{.clock = &clock_});
+    ASSERT_TRUE(ledger_->DefineAsset({"CREDITS", 0}).ok());
+    ASSERT_TRUE(ledger_->OpenAccount({.id = "issuance", .asset = "CREDITS",
+                                      .allow_negative = true}).ok());
+    for (const char* id : {"alice", "bob", "carol", "dave", "erin"}) {
+      ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = "CREDITS"}).ok());
+    }
+  }
+
+  absl::StatusOr<Outcome> Submit(const std::string& key, const Operation& operation,
+                                 ClaimOptions claim = {}) {
+    return ledger_->Submit(SubmitRequest{key, {}, operation, claim});
+  }
+
+  void Fund(const std::string& account_id, Amount amount) {
+    absl::StatusOr<Outcome> outcome =
+        Submit(absl::StrCat("fund-", account_id), Operation::TopUp("issuance", account_id,
+                                                                   "CREDITS", amount));
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    ASSERT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
+  }
+
+  Amount BalanceOf(const std::string& account_id) {
+    absl::StatusOr<Account> account = ledger_->GetAccount(account_id);
+    EXPECT_TRUE(account.ok()) << account.status();
+    return account.ok() ? account->balance : 0;
+  }
+
+  void ExpectVerifiedLedger() {
+    absl::StatusOr<VerifyReport> report = VerifyLedger(*engine_);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_TRUE(report->ok()) << report->ToText();
+  }
+
+  std::unique_ptr<MysqlTestServer> server_;
+  std::string database_;
+  std::string dsn_;
+  ManualClock clock_;
+  std::shared_ptr<Engine> engine_;
+  std::shared_ptr<FaultInjectingEngine> faults_;
+  std::unique_ptr<Ledger> ledger_;
+};
+
+TEST_F(MysqlEngineTest, SixtyFourSubmittersOfOneKeyCommitOnceAndReplayTheIdenticalTransaction) {
+  constexpr int kSubmitters = 64;
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(kSubmitters));
+  ASSERT_NO_FATAL_FAILURE(Fund("alice", 1000));
+  absl::Barrier start(kSubmitters);  // outlives every Block(): the threads join below
+  std::vector<absl::StatusOr<Outcome>> outcomes(kSubmitters);
+  std::vector<std::thread> submitters;
+  for (int i = 0; i < kSubmitters; ++i) {
+    submitters.emplace_back([&, i] {
+      start.Block();
+      outcomes[i] = Submit("one-key", Transfer("alice", "bob", 7));
+    });
+  }
+  for (std::thread& submitter : submitters) submitter.join();
+
+  int committed = 0, duplicates = 0;
+  std::optional<Transaction> winner;
+  for (const absl::StatusOr<Outcome>& outcome : outcomes) {
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    if (outcome->kind == OutcomeKind::kCommitted) {
+      ++committed;
+      winner = outcome->transaction;
+    } else {
+      ASSERT_EQ(outcome->kind, OutcomeKind::kDuplicate) << OutcomeToJson(*outcome).dump();
+      ++duplicates;
+    }
+  }
+  ASSERT_EQ(committed, 1);
+  EXPECT_EQ(duplicates, kSubmitters - 1);
+  for (const absl::StatusOr<Outcome>& outcome : outcomes) {
+    EXPECT_EQ(outcome->transaction, *winner);  // byte for byte: same id, entries, times
+  }
+  EXPECT_EQ(BalanceOf("bob"), 7);
+  EXPECT_EQ(engine_->ListTransactions("", 100)->size(), 2u);  // the funding and the one
+  ExpectVerifiedLedger();
+}
+
+TEST_F(MysqlEngineTest, SessionKilledMidTransactionWritesNothingAndTheRetryCommitsOnce) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
+  ASSERT_NO_FATAL_FAILURE(Fund("alice", 100));
+  const std::vector<Transaction> transactions_before = *engine_->ListTransactions("", 100);
+  const std::vector<KeyRecord> keys_before = *engine_->ListKeyRecords(std::nullopt, 100);
+  const std::vector<OutboxEvent> events_before = *engine_->ListEvents(0, 100);
+
+  // Pause after the entries and balances are written, before the key is recorded.
+  absl::Notification paused, release;
+  faults_->SetHook(FaultPoint::kAfterWrite, [&] {
+    if (!paused.HasBeenNotified()) {
+      paused.Notify();
+      release.WaitForNotification();
+    }
+  });
+  absl::StatusOr<Outcome> killed;
+  std::thread submitter([&] { killed = Submit("kill-me", Transfer("alice", "bob", 30)); });
+  paused.WaitForNotification();
+
+  // From another session, as an operator would: the engine's session with an open
+  // InnoDB transaction in this database is the paused submit.
+  absl::StatusOr<std::vector<int64_t>> in_transaction = server_->SessionsInTransaction(database_);
+  ASSERT_TRUE(in_transaction.ok()) << in_transaction.status();
+  ASSERT_EQ(in_transaction->size(), 1u);
+  ASSERT_TRUE(server_->Kill(in_transaction->front()).ok());
+  release.Notify();
+  submitter.join();
+  faults_->Clear();
+
+  ASSERT_TRUE(killed.ok()) << killed.status();
+  ASSERT_EQ(killed->kind, OutcomeKind::kFaulted) << OutcomeToJson(*killed).dump();
+  EXPECT_EQ(killed->fault.code(), absl::StatusCode::kUnavailable) << killed->fault;
+  EXPECT_FALSE(killed->in_doubt);
+  // Nothing written: no transaction, no key record, no event, balances unchanged.
+  EXPECT_EQ(*engine_->ListTransactions("", 100), transactions_before);
+  EXPECT_EQ(*engine_->ListKeyRecords(std::nullopt, 100), keys_before);
+  EXPECT_EQ(*engine_->ListEvents(0, 100), events_before);
+  EXPECT_EQ(BalanceOf("alice"), 100);
+  EXPECT_EQ(BalanceOf("bob"), 0);
+
+  // The key is unused: the retry commits, once.
+  absl::StatusOr<Outcome> retried = Submit("kill-me", Transfer("alice", "bob", 30));
+  ASSERT_TRUE(retried.ok()) << retried.status();
+  ASSERT_EQ(retried->kind, OutcomeKind::kCommitted) << OutcomeToJson(*retried).dump();
+  absl::StatusOr<Outcome> again = Submit("kill-me", Transfer("alice", "bob", 30));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->kind, OutcomeKind::kDuplicate);
+  EXPECT_EQ(again->transaction, retried->transaction);
+  EXPECT_EQ(BalanceOf("bob"), 30);
+  ExpectVerifiedLedger();
+}
+
+TEST_F(MysqlEngineTest, ConcurrentTransfersOverSharedAccountsLeaveAVerifiedLedger) {
+  constexpr int kThreads = 12;
+  constexpr int kSubmitsPerThread = 40;
+  const std::vector<std::string> accounts = {"alice", "bob", "carol", "dave", "erin"};
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(kThreads));
+  for (const std::string& account : accounts) ASSERT_NO_FATAL_FAILURE(Fund(account, 1000));
+  std::atomic<int> committed{0}, rejected{0};
+  absl::Barrier start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 random(4321 + t);
+      start.Block();
+      for (int i = 0; i < kSubmitsPerThread; ++i) {
+        // Two and three legs, in both directions over the same few rows: without one
+        // lock order these would deadlock.
+        size_t a = random() % accounts.size();
+        size_t b = (a + 1 + random() % (accounts.size() - 1)) % accounts.size();
+        size_t c = (b + 1 + random() % (accounts.size() - 1)) % accounts.size();
+        const Amount amount = 1 + static_cast<Amount>(random() % 120);
+        Operation operation =
+            (i % 3 == 2 && c != a)
+                ? Operation::Post({{accounts[a], "CREDITS", -2 * amount},
+                                   {accounts[b], "CREDITS", amount},
+                                   {accounts[c], "CREDITS", amount}})
+                : Transfer(accounts[a], accounts[b], amount);
+        absl::StatusOr<Outcome> outcome = Submit(absl::StrCat("x-", t, "-", i), operation);
+        ASSERT_TRUE(outcome.ok()) << outcome.status();
+        ASSERT_TRUE(outcome->kind == OutcomeKind::kCommitted ||
+                    outcome->kind == OutcomeKind::kRejected)
+            << OutcomeToJson(*outcome).dump();
+        (outcome->kind == OutcomeKind::kCommitted ? committed : rejected)++;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+
+  Amount total = 0;
+  for (const std::string& account : accounts) {
+    EXPECT_GE(BalanceOf(account), 0);
+    total += BalanceOf(account);
+  }
+  EXPECT_EQ(total, 5000);
+  EXPECT_EQ(committed + rejected, kThreads * kSubmitsPerThread);
+  EXPECT_GT(committed.load(), 0);
+  absl::StatusOr<VerifyReport> report = VerifyLedger(*engine_);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << report->ToText();
+  EXPECT_EQ(report->transactions, committed.load() + static_cast<int>(accounts.size()));
+  EXPECT_EQ(report->key_records, report->transactions);
+}
+
+TEST_F(MysqlEngineTest, ClaimOfAHeldKeyIsInProgressOnceTheWaitBoundRunsOut) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
+  const KeyIdentity identity{"transfer", Scope{}, "held"};
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->ClaimKey(identity).ok());
+
+  for (WaitPolicy wait : {WaitPolicy::FailFast(), WaitPolicy{absl::Milliseconds(300)}}) {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> second = engine_->Begin({wait});
+    ASSERT_TRUE(second.ok()) << second.status();
+    absl::StatusOr<std::optional<KeyRecord>> claimed = (*second)->ClaimKey(identity);
+    EXPECT_TRUE(IsInProgress(claimed.status())) << claimed.status();
+  }
+  (*holder)->Rollback();
+  // Released: the next claim gets the key, which holds no record (nothing committed).
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> third =
+      engine_->Begin({WaitPolicy::FailFast()});
+  ASSERT_TRUE(third.ok()) << third.status();
+  absl::StatusOr<std::optional<KeyRecord>> claimed = (*third)->ClaimKey(identity);
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  EXPECT_FALSE(claimed->has_value());
+}
+
+TEST_F(MysqlEngineTest, WaitersBehindAHolderThatRollsBackCommitOnce) {
+  constexpr int kWaiters = 8;
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(kWaiters + 2));
+  ASSERT_NO_FATAL_FAILURE(Fund("alice", 100));
+  // A first attempt holds the key's placeholder, as a submit about to be rejected would.
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->ClaimKey({"transfer", Scope{}, "contested"}).ok());
+
+  std::vector<absl::StatusOr<Outcome>> outcomes(kWaiters);
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiters.emplace_back([&, i] { outcomes[i] = Submit("contested", Transfer("alice", "bob", 5)); });
+  }
+  // Every waiter's INSERT is queued on the placeholder's lock.
+  ASSERT_TRUE(WaitForServerState([&] {
+    absl::StatusOr<std::string> queued = server_->QueryText(absl::StrCat(
+        "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '", database_,
+        "' AND INFO LIKE 'INSERT INTO idempotency_keys%'"));
+    return queued.ok() && *queued == std::to_string(kWaiters);
+  }));
+  // Rolled back: the waiters' duplicate checks all hold gap locks now, so InnoDB picks
+  // deadlock victims among them; the pipeline reruns those, and one waiter commits.
+  (*holder)->Rollback();
+  for (std::thread& waiter : waiters) waiter.join();
+
+  int committed = 0, duplicates = 0;
+  for (const absl::StatusOr<Outcome>& outcome : outcomes) {
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    if (outcome->kind == OutcomeKind::kCommitted) ++committed;
+    if (outcome->kind == OutcomeKind::kDuplicate) ++duplicates;
+  }
+  EXPECT_EQ(committed, 1);
+  EXPECT_EQ(duplicates, kWaiters - 1);
+  EXPECT_EQ(BalanceOf("bob"), 5);
+  ExpectVerifiedLedger();
+}
+
+TEST_F(MysqlEngineTest, AccountLockWaitOutlastsTheFailFastClaimsTimeout) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->ClaimKey({"transfer", {}, "first"}).ok());
+  ASSERT_TRUE((*holder)->LockAccounts({"alice"}).ok());
+
+  // A fail-fast submit of another key claims at once (1 s session timeout), then must
+  // wait for alice's row with the session's normal timeout, not the claim's.
+  std::atomic<bool> finished{false};
+  absl::StatusOr<std::vector<Account>> locked;
+  std::thread waiter([&] {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> second =
+        engine_->Begin({WaitPolicy::FailFast()});
+    if (second.ok()) {
+      absl::StatusOr<std::optional<KeyRecord>> claimed =
+          (*second)->ClaimKey({"transfer", {}, "second"});
+      locked = claimed.ok() ? (*second)->LockAccounts({"alice"})
+                            : absl::StatusOr<std::vector<Account>>(claimed.status());
+    } else {
+      locked = second.status();
+    }
+    finished = true;
+  });
+  // The server reports how long the waiter's statement has run (PROCESSLIST.TIME, in
+  // seconds; INNODB_TRX may leave out a transaction in a lock wait on MariaDB). Past
+  // 2 s, a 1 s lock wait timeout would have fired already.
+  std::string last_observed;
+  const bool waited_past_claim_timeout = WaitForServerState([&] {
+    if (finished) return true;
+    absl::StatusOr<std::string> waited = server_->QueryText(absl::StrCat(
+        "SELECT COALESCE(MAX(TIME), -1) FROM information_schema.PROCESSLIST WHERE DB = '",
+        database_, "' AND INFO LIKE 'SELECT % FROM accounts % FOR UPDATE'"));
+    last_observed = waited.ok() ? *waited : waited.status().ToString();
+    return waited.ok() && std::stoi(*waited) >= 2;
+  });
+  EXPECT_FALSE(finished.load()) << "the account lock wait ended early: " << locked.status()
+                                << "; the server last said " << last_observed;
+  (*holder)->Rollback();
+  waiter.join();
+  EXPECT_TRUE(waited_past_claim_timeout);
+  ASSERT_TRUE(locked.ok()) << locked.status();
+  ASSERT_EQ(locked->size(), 1u);
+  EXPECT_EQ(locked->front().id, "alice");
+}
+
+TEST_F(MysqlEngineTest, DeadlockBetweenTwoTransactionsIsRetryable) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> first = engine_->Begin({});
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> second = engine_->Begin({});
+  ASSERT_TRUE(first.ok() && second.ok());
+  // Against the contract's single lock order on purpose: alice then bob, bob then alice.
+  ASSERT_TRUE((*first)->LockAccounts({"alice"}).ok());
+  ASSERT_TRUE((*second)->LockAccounts({"bob"}).ok());
+  absl::StatusOr<std::vector<Account>> first_result;
+  std::thread other([&] { first_result = (*first)->LockAccounts({"bob"}); });
+  absl::StatusOr<std::vector<Account>> second_result = (*second)->LockAccounts({"alice"});
+  if (!second_result.ok()) (*second)->Rollback();  // the victim's locks go; the other proceeds
+  other.join();
+  if (!first_result.ok()) (*first)->Rollback();
+  // InnoDB picks one victim; it rolled back and may be rerun as a whole.
+  EXPECT_NE(first_result.ok(), second_result.ok());
+  const absl::Status& victim = first_result.ok() ? second_result.status() : first_result.status();
+  EXPECT_TRUE(IsRetryable(victim)) << victim;
+}
+
+TEST_F(MysqlEngineTest, IdentitiesCompareAndSortByteWise) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
+  ASSERT_NO_FATAL_FAILURE(Fund("alice", 100));
+  // Keys differing in case or a trailing space are different operations.
+  for (const char* key : {"ABC", "abc", "abc "}) {
+    absl::StatusOr<Outcome> outcome = Submit(key, Transfer("alice", "bob", 1));
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << key;
+  }
+  // Account ids too, and listing follows byte order ('Z' < 'a'), like std::string.
+  ASSERT_TRUE(ledger_->OpenAccount({.id = "Alice", .asset = "CREDITS"}).ok());
+  ASSERT_TRUE(ledger_->OpenAccount({.id = "Zed", .asset = "CREDITS"}).ok());
+  EXPECT_EQ(BalanceOf("Alice"), 0);
+  absl::StatusOr<std::vector<Account>> listed = engine_->ListAccounts("", 100);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  std::vector<std::string> ids;
+  for (const Account& account : *listed) ids.push_back(account.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"Alice", "Zed", "alice", "bob", "carol", "dave",
+                                           "erin", "issuance"}));
+  absl::StatusOr<std::vector<KeyRecord>> keys = engine_->ListKeyRecords(std::nullopt, 100);
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  std::vector<std::string> transfer_keys;
+  for (const KeyRecord& record : *keys) {
+    if (record.identity.key_namespace == "transfer") transfer_keys.push_back(record.identity.key);
+  }
+  EXPECT_EQ(transfer_keys, (std::vector<std::string>{"ABC", "abc", "abc "}));
+}
+
+TEST_F(MysqlEngineTest, UpdatesCountTheRowsTheyMatchNotOnlyThoseTheyChange) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(2));
+  // CLIENT_FOUND_ROWS: closing a closed account changes nothing, yet finds it.
+  ASSERT_TRUE(engine_->SetAccountClosed("carol", true).ok());
+  EXPECT_TRUE(engine_->SetAccountClosed("carol", true).ok());
+  EXPECT_EQ(engine_->SetAccountClosed("nobody", true).code(), absl::StatusCode::kNotFound);
+  // A compare-and-set whose replacement equals the stored claim still succeeds.
+  WorkClaim claim;
+  claim.identity = {"gateway.charge", Scope{}, "order-1"};
+  claim.fingerprint = "f";
+  claim.owner = "worker-1";
+  claim.result = "caf\xC3\xA9";
+  absl::StatusOr<WorkClaim> stored = engine_->InsertWorkClaimIfAbsent(claim);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, claim);
+  EXPECT_TRUE(*engine_->ReplaceWorkClaim(claim.identity, "worker-1", 1, claim));
+  EXPECT_FALSE(*engine_->ReplaceWorkClaim(claim.identity, "worker-2", 1, claim));
+}
+
+TEST_F(MysqlEngineTest, PooledSessionKilledWhileIdleIsReplacedNotReused) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(1));
+  ASSERT_NO_FATAL_FAILURE(Fund("alice", 100));
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    absl::StatusOr<std::vector<int64_t>> sessions = server_->Sessions(database_);
+    ASSERT_TRUE(sessions.ok()) << sessions.status();
+    ASSERT_EQ(sessions->size(), 1u);  // the pool's one idle session
+    ASSERT_TRUE(server_->Kill(sessions->front()).ok());
+    ASSERT_TRUE(WaitForServerState([&] {
+      absl::StatusOr<std::vector<int64_t>> left = server_->Sessions(database_);
+      return left.ok() && left->empty();
+    }));
+
+    // Round 0: a read; round 1: a submit. Both find the dead session on first use,
+    // before anything ran, and go on with a new one.
+    if (round == 0) {
+      EXPECT_EQ(BalanceOf("alice"), 100);
+    } else {
+      absl::StatusOr<Outcome> outcome = Submit("after-kill", Transfer("alice", "bob", 5));
+      ASSERT_TRUE(outcome.ok()) << outcome.status();
+      EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
+    }
+    absl::StatusOr<std::vector<int64_t>> replaced = server_->Sessions(database_);
+    ASSERT_TRUE(replaced.ok()) << replaced.status();
+    ASSERT_EQ(replaced->size(), 1u);
+    EXPECT_NE(replaced->front(), sessions->front());
+  }
+  ExpectVerifiedLedger();
+}
+
+TEST_F(MysqlEngineTest, TwoProcessesMigratingAtOnceApplyEachMigrationOnce) {
+  constexpr int kMigrators = 4;
+  absl::Barrier start(kMigrators);
+  std::vector<absl::Status> results(kMigrators);
+  std::vector<std::thread> migrators;
+  for (int i = 0; i < kMigrators; ++i) {
+    migrators.emplace_back([&, i] {
+      start.Block();
+      results[i] = Open(1, /*migrate=*/true).status();
+    });
+  }
+  for (std::thread& migrator : migrators) migrator.join();
+  for (const absl::Status& result : results) EXPECT_TRUE(result.ok()) << result;
+  EXPECT_EQ(*server_->QueryText(absl::StrCat("SELECT COUNT(*) FROM `", database_,
+                                             "`.schema_migrations")),
+            "1");
+  // Every table InnoDB, utf8mb4; the identity columns binary.
+  EXPECT_EQ(*server_->QueryText(absl::StrCat(
+                "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '",
+                database_, "' AND (ENGINE <> 'InnoDB' OR TABLE_COLLATION NOT LIKE 'utf8mb4%')")),
+            "0");
+  EXPECT_EQ(*server_->QueryText(absl::StrCat(
+                "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '",
+                database_, "' AND TABLE_NAME = 'idempotency_keys' AND COLUMN_NAME = 'key'")),
+            "varbinary");
+  // And migrating again is a no-op.
+  absl::StatusOr<std::unique_ptr<Engine>> again = Open(1, /*migrate=*/true);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE((*again)->Migrate().ok());
+}
+
+TEST(MysqlEngineOpenTest, UnreachableServerIsUnavailable) {
+  MysqlOptions options;
+  options.connection = "mysql://root@127.0.0.1:1/ledger";  // nothing listens on port 1
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenMysqlEngine(options);
+  EXPECT_EQ(engine.status().code(), absl::StatusCode::kUnavailable) << engine.status();
+}
+
+TEST(MysqlEngineOpenTest, BadOptionsAreInvalidArgument) {
+  MysqlOptions options;
+  options.connection = "mysql://root@127.0.0.1/ledger";
+  options.pool_size = 0;
+  EXPECT_EQ(OpenMysqlEngine(options).status().code(), absl::StatusCode::kInvalidArgument);
+  options.pool_size = 4;
+  options.connection = "postgres://root@127.0.0.1/ledger";
+  EXPECT_EQ(OpenMysqlEngine(options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ledger::testing

@@ -1,0 +1,136 @@
+// The MySQL engine's error mapping (mysql_errors.h) and URL parsing: pure functions,
+// no server needed.
+#include "engines/mysql/mysql_errors.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "engines/mysql/mysql_connection.h"
+#include "engines/mysql/mysql_engine_internal.h"
+#include "gtest/gtest.h"
+#include "idempotency/errors.h"
+
+namespace ledger::mysql_internal {
+namespace {
+
+MysqlError ServerError(int code, std::string sql_state = "HY000") {
+  return MysqlError{code, std::move(sql_state), "server says no", false};
+}
+
+absl::Status Mapped(int code, ErrorContext context, std::string sql_state = "HY000") {
+  return MysqlErrorStatus(ServerError(code, std::move(sql_state)), "a statement", context);
+}
+
+TEST(MysqlErrorsTest, DeadlockIsRetryableEverywhere) {
+  for (ErrorContext context : {ErrorContext::kClaim, ErrorContext::kTransaction,
+                               ErrorContext::kWrite, ErrorContext::kCommit,
+                               ErrorContext::kStandalone}) {
+    EXPECT_TRUE(IsRetryable(Mapped(kErrorDeadlock, context)));
+  }
+}
+
+TEST(MysqlErrorsTest, LockWaitTimeoutIsInProgressOnlyInTheClaim) {
+  EXPECT_TRUE(IsInProgress(Mapped(kErrorLockWaitTimeout, ErrorContext::kClaim)));
+  EXPECT_TRUE(IsInProgress(Mapped(kErrorLockNowait, ErrorContext::kClaim)));
+  absl::Status on_account = Mapped(kErrorLockWaitTimeout, ErrorContext::kTransaction);
+  EXPECT_FALSE(IsInProgress(on_account));
+  EXPECT_FALSE(IsRetryable(on_account));
+  EXPECT_EQ(on_account.code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST(MysqlErrorsTest, LostConnectionIsUnavailableBeforeCommitAndInDoubtDuringIt) {
+  for (int code : {2002, 2003, 2006, 2013, 2055, 1927, 1053, 1317, 4031}) {
+    SCOPED_TRACE(code);
+    EXPECT_TRUE(IsConnectionLost(ServerError(code)));
+    EXPECT_TRUE(BreaksConnection(ServerError(code)));
+    EXPECT_EQ(Mapped(code, ErrorContext::kTransaction).code(), absl::StatusCode::kUnavailable);
+    EXPECT_EQ(Mapped(code, ErrorContext::kClaim).code(), absl::StatusCode::kUnavailable);
+    EXPECT_TRUE(IsInDoubt(Mapped(code, ErrorContext::kCommit)));
+  }
+  // SQLSTATE class 08 is a connection failure whatever the number.
+  EXPECT_TRUE(IsConnectionLost(ServerError(9999, "08S01")));
+}
+
+TEST(MysqlErrorsTest, AnyClientErrorWhileConnectingIsUnavailable) {
+  EXPECT_EQ(Mapped(2005, ErrorContext::kConnect).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Mapped(2005, ErrorContext::kStandalone).code(), absl::StatusCode::kInternal);
+}
+
+TEST(MysqlErrorsTest, AnyOtherCommitFailureIsInDoubt) {
+  EXPECT_TRUE(IsInDoubt(Mapped(1180, ErrorContext::kCommit)));
+  MysqlError driver{0, "HY000", "Connection has been closed", true};
+  EXPECT_TRUE(IsInDoubt(MysqlErrorStatus(driver, "commit", ErrorContext::kCommit)));
+  EXPECT_TRUE(BreaksConnection(driver));
+}
+
+TEST(MysqlErrorsTest, DuplicateKeyInASubmitsWritesIsRetryableElsewhereAlreadyExists) {
+  EXPECT_TRUE(IsRetryable(Mapped(kErrorDuplicateKey, ErrorContext::kWrite)));
+  EXPECT_EQ(Mapped(kErrorDuplicateKey, ErrorContext::kClaim).code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(Mapped(kErrorDuplicateKey, ErrorContext::kStandalone).code(),
+            absl::StatusCode::kAlreadyExists);
+  // The rest of a write maps as any other statement does.
+  EXPECT_EQ(Mapped(2013, ErrorContext::kWrite).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Mapped(kErrorLockWaitTimeout, ErrorContext::kWrite).code(),
+            absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST(MysqlErrorsTest, StatementErrorsMapByMeaning) {
+  EXPECT_EQ(Mapped(kErrorForeignKeyMissingParent, ErrorContext::kStandalone).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Mapped(1406, ErrorContext::kStandalone).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Mapped(4025, ErrorContext::kStandalone).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Mapped(1045, ErrorContext::kConnect).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Mapped(1146, ErrorContext::kStandalone).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Mapped(1040, ErrorContext::kConnect).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Mapped(1064, ErrorContext::kStandalone).code(), absl::StatusCode::kInternal);
+  EXPECT_FALSE(BreaksConnection(ServerError(kErrorDuplicateKey)));
+}
+
+TEST(MysqlErrorsTest, MessagesNameTheStatementAndTheServerError) {
+  absl::Status status = Mapped(kErrorDuplicateKey, ErrorContext::kStandalone);
+  EXPECT_NE(status.message().find("a statement"), absl::string_view::npos) << status;
+  EXPECT_NE(status.message().find("1062"), absl::string_view::npos) << status;
+}
+
+TEST(MysqlClaimWaitTest, ClaimWaitIsWholeSecondsRoundedUpWithInnodbsMinimum) {
+  EXPECT_EQ(ClaimLockWaitSeconds(WaitPolicy::FailFast()), 1);
+  EXPECT_EQ(ClaimLockWaitSeconds(WaitPolicy{absl::Milliseconds(1)}), 1);
+  EXPECT_EQ(ClaimLockWaitSeconds(WaitPolicy{absl::Milliseconds(1500)}), 2);
+  EXPECT_EQ(ClaimLockWaitSeconds(WaitPolicy{absl::Seconds(10)}), 10);
+  EXPECT_EQ(ClaimLockWaitSeconds(WaitPolicy{absl::InfiniteDuration()}), kLockWaitSecondsMax);
+}
+
+TEST(MysqlUrlTest, ParsesUserPasswordHostPortAndDatabase) {
+  absl::StatusOr<MysqlSettings> settings =
+      ParseMysqlUrl("mysql://app:s%40cret%3A1@db.example:3307/ledger");
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->user, "app");
+  EXPECT_EQ(settings->password, "s@cret:1");
+  EXPECT_EQ(settings->host, "db.example");
+  EXPECT_EQ(settings->port, 3307);
+  EXPECT_EQ(settings->database, "ledger");
+  EXPECT_EQ(settings->Describe(), "app@db.example:3307/ledger");  // no password
+}
+
+TEST(MysqlUrlTest, DefaultsToPort3306AndKeepsLocalhostAsTcp) {
+  absl::StatusOr<MysqlSettings> settings = ParseMysqlUrl("mysql://root@localhost/ledger_test");
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->host, "localhost");
+  EXPECT_EQ(settings->port, 3306);
+  EXPECT_EQ(settings->password, "");
+}
+
+TEST(MysqlUrlTest, MalformedUrlsAreInvalidArgument) {
+  for (const char* url : {"postgres://root@h/db", "mysql://h/db", "mysql://root@h",
+                          "mysql://root@h/", "mysql://root@h:0/db", "mysql://root@h:70000/db",
+                          "mysql://root@h:x/db", "mysql://root@/db", "mysql://@h/db",
+                          "mysql://root@h/db?ssl=1", "mysql://ro%2@h/db"}) {
+    SCOPED_TRACE(url);
+    EXPECT_EQ(ParseMysqlUrl(url).status().code(), absl::StatusCode::kInvalidArgument);
+  }
+}
+
+}  // namespace
+}  // namespace ledger::mysql_internal

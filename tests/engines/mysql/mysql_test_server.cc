@@ -1,0 +1,136 @@
+#include "tests/engines/mysql/mysql_test_server.h"
+
+#include <unistd.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "idempotency/errors.h"
+#include "tests/conformance/conformance_context.h"
+
+namespace ledger::testing {
+namespace {
+
+using mysql_internal::ErrorContext;
+using mysql_internal::MysqlConnection;
+using mysql_internal::SqlRow;
+
+// The ledger's tables, children before parents (foreign keys are off while emptying
+// anyway, but the order keeps that honest).
+constexpr const char* kLedgerTables[] = {"entries",        "outbox_events", "idempotency_keys",
+                                         "transactions",   "accounts",      "assets",
+                                         "webhook_events", "work_claims"};
+
+std::string Quoted(std::string_view identifier) {
+  return absl::StrCat("`", View(identifier), "`");
+}
+
+}  // namespace
+
+std::string MysqlTestDsn() { return EnvironmentOrEmpty(kMysqlDsnVariable); }
+
+std::string MysqlUnavailableReason() {
+  if (!MysqlTestDsn().empty()) return "";
+  return absl::StrCat(kMysqlDsnVariable,
+                      " is not set (start a server with scripts/test-servers.sh start DIR,"
+                      " then . DIR/env)");
+}
+
+std::string ScratchDatabaseName(std::string_view base, std::string_view purpose) {
+  return absl::StrCat(View(base), "_", View(purpose), "_", getpid());
+}
+
+absl::StatusOr<std::unique_ptr<MysqlTestServer>> MysqlTestServer::Connect(std::string_view dsn) {
+  LEDGER_ASSIGN_OR_RETURN(mysql_internal::MysqlSettings settings,
+                          mysql_internal::ParseMysqlUrl(dsn));
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<MysqlConnection> connection,
+                          MysqlConnection::Open(settings));
+  return std::unique_ptr<MysqlTestServer>(
+      new MysqlTestServer(std::move(settings), std::move(connection)));
+}
+
+std::string MysqlTestServer::DsnFor(std::string_view database) const {
+  std::string credentials = settings_.user;
+  if (!settings_.password.empty()) absl::StrAppend(&credentials, ":", settings_.password);
+  return absl::StrCat("mysql://", credentials, "@", settings_.host, ":", settings_.port, "/",
+                      View(database));
+}
+
+absl::Status MysqlTestServer::Execute(const std::string& sql) {
+  LEDGER_RETURN_IF_ERROR(connection_->ExecuteText(sql, sql, ErrorContext::kStandalone));
+  return connection_->Commit(ErrorContext::kStandalone);
+}
+
+absl::StatusOr<std::string> MysqlTestServer::QueryText(const std::string& sql) {
+  std::string text;
+  bool first = true;
+  LEDGER_RETURN_IF_ERROR(connection_->Query(
+      sql, {},
+      [&](const SqlRow& row) {
+        if (first) text = row.IsNull(0) ? "NULL" : row.String(0);
+        first = false;
+      },
+      sql, ErrorContext::kStandalone));
+  LEDGER_RETURN_IF_ERROR(connection_->Commit(ErrorContext::kStandalone));
+  return text;
+}
+
+absl::StatusOr<std::string> MysqlTestServer::RecreateDatabase(std::string_view database) {
+  LEDGER_RETURN_IF_ERROR(DropDatabase(database));
+  LEDGER_RETURN_IF_ERROR(Execute(absl::StrCat("CREATE DATABASE ", Quoted(database),
+                                              " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")));
+  return DsnFor(database);
+}
+
+absl::Status MysqlTestServer::DropDatabase(std::string_view database) {
+  return Execute(absl::StrCat("DROP DATABASE IF EXISTS ", Quoted(database)));
+}
+
+absl::Status MysqlTestServer::EmptyLedgerTables(std::string_view database) {
+  LEDGER_RETURN_IF_ERROR(connection_->ExecuteText("SET SESSION foreign_key_checks = 0",
+                                                  "foreign keys off", ErrorContext::kStandalone));
+  absl::Status status;
+  for (const char* table : kLedgerTables) {
+    status = connection_->ExecuteText(
+        absl::StrCat("DELETE FROM ", Quoted(database), ".", table), "empty a table",
+        ErrorContext::kStandalone);
+    if (!status.ok()) break;
+  }
+  if (status.ok()) status = connection_->Commit(ErrorContext::kStandalone);
+  if (!status.ok()) connection_->Rollback();
+  absl::Status restored = connection_->ExecuteText(
+      "SET SESSION foreign_key_checks = 1", "foreign keys on", ErrorContext::kStandalone);
+  return status.ok() ? restored : status;
+}
+
+absl::StatusOr<std::vector<int64_t>> MysqlTestServer::SessionIds(const std::string& sql) {
+  std::vector<int64_t> ids;
+  LEDGER_RETURN_IF_ERROR(connection_->Query(
+      sql, {}, [&](const SqlRow& row) { ids.push_back(row.Int64(0)); }, "list sessions",
+      ErrorContext::kStandalone));
+  LEDGER_RETURN_IF_ERROR(connection_->Commit(ErrorContext::kStandalone));
+  return ids;
+}
+
+absl::StatusOr<std::vector<int64_t>> MysqlTestServer::SessionsInTransaction(
+    std::string_view database) {
+  // INNODB_TRX lists the transactions; MariaDB may leave out one that is waiting for a
+  // lock, so a session running a statement counts too (the engine runs with autocommit
+  // off: every statement it runs is inside a transaction).
+  return SessionIds(absl::StrCat(
+      "SELECT p.ID FROM information_schema.PROCESSLIST p WHERE p.DB = '", View(database),
+      "' AND p.ID <> CONNECTION_ID() AND (p.COMMAND IN ('Query', 'Execute') OR p.ID IN"
+      " (SELECT t.trx_mysql_thread_id FROM information_schema.INNODB_TRX t)) ORDER BY p.ID"));
+}
+
+absl::StatusOr<std::vector<int64_t>> MysqlTestServer::Sessions(std::string_view database) {
+  return SessionIds(absl::StrCat("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '",
+                                 View(database), "' AND ID <> CONNECTION_ID() ORDER BY ID"));
+}
+
+absl::Status MysqlTestServer::Kill(int64_t session_id) {
+  return connection_->ExecuteText(absl::StrCat("KILL ", session_id), "kill a session",
+                                  ErrorContext::kStandalone);
+}
+
+}  // namespace ledger::testing

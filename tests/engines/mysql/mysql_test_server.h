@@ -1,0 +1,73 @@
+// The MySQL / MariaDB server the tests run against, named by LEDGER_TEST_MYSQL_DSN
+// (scripts/test-servers.sh writes it), and an administrative session of the test's
+// own on it, like a DBA's console: it makes per-process scratch databases, empties
+// them between tests, and finds and KILLs the engine's sessions.
+//
+//   std::string dsn = ledger::testing::MysqlTestDsn();  // "" when unset
+//   auto server = ledger::testing::MysqlTestServer::Connect(dsn);
+//   auto scratch_dsn = (*server)->RecreateDatabase("ledger_test_engine_123");
+//
+// Not thread-safe: one thread uses a MysqlTestServer at a time.
+#ifndef LEDGER_TESTS_ENGINES_MYSQL_MYSQL_TEST_SERVER_H_
+#define LEDGER_TESTS_ENGINES_MYSQL_MYSQL_TEST_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engines/mysql/mysql_connection.h"
+
+namespace ledger::testing {
+
+inline constexpr char kMysqlDsnVariable[] = "LEDGER_TEST_MYSQL_DSN";
+
+// The DSN from the environment, or "" when it is unset.
+std::string MysqlTestDsn();
+// Why the MySQL tests cannot run here ("" when they can): the skip reason.
+std::string MysqlUnavailableReason();
+// A database name unique to this process: "<base>_<purpose>_<pid>".
+std::string ScratchDatabaseName(std::string_view base, std::string_view purpose);
+
+class MysqlTestServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<MysqlTestServer>> Connect(std::string_view dsn);
+
+  // The server's DSN with another database.
+  std::string DsnFor(std::string_view database) const;
+  const std::string& base_database() const { return settings_.database; }
+
+  // DROP DATABASE IF EXISTS + CREATE DATABASE; returns its DSN.
+  absl::StatusOr<std::string> RecreateDatabase(std::string_view database);
+  absl::Status DropDatabase(std::string_view database);
+  // Deletes every row of the ledger's tables (keeps the schema and schema_migrations).
+  absl::Status EmptyLedgerTables(std::string_view database);
+
+  // Sessions other than this one that are connected to `database` and are inside a
+  // transaction: listed in information_schema.INNODB_TRX, or running a statement (the
+  // engine's sessions run with autocommit off; MariaDB's INNODB_TRX may leave out a
+  // transaction that waits for a lock).
+  absl::StatusOr<std::vector<int64_t>> SessionsInTransaction(std::string_view database);
+  // Every session other than this one connected to `database`.
+  absl::StatusOr<std::vector<int64_t>> Sessions(std::string_view database);
+  absl::Status Kill(int64_t session_id);
+
+  // The first column of the first row of `sql` as text ("" without rows; NULL as "NULL").
+  absl::StatusOr<std::string> QueryText(const std::string& sql);
+  absl::Status Execute(const std::string& sql);
+
+ private:
+  MysqlTestServer(mysql_internal::MysqlSettings settings,
+                  std::unique_ptr<mysql_internal::MysqlConnection> connection)
+      : settings_(std::move(settings)), connection_(std::move(connection)) {}
+  absl::StatusOr<std::vector<int64_t>> SessionIds(const std::string& sql);
+
+  mysql_internal::MysqlSettings settings_;
+  std::unique_ptr<mysql_internal::MysqlConnection> connection_;
+};
+
+}  // namespace ledger::testing
+
+#endif  // LEDGER_TESTS_ENGINES_MYSQL_MYSQL_TEST_SERVER_H_
