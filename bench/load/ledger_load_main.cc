@@ -1,0 +1,393 @@
+// ledger_load: drives a ledger database with N concurrent clients and reports
+// throughput, latency percentiles and outcome counts per phase, the cost of
+// exactly-once against the raw floor, duplicate-replay latency against fresh commits,
+// and a verify audit at the end.
+//
+//   ledger_load --db postgresql://postgres@127.0.0.1:5432/bench --clients 8
+//               --duration 10s --workload uniform,hot --mode both --json out.json --progress
+//
+// Per workload: an unmeasured warmup of each mode, then the measured phases; with
+// --mode both, raw and exactly-once alternate in --rounds slices that add up to one
+// phase each. After the exactly-once phase a replay phase resends up to
+// --replay-operations of its committed keys: the duplicate path alone.
+// Exit status: 0 when every phase ran and verify is OK (and, with --strict, no submit
+// faulted or failed unexpectedly); 1 otherwise; 2 for bad flags.
+#include <algorithm>
+#include <map>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "bench/load/load_options.h"
+#include "bench/load/load_phase.h"
+#include "bench/load/load_report.h"
+#include "bench/load/load_setup.h"
+#include "bench/load/workload.h"
+#include "engines/open_engine.h"
+#include "idempotency/errors.h"
+#include "ledger/ledger.h"
+#include "ledger/transaction.h"
+#include "ledger/verify.h"
+#if LEDGER_WITH_SQLITE
+#include "engines/sqlite/sqlite_engine.h"
+#endif
+
+namespace ledger::load {
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kSetupThreadsMin = 8;
+constexpr int kSetupThreadsMax = 16;
+constexpr int kPoolSpareConnections = 2;  // beyond the clients: verify and replay reads
+// Phases at least this long show progress unless --no-progress says otherwise.
+constexpr absl::Duration kAutomaticProgressFrom = absl::Seconds(30);
+
+// The texts CLI11 fills in, turned into LoadOptions by Resolve.
+struct FlagTexts {
+  std::string duration;
+  std::string warmup = "1s";
+  std::string progress_interval = "2s";
+  std::string mode = "exactly-once";
+  std::vector<std::string> workloads = {"uniform"};
+  bool progress_given = false;  // --progress or --no-progress appeared
+};
+
+absl::StatusOr<absl::Duration> ParseDurationFlag(const std::string& text, const char* flag) {
+  absl::Duration duration;
+  if (absl::ParseDuration(text, &duration) && duration >= absl::ZeroDuration()) return duration;
+  double seconds = 0;
+  if (absl::SimpleAtod(text, &seconds) && seconds >= 0) return absl::Seconds(seconds);
+  return absl::InvalidArgumentError(
+      absl::StrCat(flag, ": \"", text, "\" is not a duration (e.g. 10s, 500ms, 2m)"));
+}
+
+absl::Status Resolve(const FlagTexts& texts, LoadOptions& options) {
+  if (!texts.duration.empty()) {
+    LEDGER_ASSIGN_OR_RETURN(options.duration, ParseDurationFlag(texts.duration, "--duration"));
+  } else if (options.operations <= 0) {
+    options.duration = absl::Seconds(10);
+  }
+  LEDGER_ASSIGN_OR_RETURN(options.warmup, ParseDurationFlag(texts.warmup, "--warmup"));
+  LEDGER_ASSIGN_OR_RETURN(options.progress_interval,
+                          ParseDurationFlag(texts.progress_interval, "--progress-interval"));
+  if (options.progress_interval <= absl::ZeroDuration()) options.progress_interval = absl::Seconds(1);
+  LEDGER_ASSIGN_OR_RETURN(options.mode, ParseModeSelection(texts.mode));
+  options.workloads.clear();
+  for (const std::string& name : texts.workloads) {
+    LEDGER_ASSIGN_OR_RETURN(Workload workload, ParseWorkload(name));
+    options.workloads.push_back(workload);
+  }
+  if (!texts.progress_given && options.duration.has_value()) {
+    options.progress = *options.duration >= kAutomaticProgressFrom;
+  }
+  if (options.seed == 0) options.seed = std::random_device{}() | 1;
+  return absl::OkStatus();
+}
+
+void DeclareFlags(CLI::App& app, LoadOptions& options, FlagTexts& texts) {
+  app.add_option("--db", options.database_url,
+                 "engine URL: memory:, sqlite:PATH, postgresql://...[?claim=row], mysql://...")
+      ->required();
+  app.add_option("--label", options.label, "engine name in tables (default: from --db)");
+  app.add_option("--clients", options.clients, "concurrent clients")->check(CLI::Range(1, 1024));
+  CLI::Option* duration =
+      app.add_option("--duration", texts.duration, "length of each measured phase (default 10s)");
+  CLI::Option* operations = app.add_option("--operations", options.operations,
+                                           "submits per measured phase instead of a duration")
+                                ->check(CLI::PositiveNumber);
+  duration->excludes(operations);
+  app.add_option("--workload", texts.workloads, "uniform, hot, retry, conflict (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"uniform", "hot", "retry", "conflict"}));
+  app.add_option("--accounts", options.accounts, "user accounts")->check(CLI::Range(2, 10'000'000));
+  app.add_option("--mode", texts.mode, "exactly-once, raw or both")
+      ->check(CLI::IsMember({"exactly-once", "raw", "both"}));
+  app.add_option("--warmup", texts.warmup, "unmeasured run before each phase (0s: none)");
+  app.add_option("--retry-fraction", options.retry_fraction, "share of resends (retry workload)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--replay-operations", options.replay_operations,
+                 "committed keys resent after each exactly-once phase (0: no replay phase)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--rounds", options.rounds,
+                 "with --mode both: raw and exactly-once alternate in this many slices each")
+      ->check(CLI::Range(1, 100));
+  app.add_flag("--reuse", options.reuse, "keep bench accounts already in the database");
+  app.add_flag("--progress,!--no-progress", options.progress,
+               "status lines on stderr while a phase runs (default: on for phases of 30s or more)")
+      ->each([&texts](const std::string&) { texts.progress_given = true; });
+  app.add_option("--progress-interval", texts.progress_interval, "between status lines");
+  app.add_option("--json", options.json_path, "write the report as JSON here");
+  app.add_option("--markdown", options.markdown_path, "append one table row per phase here");
+  app.add_option("--markdown-targets", options.markdown_targets_path,
+                 "append the target comparisons here, one row per workload");
+  app.add_option("--sqlite-synchronous", options.sqlite_synchronous,
+                 "sqlite: PRAGMA synchronous (NORMAL is the engine default; FULL fsyncs each commit)")
+      ->check(CLI::IsMember({"NORMAL", "FULL"}));
+  app.add_flag("--strict", options.strict, "fail the run on any fault or unexpected error");
+  app.add_option("--seed", options.seed, "random seed (default: random)");
+}
+
+std::string DefaultLabel(const std::string& url) {
+  if (absl::StartsWith(url, "postgres")) {
+    return absl::StrContains(url, "claim=row") ? "postgres-row" : "postgres-advisory";
+  }
+  size_t colon = url.find(':');
+  return colon == std::string::npos ? url : url.substr(0, colon);
+}
+
+absl::StatusOr<std::shared_ptr<Engine>> OpenLoadEngine(const LoadOptions& options, int pool_size) {
+  if (!options.sqlite_synchronous.empty()) {
+#if LEDGER_WITH_SQLITE
+    if (!absl::StartsWith(options.database_url, "sqlite:")) {
+      return absl::InvalidArgumentError("--sqlite-synchronous needs a sqlite: URL");
+    }
+    std::string path = options.database_url.substr(
+        absl::StartsWith(options.database_url, "sqlite://") ? 9 : 7);
+    LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
+                            OpenSqliteEngine({.path = path, .synchronous = options.sqlite_synchronous}));
+    return std::shared_ptr<Engine>(std::move(engine));
+#else
+    return absl::UnimplementedError("this build has no SQLite engine");
+#endif
+  }
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
+                          OpenEngine(options.database_url, {.pool_size = pool_size}));
+  return std::shared_ptr<Engine>(std::move(engine));
+}
+
+// A prefix no earlier run on the same database used, so keys never collide across runs.
+std::string RunKeyPrefix(uint64_t seed) {
+  return absl::StrFormat("r%x-%x", absl::ToUnixMicros(absl::Now()), seed & 0xffff);
+}
+
+PhaseSpec SpecFor(const LoadOptions& options, Workload workload, std::string mode) {
+  return PhaseSpec{.workload = workload,
+                   .mode = std::move(mode),
+                   .clients = options.clients,
+                   .duration = options.duration,
+                   .operations = options.operations,
+                   .progress = options.progress,
+                   .progress_interval = options.progress_interval};
+}
+
+class LoadRun {
+ public:
+  LoadRun(const LoadOptions& options, std::shared_ptr<Engine> engine)
+      : options_(options),
+        engine_(engine),
+        exactly_once_(engine),
+        raw_(engine, LedgerOptions{.unsafe_skip_idempotency = true}),
+        key_prefix_(RunKeyPrefix(options.seed)) {}
+
+  absl::Status Setup(RunReport& report) {
+    int threads = std::clamp(options_.clients, kSetupThreadsMin, kSetupThreadsMax);
+    absl::FPrintF(stderr, "setup: %d accounts on %s ...\n", options_.accounts, report.info.label);
+    LEDGER_ASSIGN_OR_RETURN(report.setup, PrepareDataSet(exactly_once_, {.accounts = options_.accounts,
+                                                                        .reuse = options_.reuse,
+                                                                        .threads = threads,
+                                                                        .key_prefix = key_prefix_}));
+    absl::FPrintF(stderr, "setup: %d opened, %d reused, %d funded in %.1fs\n",
+                  report.setup.accounts_opened, report.setup.accounts_reused,
+                  report.setup.accounts_funded, report.setup.seconds);
+    return absl::OkStatus();
+  }
+
+  // Warms each mode up, then runs the measured slices: with several modes they alternate
+  // (raw, exactly-once, raw, ...) so a change in the shared machine's load hits both alike.
+  void RunWorkload(Workload workload, RunReport& report) {
+    std::vector<SubmitMode> modes = ModesOf(options_.mode);
+    int rounds = modes.size() > 1 ? options_.rounds : 1;
+    absl::FPrintF(stderr, "workload %s: %d clients, %s per mode in %d slice(s)\n",
+                  WorkloadName(workload), options_.clients, PhaseBoundText(options_), rounds);
+    for (SubmitMode mode : modes) Warmup(workload, mode);
+    std::map<SubmitMode, PhaseSamples> samples;
+    for (int round = 0; round < rounds; ++round) {
+      for (SubmitMode mode : modes) {
+        samples[mode].Append(RunPhaseSamples(LedgerFor(mode), SliceSpec(workload, mode, rounds),
+                                             Sources(workload, std::string(SubmitModeName(mode)))));
+      }
+    }
+    for (SubmitMode mode : modes) {
+      PhaseResult result = Summarize(SliceSpec(workload, mode, rounds), std::move(samples[mode]));
+      std::vector<SubmitRequest> committed = std::move(result.committed_requests);
+      report.phases.push_back(std::move(result));
+      if (mode == SubmitMode::kExactlyOnce && options_.replay_operations > 0) {
+        report.phases.push_back(Replay(workload, std::move(committed)));
+      }
+    }
+  }
+
+  Engine& engine() { return *engine_; }
+
+ private:
+  SourceFactory Sources(Workload workload, const std::string& phase_tag) {
+    auto shared = std::make_shared<SharedSequence>();
+    WorkloadPlan plan{.workload = workload,
+                      .key_prefix = absl::StrCat(key_prefix_, "-", View(WorkloadName(workload)), "-",
+                                                 phase_tag, "-", ++phase_count_),
+                      .accounts = options_.accounts,
+                      .retry_fraction = options_.retry_fraction,
+                      .seed = options_.seed + static_cast<uint64_t>(phase_count_)};
+    return [plan, shared](int client) { return MakeWorkloadSource(plan, client, *shared); };
+  }
+
+  Ledger& LedgerFor(SubmitMode mode) { return mode == SubmitMode::kRaw ? raw_ : exactly_once_; }
+
+  void Warmup(Workload workload, SubmitMode mode) {
+    if (options_.warmup <= absl::ZeroDuration()) return;
+    std::string mode_name(SubmitModeName(mode));
+    PhaseSpec warmup = SpecFor(options_, workload, mode_name + "-warmup");
+    warmup.duration = options_.warmup;
+    warmup.operations = 0;
+    warmup.progress = false;
+    RunPhase(LedgerFor(mode), warmup, Sources(workload, "w" + mode_name));
+  }
+
+  // One of `rounds` measured slices of a mode: the phase's bound split evenly.
+  PhaseSpec SliceSpec(Workload workload, SubmitMode mode, int rounds) {
+    PhaseSpec spec = SpecFor(options_, workload, std::string(SubmitModeName(mode)));
+    if (spec.duration.has_value()) spec.duration = *spec.duration / rounds;
+    if (spec.operations > 0) spec.operations = std::max<int64_t>(1, spec.operations / rounds);
+    if (mode == SubmitMode::kExactlyOnce && options_.replay_operations > 0) {
+      spec.committed_kept_per_client =
+          static_cast<size_t>(options_.replay_operations / options_.clients + 1);
+    }
+    return spec;
+  }
+
+  // Resends committed requests, each once, with the same clients: only the duplicate path.
+  PhaseResult Replay(Workload workload, std::vector<SubmitRequest> committed) {
+    auto queue = std::make_shared<ReplayQueue>();
+    size_t count = std::min(committed.size(), static_cast<size_t>(options_.replay_operations));
+    queue->requests.assign(std::make_move_iterator(committed.begin()),
+                           std::make_move_iterator(committed.begin() + static_cast<long>(count)));
+    PhaseSpec spec{.workload = workload, .mode = "replay", .clients = options_.clients};
+    absl::FPrintF(stderr, "phase: %s replay of %d committed keys, %d clients\n",
+                  WorkloadName(workload), count, options_.clients);
+    return RunPhase(exactly_once_, spec, [queue](int) { return MakeReplaySource(*queue); });
+  }
+
+  const LoadOptions& options_;
+  std::shared_ptr<Engine> engine_;
+  Ledger exactly_once_;
+  Ledger raw_;
+  const std::string key_prefix_;
+  int phase_count_ = 0;
+};
+
+RunInfo DescribeRun(const LoadOptions& options, const Engine& engine) {
+  return RunInfo{.label = options.label.empty() ? DefaultLabel(options.database_url) : options.label,
+                 .database = WithoutPassword(options.database_url),
+                 .engine = std::string(engine.name()),
+                 .clients = options.clients,
+                 .accounts = options.accounts,
+                 .bound = PhaseBoundText(options),
+                 .warmup = absl::FormatDuration(options.warmup),
+                 .mode = options.mode == ModeSelection::kBoth ? "both"
+                         : options.mode == ModeSelection::kRaw ? "raw"
+                                                               : "exactly-once",
+                 .seed = options.seed,
+                 .started_at = FormatTimestamp(absl::Now()),
+                 .hardware_threads = std::thread::hardware_concurrency(),
+                 .load_average_before = LoadAverage(),
+                 .sqlite_synchronous = options.sqlite_synchronous};
+}
+
+// Outcomes a healthy run never produces for this workload and mode.
+std::string UnexpectedOutcomes(const PhaseResult& phase) {
+  const OutcomeCounts& c = phase.counts;
+  std::string problems;
+  if (c.faulted + c.error + c.in_progress + c.rejected > 0) {
+    problems = absl::StrCat(c.faulted, " faulted, ", c.error, " errors, ", c.in_progress,
+                            " in progress, ", c.rejected, " rejected");
+  }
+  if (c.conflict > 0 && phase.workload != "conflict") {
+    absl::StrAppend(&problems, problems.empty() ? "" : "; ", c.conflict, " conflicts");
+  }
+  if (phase.mode != "replay" && c.committed == 0) {
+    absl::StrAppend(&problems, problems.empty() ? "" : "; ", "nothing committed");
+  }
+  if (phase.mode == "replay" && c.duplicate != phase.submits) {
+    absl::StrAppend(&problems, problems.empty() ? "" : "; ", "a replay was not a duplicate");
+  }
+  return problems;
+}
+
+bool Healthy(const RunReport& report, bool strict) {
+  bool healthy = report.verify_status.ok() && report.verify.has_value() && report.verify->ok();
+  for (const PhaseResult& phase : report.phases) {
+    std::string problems = UnexpectedOutcomes(phase);
+    if (problems.empty()) continue;
+    absl::FPrintF(stderr, "%s %s: %s\n", phase.workload, phase.mode, problems);
+    if (strict) healthy = false;
+  }
+  return healthy;
+}
+
+absl::Status WriteOutputs(const LoadOptions& options, const RunReport& report) {
+  if (!options.json_path.empty()) {
+    std::FILE* file = std::fopen(options.json_path.c_str(), "w");
+    if (file == nullptr) return absl::UnavailableError(absl::StrCat("cannot write ", options.json_path));
+    absl::FPrintF(file, "%s\n", report.ToJson().dump(2));
+    if (std::fclose(file) != 0) return absl::DataLossError(absl::StrCat("writing ", options.json_path));
+  }
+  if (!options.markdown_path.empty()) {
+    LEDGER_RETURN_IF_ERROR(report.AppendMarkdownRows(options.markdown_path));
+  }
+  if (!options.markdown_targets_path.empty()) {
+    LEDGER_RETURN_IF_ERROR(report.AppendMarkdownTargets(options.markdown_targets_path));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Run(const LoadOptions& options) {
+  int pool_size = std::max(options.clients, kSetupThreadsMax) + kPoolSpareConnections;
+  LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<Engine> engine, OpenLoadEngine(options, pool_size));
+  RunReport report{.info = DescribeRun(options, *engine)};
+  LoadRun run(options, engine);
+  LEDGER_RETURN_IF_ERROR(run.Setup(report));
+  for (Workload workload : options.workloads) run.RunWorkload(workload, report);
+  report.info.load_average_after = LoadAverage();
+  absl::FPrintF(stderr, "verify ...\n");
+  absl::StatusOr<VerifyReport> verify = VerifyLedger(run.engine());
+  if (verify.ok()) {
+    report.verify = *std::move(verify);
+  } else {
+    report.verify_status = verify.status();
+  }
+  report.Compare();
+  report.PrintText(stdout);
+  LEDGER_RETURN_IF_ERROR(WriteOutputs(options, report));
+  return Healthy(report, options.strict);
+}
+
+}  // namespace
+}  // namespace ledger::load
+
+int main(int argc, char** argv) {
+  using namespace ledger::load;
+  LoadOptions options;
+  FlagTexts texts;
+  CLI::App app{"ledger_load: load driver and benchmark for the ledger's engines"};
+  DeclareFlags(app, options, texts);
+  CLI11_PARSE(app, argc, argv);
+  if (absl::Status resolved = Resolve(texts, options); !resolved.ok()) {
+    absl::FPrintF(stderr, "ledger_load: %s\n", resolved.message());
+    return 2;
+  }
+  absl::StatusOr<bool> healthy = Run(options);
+  if (!healthy.ok()) {
+    absl::FPrintF(stderr, "ledger_load: %s\n", healthy.status().ToString());
+    return kExitFailure;
+  }
+  return *healthy ? 0 : kExitFailure;
+}

@@ -1,0 +1,60 @@
+#include "bench/load/load_options.h"
+
+#include "absl/strings/str_cat.h"
+#include "idempotency/errors.h"
+
+namespace ledger::load {
+
+std::string_view WorkloadName(Workload workload) {
+  switch (workload) {
+    case Workload::kUniform:
+      return "uniform";
+    case Workload::kHot:
+      return "hot";
+    case Workload::kRetry:
+      return "retry";
+    case Workload::kConflict:
+      return "conflict";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<Workload> ParseWorkload(std::string_view name) {
+  for (Workload workload :
+       {Workload::kUniform, Workload::kHot, Workload::kRetry, Workload::kConflict}) {
+    if (name == WorkloadName(workload)) return workload;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown workload \"", View(name), "\": use uniform, hot, retry or conflict"));
+}
+
+std::string_view SubmitModeName(SubmitMode mode) {
+  return mode == SubmitMode::kRaw ? "raw" : "exactly-once";
+}
+
+absl::StatusOr<ModeSelection> ParseModeSelection(std::string_view name) {
+  if (name == "exactly-once") return ModeSelection::kExactlyOnce;
+  if (name == "raw") return ModeSelection::kRaw;
+  if (name == "both") return ModeSelection::kBoth;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown mode \"", View(name), "\": use exactly-once, raw or both"));
+}
+
+std::vector<SubmitMode> ModesOf(ModeSelection selection) {
+  switch (selection) {
+    case ModeSelection::kExactlyOnce:
+      return {SubmitMode::kExactlyOnce};
+    case ModeSelection::kRaw:
+      return {SubmitMode::kRaw};
+    case ModeSelection::kBoth:
+      return {SubmitMode::kRaw, SubmitMode::kExactlyOnce};
+  }
+  return {};
+}
+
+std::string PhaseBoundText(const LoadOptions& options) {
+  if (options.operations > 0) return absl::StrCat(options.operations, " submits");
+  return absl::FormatDuration(options.duration.value_or(absl::Seconds(10)));
+}
+
+}  // namespace ledger::load
