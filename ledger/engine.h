@@ -41,6 +41,14 @@ struct DebitUsage {
   Amount amount = 0;   // sum of their absolute amounts (saturates at the maximum)
 };
 
+// One line of an account's history: the entry and the transaction it belongs to.
+struct HistoryEntry {
+  Entry entry;
+  std::string transaction_id;
+  absl::Time created_at;
+  friend bool operator==(const HistoryEntry&, const HistoryEntry&) = default;
+};
+
 struct OutboxEvent {
   int64_t sequence = 0;  // assigned by the engine: unique, increasing in insertion order
   std::string transaction_id;
@@ -129,9 +137,9 @@ class Engine : public WorkClaimStore, public WebhookStore {
   virtual absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
                                                                     int64_t limit) = 0;
   // The account's entries with account_version > after_version, ascending.
-  virtual absl::StatusOr<std::vector<Entry>> ListEntries(std::string_view account_id,
-                                                         int64_t after_version,
-                                                         int64_t limit) = 0;
+  virtual absl::StatusOr<std::vector<HistoryEntry>> ListEntries(std::string_view account_id,
+                                                                int64_t after_version,
+                                                                int64_t limit) = 0;
 
   // Committed key records ordered by (namespace, Scope::Encoded(), key), byte-wise,
   // strictly after `after`

@@ -75,9 +75,10 @@ class Auditor {
     int64_t version = 0;
     Amount last_balance_after = 0;
     while (true) {
-      LEDGER_ASSIGN_OR_RETURN(std::vector<Entry> page,
+      LEDGER_ASSIGN_OR_RETURN(std::vector<HistoryEntry> page,
                               engine_.ListEntries(account.id, version, kPageSize));
-      for (const Entry& entry : page) {
+      for (const HistoryEntry& line : page) {
+        const Entry& entry = line.entry;
         report_.entries += 1;
         if (entry.account_version != version + 1) {
           Violation(absl::StrCat("account ", account.id, ": entry version ",

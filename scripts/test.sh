@@ -28,8 +28,5 @@ else
   echo "test: no throwaway servers; the postgres and mysql tests will skip and say why" >&2
 fi
 
-ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 900
-
-if [[ -x scripts/run-fuzzers.sh ]]; then
-  bash scripts/run-fuzzers.sh
-fi
+# Everything runs under ctest, the fuzzers' fixed budget included (label fuzz).
+ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 1200

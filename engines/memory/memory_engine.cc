@@ -23,17 +23,14 @@ IdentityKey KeyOf(const KeyIdentity& identity) {
   return {identity.key_namespace, identity.scope.Encoded(), identity.key};
 }
 
-struct StoredEntry {
-  Entry entry;
-  absl::Time created_at;
-};
+
 
 struct State {
   std::map<std::string, Asset, std::less<>> assets;
   std::map<std::string, Account, std::less<>> accounts;
   std::map<std::string, Transaction, std::less<>> transactions;
   std::set<std::string, std::less<>> reversed;  // ids that a reversal points at
-  std::map<std::string, std::vector<StoredEntry>, std::less<>> entries;  // by account, version order
+  std::map<std::string, std::vector<HistoryEntry>, std::less<>> entries;  // by account, version order
   std::map<IdentityKey, KeyRecord> keys;
   std::vector<OutboxEvent> events;
   std::map<IdentityKey, WorkClaim> work_claims;
@@ -161,16 +158,17 @@ class MemoryEngine final : public Engine {
     return page;
   }
 
-  absl::StatusOr<std::vector<Entry>> ListEntries(std::string_view account_id, int64_t after_version,
-                                                 int64_t limit) override {
+  absl::StatusOr<std::vector<HistoryEntry>> ListEntries(std::string_view account_id,
+                                                        int64_t after_version,
+                                                        int64_t limit) override {
     absl::MutexLock lock(&state_mutex_);
-    std::vector<Entry> page;
+    std::vector<HistoryEntry> page;
     auto it = state_.entries.find(account_id);
     if (it == state_.entries.end()) return page;
     // Versions are 1..N in order, so version v sits at index v - 1.
     for (size_t i = static_cast<size_t>(std::max<int64_t>(after_version, 0));
          i < it->second.size() && static_cast<int64_t>(page.size()) < limit; ++i) {
-      page.push_back(it->second[i].entry);
+      page.push_back(it->second[i]);
     }
     return page;
   }
@@ -408,7 +406,7 @@ absl::Status MemoryTransaction::Commit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   if (pending_transaction_.has_value()) {
     const Transaction& transaction = *pending_transaction_;
     for (const Entry& entry : transaction.entries) {
-      state.entries[entry.account_id].push_back({entry, transaction.created_at});
+      state.entries[entry.account_id].push_back({entry, transaction.id, transaction.created_at});
     }
     if (transaction.reversal_of.has_value()) state.reversed.insert(*transaction.reversal_of);
     state.transactions.emplace(transaction.id, transaction);

@@ -143,17 +143,20 @@ absl::StatusOr<std::vector<Transaction>> MysqlEngine::ListTransactions(std::stri
   return transactions;
 }
 
-absl::StatusOr<std::vector<Entry>> MysqlEngine::ListEntries(std::string_view account_id,
-                                                            int64_t after_version,
-                                                            int64_t limit) {
-  std::vector<Entry> entries;
+absl::StatusOr<std::vector<HistoryEntry>> MysqlEngine::ListEntries(std::string_view account_id,
+                                                                   int64_t after_version,
+                                                                   int64_t limit) {
+  std::vector<HistoryEntry> entries;
   LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
     entries.clear();
-    return connection.Query("SELECT " LEDGER_MYSQL_ENTRY_COLUMNS
+    return connection.Query("SELECT " LEDGER_MYSQL_ENTRY_COLUMNS ", transaction_id, created_at"
                             " FROM entries WHERE account_id = ? AND account_version > ?"
                             " ORDER BY account_version LIMIT ?",
                             {std::string(account_id), after_version, limit},
-                            [&](const SqlRow& row) { entries.push_back(ReadEntry(row, 0)); },
+                            [&](const SqlRow& row) {
+                              entries.push_back({ReadEntry(row, 0), row.String(5),
+                                                 absl::FromUnixMicros(row.Int64(6))});
+                            },
                             "list entries", ErrorContext::kStandalone);
   }));
   return entries;

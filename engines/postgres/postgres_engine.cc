@@ -353,7 +353,7 @@ class PostgresEngine final : public Engine {
   absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override;
   absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
                                                             int64_t limit) override;
-  absl::StatusOr<std::vector<Entry>> ListEntries(std::string_view account_id, int64_t after_version,
+  absl::StatusOr<std::vector<HistoryEntry>> ListEntries(std::string_view account_id, int64_t after_version,
                                                  int64_t limit) override;
   absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
                                                         int64_t limit) override;
@@ -560,17 +560,17 @@ absl::StatusOr<std::vector<Transaction>> PostgresEngine::ListTransactions(std::s
       });
 }
 
-absl::StatusOr<std::vector<Entry>> PostgresEngine::ListEntries(std::string_view account_id,
-                                                               int64_t after_version,
-                                                               int64_t limit) {
-  if (limit <= 0) return std::vector<Entry>();
+absl::StatusOr<std::vector<HistoryEntry>> PostgresEngine::ListEntries(
+    std::string_view account_id, int64_t after_version, int64_t limit) {
+  if (limit <= 0) return std::vector<HistoryEntry>();
   return WithConnection(
       {.operation = "list entries"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<Entry>> {
-        std::vector<Entry> entries;
+      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<HistoryEntry>> {
+        std::vector<HistoryEntry> entries;
         for (const pqxx::row& row : work.exec_prepared(
                  statement::kListEntries, std::string(account_id), after_version, limit)) {
-          entries.push_back(postgres_internal::EntryFromRow(row, 0));
+          entries.push_back({postgres_internal::EntryFromRow(row, 0), row[5].as<std::string>(),
+                             postgres_internal::TimeFromMicros(row[6].as<int64_t>())});
         }
         return entries;
       });

@@ -98,7 +98,8 @@ std::vector<std::pair<const char*, std::string>> Statements() {
             " FROM (SELECT * FROM transactions WHERE id > $1 ORDER BY id LIMIT $2) t "
             "LEFT JOIN entries e ON e.transaction_id = t.id ORDER BY t.id, e.entry_index"})},
       {statement::kListEntries,
-       "SELECT account_id, asset, amount, balance_after, account_version FROM entries "
+       "SELECT account_id, asset, amount, balance_after, account_version, transaction_id, "
+       "created_at FROM entries "
        "WHERE account_id = $1 AND account_version > $2 ORDER BY account_version LIMIT $3"},
       {statement::kListKeyRecordsFirst, Sql({"SELECT ", kKeyColumns,
                                              " FROM idempotency_keys WHERE state = 'committed' "

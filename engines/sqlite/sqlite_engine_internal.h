@@ -47,7 +47,7 @@ class SqliteEngine final : public Engine {
   absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override;
   absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
                                                             int64_t limit) override;
-  absl::StatusOr<std::vector<Entry>> ListEntries(std::string_view account_id,
+  absl::StatusOr<std::vector<HistoryEntry>> ListEntries(std::string_view account_id,
                                                  int64_t after_version, int64_t limit) override;
 
   absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,

@@ -108,14 +108,15 @@ absl::StatusOr<std::vector<Transaction>> SqliteEngine::ListTransactions(std::str
   return transactions;
 }
 
-absl::StatusOr<std::vector<Entry>> SqliteEngine::ListEntries(std::string_view account_id,
-                                                             int64_t after_version,
-                                                             int64_t limit) {
-  std::vector<Entry> entries;
+absl::StatusOr<std::vector<HistoryEntry>> SqliteEngine::ListEntries(std::string_view account_id,
+                                                                    int64_t after_version,
+                                                                    int64_t limit) {
+  std::vector<HistoryEntry> entries;
   if (NothingToList(limit)) return entries;
   LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
     LEDGER_ASSIGN_OR_RETURN(
         Query query, connection.Prepare("SELECT " LEDGER_SQLITE_ENTRY_COLUMNS
+                                        ", transaction_id, created_at"
                                         " FROM entries WHERE account_id = ?"
                                         " AND account_version > ?"
                                         " ORDER BY account_version LIMIT ?",
@@ -124,7 +125,7 @@ absl::StatusOr<std::vector<Entry>> SqliteEngine::ListEntries(std::string_view ac
     while (true) {
       LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
       if (!has_row) return absl::OkStatus();
-      entries.push_back(ReadEntry(query));
+      entries.push_back({ReadEntry(query), query.Text(5), query.Time(6)});
     }
   }));
   return entries;

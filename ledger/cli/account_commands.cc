@@ -153,11 +153,13 @@ ExitCode RunBalance(const GlobalOptions& global, const BalanceArguments& argumen
   return ExitCode::kOk;
 }
 
-void PrintHistoryTable(const std::vector<Entry>& entries, int scale) {
-  TextTable table({"version", "asset", "amount", "balance_after"}, {true, false, true, true});
-  for (const Entry& entry : entries) {
-    table.AddRow({std::to_string(entry.account_version), entry.asset,
-                  FormatMajorUnits(entry.amount, scale),
+void PrintHistoryTable(const std::vector<HistoryEntry>& lines, int scale) {
+  TextTable table({"version", "created_at", "transaction", "asset", "amount", "balance_after"},
+                  {true, false, false, false, true, true});
+  for (const HistoryEntry& line : lines) {
+    const Entry& entry = line.entry;
+    table.AddRow({std::to_string(entry.account_version), FormatTimestamp(line.created_at),
+                  line.transaction_id, entry.asset, FormatMajorUnits(entry.amount, scale),
                   FormatMajorUnits(entry.balance_after, scale)});
   }
   table.Print(std::cout);
@@ -172,17 +174,17 @@ ExitCode RunHistory(const GlobalOptions& global, const HistoryArguments& argumen
   if (!account.ok()) return ReportError(account.status());
   absl::StatusOr<Asset> asset = GetAssetOrNotFound((*ledger)->engine(), account->asset);
   if (!asset.ok()) return ReportError(asset.status());
-  absl::StatusOr<std::vector<Entry>> entries =
+  absl::StatusOr<std::vector<HistoryEntry>> entries =
       (*ledger)->engine().ListEntries(arguments.id, arguments.after_version, arguments.limit);
   if (!entries.ok()) return ReportError(entries.status());
   if (arguments.json) {
-    for (const Entry& entry : *entries) PrintJsonLine(EntryToJson(entry));
+    for (const HistoryEntry& line : *entries) PrintJsonLine(HistoryEntryToJson(line));
   } else {
     PrintHistoryTable(*entries, asset->scale);
   }
   if (static_cast<int64_t>(entries->size()) == arguments.limit) {
     (arguments.json ? std::cerr : std::cout)
-        << "next: --after " << entries->back().account_version << "\n";
+        << "next: --after " << entries->back().entry.account_version << "\n";
   }
   return ExitCode::kOk;
 }

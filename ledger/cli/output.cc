@@ -28,9 +28,12 @@ nlohmann::json AccountToJson(const Account& account) {
           {"created_at", FormatTimestamp(account.created_at)}};
 }
 
-nlohmann::json EntryToJson(const Entry& entry) {
+nlohmann::json HistoryEntryToJson(const HistoryEntry& line) {
+  const Entry& entry = line.entry;
   return {{"account", entry.account_id},
           {"account_version", entry.account_version},
+          {"transaction_id", line.transaction_id},
+          {"created_at", FormatTimestamp(line.created_at)},
           {"asset", entry.asset},
           {"amount", FormatAmount(entry.amount)},
           {"balance_after", FormatAmount(entry.balance_after)}};

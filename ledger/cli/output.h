@@ -27,7 +27,7 @@ void PrintJson(const nlohmann::json& json);      // indented, for one object
 void PrintJsonLine(const nlohmann::json& json);  // one line, for streams of objects
 
 nlohmann::json AccountToJson(const Account& account);
-nlohmann::json EntryToJson(const Entry& entry);
+nlohmann::json HistoryEntryToJson(const HistoryEntry& line);
 nlohmann::json EventToJson(const OutboxEvent& event);
 nlohmann::json AssetToJson(const Asset& asset);
 // {"error": message, "kind": exit code name}: what a failed submit prints on stdout.

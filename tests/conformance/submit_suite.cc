@@ -537,22 +537,32 @@ TEST_P(ConformanceTest, AccountAndAssetAdministrationErrorsAreSpecific) {
 // ---- records: history, outbox, audit ----------------------------------------------------
 
 TEST_P(ConformanceTest, HistoryPagesByAccountVersion) {
-  for (int i = 0; i < 7; ++i) Fund("alice", 10 + i);
-  std::vector<Entry> all;
+  std::vector<Transaction> funding;
+  for (int i = 0; i < 7; ++i) {
+    clock().Advance(absl::Seconds(1));
+    absl::StatusOr<Outcome> outcome = Submit(absl::StrCat("fund-", i),
+                                             Operation::TopUp("issuance", "alice", "CREDITS", 10 + i));
+    ASSERT_OUTCOME(outcome, OutcomeKind::kCommitted);
+    funding.push_back(outcome->transaction);
+  }
+  std::vector<HistoryEntry> all;
   int64_t after = 0;
   while (true) {
-    absl::StatusOr<std::vector<Entry>> page = engine().ListEntries("alice", after, 3);
+    absl::StatusOr<std::vector<HistoryEntry>> page = engine().ListEntries("alice", after, 3);
     ASSERT_TRUE(page.ok()) << page.status();
     all.insert(all.end(), page->begin(), page->end());
     if (page->size() < 3) break;
-    after = page->back().account_version;
+    after = page->back().entry.account_version;
   }
   ASSERT_EQ(all.size(), 7u);
   Amount running = 0;
   for (size_t i = 0; i < all.size(); ++i) {
     running += 10 + static_cast<Amount>(i);
-    EXPECT_EQ(all[i].account_version, static_cast<int64_t>(i) + 1);
-    EXPECT_EQ(all[i].balance_after, running);
+    EXPECT_EQ(all[i].entry.account_version, static_cast<int64_t>(i) + 1);
+    EXPECT_EQ(all[i].entry.balance_after, running);
+    EXPECT_EQ(all[i].entry, funding[i].entries[1]);
+    EXPECT_EQ(all[i].transaction_id, funding[i].id);
+    EXPECT_EQ(all[i].created_at, funding[i].created_at);
   }
 }
 

@@ -76,8 +76,9 @@ class FaultInjectingEngine final : public Engine {
                                                             int64_t limit) override {
     return inner_->ListTransactions(after_id, limit);
   }
-  absl::StatusOr<std::vector<Entry>> ListEntries(std::string_view account_id,
-                                                 int64_t after_version, int64_t limit) override {
+  absl::StatusOr<std::vector<HistoryEntry>> ListEntries(std::string_view account_id,
+                                                        int64_t after_version,
+                                                        int64_t limit) override {
     return inner_->ListEntries(account_id, after_version, limit);
   }
   absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
