@@ -1,0 +1,88 @@
+#include "tests/property/broken_engines.h"
+
+#include <utility>
+
+#include "idempotency/errors.h"
+
+namespace ledger::property {
+namespace {
+
+// The submit's transaction, minus the claim: ClaimKey reads the record in another
+// transaction that ends at once, so the key is never held while posting.
+class SplitClaimTransaction final : public StorageTransaction {
+ public:
+  SplitClaimTransaction(Engine& engine, BeginOptions options,
+                        const std::function<void(const KeyIdentity&)>& after_claim)
+      : engine_(engine), options_(options), after_claim_(after_claim) {}
+
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
+    std::optional<KeyRecord> existing;
+    {
+      LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> claim, engine_.Begin(options_));
+      LEDGER_ASSIGN_OR_RETURN(existing, claim->ClaimKey(identity));
+      claim->Rollback();  // the bug: the hold ends here, before anything is posted
+    }
+    if (after_claim_) after_claim_(identity);
+    LEDGER_ASSIGN_OR_RETURN(inner_, engine_.Begin(options_));
+    return existing;
+  }
+  absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override {
+    LEDGER_RETURN_IF_ERROR(EnsureBegun());
+    return inner_->LoadTransaction(id);
+  }
+  absl::StatusOr<bool> IsReversed(std::string_view id) override {
+    LEDGER_RETURN_IF_ERROR(EnsureBegun());
+    return inner_->IsReversed(id);
+  }
+  absl::StatusOr<std::vector<Account>> LockAccounts(
+      const std::vector<std::string>& sorted_ids) override {
+    LEDGER_RETURN_IF_ERROR(EnsureBegun());
+    return inner_->LockAccounts(sorted_ids);
+  }
+  absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id,
+                                            absl::Time since) override {
+    LEDGER_RETURN_IF_ERROR(EnsureBegun());
+    return inner_->LoadDebitUsage(account_id, since);
+  }
+  absl::Status WriteTransaction(const Transaction& transaction,
+                                const std::vector<Account>& updated_accounts) override {
+    LEDGER_RETURN_IF_ERROR(EnsureBegun());
+    return inner_->WriteTransaction(transaction, updated_accounts);
+  }
+  absl::Status RecordKey(const KeyRecord& record) override {
+    LEDGER_RETURN_IF_ERROR(EnsureBegun());
+    return inner_->RecordKey(record);
+  }
+  absl::Status AppendEvent(const OutboxEvent& event) override {
+    LEDGER_RETURN_IF_ERROR(EnsureBegun());
+    return inner_->AppendEvent(event);
+  }
+  absl::Status Commit() override {
+    LEDGER_RETURN_IF_ERROR(EnsureBegun());
+    return inner_->Commit();
+  }
+  void Rollback() override {
+    if (inner_ != nullptr) inner_->Rollback();
+  }
+
+ private:
+  absl::Status EnsureBegun() {
+    if (inner_ != nullptr) return absl::OkStatus();
+    LEDGER_ASSIGN_OR_RETURN(inner_, engine_.Begin(options_));
+    return absl::OkStatus();
+  }
+
+  Engine& engine_;
+  BeginOptions options_;
+  const std::function<void(const KeyIdentity&)>& after_claim_;
+  std::unique_ptr<StorageTransaction> inner_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StorageTransaction>> SplitClaimEngine::Begin(
+    const BeginOptions& options) {
+  return std::make_unique<SplitClaimTransaction>(inner(), options, after_claim_);
+}
+
+}  // namespace ledger::property

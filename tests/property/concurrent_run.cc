@@ -1,0 +1,423 @@
+#include "tests/property/concurrent_run.h"
+
+#include <atomic>
+#include <random>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/barrier.h"
+#include "idempotency/clock.h"
+#include "idempotency/errors.h"
+#include "idempotency/fingerprint.h"
+#include "tests/property/database_reads.h"
+#include "tests/support/fault_injecting_engine.h"
+
+namespace ledger::property {
+namespace {
+
+using testing::FaultInjectingEngine;
+using testing::FaultPoint;
+
+constexpr size_t kReversibleIdsPerPhase = 40;
+constexpr int kBoundaryFaultPercent = 8;
+constexpr int kKillPercent = 4;
+
+std::string Describe(const absl::StatusOr<Outcome>& result) {
+  if (!result.ok()) return absl::StrCat("error ", result.status().ToString());
+  std::string text = OutcomeToJson(*result).dump();
+  if (result->kind == OutcomeKind::kFaulted)
+    absl::StrAppend(&text, " fault=", result->fault.ToString());
+  return text;
+}
+
+}  // namespace
+
+Attempt MakeAttempt(const Request& request) {
+  Attempt attempt;
+  attempt.request = SubmitRequest{request.key, request.scope, request.operation, ClaimOptions{}};
+  attempt.request.claim.ttl = request.ttl;
+  attempt.fingerprint = Fingerprint(OperationPayload(request.operation)).value();
+  return attempt;
+}
+
+// ---- ConcurrencyChecker ---------------------------------------------------------
+
+std::string ConcurrencyChecker::Learn(const IdentityTuple& identity, const std::string& fingerprint,
+                                      const Transaction& transaction, bool acknowledged_commit) {
+  if (transaction.fingerprint != fingerprint) {
+    return absl::StrCat("key ", IdentityText(identity), " answered with a transaction of ",
+                        "another payload: ", TransactionToJson(transaction).dump());
+  }
+  auto [it, inserted] = known_.try_emplace(identity, Known{fingerprint, transaction, 0, batch_});
+  if (!inserted && it->second.transaction != transaction) {
+    return absl::StrCat("key ", IdentityText(identity), " posted twice: answered with ",
+                        TransactionToJson(it->second.transaction).dump(), " and with ",
+                        TransactionToJson(transaction).dump());
+  }
+  if (acknowledged_commit && ++it->second.commit_acknowledgements > 1) {
+    return absl::StrCat("key ", IdentityText(identity), " was acknowledged as committed ",
+                        it->second.commit_acknowledgements, " times");
+  }
+  auto [owner, fresh] = by_transaction_id_.try_emplace(transaction.id, identity);
+  if (!fresh && owner->second != identity) {
+    return absl::StrCat("transaction ", transaction.id,
+                        " answered for two keys: ", IdentityText(owner->second), " and ",
+                        IdentityText(identity));
+  }
+  return "";
+}
+
+std::string ConcurrencyChecker::TakeAnswers(const std::vector<Attempt>& attempts,
+                                            bool faults_allowed) {
+  ++batch_;
+  for (const Attempt& attempt : attempts) {
+    IdentityTuple identity = IdentityOf(attempt.request);
+    const absl::StatusOr<Outcome>& result = attempt.result;
+    std::string problem;
+    if (!result.ok()) {
+      if (IsConflict(result.status())) {
+        conflicts_.push_back({identity, attempt.fingerprint});
+        stats_.Add("conflict");
+      } else if (IsInProgress(result.status())) {
+        unacknowledged_.push_back(attempt);
+        stats_.Add("in progress");
+      } else {
+        problem =
+            absl::StrCat("unexpected error for ", IdentityText(identity), ": ", Describe(result));
+      }
+    } else {
+      switch (result->kind) {
+        case OutcomeKind::kCommitted:
+          stats_.Add("committed");
+          problem = Learn(identity, attempt.fingerprint, result->transaction, true);
+          break;
+        case OutcomeKind::kDuplicate:
+          stats_.Add("duplicate");
+          problem = Learn(identity, attempt.fingerprint, result->transaction, false);
+          break;
+        case OutcomeKind::kRejected:
+          stats_.Add(absl::StrCat("rejected: ", View(RejectionReasonName(result->reason))));
+          // A key committed before this batch: a retry of it must replay, never reject.
+          if (auto known = known_.find(identity);
+              known != known_.end() && known->second.learned_in_batch < batch_ &&
+              known->second.fingerprint == attempt.fingerprint) {
+            problem = absl::StrCat("a retry of committed key ", IdentityText(identity),
+                                   " was rejected instead of replayed: ", Describe(result));
+          }
+          break;
+        case OutcomeKind::kFaulted:
+          stats_.Add(result->in_doubt ? "faulted in doubt" : "faulted");
+          if (!faults_allowed) {
+            problem = absl::StrCat("faulted with no fault injected: ", Describe(result));
+          }
+          unacknowledged_.push_back(attempt);
+          unresolved_[identity] = unresolved_[identity] || result->in_doubt;
+          break;
+      }
+    }
+    if (!problem.empty()) return problem;
+  }
+  return "";
+}
+
+std::string ConcurrencyChecker::TakeResend(const Attempt& attempt) {
+  stats_.Add("resends");
+  return TakeAnswers({attempt}, /*faults_allowed=*/true);
+}
+
+std::vector<Attempt> ConcurrencyChecker::TakeUnacknowledged() {
+  std::vector<Attempt> taken = std::move(unacknowledged_);
+  unacknowledged_.clear();
+  return taken;
+}
+
+std::vector<std::string> ConcurrencyChecker::ReversibleTransactionIds(size_t count_max) const {
+  std::vector<std::string> ids;
+  for (const auto& [identity, known] : known_) {
+    if (ids.size() >= count_max) break;
+    if (!known.transaction.reversal_of.has_value()) ids.push_back(known.transaction.id);
+  }
+  return ids;
+}
+
+// Every key record is a commit some answer acknowledged or replayed, or one an in-doubt
+// attempt made (adopted here); every acknowledged commit has its record.
+std::string ConcurrencyChecker::CheckKeysAgainstAnswers(Engine& engine,
+                                                        const std::vector<KeyRecord>& keys) {
+  std::set<IdentityTuple> recorded;
+  for (const KeyRecord& record : keys) {
+    IdentityTuple identity = IdentityOf(record.identity);
+    recorded.insert(identity);
+    auto known = known_.find(identity);
+    if (known != known_.end()) {
+      if (known->second.transaction.id != record.transaction_id ||
+          known->second.fingerprint != record.fingerprint) {
+        return absl::StrCat("key record ", IdentityText(identity), " names ", record.transaction_id,
+                            " but the clients were answered with ", known->second.transaction.id);
+      }
+      continue;
+    }
+    auto unresolved = unresolved_.find(identity);
+    if (unresolved == unresolved_.end() || !unresolved->second) {
+      return absl::StrCat("key ", IdentityText(identity), " committed in the database, but no ",
+                          "client was told so and no attempt was in doubt (a fault that wrote, ",
+                          "or a rejection that did)");
+    }
+    absl::StatusOr<std::optional<Transaction>> stored =
+        engine.GetTransaction(record.transaction_id);
+    if (!stored.ok() || !stored->has_value()) {
+      return absl::StrCat("key record ", IdentityText(identity), " names unreadable transaction ",
+                          record.transaction_id);
+    }
+    stats_.Add("in-doubt commits found");
+    if (std::string problem = Learn(identity, record.fingerprint, **stored, false);
+        !problem.empty()) {
+      return problem;
+    }
+  }
+  for (const auto& [identity, known] : known_) {
+    if (recorded.count(identity) == 0) {
+      return absl::StrCat("the commit of key ", IdentityText(identity), " (transaction ",
+                          known.transaction.id, ") is not in the database: lost");
+    }
+  }
+  unresolved_.clear();  // in-doubt attempts not found did not commit; resends follow
+  return "";
+}
+
+std::string ConcurrencyChecker::CheckBalances(const std::vector<Account>& accounts) const {
+  std::map<std::string, std::pair<Amount, int64_t>> expected;  // balance, version
+  for (const auto& [identity, known] : known_) {
+    for (const Entry& entry : known.transaction.entries) {
+      auto& [balance, version] = expected[entry.account_id];
+      balance += entry.amount;
+      version += 1;
+    }
+  }
+  for (const Account& account : accounts) {
+    auto [balance, version] = expected[account.id];
+    if (account.balance != balance || account.version != version) {
+      return absl::StrCat("account ", account.id, " has balance ", account.balance, " version ",
+                          account.version, "; the acknowledged transactions make ", balance,
+                          " version ", version);
+    }
+  }
+  return CheckConservationAndSolvency(accounts);
+}
+
+std::string ConcurrencyChecker::CheckDatabase(Engine& engine, int read_attempts) {
+  stats_.Add("quiescent checks");
+  auto keys =
+      Retrying<std::vector<KeyRecord>>(read_attempts, [&] { return ReadAllKeyRecords(engine); });
+  auto transactions = Retrying<std::vector<Transaction>>(
+      read_attempts, [&] { return ReadAllTransactions(engine); });
+  auto events =
+      Retrying<std::vector<OutboxEvent>>(read_attempts, [&] { return ReadAllEvents(engine); });
+  auto accounts =
+      Retrying<std::vector<Account>>(read_attempts, [&] { return ReadAllAccounts(engine); });
+  for (const absl::Status& status :
+       {keys.status(), transactions.status(), events.status(), accounts.status()}) {
+    if (!status.ok()) return absl::StrCat("reading the database: ", status.ToString());
+  }
+  if (std::string problem = CheckKeysAgainstAnswers(engine, *keys); !problem.empty())
+    return problem;
+  if (std::string problem = CheckOneTransactionPerKey(*transactions, *keys, *events);
+      !problem.empty()) {
+    return problem;
+  }
+  std::set<std::string> reversed;
+  for (const Transaction& transaction : *transactions) {
+    auto owner = by_transaction_id_.find(transaction.id);
+    if (owner == by_transaction_id_.end() || known_.at(owner->second).transaction != transaction) {
+      return absl::StrCat("stored transaction differs from the one answered: ",
+                          TransactionToJson(transaction).dump());
+    }
+    if (transaction.reversal_of.has_value() && !reversed.insert(*transaction.reversal_of).second) {
+      return absl::StrCat("transaction ", *transaction.reversal_of, " was reversed twice");
+    }
+  }
+  for (const auto& [identity, fingerprint] : conflicts_) {
+    auto known = known_.find(identity);
+    if (known == known_.end() || known->second.fingerprint == fingerprint) {
+      return absl::StrCat(
+          "key ", IdentityText(identity), " was answered \"conflict\" but ",
+          known == known_.end() ? "never committed" : "committed this very payload");
+    }
+  }
+  conflicts_.clear();
+  if (std::string problem = CheckBalances(*accounts); !problem.empty()) return problem;
+  return RunVerify(engine);
+}
+
+// ---- the run ----------------------------------------------------------------------
+
+namespace {
+
+class ConcurrentRun {
+ public:
+  ConcurrentRun(const PropertyContext& context, const Universe& universe, uint64_t seed,
+                const ConcurrentOptions& options)
+      : context_(context), universe_(universe), seed_(seed), options_(options) {}
+
+  RunResult Run() {
+    RunResult result;
+    std::string problem = Setup();
+    for (int phase = 0; problem.empty() && phase < options_.phases; ++phase) {
+      problem = RunPhase(phase);
+      if (!problem.empty()) problem = absl::StrCat("phase ", phase, ": ", problem);
+    }
+    if (problem.empty()) problem = ResendEverything();
+    if (!problem.empty()) result.violation = Violation{-1, problem};
+    result.stats = checker_.stats();
+    if (sessions_killed_ > 0) result.stats.Add("sessions killed", sessions_killed_);
+    if (restarts_ > 0) result.stats.Add("server restarts", restarts_);
+    return result;
+  }
+
+ private:
+  bool FaultsExpected() const {
+    return options_.boundary_faults || options_.kill_sessions || options_.restart_mid_phase;
+  }
+  int ReadAttempts() const { return FaultsExpected() ? options_.resend_attempts_max : 1; }
+
+  std::string Setup() {
+    absl::StatusOr<std::unique_ptr<Engine>> opened = context_.open_fresh();
+    if (!opened.ok())
+      return absl::StrCat("could not open a fresh database: ", opened.status().ToString());
+    std::shared_ptr<Engine> engine(std::move(*opened));
+    if (options_.wrap_engine) engine = options_.wrap_engine(std::move(engine));
+    faults_ = std::make_shared<FaultInjectingEngine>(std::move(engine));
+    LedgerOptions ledger_options;
+    ledger_options.clock = &clock_;
+    ledger_ = std::make_unique<Ledger>(faults_, ledger_options);
+    absl::StatusOr<std::vector<Account>> accounts = OpenUniverse(*ledger_, universe_);
+    return accounts.ok() ? "" : absl::StrCat("setup: ", accounts.status().ToString());
+  }
+
+  std::string RunPhase(int phase) {
+    ConcurrentPhaseOptions phase_options{phase, options_.threads, options_.requests_per_thread,
+                                         checker_.ReversibleTransactionIds(kReversibleIdsPerPhase)};
+    std::vector<std::vector<Request>> lists =
+        GenerateConcurrentPhase(seed_, universe_, phase_options);
+    std::vector<std::vector<Attempt>> logs(lists.size());
+    std::vector<std::string> client_problems(lists.size());
+    absl::Barrier start(static_cast<int>(lists.size()));
+    std::vector<std::thread> clients;
+    for (size_t client = 0; client < lists.size(); ++client) {
+      clients.emplace_back([&, client] {
+        start.Block();  // every client starts at once: the races are real
+        client_problems[client] = RunClient(phase, client, lists[client], logs[client]);
+      });
+    }
+    for (std::thread& thread : clients) thread.join();
+    faults_->Clear();
+    for (const std::string& problem : client_problems) {
+      if (!problem.empty()) return problem;
+    }
+    std::vector<Attempt> answers;
+    for (std::vector<Attempt>& log : logs) {
+      for (Attempt& attempt : log) {
+        sent_.push_back(attempt);
+        answers.push_back(std::move(attempt));
+      }
+    }
+    if (std::string problem = checker_.TakeAnswers(answers, FaultsExpected()); !problem.empty()) {
+      return problem;
+    }
+    if (std::string problem = checker_.CheckDatabase(*faults_, ReadAttempts()); !problem.empty()) {
+      return absl::StrCat("at the quiescent point: ", problem);
+    }
+    if (std::string problem = ResendUnacknowledged(); !problem.empty()) return problem;
+    return checker_.CheckDatabase(*faults_, ReadAttempts());
+  }
+
+  std::string RunClient(int phase, size_t client, const std::vector<Request>& requests,
+                        std::vector<Attempt>& log) {
+    // Which faults a client arms is seeded; which transaction they hit is up to the race.
+    std::mt19937_64 random(seed_ ^ (static_cast<uint64_t>(phase) << 32) ^ client);
+    static const std::vector<FaultPoint> kPoints = {
+        FaultPoint::kBegin,        FaultPoint::kClaim,          FaultPoint::kAfterClaim,
+        FaultPoint::kLockAccounts, FaultPoint::kWrite,          FaultPoint::kAfterWrite,
+        FaultPoint::kCommit,       FaultPoint::kCommitReplyLost};
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (options_.boundary_faults && random() % 100 < kBoundaryFaultPercent) {
+        FaultPoint point = kPoints[random() % kPoints.size()];
+        faults_->FailAt(point, random() % 2 == 0
+                                   ? absl::UnavailableError("injected: connection lost")
+                                   : RetryableError("injected: deadlock detected"));
+      }
+      if (options_.kill_sessions && random() % 100 < kKillPercent) {
+        if (!context_.kill_one_busy_session) return "the context cannot kill sessions";
+        absl::StatusOr<int> killed = context_.kill_one_busy_session();
+        if (!killed.ok()) return absl::StrCat("kill failed: ", killed.status().ToString());
+        sessions_killed_ += *killed;
+      }
+      if (options_.restart_mid_phase && phase == 0 && client == 0 && i == requests.size() / 2) {
+        if (!context_.restart_server) return "the context cannot restart its server";
+        if (absl::Status restarted = context_.restart_server(); !restarted.ok()) {
+          return absl::StrCat("restart failed: ", restarted.ToString());
+        }
+        restarts_ += 1;
+      }
+      Attempt attempt = MakeAttempt(requests[i]);
+      attempt.result = ledger_->Submit(attempt.request);
+      log.push_back(std::move(attempt));
+    }
+    return "";
+  }
+
+  // Resends every unacknowledged request under its key, alone, until it is answered.
+  std::string ResendUnacknowledged() {
+    for (int round = 0; round < options_.resend_attempts_max; ++round) {
+      std::vector<Attempt> pending = checker_.TakeUnacknowledged();
+      if (pending.empty()) return "";
+      for (Attempt& attempt : pending) {
+        attempt.result = ledger_->Submit(attempt.request);
+        if (std::string problem = checker_.TakeResend(attempt); !problem.empty()) return problem;
+      }
+    }
+    std::vector<Attempt> left = checker_.TakeUnacknowledged();
+    if (left.empty()) return "";
+    return absl::StrCat(left.size(), " requests still unanswered after ",
+                        options_.resend_attempts_max, " resends, e.g. ", left.front().request.key,
+                        ": ", Describe(left.front().result));
+  }
+
+  // After the last phase: every request ever sent, once more. Each replays its key's
+  // commit, conflicts with it, or (never committed) is decided now: one commit per key.
+  std::string ResendEverything() {
+    std::set<std::pair<IdentityTuple, std::string>> done;
+    for (Attempt attempt : sent_) {
+      if (!done.insert({IdentityOf(attempt.request), attempt.fingerprint}).second) continue;
+      attempt.result = ledger_->Submit(attempt.request);
+      if (std::string problem = checker_.TakeResend(attempt); !problem.empty()) {
+        return absl::StrCat("final resend of ", attempt.request.key, ": ", problem);
+      }
+    }
+    if (std::string problem = ResendUnacknowledged(); !problem.empty()) return problem;
+    return checker_.CheckDatabase(*faults_, ReadAttempts());
+  }
+
+  const PropertyContext& context_;
+  const Universe& universe_;
+  uint64_t seed_;
+  ConcurrentOptions options_;
+  ManualClock clock_;
+  std::shared_ptr<FaultInjectingEngine> faults_;
+  std::unique_ptr<Ledger> ledger_;
+  ConcurrencyChecker checker_;
+  std::vector<Attempt> sent_;
+  std::atomic<int> sessions_killed_ = 0;
+  std::atomic<int> restarts_ = 0;
+};
+
+}  // namespace
+
+RunResult RunConcurrent(const PropertyContext& context, const Universe& universe, uint64_t seed,
+                        const ConcurrentOptions& options) {
+  ConcurrentRun run(context, universe, seed, options);
+  return run.Run();
+}
+
+}  // namespace ledger::property

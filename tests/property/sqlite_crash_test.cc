@@ -1,0 +1,343 @@
+// Crashes for real on the embedded engine: a child process runs the seeded workload on a
+// SQLite file and is SIGKILLed in the middle of a submit (before its entries are
+// written, after they are written but before COMMIT, or after COMMIT before the client
+// hears back). The parent, the "restarted service", reopens the file and checks that
+// every acknowledged commit survived unchanged, that nothing else is there but possibly
+// the commit in flight, that the books balance, and that resending the request in flight
+// and every acknowledged one yields exactly one commit per key.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "engines/sqlite/sqlite_engine.h"
+#include "gtest/gtest.h"
+#include "idempotency/clock.h"
+#include "idempotency/errors.h"
+#include "tests/property/broken_engines.h"
+#include "tests/property/database_reads.h"
+#include "tests/property/property_context.h"
+#include "tests/property/workload.h"
+
+namespace ledger::property {
+namespace {
+
+enum class CrashPoint { kBeforeWrite, kBeforeCommit, kAfterCommit };
+
+const char* CrashPointName(CrashPoint point) {
+  switch (point) {
+    case CrashPoint::kBeforeWrite:
+      return "before the entries are written";
+    case CrashPoint::kBeforeCommit:
+      return "after writing, before COMMIT";
+    case CrashPoint::kAfterCommit:
+      return "after COMMIT, before the reply";
+  }
+  return "?";
+}
+
+// Kills its own process at the `crash_at`-th committing submit, at `point`.
+class CrashingEngine final : public ForwardingEngine {
+ public:
+  CrashingEngine(std::shared_ptr<Engine> inner, CrashPoint point, int crash_at)
+      : ForwardingEngine(std::move(inner)), point_(point), crash_at_(crash_at) {}
+
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(const BeginOptions& options) override;
+
+  void Reached(CrashPoint point, bool counts) {
+    if (counts) ++writes_;
+    if (point == point_ && writes_ == crash_at_) raise(SIGKILL);
+  }
+
+ private:
+  CrashPoint point_;
+  int crash_at_;
+  int writes_ = 0;  // committing submits so far (one process, one client thread)
+};
+
+class CrashingTransaction final : public StorageTransaction {
+ public:
+  CrashingTransaction(CrashingEngine& engine, std::unique_ptr<StorageTransaction> inner)
+      : engine_(engine), inner_(std::move(inner)) {}
+
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
+    return inner_->ClaimKey(identity);
+  }
+  absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override {
+    return inner_->LoadTransaction(id);
+  }
+  absl::StatusOr<bool> IsReversed(std::string_view id) override { return inner_->IsReversed(id); }
+  absl::StatusOr<std::vector<Account>> LockAccounts(const std::vector<std::string>& ids) override {
+    return inner_->LockAccounts(ids);
+  }
+  absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view id, absl::Time since) override {
+    return inner_->LoadDebitUsage(id, since);
+  }
+  absl::Status WriteTransaction(const Transaction& transaction,
+                                const std::vector<Account>& updated) override {
+    engine_.Reached(CrashPoint::kBeforeWrite, /*counts=*/true);
+    return inner_->WriteTransaction(transaction, updated);
+  }
+  absl::Status RecordKey(const KeyRecord& record) override { return inner_->RecordKey(record); }
+  absl::Status AppendEvent(const OutboxEvent& event) override { return inner_->AppendEvent(event); }
+  absl::Status Commit() override {
+    engine_.Reached(CrashPoint::kBeforeCommit, false);
+    LEDGER_RETURN_IF_ERROR(inner_->Commit());
+    engine_.Reached(CrashPoint::kAfterCommit, false);
+    return absl::OkStatus();
+  }
+  void Rollback() override { inner_->Rollback(); }
+
+ private:
+  CrashingEngine& engine_;
+  std::unique_ptr<StorageTransaction> inner_;
+};
+
+absl::StatusOr<std::unique_ptr<StorageTransaction>> CrashingEngine::Begin(
+    const BeginOptions& options) {
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> inner,
+                          ForwardingEngine::Begin(options));
+  return std::make_unique<CrashingTransaction>(*this, std::move(inner));
+}
+
+// The submits of a seeded workload (reversals and closes need the model, not the point
+// here), each with the clock time it runs at, all with the default key TTL.
+struct TimedRequest {
+  SubmitRequest request;
+  absl::Time at;
+};
+
+std::vector<TimedRequest> CrashWorkload(uint64_t seed, const Universe& universe, absl::Time start) {
+  std::vector<TimedRequest> requests;
+  absl::Time now = start;
+  for (const Step& step :
+       GenerateWorkload(seed, universe, {.steps = 400, .boundary_faults = false})) {
+    now += step.advance;
+    if (step.kind != StepKind::kSubmit || step.request.operation.kind == OperationKind::kReverse)
+      continue;
+    SubmitRequest request{step.request.key, step.request.scope, step.request.operation,
+                          ClaimOptions{}};
+    // The default TTL outlives the run: every key stays committed, so the checks after
+    // the crash can expect each acknowledged transaction to keep its key record.
+    requests.push_back({std::move(request), now});
+  }
+  return requests;
+}
+
+void WriteLine(int fd, const std::string& line) {
+  std::string text = line + "\n";
+  for (size_t written = 0; written < text.size();) {
+    ssize_t n = write(fd, text.data() + written, text.size() - written);
+    if (n <= 0) _exit(3);
+    written += static_cast<size_t>(n);
+  }
+}
+
+// The child: runs the requests until the crash; reports "sending <i>" before each
+// submit and "<i> <outcome JSON>" after, one line each, through `fd`.
+[[noreturn]] void RunChild(const std::string& path, const std::vector<TimedRequest>& requests,
+                           CrashPoint point, int crash_at, int fd) {
+  SqliteOptions options;
+  options.path = path;
+  absl::StatusOr<std::unique_ptr<Engine>> opened = OpenSqliteEngine(options);
+  if (!opened.ok()) _exit(2);
+  auto engine = std::make_shared<CrashingEngine>(std::shared_ptr<Engine>(std::move(*opened)), point,
+                                                 crash_at);
+  ManualClock clock;
+  Ledger ledger(engine, LedgerOptions{.clock = &clock});
+  for (size_t i = 0; i < requests.size(); ++i) {
+    clock.Set(requests[i].at);
+    WriteLine(fd, absl::StrCat("sending ", i));
+    absl::StatusOr<Outcome> outcome = ledger.Submit(requests[i].request);
+    WriteLine(fd, absl::StrCat(i, " ",
+                               outcome.ok() ? OutcomeToJson(*outcome).dump() : "{\"error\":true}"));
+  }
+  _exit(0);
+}
+
+struct ChildReport {
+  std::map<size_t, nlohmann::json> answers;  // request index -> outcome JSON
+  std::optional<size_t> in_flight;           // sent, never answered
+  bool killed = false;
+};
+
+ChildReport ReadReport(int fd, pid_t child) {
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) > 0;)
+    text.append(buffer, static_cast<size_t>(n));
+  int status = 0;
+  waitpid(child, &status, 0);
+  ChildReport report;
+  report.killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    size_t index = 0;
+    if (absl::ConsumePrefix(&line, "sending ")) {
+      if (absl::SimpleAtoi(line, &index)) report.in_flight = index;
+      continue;
+    }
+    std::pair<absl::string_view, absl::string_view> parts =
+        absl::StrSplit(line, absl::MaxSplits(' ', 1));
+    if (!absl::SimpleAtoi(parts.first, &index)) continue;
+    report.answers[index] = nlohmann::json::parse(parts.second);
+    if (report.in_flight == index) report.in_flight.reset();
+  }
+  return report;
+}
+
+// A fresh database file with the universe's accounts, closed again.
+std::string CreateDatabase(const std::filesystem::path& folder, const std::string& name,
+                           const Universe& universe) {
+  std::string path = (folder / name).string();
+  SqliteOptions options;
+  options.path = path;
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenSqliteEngine(options);
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  ManualClock clock;
+  Ledger ledger(std::shared_ptr<Engine>(std::move(*engine)), LedgerOptions{.clock = &clock});
+  absl::StatusOr<std::vector<Account>> accounts = OpenUniverse(ledger, universe);
+  EXPECT_TRUE(accounts.ok()) << accounts.status();
+  return path;
+}
+
+KeyIdentity IdentityOfRequest(const SubmitRequest& request) {
+  return {std::string(OperationKindName(request.operation.kind)), request.scope, request.key};
+}
+
+// What the reopened database must hold after the crash.
+void CheckAfterCrash(Engine& engine, const std::vector<TimedRequest>& requests,
+                     const ChildReport& report, CrashPoint point) {
+  std::map<std::string, nlohmann::json> acknowledged;  // transaction id -> as answered
+  for (const auto& [index, answer] : report.answers) {
+    if (answer.value("outcome", "") == "committed" || answer.value("outcome", "") == "duplicate") {
+      acknowledged[answer["transaction"]["id"]] = answer["transaction"];
+    }
+  }
+  absl::StatusOr<std::vector<Transaction>> transactions = ReadAllTransactions(engine);
+  ASSERT_TRUE(transactions.ok()) << transactions.status();
+  int unacknowledged = 0;
+  for (const Transaction& transaction : *transactions) {
+    auto it = acknowledged.find(transaction.id);
+    if (it == acknowledged.end()) {
+      ++unacknowledged;
+      continue;
+    }
+    EXPECT_EQ(TransactionToJson(transaction), it->second) << "an acknowledged commit changed";
+  }
+  EXPECT_EQ(static_cast<int>(transactions->size()) - unacknowledged,
+            static_cast<int>(acknowledged.size()))
+      << "an acknowledged commit was lost in the crash";
+  // Only the submit in flight may have committed without an answer, and only if the
+  // crash came after its COMMIT.
+  EXPECT_EQ(unacknowledged, point == CrashPoint::kAfterCommit ? 1 : 0);
+  absl::StatusOr<std::optional<KeyRecord>> in_flight =
+      FindKeyRecord(engine, IdentityOfRequest(requests[*report.in_flight].request));
+  ASSERT_TRUE(in_flight.ok());
+  EXPECT_EQ(in_flight->has_value(), point == CrashPoint::kAfterCommit);
+
+  absl::StatusOr<std::vector<KeyRecord>> keys = ReadAllKeyRecords(engine);
+  absl::StatusOr<std::vector<OutboxEvent>> events = ReadAllEvents(engine);
+  absl::StatusOr<std::vector<Account>> accounts = ReadAllAccounts(engine);
+  ASSERT_TRUE(keys.ok() && events.ok() && accounts.ok());
+  EXPECT_EQ(CheckOneTransactionPerKey(*transactions, *keys, *events), "");
+  EXPECT_EQ(CheckConservationAndSolvency(*accounts), "");
+  EXPECT_EQ(RunVerify(engine), "");
+}
+
+// The restarted client resends the request in flight, then every request it sent: each
+// key ends with exactly one transaction, and every acknowledged one replays unchanged.
+void ResendAfterCrash(Engine& engine, const std::vector<TimedRequest>& requests,
+                      const ChildReport& report, CrashPoint point) {
+  ManualClock clock(requests[*report.in_flight].at);
+  Ledger ledger(std::shared_ptr<Engine>(&engine, [](Engine*) {}), LedgerOptions{.clock = &clock});
+  absl::StatusOr<Outcome> resent = ledger.Submit(requests[*report.in_flight].request);
+  ASSERT_TRUE(resent.ok()) << resent.status();
+  if (point == CrashPoint::kAfterCommit) {
+    EXPECT_EQ(resent->kind, OutcomeKind::kDuplicate)
+        << "the commit made before the crash was not replayed";
+  } else {
+    EXPECT_NE(resent->kind, OutcomeKind::kDuplicate)
+        << "a submit killed before COMMIT left its key behind";
+  }
+  for (const auto& [index, answer] : report.answers) {
+    clock.Set(requests[index].at);  // when it was first sent: a short TTL has not run out
+    absl::StatusOr<Outcome> again = ledger.Submit(requests[index].request);
+    ASSERT_TRUE(again.ok() || IsConflict(again.status()) || absl::IsInvalidArgument(again.status()))
+        << again.status();
+    if (answer.value("outcome", "") == "committed") {
+      ASSERT_TRUE(again.ok());
+      EXPECT_EQ(again->kind, OutcomeKind::kDuplicate);
+      EXPECT_EQ(TransactionToJson(again->transaction), answer["transaction"]);
+    }
+  }
+  absl::StatusOr<std::vector<Transaction>> transactions = ReadAllTransactions(engine);
+  absl::StatusOr<std::vector<KeyRecord>> keys = ReadAllKeyRecords(engine);
+  absl::StatusOr<std::vector<OutboxEvent>> events = ReadAllEvents(engine);
+  ASSERT_TRUE(transactions.ok() && keys.ok() && events.ok());
+  EXPECT_EQ(CheckOneTransactionPerKey(*transactions, *keys, *events), "");
+  EXPECT_EQ(RunVerify(engine), "");
+}
+
+// Which committing submit each child dies in: two by default, more in the soak.
+std::vector<int> CrashAts() {
+  if (BudgetFromEnvironment(0, 1).soak) return {1, 3, 7, 13, 29, 41, 57, 80};
+  return {7, 41};
+}
+
+TEST(SqliteCrashTest, AProcessKilledMidSubmitLosesNoAcknowledgedCommitAndTheResendCommitsOnce) {
+  std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / absl::StrCat("ledger-sqlite-crash-", getpid());
+  std::filesystem::create_directories(folder);
+  constexpr uint64_t kSeed = 7000;
+  Universe universe = MakeUniverse(kSeed);
+  std::vector<TimedRequest> requests = CrashWorkload(kSeed, universe, ManualClock().Now());
+  int run = 0;
+  for (CrashPoint point :
+       {CrashPoint::kBeforeWrite, CrashPoint::kBeforeCommit, CrashPoint::kAfterCommit}) {
+    for (int crash_at : CrashAts()) {
+      SCOPED_TRACE(
+          absl::StrCat("crash ", CrashPointName(point), " of committing submit #", crash_at));
+      std::string path = CreateDatabase(folder, absl::StrCat("crash-", ++run, ".db"), universe);
+      int pipe_fds[2];
+      ASSERT_EQ(pipe(pipe_fds), 0);
+      pid_t child = fork();
+      ASSERT_GE(child, 0);
+      if (child == 0) {
+        close(pipe_fds[0]);
+        RunChild(path, requests, point, crash_at, pipe_fds[1]);
+      }
+      close(pipe_fds[1]);
+      ChildReport report = ReadReport(pipe_fds[0], child);
+      close(pipe_fds[0]);
+      ASSERT_TRUE(report.killed) << "the child finished without reaching its crash point";
+      ASSERT_TRUE(report.in_flight.has_value());
+
+      SqliteOptions options;
+      options.path = path;
+      absl::StatusOr<std::unique_ptr<Engine>> reopened = OpenSqliteEngine(options);
+      ASSERT_TRUE(reopened.ok()) << reopened.status();
+      CheckAfterCrash(**reopened, requests, report, point);
+      ResendAfterCrash(**reopened, requests, report, point);
+      std::cout << "[ property ] sqlite crash " << CrashPointName(point)
+                << " of committing submit #" << crash_at << ": " << report.answers.size()
+                << " answers before the crash, request #" << *report.in_flight << " in flight"
+                << std::endl;
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(folder, ignored);
+}
+
+}  // namespace
+}  // namespace ledger::property
