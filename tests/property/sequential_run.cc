@@ -176,10 +176,10 @@ class SequentialRun {
       case FaultMode::kKillSession:
       case FaultMode::kKillIdleSessions:
       case FaultMode::kRestartServer:
-        faults_->SetHook(fault.point, [this, &armed, mode = fault.mode] {
+        faults_->SetHook(fault.point, [this, &armed, mode = fault.mode, point = fault.point] {
           if (armed.reached) return;  // once per submit, not once per internal retry
           armed.reached = true;
-          armed.problem = DoRealFault(mode);
+          armed.problem = DoRealFault(mode, point);
           armed.real_fault_done = true;
         });
         return;
@@ -187,7 +187,7 @@ class SequentialRun {
   }
 
   // Kills sessions or restarts the server; "" when done.
-  std::string DoRealFault(FaultMode mode) {
+  std::string DoRealFault(FaultMode mode, FaultPoint point) {
     tolerant_ = true;  // from now on a pooled connection may be dead
     if (mode == FaultMode::kRestartServer) {
       if (!context_.restart_server) return "the context cannot restart its server";
@@ -201,6 +201,10 @@ class SequentialRun {
     absl::StatusOr<int> killed = kill();
     if (!killed.ok()) return absl::StrCat("kill failed: ", killed.status().ToString());
     stats_.Add("sessions killed", *killed);
+    // Worth watching: a kill with no victim proves nothing about that point.
+    if (*killed == 0) {
+      stats_.Add(absl::StrCat("kills that found no session at ", FaultPointName(point)));
+    }
     return "";
   }
 
@@ -213,7 +217,9 @@ class SequentialRun {
     if (!armed.problem.empty()) return armed.problem;
     if (fault.mode == FaultMode::kRestartServer && !armed.real_fault_done) {
       // The submit never reached the point (a replay, a rejection): restart while idle.
-      if (std::string problem = DoRealFault(fault.mode); !problem.empty()) return problem;
+      if (std::string problem = DoRealFault(fault.mode, fault.point); !problem.empty()) {
+        return problem;
+      }
     }
     bool boundary = fault.mode == FaultMode::kUnavailable || fault.mode == FaultMode::kRetryable ||
                     fault.mode == FaultMode::kCommitReplyLost;
