@@ -195,8 +195,15 @@ TEST_F(MysqlEngineTest, SessionKilledMidTransactionWritesNothingAndTheRetryCommi
 
   // From another session, as an operator would: the engine's session with an open
   // InnoDB transaction in this database is the paused submit.
-  absl::StatusOr<std::vector<int64_t>> in_transaction = server_->SessionsInTransaction(database_);
-  ASSERT_TRUE(in_transaction.ok()) << in_transaction.status();
+  // INNODB_TRX is a cache InnoDB refreshes at most every 100 ms (another session may
+  // just have filled it), so look again for a bounded while until it shows the pause.
+  absl::StatusOr<std::vector<int64_t>> in_transaction;
+  for (int look = 0; look < 100; ++look) {
+    in_transaction = server_->SessionsInTransaction(database_);
+    ASSERT_TRUE(in_transaction.ok()) << in_transaction.status();
+    if (!in_transaction->empty()) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
   ASSERT_EQ(in_transaction->size(), 1u);
   ASSERT_TRUE(server_->Kill(in_transaction->front()).ok());
   release.Notify();
