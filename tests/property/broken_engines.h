@@ -15,97 +15,11 @@
 #include <memory>
 
 #include "ledger/engine.h"
+#include "tests/support/forwarding_engine.h"
 
 namespace ledger::property {
 
-// Forwards every call to the wrapped engine: the base of the broken ones.
-class ForwardingEngine : public Engine {
- public:
-  explicit ForwardingEngine(std::shared_ptr<Engine> inner) : inner_(std::move(inner)) {}
-
-  std::string_view name() const override { return inner_->name(); }
-  absl::Status Migrate() override { return inner_->Migrate(); }
-  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(const BeginOptions& options) override {
-    return inner_->Begin(options);
-  }
-  absl::Status PutAsset(const Asset& asset) override { return inner_->PutAsset(asset); }
-  absl::StatusOr<std::optional<Asset>> GetAsset(std::string_view code) override {
-    return inner_->GetAsset(code);
-  }
-  absl::StatusOr<std::vector<Asset>> ListAssets() override { return inner_->ListAssets(); }
-  absl::Status InsertAccount(const Account& account) override {
-    return inner_->InsertAccount(account);
-  }
-  absl::StatusOr<std::optional<Account>> GetAccount(std::string_view id) override {
-    return inner_->GetAccount(id);
-  }
-  absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id,
-                                                    int64_t limit) override {
-    return inner_->ListAccounts(after_id, limit);
-  }
-  absl::Status SetAccountClosed(std::string_view id, bool closed) override {
-    return inner_->SetAccountClosed(id, closed);
-  }
-  absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override {
-    return inner_->GetTransaction(id);
-  }
-  absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
-                                                            int64_t limit) override {
-    return inner_->ListTransactions(after_id, limit);
-  }
-  absl::StatusOr<std::vector<HistoryEntry>> ListEntries(std::string_view account_id,
-                                                        int64_t after_version,
-                                                        int64_t limit) override {
-    return inner_->ListEntries(account_id, after_version, limit);
-  }
-  absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
-                                                        int64_t limit) override {
-    return inner_->ListKeyRecords(after, limit);
-  }
-  absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) override {
-    return inner_->PruneExpiredKeys(now, limit);
-  }
-  absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
-                                                      int64_t limit) override {
-    return inner_->ListEvents(after_sequence, limit);
-  }
-  absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) override {
-    return inner_->InsertWorkClaimIfAbsent(fresh);
-  }
-  absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
-                                        const std::string& expected_owner, int64_t expected_attempt,
-                                        const WorkClaim& replacement) override {
-    return inner_->ReplaceWorkClaim(identity, expected_owner, expected_attempt, replacement);
-  }
-  absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
-                                       const std::string& owner) override {
-    return inner_->DeleteWorkClaim(identity, owner);
-  }
-  absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) override {
-    return inner_->MarkAbandonedWorkClaims(now);
-  }
-  absl::StatusOr<int64_t> PruneWorkClaims(absl::Time now) override {
-    return inner_->PruneWorkClaims(now);
-  }
-  absl::StatusOr<bool> InsertWebhookEventIfAbsent(const std::string& provider,
-                                                  const std::string& event_id,
-                                                  absl::Time received_at) override {
-    return inner_->InsertWebhookEventIfAbsent(provider, event_id, received_at);
-  }
-  absl::StatusOr<bool> DeleteWebhookEvent(const std::string& provider,
-                                          const std::string& event_id) override {
-    return inner_->DeleteWebhookEvent(provider, event_id);
-  }
-  absl::StatusOr<int64_t> PruneWebhookEvents(absl::Time before) override {
-    return inner_->PruneWebhookEvents(before);
-  }
-
- protected:
-  Engine& inner() { return *inner_; }
-
- private:
-  std::shared_ptr<Engine> inner_;
-};
+using ::ledger::testing::ForwardingEngine;
 
 class SplitClaimEngine final : public ForwardingEngine {
  public:

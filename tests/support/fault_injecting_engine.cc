@@ -55,7 +55,8 @@ class FaultInjectingTransaction final : public StorageTransaction {
 
 }  // namespace
 
-FaultInjectingEngine::FaultInjectingEngine(std::shared_ptr<Engine> inner) : inner_(std::move(inner)) {}
+FaultInjectingEngine::FaultInjectingEngine(std::shared_ptr<Engine> inner)
+    : ForwardingEngine(std::move(inner)) {}
 
 void FaultInjectingEngine::FailAt(FaultPoint point, absl::Status error, int times) {
   absl::MutexLock lock(&mutex_);
@@ -91,7 +92,7 @@ absl::Status FaultInjectingEngine::Reach(FaultPoint point) {
 absl::StatusOr<std::unique_ptr<StorageTransaction>> FaultInjectingEngine::Begin(
     const BeginOptions& options) {
   LEDGER_RETURN_IF_ERROR(Reach(FaultPoint::kBegin));
-  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> inner, inner_->Begin(options));
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> inner, ForwardingEngine::Begin(options));
   return std::make_unique<FaultInjectingTransaction>(*this, std::move(inner));
 }
 
