@@ -1,6 +1,6 @@
 # Script half of EmbedMigrations.cmake: run with -DOUTPUT -DFUNCTION -DFILES.
 set(body "// Generated from schema/*.sql by cmake/EmbedMigrationsScript.cmake. Do not edit.\n")
-string(APPEND body "#include <vector>\n\n#include \"ledger/migration.h\"\n\nnamespace ledger {\n\n")
+string(APPEND body "#include <vector>\n\n#include \"engines/common/migration.h\"\n\nnamespace ledger {\n\n")
 string(APPEND body "std::vector<Migration> ${FUNCTION}() {\n  return {\n")
 foreach(file IN LISTS FILES)
   get_filename_component(name "${file}" NAME_WE)

@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engines/memory/memory_engine.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #if LEDGER_WITH_SQLITE
 #include "engines/sqlite/sqlite_engine.h"
 #endif

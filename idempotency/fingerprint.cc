@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger {
 namespace {

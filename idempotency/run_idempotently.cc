@@ -11,7 +11,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "idempotency/fingerprint.h"
 
 namespace ledger {

@@ -56,7 +56,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "idempotency/clock.h"
+#include "base/clock.h"
 #include "idempotency/key.h"
 #include "idempotency/stores.h"
 #include "nlohmann/json.hpp"

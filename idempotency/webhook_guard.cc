@@ -3,7 +3,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger {
 namespace {

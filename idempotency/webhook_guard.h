@@ -30,7 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "idempotency/clock.h"
+#include "base/clock.h"
 #include "idempotency/stores.h"
 
 namespace ledger {

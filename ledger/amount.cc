@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger {
 

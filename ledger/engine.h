@@ -10,7 +10,7 @@
 // conformance suite in tests/conformance/ runs unchanged against each.
 //
 // Errors: engines map their driver's errors in one place (engines/<name>/*_errors.cc)
-// onto the vocabulary of idempotency/errors.h: RetryableError for deadlocks and
+// onto the vocabulary of base/status.h: RetryableError for deadlocks and
 // serialization failures (the transaction rolled back), InProgressError when the claim
 // wait runs out, InDoubtError when COMMIT's result is unknown, Unavailable for a lost
 // connection, AlreadyExists for identity clashes. No driver exception leaves an engine.

@@ -27,7 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "idempotency/clock.h"
+#include "base/clock.h"
 #include "idempotency/key.h"
 #include "ledger/account.h"
 #include "ledger/engine.h"

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "idempotency/fingerprint.h"
 #include "ledger/operation.h"
 

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/time/time.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "ledger/amount.h"
 
 namespace ledger {

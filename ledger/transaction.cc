@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "absl/strings/str_format.h"
 
 namespace ledger {

@@ -13,5 +13,5 @@ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEDGER_BUILD_TEST
 cmake --build "$build_dir" -j "$(nproc)" --target ledger
 
 database=$(mktemp -d /tmp/ledger-demo.XXXXXX)/ledger.db
-"$build_dir/ledger/cli/ledger" demo --db "sqlite:$database"
-echo "The demo's database is $database; try: $build_dir/ledger/cli/ledger --db sqlite:$database verify"
+"$build_dir/cli/ledger" demo --db "sqlite:$database"
+echo "The demo's database is $database; try: $build_dir/cli/ledger --db sqlite:$database verify"

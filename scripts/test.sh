@@ -13,6 +13,7 @@ jobs=$(nproc)
 bash scripts/install-deps.sh
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEDGER_BUILD_TESTS=ON \
   -DLEDGER_BUILD_BENCHMARKS=ON >/dev/null
+bash scripts/check-layering.sh
 cmake --build "$build_dir" -j "$jobs"
 
 servers_dir=$(mktemp -d /tmp/ledger-servers.XXXXXX)

@@ -33,7 +33,7 @@
 #include "bench/load/load_setup.h"
 #include "bench/load/workload.h"
 #include "engines/open_engine.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "ledger/ledger.h"
 #include "ledger/transaction.h"
 #include "ledger/verify.h"

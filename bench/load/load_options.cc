@@ -1,7 +1,7 @@
 #include "bench/load/load_options.h"
 
 #include "absl/strings/str_cat.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::load {
 

@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/notification.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::load {
 namespace {

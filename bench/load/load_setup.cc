@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "bench/load/workload.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::load {
 namespace {

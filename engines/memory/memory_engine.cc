@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger {
 namespace {

@@ -14,7 +14,7 @@
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_migrations.h"
 #include "engines/mysql/mysql_rows.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger {
 namespace mysql_internal {

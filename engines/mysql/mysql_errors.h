@@ -1,5 +1,5 @@
 // The one place where MySQL / MariaDB errors become the ledger's error vocabulary
-// (idempotency/errors.h). Connector/C++ 1.1 reports every failure as an exception
+// (base/status.h). Connector/C++ 1.1 reports every failure as an exception
 // (sql::SQLException: a server or client error number and an SQLSTATE); the engine
 // catches them at the statement boundary (mysql_connection.cc), describes them as a
 // MysqlError, and maps that here, with the context of what was running, because the

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "idempotency/clock.h"
-#include "idempotency/errors.h"
+#include "base/clock.h"
+#include "base/status.h"
 #include "engines/mysql/mysql_rows.h"
 
 namespace ledger::mysql_internal {

@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "engines/mysql/mysql_connection.h"
-#include "ledger/migration.h"
+#include "engines/common/migration.h"
 
 namespace ledger {
 

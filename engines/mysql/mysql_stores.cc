@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_rows.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::mysql_internal {
 namespace {

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "engines/postgres/postgres_errors.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "pqxx/nontransaction"
 
 namespace ledger::postgres_internal {

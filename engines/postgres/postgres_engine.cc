@@ -27,7 +27,7 @@
 #include "engines/postgres/postgres_rows.h"
 #include "engines/postgres/postgres_statements.h"
 #include "engines/postgres/postgres_write_batch.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "pqxx/nontransaction"
 #include "pqxx/prepared_statement"
 #include "pqxx/transaction"

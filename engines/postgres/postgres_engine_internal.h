@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "engines/postgres/postgres_engine.h"
-#include "ledger/migration.h"
+#include "engines/common/migration.h"
 
 namespace ledger {
 

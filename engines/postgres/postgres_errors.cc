@@ -5,7 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "pqxx/except"
 
 namespace ledger::postgres_internal {

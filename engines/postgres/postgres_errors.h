@@ -1,5 +1,5 @@
 // The one place where libpqxx exceptions become absl::Status values of the claim
-// contract (idempotency/errors.h). Every call into libpqxx in this engine runs inside
+// contract (base/status.h). Every call into libpqxx in this engine runs inside
 // GuardPostgres(), so no driver exception leaves the engine.
 //
 //   absl::StatusOr<int64_t> count = GuardPostgres(

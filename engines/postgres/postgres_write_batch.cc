@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engines/postgres/postgres_rows.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::postgres_internal {
 namespace {

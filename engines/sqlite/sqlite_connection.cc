@@ -10,7 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::sqlite_internal {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::sqlite_internal {
 

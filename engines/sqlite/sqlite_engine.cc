@@ -18,7 +18,7 @@
 #include "engines/sqlite/sqlite_errors.h"
 #include "engines/sqlite/sqlite_migrations.h"
 #include "engines/sqlite/sqlite_rows.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger {
 namespace sqlite_internal {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::sqlite_internal {
 namespace {

@@ -1,5 +1,5 @@
 // The one place where SQLite result codes become the ledger's error vocabulary
-// (idempotency/errors.h). Every failing sqlite3_* call in this engine is turned into an
+// (base/status.h). Every failing sqlite3_* call in this engine is turned into an
 // absl::Status here, with the context of what was running, because the same code
 // means different things in different places: SQLITE_BUSY while beginning a submit is
 // "another writer holds the database" (in progress), during COMMIT it means nothing

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "idempotency/clock.h"
-#include "idempotency/errors.h"
+#include "base/clock.h"
+#include "base/status.h"
 
 namespace ledger::sqlite_internal {
 

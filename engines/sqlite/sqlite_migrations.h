@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "engines/sqlite/sqlite_connection.h"
-#include "ledger/migration.h"
+#include "engines/common/migration.h"
 
 namespace ledger {
 

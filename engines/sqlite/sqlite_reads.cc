@@ -4,7 +4,7 @@
 
 #include "engines/sqlite/sqlite_engine_internal.h"
 #include "engines/sqlite/sqlite_rows.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::sqlite_internal {
 namespace {

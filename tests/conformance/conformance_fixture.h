@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "idempotency/clock.h"
+#include "base/clock.h"
 #include "ledger/ledger.h"
 #include "tests/conformance/conformance_context.h"
 #include "tests/support/fault_injecting_engine.h"

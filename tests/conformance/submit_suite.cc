@@ -8,7 +8,7 @@
 #include "absl/synchronization/barrier.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "ledger/verify.h"
 #include "tests/conformance/conformance_fixture.h"
 

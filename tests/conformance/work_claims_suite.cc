@@ -13,7 +13,7 @@
 #include "absl/synchronization/barrier.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "idempotency/key.h"
 #include "idempotency/run_idempotently.h"
 #include "nlohmann/json.hpp"

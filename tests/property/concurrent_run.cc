@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/barrier.h"
-#include "idempotency/clock.h"
-#include "idempotency/errors.h"
+#include "base/clock.h"
+#include "base/status.h"
 #include "idempotency/fingerprint.h"
 #include "tests/property/database_reads.h"
 #include "tests/support/fault_injecting_engine.h"

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "ledger/verify.h"
 
 namespace ledger::property {

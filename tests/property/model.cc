@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "idempotency/fingerprint.h"
 #include "ledger/operation.h"
 

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "idempotency/clock.h"
-#include "idempotency/errors.h"
+#include "base/clock.h"
+#include "base/status.h"
 #include "tests/property/database_reads.h"
 #include "tests/property/model.h"
 #include "tests/support/fault_injecting_engine.h"

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "ledger/transaction.h"
 
 namespace ledger::property {

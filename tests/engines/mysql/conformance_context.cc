@@ -8,7 +8,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "engines/mysql/mysql_engine.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "tests/conformance/conformance_context.h"
 #include "tests/conformance/conformance_fixture.h"
 #include "tests/engines/mysql/mysql_test_server.h"

@@ -8,7 +8,7 @@
 #include "engines/mysql/mysql_connection.h"
 #include "engines/mysql/mysql_engine_internal.h"
 #include "gtest/gtest.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::mysql_internal {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "engines/postgres/postgres_engine_internal.h"
 #include "gtest/gtest.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "pqxx/except"
 
 namespace ledger::postgres_internal {

@@ -24,7 +24,7 @@
 #include "engines/sqlite/sqlite_errors.h"
 #include "engines/sqlite/sqlite_migrations.h"
 #include "gtest/gtest.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "ledger/engine.h"
 #include "ledger/ledger.h"
 #include "ledger/operation.h"

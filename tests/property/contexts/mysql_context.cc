@@ -10,7 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "engines/mysql/mysql_engine.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/property/property_suite.h"
 

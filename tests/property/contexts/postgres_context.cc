@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "engines/postgres/postgres_engine.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "tests/engines/postgres/postgres_test_database.h"
 #include "tests/property/property_suite.h"
 

@@ -2,8 +2,8 @@
 // tests move time forward instead of sleeping.
 //
 // Thread-safe: SystemClock is stateless; ManualClock guards its time with a mutex.
-#ifndef LEDGER_IDEMPOTENCY_CLOCK_H_
-#define LEDGER_IDEMPOTENCY_CLOCK_H_
+#ifndef LEDGER_BASE_CLOCK_H_
+#define LEDGER_BASE_CLOCK_H_
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -40,4 +40,4 @@ absl::Time TruncateToMicros(absl::Time t);
 
 }  // namespace ledger
 
-#endif  // LEDGER_IDEMPOTENCY_CLOCK_H_
+#endif  // LEDGER_BASE_CLOCK_H_

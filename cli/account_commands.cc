@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "ledger/amount.h"
-#include "ledger/cli/commands.h"
-#include "ledger/cli/output.h"
+#include "cli/commands.h"
+#include "cli/output.h"
 
 namespace ledger::cli {
 namespace {

@@ -3,9 +3,9 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "idempotency/errors.h"
-#include "ledger/cli/commands.h"
-#include "ledger/cli/output.h"
+#include "base/status.h"
+#include "cli/commands.h"
+#include "cli/output.h"
 
 namespace ledger::cli {
 namespace {

@@ -1,6 +1,6 @@
-#include "ledger/cli/exit_codes.h"
+#include "cli/exit_codes.h"
 
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::cli {
 

@@ -1,4 +1,4 @@
-#include "idempotency/clock.h"
+#include "base/clock.h"
 
 namespace ledger {
 

@@ -16,10 +16,10 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "idempotency/fingerprint.h"
-#include "ledger/cli/commands.h"
-#include "ledger/cli/output.h"
+#include "cli/commands.h"
+#include "cli/output.h"
 #include "ledger/operation.h"
 
 namespace ledger::cli {

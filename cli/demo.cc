@@ -1,4 +1,4 @@
-#include "ledger/cli/demo.h"
+#include "cli/demo.h"
 
 #include <algorithm>
 #include <memory>
@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 #include <string>
 

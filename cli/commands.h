@@ -10,7 +10,7 @@
 #ifndef LEDGER_CLI_COMMANDS_H_
 #define LEDGER_CLI_COMMANDS_H_
 
-#include "ledger/cli/cli_context.h"
+#include "cli/cli_context.h"
 
 namespace CLI {
 class App;

@@ -1,11 +1,11 @@
-#include "ledger/cli/cli_context.h"
+#include "cli/cli_context.h"
 
 #include <cstdlib>
 #include <iostream>
 #include <utility>
 
 #include "engines/open_engine.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger::cli {
 

@@ -1,11 +1,11 @@
-#include "ledger/cli/output.h"
+#include "cli/output.h"
 
 #include <algorithm>
 #include <iostream>
 #include <utility>
 
 #include "ledger/amount.h"
-#include "ledger/cli/exit_codes.h"
+#include "cli/exit_codes.h"
 
 namespace ledger::cli {
 

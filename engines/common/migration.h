@@ -1,8 +1,8 @@
 // Versioned schema migrations. Each SQL engine embeds its files from schema/<engine>/
 // at build time (cmake/EmbedMigrations.cmake) and applies the ones not yet recorded in
 // its schema_migrations table, each in its own transaction where the engine allows.
-#ifndef LEDGER_LEDGER_MIGRATION_H_
-#define LEDGER_LEDGER_MIGRATION_H_
+#ifndef LEDGER_ENGINES_COMMON_MIGRATION_H_
+#define LEDGER_ENGINES_COMMON_MIGRATION_H_
 
 #include <functional>
 #include <set>
@@ -31,4 +31,4 @@ std::vector<std::string> SplitSqlStatements(std::string_view sql);
 
 }  // namespace ledger
 
-#endif  // LEDGER_LEDGER_MIGRATION_H_
+#endif  // LEDGER_ENGINES_COMMON_MIGRATION_H_

@@ -1,4 +1,4 @@
-#include "ledger/migration.h"
+#include "engines/common/migration.h"
 
 #include <algorithm>
 #include <string>
@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 
 namespace ledger {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "ledger/cli/commands.h"
-#include "ledger/cli/output.h"
+#include "cli/commands.h"
+#include "cli/output.h"
 #include "ledger/outcome.h"
 
 namespace ledger::cli {

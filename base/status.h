@@ -1,4 +1,5 @@
-// The error vocabulary of the claim contract, shared by every layer and engine.
+// The project's status plumbing, the bottom layer: the error vocabulary shared by every
+// layer and engine (tags with predicates), the return macros and the string_view bridge.
 //
 // Public functions return absl::Status / absl::StatusOr. Beyond the canonical code,
 // a status that the submit path must treat specially carries a tag (a payload) so
@@ -16,8 +17,8 @@
 // | in_doubt     | Unknown          | COMMIT sent, result unknown: resend the same key  |
 //
 // Thread-safe: free functions over values.
-#ifndef LEDGER_IDEMPOTENCY_ERRORS_H_
-#define LEDGER_IDEMPOTENCY_ERRORS_H_
+#ifndef LEDGER_BASE_STATUS_H_
+#define LEDGER_BASE_STATUS_H_
 
 #include <string_view>
 
@@ -66,4 +67,4 @@ absl::Status Annotate(const absl::Status& status, std::string_view context);
   if (!statusor.ok()) return std::move(statusor).status(); \
   lhs = std::move(statusor).value()
 
-#endif  // LEDGER_IDEMPOTENCY_ERRORS_H_
+#endif  // LEDGER_BASE_STATUS_H_

@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "ledger/cli/exit_codes.h"
+#include "cli/exit_codes.h"
 #include "ledger/ledger.h"
 
 namespace ledger::cli {

@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
-#include "ledger/cli/commands.h"
-#include "ledger/cli/exit_codes.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
 
 namespace {
 

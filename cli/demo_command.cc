@@ -11,11 +11,11 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "idempotency/errors.h"
+#include "base/status.h"
 #include "ledger/amount.h"
-#include "ledger/cli/commands.h"
-#include "ledger/cli/demo.h"
-#include "ledger/cli/output.h"
+#include "cli/commands.h"
+#include "cli/demo.h"
+#include "cli/output.h"
 #include "ledger/verify.h"
 
 namespace ledger::cli {

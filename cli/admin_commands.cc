@@ -5,9 +5,9 @@
 
 #include "CLI/CLI.hpp"
 #include "engines/open_engine.h"
-#include "idempotency/errors.h"
-#include "ledger/cli/commands.h"
-#include "ledger/cli/output.h"
+#include "base/status.h"
+#include "cli/commands.h"
+#include "cli/output.h"
 #include "ledger/verify.h"
 
 namespace ledger::cli {

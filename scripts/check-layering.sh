@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Fails when an #include points up the layer list or a driver header leaves its engine.
+#
+#   base <- idempotency <- ledger <- engines <- cli, server, bench
+#
+# A file may include its own layer and the layers below it. Inside engines/, a folder
+# (memory, sqlite, postgres, mysql) may include engines/common/ and itself, never a
+# sibling; engines/common/ includes no engine folder. Driver headers (libpqxx, libpq,
+# Connector/C++, sqlite3.h) appear only in their engine's folder, and in tests/, which
+# may open a database directly to plant corruption. tests/ and fuzz/ may include
+# anything else.
+#
+# Usage: scripts/check-layering.sh [ROOT]   (ROOT defaults to the repository)
+set -euo pipefail
+root=${1:-"$(dirname "$0")/.."}
+cd "$root"
+
+files=$(find base idempotency ledger engines cli server bench tests fuzz \
+          \( -name '*.h' -o -name '*.cc' \) -type f 2>/dev/null | sort || true)
+[[ -n "$files" ]] || { echo "layering: no sources under $PWD" >&2; exit 1; }
+
+# One pass over every include line: "FILE:#include <header>".
+# shellcheck disable=SC2086
+grep -HE '^[[:space:]]*#[[:space:]]*include' $files | awk '
+  function rank(layer) {
+    if (layer == "base") return 0
+    if (layer == "idempotency") return 1
+    if (layer == "ledger") return 2
+    if (layer == "engines") return 3
+    if (layer == "cli" || layer == "server" || layer == "bench") return 4
+    return -1
+  }
+  function driver_owner(header) {
+    if (header ~ /^pqxx\// || header == "libpq-fe.h" || header ~ /^postgresql\//) return "postgres"
+    if (header ~ /^cppconn\// || header == "mysql_driver.h" || header == "mysql_connection.h" || header == "mysql.h") return "mysql"
+    if (header == "sqlite3.h") return "sqlite"
+    return ""
+  }
+  {
+    colon = index($0, ":")
+    file = substr($0, 1, colon - 1)
+    line = substr($0, colon + 1)
+    if (!match(line, /[<"][^">]+[">]/)) next
+    header = substr(line, RSTART + 1, RLENGTH - 2)
+    split(file, parts, "/")
+    layer = parts[1]
+    engine_folder = (layer == "engines" && length(parts) > 2) ? parts[2] : ""
+    owner = driver_owner(header)
+    if (owner != "" && layer != "tests" && engine_folder != owner) {
+      printf "layering: %s includes the %s driver header <%s> outside engines/%s/\n", file, owner, header, owner
+      bad++
+    }
+    own = rank(layer)
+    if (own < 0 || index(header, "/") == 0) next  # tests/, fuzz/; or not a project header
+    split(header, target, "/")
+    theirs = rank(target[1])
+    if (theirs < 0) next
+    if (theirs > own) {
+      printf "layering: %s (%s) includes \"%s\" from the higher layer %s\n", file, layer, header, target[1]
+      bad++
+    } else if (target[1] == "engines" && length(target) > 2 && engine_folder != "" &&
+               target[2] != "common" && target[2] != engine_folder) {
+      printf "layering: %s includes \"%s\" from the sibling engine %s\n", file, header, target[2]
+      bad++
+    }
+  }
+  END {
+    if (bad > 0) { printf "layering: %d violation(s)\n", bad; exit 1 }
+    print "layering: OK"
+  }'
