@@ -1,5 +1,6 @@
 #include "base/status.h"
 
+#include <exception>
 #include <string>
 
 #include "absl/strings/cord.h"
@@ -63,6 +64,16 @@ absl::Status Annotate(const absl::Status& status, std::string_view context) {
     annotated.SetPayload(url, payload);
   });
   return annotated;
+}
+
+absl::Status CurrentExceptionStatus(std::string_view who) {
+  try {
+    throw;
+  } catch (const std::exception& exception) {
+    return absl::InternalError(absl::StrCat(View(who), " threw: ", exception.what()));
+  } catch (...) {
+    return absl::InternalError(absl::StrCat(View(who), " threw a non-standard exception"));
+  }
 }
 
 }  // namespace ledger

@@ -49,6 +49,21 @@ inline absl::string_view View(std::string_view text) { return {text.data(), text
 // Prefixes the message with context, keeping code and tag.
 absl::Status Annotate(const absl::Status& status, std::string_view context);
 
+// For a catch (...) block: Internal "<who> threw: <what()>" for the exception in flight.
+absl::Status CurrentExceptionStatus(std::string_view who);
+
+// Calls a caller's callback (returning Status or StatusOr) so that an exception it
+// throws comes back as CurrentExceptionStatus(who) and never crosses our boundary.
+template <typename Callback>
+auto CallCatchingExceptions(std::string_view who, const Callback& callback)
+    -> decltype(callback()) {
+  try {
+    return callback();
+  } catch (...) {
+    return CurrentExceptionStatus(who);
+  }
+}
+
 }  // namespace ledger
 
 // Debian's abseil 20220623 ships no RETURN_IF_ERROR; these are the project's own.

@@ -211,7 +211,7 @@ absl::StatusOr<std::string> IdempotentRunner::Run(
   LEDGER_ASSIGN_OR_RETURN(Reservation reservation, Reserve(identity, payload, options));
   if (!reservation.reserved()) return reservation.result();
 
-  absl::StatusOr<std::string> result = work();
+  absl::StatusOr<std::string> result = CallCatchingExceptions("the work", work);
   if (!result.ok()) {
     // The work's error is what the caller needs; a release that fails only leaves the
     // claim pending until its lease runs out, after which a retry takes it over.

@@ -137,6 +137,8 @@ class IdempotentRunner {
   // without running `work`. Reserve's errors (conflict, in progress, duplicate) are
   // returned as they are. If the work succeeds but its result cannot be stored, the
   // store's error is returned and the claim stays pending until its lease runs out.
+  // Work that throws is work that failed: the claim is released and the exception
+  // comes back as Internal, never as an exception.
   absl::StatusOr<std::string> Run(const KeyIdentity& identity, const nlohmann::json& payload,
                                   const WorkOptions& options,
                                   const std::function<absl::StatusOr<std::string>()>& work);

@@ -57,7 +57,8 @@ absl::StatusOr<WebhookDelivery> WebhookGuard::Handle(const std::string& provider
                                                      const std::function<absl::Status()>& handler) {
   LEDGER_ASSIGN_OR_RETURN(WebhookDelivery delivery, Accept(provider, event_id));
   if (delivery == WebhookDelivery::kDuplicate) return delivery;
-  if (absl::Status handled = handler(); !handled.ok()) {
+  if (absl::Status handled = CallCatchingExceptions("the webhook handler", handler);
+      !handled.ok()) {
     if (absl::Status forgotten = Forget(provider, event_id); !forgotten.ok()) {
       // The redelivery will be dropped as a duplicate: say so next to the handler's error.
       return Annotate(

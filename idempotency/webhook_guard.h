@@ -64,6 +64,8 @@ class WebhookGuard {
 
   // Accept; on the first delivery runs `handler`. If the handler fails, forgets the
   // event and returns the handler's error, so the provider's redelivery runs it again.
+  // A handler that throws has failed: the event is forgotten and the exception comes
+  // back as Internal, never as an exception.
   absl::StatusOr<WebhookDelivery> Handle(const std::string& provider, const std::string& event_id,
                                          const std::function<absl::Status()>& handler);
 

@@ -2,6 +2,7 @@
 // engine's WebhookStore, and its independence from the submit keys and work claims.
 #include <atomic>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,17 @@ TEST_P(ConformanceTest, WebhookHandleForgetsEventWhenHandlerFails) {
   EXPECT_EQ(DeliveryOf(guard.Handle("stripe", "evt_1", succeeding)), "duplicate");
   EXPECT_EQ(DeliveryOf(guard.Handle("stripe", "evt_1", failing)), "duplicate");
   EXPECT_EQ(handled, 2);
+}
+
+TEST_P(ConformanceTest, WebhookHandlerThatThrowsIsAFailureAndTheEventIsForgotten) {
+  WebhookGuard guard(engine(), clock());
+  auto throwing = []() -> absl::Status { throw std::runtime_error("handler bug"); };
+
+  absl::StatusOr<WebhookDelivery> failed = guard.Handle("stripe", "evt_throw", throwing);
+
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInternal) << failed.status();
+  EXPECT_NE(failed.status().message().find("handler bug"), std::string::npos) << failed.status();
+  EXPECT_EQ(DeliveryOf(guard.Accept("stripe", "evt_throw")), "first");  // redelivery runs
 }
 
 TEST_P(ConformanceTest, WebhookPruneRemovesEventsOlderThanRetention) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,6 +80,21 @@ TEST_P(ConformanceTest, WorkFirstRunRunsWorkAndRetryReplaysStoredResult) {
   EXPECT_EQ(*replayed, "receipt-1");
   EXPECT_EQ(first.invocations.load(), 1);
   EXPECT_EQ(retry.invocations.load(), 0);
+}
+
+TEST_P(ConformanceTest, WorkThatThrowsIsAFailureAndReleasesTheClaim) {
+  IdempotentRunner runner(engine(), clock());
+  auto throwing = []() -> absl::StatusOr<std::string> { throw std::runtime_error("gateway bug"); };
+  CountingWork retry{"receipt-after-throw"};
+
+  absl::StatusOr<std::string> failed = runner.Run(ChargeIdentity(), ChargePayload(), {}, throwing);
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInternal) << failed.status();
+  EXPECT_NE(failed.status().message().find("gateway bug"), std::string::npos) << failed.status();
+
+  absl::StatusOr<std::string> retried = runner.Run(ChargeIdentity(), ChargePayload(), {}, retry.Fn());
+  ASSERT_TRUE(retried.ok()) << retried.status();  // released at once: no lease to wait out
+  EXPECT_EQ(*retried, "receipt-after-throw");
+  EXPECT_EQ(retry.invocations.load(), 1);
 }
 
 TEST_P(ConformanceTest, WorkReserveOfCompletedWorkReplaysTheStoredClaim) {
