@@ -31,6 +31,9 @@ struct State {
   std::map<std::string, Transaction, std::less<>> transactions;
   std::set<std::string, std::less<>> reversed;  // ids that a reversal points at
   std::map<std::string, std::vector<HistoryEntry>, std::less<>> entries;  // by account, version order
+  // By account: debit amounts in time order, for velocity windows. Commit order is not
+  // time order: a submit reads the clock before it waits for the state lock.
+  std::map<std::string, std::multimap<absl::Time, Amount>, std::less<>> debits_by_time;
   std::map<IdentityKey, KeyRecord> keys;
   std::vector<OutboxEvent> events;
   std::map<IdentityKey, WorkClaim> work_claims;
@@ -363,14 +366,11 @@ absl::StatusOr<DebitUsage> MemoryTransaction::LoadDebitUsage(std::string_view ac
                                                              absl::Time since) {
   State& state = LockedState();
   DebitUsage usage;
-  auto it = state.entries.find(account_id);
-  if (it == state.entries.end()) return usage;
-  for (auto entry = it->second.rbegin(); entry != it->second.rend() && entry->created_at >= since;
-       ++entry) {
-    if (entry->entry.amount >= 0) continue;
+  auto it = state.debits_by_time.find(account_id);
+  if (it == state.debits_by_time.end()) return usage;
+  for (auto debit = it->second.lower_bound(since); debit != it->second.end(); ++debit) {
     usage.count += 1;
-    usage.amount = CheckedAdd(usage.amount, -entry->entry.amount)
-                       .value_or(std::numeric_limits<Amount>::max());
+    usage.amount = CheckedAdd(usage.amount, debit->second).value_or(std::numeric_limits<Amount>::max());
   }
   return usage;
 }
@@ -407,6 +407,9 @@ absl::Status MemoryTransaction::Commit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     const Transaction& transaction = *pending_transaction_;
     for (const Entry& entry : transaction.entries) {
       state.entries[entry.account_id].push_back({entry, transaction.id, transaction.created_at});
+      if (entry.amount < 0) {
+        state.debits_by_time[entry.account_id].emplace(transaction.created_at, -entry.amount);
+      }
     }
     if (transaction.reversal_of.has_value()) state.reversed.insert(*transaction.reversal_of);
     state.transactions.emplace(transaction.id, transaction);

@@ -474,6 +474,30 @@ TEST_P(ConformanceTest, VelocityLimitsRejectWithinTheWindowAndReleaseAfterIt) {
   }
 }
 
+// Each submit reads the clock before it waits for its locks, so a later commit can carry
+// an earlier time. The window must count by time, not by commit order.
+TEST_P(ConformanceTest, VelocityWindowCountsDebitsCommittedOutOfTimeOrder) {
+  Fund("alice", 1000);
+  std::unique_ptr<Ledger> limited = LedgerWith(
+      LedgerOptions{.velocity_limits = {{.window = absl::Minutes(5), .debit_count_max = 2}}});
+  auto submit = [&](const std::string& key) {
+    return limited->Submit(SubmitRequest{key, {}, Transfer("alice", "bob", 10), {}});
+  };
+  const absl::Time start = clock().Now();
+  clock().Set(start + absl::Minutes(10));
+  ASSERT_OUTCOME(submit("late-stamp"), OutcomeKind::kCommitted);
+  clock().Set(start);  // committed after the one above, stamped before it
+  ASSERT_OUTCOME(submit("early-stamp"), OutcomeKind::kCommitted);
+  clock().Set(start + absl::Minutes(10) + absl::Seconds(1));
+  ASSERT_OUTCOME(submit("second-in-window"), OutcomeKind::kCommitted);
+
+  // The window holds "late-stamp" and "second-in-window": a third debit is one too many.
+  absl::StatusOr<Outcome> over = submit("third-in-window");
+
+  ASSERT_OUTCOME(over, OutcomeKind::kRejected);
+  EXPECT_EQ(over->reason, RejectionReason::kVelocityCountExceeded);
+}
+
 // ---- bad input -------------------------------------------------------------------------
 
 TEST_P(ConformanceTest, BadInputGetsSpecificErrorsAndWritesNothing) {
