@@ -4,7 +4,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "engines/open_engine.h"
+#include "engines/common/database_url.h"
 #include "base/status.h"
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -20,12 +20,13 @@ struct VerifyArguments {
 ExitCode RunMigrate(const GlobalOptions& global) {
   std::string url = ResolveDatabaseUrl(global);
   // Opened without migrating so the migration is this command's own visible step.
-  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(url, {.migrate = false});
-  if (!engine.ok()) return ReportError(Annotate(engine.status(), "opening " + url));
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngineAt(url, /*migrate=*/false);
+  if (!engine.ok()) return ReportError(engine.status());
   if (absl::Status migrated = (*engine)->Migrate(); !migrated.ok()) {
-    return ReportError(Annotate(migrated, "migrating " + url));
+    return ReportError(Annotate(migrated, "migrating " + RedactDatabaseUrl(url)));
   }
-  std::cout << "migrate: " << url << " (" << (*engine)->name() << ") is up to date\n";
+  std::cout << "migrate: " << RedactDatabaseUrl(url) << " (" << (*engine)->name()
+            << ") is up to date\n";
   return ExitCode::kOk;
 }
 

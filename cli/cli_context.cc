@@ -4,6 +4,7 @@
 #include <iostream>
 #include <utility>
 
+#include "engines/common/database_url.h"
 #include "engines/open_engine.h"
 #include "base/status.h"
 
@@ -16,10 +17,26 @@ std::string ResolveDatabaseUrl(const GlobalOptions& global) {
   return kDatabaseUrlDefault;
 }
 
+namespace {
+
+// The URL this process opened: its password is cut from every error it reports.
+std::string& OpenedUrl() {
+  static std::string url;
+  return url;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Engine>> OpenEngineAt(std::string_view url, bool migrate) {
+  OpenedUrl() = std::string(url);
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(url, {.migrate = migrate});
+  if (!engine.ok()) return Annotate(engine.status(), "opening " + RedactDatabaseUrl(url));
+  return engine;
+}
+
 absl::StatusOr<std::unique_ptr<Ledger>> OpenLedgerAt(std::string_view url) {
-  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(url);
-  if (!engine.ok()) return Annotate(engine.status(), std::string("opening ") + std::string(url));
-  return std::make_unique<Ledger>(std::shared_ptr<Engine>(*std::move(engine)));
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, OpenEngineAt(url));
+  return std::make_unique<Ledger>(std::shared_ptr<Engine>(std::move(engine)));
 }
 
 absl::StatusOr<Asset> GetAssetOrNotFound(Engine& engine, std::string_view code) {
@@ -32,7 +49,8 @@ absl::StatusOr<Asset> GetAssetOrNotFound(Engine& engine, std::string_view code) 
 
 ExitCode ReportError(const absl::Status& status) {
   ExitCode code = ExitCodeForStatus(status);
-  std::cerr << "ledger: " << ExitCodeName(code) << ": " << status.message() << "\n";
+  const absl::Status shown = RedactPasswordInStatus(status, OpenedUrl());
+  std::cerr << "ledger: " << ExitCodeName(code) << ": " << shown.message() << "\n";
   return code;
 }
 

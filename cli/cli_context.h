@@ -33,7 +33,10 @@ struct GlobalOptions {
 // --db if given, else $LEDGER_DB if set and non-empty, else sqlite:ledger.db.
 std::string ResolveDatabaseUrl(const GlobalOptions& global);
 
-// Opens the engine at `url` (applying pending migrations) and wraps it in a Ledger.
+// Opens the engine at `url`, applying pending migrations when `migrate`. Remembers
+// `url` so that no error this process reports shows its password.
+absl::StatusOr<std::unique_ptr<Engine>> OpenEngineAt(std::string_view url, bool migrate = true);
+// OpenEngineAt(url) wrapped in a Ledger.
 absl::StatusOr<std::unique_ptr<Ledger>> OpenLedgerAt(std::string_view url);
 inline absl::StatusOr<std::unique_ptr<Ledger>> OpenLedger(const GlobalOptions& global) {
   return OpenLedgerAt(ResolveDatabaseUrl(global));
@@ -42,7 +45,8 @@ inline absl::StatusOr<std::unique_ptr<Ledger>> OpenLedger(const GlobalOptions& g
 // The asset, or NotFound naming it.
 absl::StatusOr<Asset> GetAssetOrNotFound(Engine& engine, std::string_view code);
 
-// Prints "ledger: <kind>: <message>" on stderr and returns the status's exit code.
+// Prints "ledger: <kind>: <message>" on stderr, the opened URL's password hidden, and
+// returns the status's exit code.
 ExitCode ReportError(const absl::Status& status);
 
 using CommandAction = std::function<ExitCode()>;

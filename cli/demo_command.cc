@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status.h"
+#include "engines/common/database_url.h"
 #include "ledger/amount.h"
 #include "cli/commands.h"
 #include "cli/demo.h"
@@ -46,7 +47,7 @@ absl::Status RequireEmptyDatabase(Engine& engine, const std::string& url) {
   LEDGER_ASSIGN_OR_RETURN(std::vector<Account> accounts, engine.ListAccounts("", 1));
   if (!accounts.empty()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("the demo needs an empty database, and ", url,
+        absl::StrCat("the demo needs an empty database, and ", RedactDatabaseUrl(url),
                      " already has accounts; omit --db to use a fresh temporary file"));
   }
   return absl::OkStatus();
@@ -56,7 +57,7 @@ std::string Count(int64_t value) { return std::to_string(value); }
 
 void PrintHeader(const std::string& url, const DemoOptions& options) {
   std::cout << "ledger demo\n"
-            << "  database  " << url << "\n"
+            << "  database  " << RedactDatabaseUrl(url) << "\n"
             << "  workload  " << options.operations << " operations on " << options.threads
             << " threads, seed " << options.seed << "\n"
             << "  economy   " << kDemoAsset << " (scale " << kDemoAssetScale
@@ -165,7 +166,7 @@ ExitCode RunDemoCommand(const GlobalOptions& global, const DemoOptions& options)
   PrintExactlyOnce(result->exactly_once);
   std::cout << result->verify.ToText();
   if (global.database_url.empty()) {
-    std::cout << "\nexplore it: ledger --db " << *url << " account list\n";
+    std::cout << "\nexplore it: ledger --db " << RedactDatabaseUrl(*url) << " account list\n";
   }
   bool ok = result->verify.ok() && result->exactly_once.ok();
   return ok ? ExitCode::kOk : ExitCode::kVerifyFailed;

@@ -1,11 +1,13 @@
 #include "engines/open_engine.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engines/memory/memory_engine.h"
 #include "base/status.h"
+#include "engines/common/database_url.h"
 #if LEDGER_WITH_SQLITE
 #include "engines/sqlite/sqlite_engine.h"
 #endif
@@ -19,8 +21,14 @@
 namespace ledger {
 namespace {
 
-bool HasScheme(std::string_view url, std::string_view scheme) {
-  return absl::StartsWith(View(url), View(scheme));
+// The libpq connection parameters a PostgreSQL URL may carry besides our own "claim";
+// anything else is refused before libpq sees it.
+const std::vector<std::string_view>& PostgresParameters() {
+  static const std::vector<std::string_view> parameters = {
+      "claim", "application_name", "connect_timeout", "keepalives", "keepalives_count",
+      "keepalives_idle", "keepalives_interval", "options", "password", "sslcert", "sslcrl",
+      "sslkey", "sslmode", "sslrootcert", "target_session_attrs", "tcp_user_timeout", "user"};
+  return parameters;
 }
 
 [[maybe_unused]] absl::Status NotBuilt(std::string_view engine) {
@@ -28,27 +36,25 @@ bool HasScheme(std::string_view url, std::string_view scheme) {
       "this build has no ", View(engine), " engine (install its client library and rebuild)"));
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Engine>> OpenEngine(std::string_view url,
-                                                   const OpenEngineOptions& options) {
-  if (url == "memory:" || url == "memory") return OpenMemoryEngine();
-  if (HasScheme(url, "sqlite:")) {
+absl::StatusOr<std::unique_ptr<Engine>> OpenSqlite([[maybe_unused]] std::string_view url,
+                                                   [[maybe_unused]] bool migrate) {
 #if LEDGER_WITH_SQLITE
-    std::string_view path = url.substr(HasScheme(url, "sqlite://") ? 9 : 7);
-    if (path.empty()) return absl::InvalidArgumentError("sqlite: needs a path, e.g. sqlite:ledger.db");
-    SqliteOptions sqlite;
-    sqlite.path = std::string(path);
-    sqlite.migrate = options.migrate;
-    return OpenSqliteEngine(sqlite);
+  LEDGER_ASSIGN_OR_RETURN(SqliteOptions sqlite, SqliteOptionsFromUrl(url));
+  sqlite.migrate = migrate;
+  return OpenSqliteEngine(sqlite);
 #else
-    return NotBuilt("SQLite");
+  return NotBuilt("SQLite");
 #endif
-  }
-  if (HasScheme(url, "postgres://") || HasScheme(url, "postgresql://")) {
+}
+
+absl::StatusOr<std::unique_ptr<Engine>> OpenServerEngine(
+    std::string_view url_text, [[maybe_unused]] const DatabaseUrl& url,
+    [[maybe_unused]] const OpenEngineOptions& options) {
+  if (url.scheme == "postgres" || url.scheme == "postgresql") {
 #if LEDGER_WITH_POSTGRES
+    LEDGER_RETURN_IF_ERROR(CheckParameters(url, "postgres", PostgresParameters()));
     PostgresOptions postgres;
-    postgres.connection = std::string(url);
+    postgres.connection = std::string(url_text);
     postgres.pool_size = options.pool_size;
     postgres.migrate = options.migrate;
     return OpenPostgresEngine(postgres);
@@ -56,20 +62,45 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenEngine(std::string_view url,
     return NotBuilt("PostgreSQL");
 #endif
   }
-  if (HasScheme(url, "mysql://")) {
 #if LEDGER_WITH_MYSQL
-    MysqlOptions mysql;
-    mysql.connection = std::string(url);
-    mysql.pool_size = options.pool_size;
-    mysql.migrate = options.migrate;
-    return OpenMysqlEngine(mysql);
+  LEDGER_RETURN_IF_ERROR(CheckParameters(url, "mysql", {}));
+  MysqlOptions mysql;
+  mysql.connection = std::string(url_text);
+  mysql.pool_size = options.pool_size;
+  mysql.migrate = options.migrate;
+  return OpenMysqlEngine(mysql);
 #else
-    return NotBuilt("MySQL");
+  return NotBuilt("MySQL");
 #endif
+}
+
+absl::StatusOr<std::unique_ptr<Engine>> OpenParsed(std::string_view url_text,
+                                                   const DatabaseUrl& url,
+                                                   const OpenEngineOptions& options) {
+  if (url_text == "memory:" || url_text == "memory") return OpenMemoryEngine();
+  if (url.scheme == "memory") {
+    return absl::InvalidArgumentError("memory URL: takes no path and no parameters (memory:)");
   }
+  if (url.scheme == "sqlite") return OpenSqlite(url_text, options.migrate);
+  const bool server = absl::StartsWith(View(url_text), "postgres://") ||
+                      absl::StartsWith(View(url_text), "postgresql://") ||
+                      absl::StartsWith(View(url_text), "mysql://");
+  if (server) return OpenServerEngine(url_text, url, options);
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown database URL \"", View(url),
+      "unknown database URL \"", RedactDatabaseUrl(url_text),
       "\": use sqlite:PATH, memory:, postgres://... or mysql://..."));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Engine>> OpenEngine(std::string_view url,
+                                                   const OpenEngineOptions& options) {
+  absl::StatusOr<DatabaseUrl> parsed = ParseDatabaseUrl(url);
+  if (!parsed.ok()) return RedactPasswordInStatus(parsed.status(), url);
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenParsed(url, *parsed, options);
+  // Drivers may echo connection details in their errors: none leaves with a password.
+  if (!engine.ok()) return RedactPasswordInStatus(engine.status(), url);
+  return engine;
 }
 
 }  // namespace ledger

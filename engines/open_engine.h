@@ -1,11 +1,15 @@
 // Opens an engine from a database URL, for the CLI, the tests and the load driver:
 //
-//   sqlite:PATH (or sqlite://PATH)     the embedded default
+//   sqlite:PATH (or sqlite://PATH)     the embedded default; "?synchronous=normal"
+//                                      trades power-loss durability for speed (default full)
 //   memory:                            nothing persists
-//   postgres://... or postgresql://... PostgreSQL; "?claim=row" picks the row claim
+//   postgres://... or postgresql://... PostgreSQL; "?claim=row" picks the row claim, and
+//                                      libpq's TLS, timeout and keepalive parameters pass on
 //   mysql://user[:password]@host:port/database
 //
-// Engines not built in give a clear Unimplemented error. Thread-safe.
+// A parameter the engine does not know is InvalidArgument, never ignored. No error
+// returned shows the URL's password (see engines/common/database_url.h to redact one
+// yourself). Engines not built in give a clear Unimplemented error. Thread-safe.
 #ifndef LEDGER_ENGINES_OPEN_ENGINE_H_
 #define LEDGER_ENGINES_OPEN_ENGINE_H_
 

@@ -32,6 +32,7 @@
 #include "bench/load/load_report.h"
 #include "bench/load/load_setup.h"
 #include "bench/load/workload.h"
+#include "engines/common/database_url.h"
 #include "engines/open_engine.h"
 #include "base/status.h"
 #include "ledger/ledger.h"
@@ -130,7 +131,7 @@ void DeclareFlags(CLI::App& app, LoadOptions& options, FlagTexts& texts) {
   app.add_option("--markdown-targets", options.markdown_targets_path,
                  "append the target comparisons here, one row per workload");
   app.add_option("--sqlite-synchronous", options.sqlite_synchronous,
-                 "sqlite: PRAGMA synchronous (NORMAL is the engine default; FULL fsyncs each commit)")
+                 "sqlite: PRAGMA synchronous (FULL, the engine default, fsyncs each commit; NORMAL does not)")
       ->check(CLI::IsMember({"NORMAL", "FULL"}));
   app.add_flag("--strict", options.strict, "fail the run on any fault or unexpected error");
   app.add_option("--seed", options.seed, "random seed (default: random)");
@@ -286,7 +287,7 @@ class LoadRun {
 
 RunInfo DescribeRun(const LoadOptions& options, const Engine& engine) {
   return RunInfo{.label = options.label.empty() ? DefaultLabel(options.database_url) : options.label,
-                 .database = WithoutPassword(options.database_url),
+                 .database = RedactDatabaseUrl(options.database_url),
                  .engine = std::string(engine.name()),
                  .clients = options.clients,
                  .accounts = options.accounts,

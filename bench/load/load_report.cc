@@ -238,15 +238,6 @@ absl::Status RunReport::AppendMarkdownTargets(const std::string& path) const {
   return AppendLines(path, header, rows);
 }
 
-std::string WithoutPassword(const std::string& url) {
-  size_t scheme_end = url.find("://");
-  if (scheme_end == std::string::npos) return url;
-  size_t at = url.find('@', scheme_end + 3);
-  size_t colon = url.find(':', scheme_end + 3);
-  if (at == std::string::npos || colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon) + url.substr(at);
-}
-
 std::string LoadAverage() {
   std::ifstream file("/proc/loadavg");
   std::string one, five, fifteen;

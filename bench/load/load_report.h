@@ -69,8 +69,6 @@ struct RunReport {
   absl::Status AppendMarkdownTargets(const std::string& path) const;
 };
 
-// "postgresql://user:secret@host/db" -> "postgresql://user@host/db".
-std::string WithoutPassword(const std::string& url);
 // The first three fields of /proc/loadavg, or "" where there is none.
 std::string LoadAverage();
 

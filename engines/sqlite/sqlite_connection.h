@@ -38,7 +38,7 @@ namespace ledger::sqlite_internal {
 struct ConnectionSettings {
   std::string path;
   absl::Duration busy_timeout = absl::Seconds(10);  // the default wait for the lock
-  std::string synchronous = "NORMAL";               // OFF, NORMAL, FULL or EXTRA
+  std::string synchronous = "FULL";                 // OFF, NORMAL, FULL or EXTRA
 };
 
 class Connection;

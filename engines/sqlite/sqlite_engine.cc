@@ -14,6 +14,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "engines/common/database_url.h"
 #include "engines/sqlite/sqlite_engine_internal.h"
 #include "engines/sqlite/sqlite_errors.h"
 #include "engines/sqlite/sqlite_migrations.h"
@@ -377,6 +379,25 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> SqliteEngine::Begin(
 }
 
 }  // namespace sqlite_internal
+
+absl::StatusOr<SqliteOptions> SqliteOptionsFromUrl(std::string_view url) {
+  LEDGER_ASSIGN_OR_RETURN(DatabaseUrl parsed, ParseDatabaseUrl(url));
+  LEDGER_RETURN_IF_ERROR(CheckParameters(parsed, "sqlite", {"synchronous"}));
+  absl::string_view path = parsed.base;
+  if (!absl::ConsumePrefix(&path, "sqlite://") && !absl::ConsumePrefix(&path, "sqlite:")) {
+    return absl::InvalidArgumentError("sqlite URL: must start with sqlite:");
+  }
+  if (path.empty()) return absl::InvalidArgumentError("sqlite: needs a path, e.g. sqlite:ledger.db");
+  SqliteOptions options;
+  options.path = std::string(path);
+  options.synchronous = absl::AsciiStrToUpper(parsed.Parameter("synchronous", "full"));
+  if (options.synchronous != "FULL" && options.synchronous != "EXTRA" &&
+      options.synchronous != "NORMAL") {
+    return absl::InvalidArgumentError(
+        "sqlite URL: synchronous must be full (the default), extra or normal");
+  }
+  return options;
+}
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenSqliteEngine(const SqliteOptions& options) {
   using sqlite_internal::ConnectionPool;

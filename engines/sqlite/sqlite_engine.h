@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -23,13 +24,20 @@ struct SqliteOptions {
   // How long a writer waits for the database lock when the submit's own wait policy
   // does not say (reads, account administration). Default 10 s.
   absl::Duration busy_timeout = absl::Seconds(10);
-  // "NORMAL" (default: durable across process crashes, WAL-safe) or "FULL" (also
-  // across power loss: fsync on every commit).
-  std::string synchronous = "NORMAL";
+  // "FULL" (default: an acknowledged commit survives power loss; the WAL is synced on
+  // every commit), "EXTRA", or "NORMAL" (an explicit opt-in: survives a process crash,
+  // but the last commits before a power loss or OS crash may vanish). In a URL:
+  // sqlite:PATH?synchronous=normal.
+  std::string synchronous = "FULL";
   bool migrate = true;  // apply pending migrations on open
 };
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenSqliteEngine(const SqliteOptions& options);
+
+// The options a URL names: sqlite:PATH or sqlite://PATH, with one optional parameter,
+// synchronous=full (the default) | extra | normal. Any other parameter, or another
+// value, is InvalidArgument.
+absl::StatusOr<SqliteOptions> SqliteOptionsFromUrl(std::string_view url);
 
 }  // namespace ledger
 

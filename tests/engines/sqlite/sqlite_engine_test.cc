@@ -514,3 +514,49 @@ TEST(SqliteErrorsTest, FatalCodesBreakTheConnection) {
 
 }  // namespace
 }  // namespace ledger
+
+namespace ledger {
+namespace {
+
+// PRAGMA synchronous on a fresh connection: 1 NORMAL, 2 FULL, 3 EXTRA.
+int64_t SynchronousOfNewConnection(const std::string& path, const std::string& setting) {
+  sqlite_internal::ConnectionSettings settings{.path = path};
+  if (!setting.empty()) settings.synchronous = setting;
+  std::unique_ptr<sqlite_internal::Connection> connection =
+      sqlite_internal::Connection::Open(settings).value();
+  sqlite_internal::Query query = connection->Prepare("PRAGMA synchronous", "read synchronous").value();
+  EXPECT_TRUE(query.Step().value());
+  return query.Int(0);
+}
+
+TEST(SqliteDurabilityTest, AcknowledgedCommitsSurvivePowerLossByDefault) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            absl::StrCat("ledger-sqlite-durability-", getpid(), ".db"))
+                               .string();
+  EXPECT_EQ(SqliteOptions{}.synchronous, "FULL");
+  EXPECT_EQ(SynchronousOfNewConnection(path, ""), 2);
+  EXPECT_EQ(SynchronousOfNewConnection(path, SqliteOptionsFromUrl("sqlite:" + path)->synchronous), 2);
+  EXPECT_EQ(
+      SynchronousOfNewConnection(path, SqliteOptionsFromUrl("sqlite:" + path + "?synchronous=normal")->synchronous),
+      1);
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
+TEST(SqliteDurabilityTest, UrlNamesPathAndSynchronousAndNothingElse) {
+  absl::StatusOr<SqliteOptions> plain = SqliteOptionsFromUrl("sqlite:books.db");
+  absl::StatusOr<SqliteOptions> slashes = SqliteOptionsFromUrl("sqlite:///var/books.db?synchronous=EXTRA");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(slashes.ok()) << slashes.status();
+  EXPECT_EQ(plain->path, "books.db");
+  EXPECT_EQ(plain->synchronous, "FULL");
+  EXPECT_EQ(slashes->path, "/var/books.db");
+  EXPECT_EQ(slashes->synchronous, "EXTRA");
+
+  for (const char* bad : {"sqlite:", "sqlite:books.db?synchronous=off", "sqlite:books.db?synchronous=",
+                          "sqlite:books.db?journal_mode=delete", "sqlite:books.db?synchronous=full&x=1"}) {
+    EXPECT_EQ(SqliteOptionsFromUrl(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace ledger

@@ -1,0 +1,54 @@
+// Database URLs: the parameters each engine accepts in its query string, and the one
+// redaction used wherever a URL, a DSN or a driver message that echoes one may be shown
+// (the CLI, the demo, the load driver, logs, errors).
+//
+//   ledger::RedactDatabaseUrl("mysql://app:s3cr@t@db:3306/books")
+//       == "mysql://app:***@db:3306/books"
+//
+// Thread-safe: free functions over values.
+#ifndef LEDGER_ENGINES_COMMON_DATABASE_URL_H_
+#define LEDGER_ENGINES_COMMON_DATABASE_URL_H_
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace ledger {
+
+struct DatabaseUrl {
+  std::string scheme;  // what precedes the first ':' ("sqlite", "postgres", ...)
+  std::string base;    // the URL without its query string, as written
+  // The query's name=value pairs in order, as written (not percent-decoded).
+  std::vector<std::pair<std::string, std::string>> parameters;
+
+  // The value of parameter `name`, or `fallback` when the URL does not give it.
+  std::string Parameter(std::string_view name, std::string_view fallback) const;
+};
+
+// Splits `url` into scheme, base and query parameters. The query starts at the first
+// '?' after the credentials, so a password may hold '?' (and '@', ':', '/').
+// InvalidArgument for a parameter without a name or given twice.
+absl::StatusOr<DatabaseUrl> ParseDatabaseUrl(std::string_view url);
+
+// InvalidArgument naming the first parameter of `url` not in `accepted` (and listing
+// those accepted); an engine never ignores a parameter it does not know.
+absl::Status CheckParameters(const DatabaseUrl& url, std::string_view engine,
+                             const std::vector<std::string_view>& accepted);
+
+// `url` with its password replaced by "***": the userinfo password of a URL
+// (scheme://user:PASSWORD@host/...), a password=... query parameter, and the
+// password=... of a libpq key=value string (quoted or not).
+std::string RedactDatabaseUrl(std::string_view url);
+
+// `status` with every appearance of `url`'s password in its message (as written in the
+// URL and percent-decoded) replaced by "***"; code and payloads are kept. For errors
+// whose message comes from a driver that may echo connection details.
+absl::Status RedactPasswordInStatus(const absl::Status& status, std::string_view url);
+
+}  // namespace ledger
+
+#endif  // LEDGER_ENGINES_COMMON_DATABASE_URL_H_
