@@ -2,7 +2,7 @@
 // that runs one submit on one pooled connection.
 //
 // Round trips of a submit (READ COMMITTED):
-//   1. BEGIN + claim + key read: one multi-statement script (postgres_statements.h)
+//   1. BEGIN + claim + key read: one multi-statement script (the claim scripts below)
 //   2. LockAccounts: SELECT ... FOR UPDATE in the caller's sorted order
 //   (reversals: LoadTransaction, IsReversed; velocity limits: LoadDebitUsage)
 //   3. the buffered writes: one write_batch statement (postgres_write_batch.h)
@@ -15,116 +15,95 @@
 // (postgres_connection_pool.cc), so a COMMIT can never land on a fresh session.
 #include "engines/postgres/postgres_engine.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_engine_internal.h"
 #include "engines/postgres/postgres_errors.h"
+#include "engines/postgres/postgres_migrations.h"
 #include "engines/postgres/postgres_rows.h"
-#include "engines/postgres/postgres_statements.h"
 #include "engines/postgres/postgres_write_batch.h"
 #include "base/status.h"
 #include "pqxx/nontransaction"
 #include "pqxx/prepared_statement"
-#include "pqxx/transaction"
 
 namespace ledger {
+namespace postgres_internal {
 namespace {
 
-using postgres_internal::GuardPostgres;
-using postgres_internal::PooledConnection;
-using postgres_internal::PostgresConnectionPool;
-using postgres_internal::PostgresErrorContext;
-using postgres_internal::PostgresPhase;
-using postgres_internal::PostgresSession;
-using postgres_internal::PostgresWriteBatch;
-using postgres_internal::UniqueViolationMeans;
-using postgres_internal::WriteBatchCounts;
-namespace statement = postgres_internal::statement;
+// ---- the claim scripts -------------------------------------------------------------------
+// The multi-statement claim scripts carry BEGIN, the lock timeout, the claim and the
+// read of the key row in ONE round trip.
 
-constexpr int kServerVersionMin = 110000;  // hashtextextended() arrived in PostgreSQL 11
-constexpr char kMigrationLock[] = "hashtextextended('ledger.schema_migrations', 0)";
-// Attempts of a single-statement upsert whose conflicting row was committed after the
-// statement's snapshot (so the statement neither inserted nor saw it).
-constexpr int kUpsertAttemptsMax = 5;
+// lock_timeout is an int of milliseconds on the server.
+constexpr int64_t kLockTimeoutMillisMax = 2'147'483'647;
 
-const absl::Status& StatusOf(const absl::Status& status) { return status; }
-template <typename T>
-absl::Status StatusOf(const absl::StatusOr<T>& status_or) {
-  return status_or.status();
+// The parts of a claim script; literals are already quoted for SQL (connection.quote).
+struct ClaimScriptParts {
+  bool begin = true;                 // the transaction's BEGIN rides along
+  std::string claim_lock_timeout;    // quoted, e.g. '250ms'
+  std::string default_lock_timeout;  // quoted: the session's own value, restored after
+  std::string encoded_identity;      // quoted "namespace|tenant/actor|key"
+  std::string key_namespace;         // quoted
+  std::string scope;                 // quoted "tenant/actor"
+  std::string key;                   // quoted
+};
+
+std::string KeyRowCondition(const ClaimScriptParts& parts) {
+  return absl::StrCat("namespace = ", parts.key_namespace, " AND scope = ", parts.scope,
+                      " AND key = ", parts.key);
 }
 
-absl::Status SetUpSession(PostgresSession& session) {
-  if (session.connection->server_version() < kServerVersionMin) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("postgres: server version ", session.connection->server_version(),
-                     " is too old; the ledger needs PostgreSQL 11 or newer"));
-  }
-  postgres_internal::DeclareStatements(*session.connection);
-  return absl::OkStatus();
+std::string ScriptStart(const ClaimScriptParts& parts) {
+  return absl::StrCat(parts.begin ? "BEGIN ISOLATION LEVEL READ COMMITTED;\n" : "",
+                      "SET LOCAL lock_timeout = ", parts.claim_lock_timeout, ";\n");
 }
+
+std::string ScriptEnd(const ClaimScriptParts& parts) {
+  return absl::StrCat("SET LOCAL lock_timeout = ", parts.default_lock_timeout, ";\n", "SELECT ",
+                      kKeyColumns, " FROM idempotency_keys WHERE ", KeyRowCondition(parts));
+}
+
+// The lock_timeout that bounds a claim's wait: at least 1 ms (0 would mean "wait
+// forever" to PostgreSQL), at most the server's maximum.
+std::string ClaimLockTimeout(absl::Duration wait_max) {
+  int64_t millis = absl::ToInt64Milliseconds(absl::Ceil(wait_max, absl::Milliseconds(1)));
+  millis = std::clamp<int64_t>(millis, 1, kLockTimeoutMillisMax);
+  return absl::StrCat(millis, "ms");
+}
+
+// Advisory mode: takes pg_advisory_xact_lock on the identity's hash, then reads the
+// key row in a new statement, whose READ COMMITTED snapshot is taken after the lock
+// was granted and so sees whatever the previous holder committed.
+std::string AdvisoryClaimScript(const ClaimScriptParts& parts) {
+  return absl::StrCat(ScriptStart(parts), "SELECT pg_advisory_xact_lock(hashtextextended(",
+                      parts.encoded_identity, ", 0));\n", ScriptEnd(parts));
+}
+
+// Row mode: inserts a 'pending' placeholder unless the row exists (waiting for a
+// concurrent inserter of the same key to finish), locks the row FOR UPDATE (waiting
+// for a concurrent replacer), restores the lock timeout, then reads the row.
+std::string RowClaimScript(const ClaimScriptParts& parts) {
+  return absl::StrCat(
+      ScriptStart(parts),
+      "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, "
+      "created_at, expires_at) VALUES (",
+      parts.key_namespace, ", ", parts.scope, ", ", parts.key,
+      ", '', 'pending', NULL, 0, 0) ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
+      "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(parts), " FOR UPDATE;\n",
+      ScriptEnd(parts));
+}
+
+}  // namespace
 
 // ---- the storage transaction ------------------------------------------------------------
-
-class PostgresStorageTransaction final : public StorageTransaction {
- public:
-  PostgresStorageTransaction(PooledConnection lease, PostgresClaimMode claim_mode,
-                             BeginOptions options)
-      : lease_(std::move(lease)), claim_mode_(claim_mode), options_(options) {}
-  ~PostgresStorageTransaction() override { Rollback(); }
-
-  // Opens the pqxx handle on the leased connection; nothing is sent yet.
-  absl::Status Open() {
-    return GuardPostgres({.operation = "begin"}, [&]() -> absl::Status {
-      work_.emplace(lease_->connection());
-      return absl::OkStatus();
-    });
-  }
-
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
-  absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
-  absl::StatusOr<bool> IsReversed(std::string_view id) override;
-  absl::StatusOr<std::vector<Account>> LockAccounts(
-      const std::vector<std::string>& sorted_ids) override;
-  absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id, absl::Time since) override;
-  absl::Status WriteTransaction(const Transaction& transaction,
-                                const std::vector<Account>& updated_accounts) override;
-  absl::Status RecordKey(const KeyRecord& record) override;
-  absl::Status AppendEvent(const OutboxEvent& event) override;
-  absl::Status Commit() override;
-  void Rollback() override;
-
- private:
-  enum class Stage { kActive, kFailed, kEnded };
-
-  absl::Status Usable() const;
-  // Runs one round trip. A failure leaves the server transaction aborted: every later
-  // call fails too until Rollback, and a lost connection is never reused.
-  template <typename Body>
-  auto RoundTrip(const PostgresErrorContext& context, Body&& body) -> std::invoke_result_t<Body&>;
-  void MarkFailed(const absl::Status& status);
-  // Before a prepared statement: BEGIN if nothing was sent yet, and the buffered writes
-  // if any (so a read in this transaction sees them).
-  absl::Status PrepareForStatement();
-  absl::Status FlushWrites();
-  absl::Status SendCommit();
-  void Release();
-
-  std::optional<PooledConnection> lease_;
-  std::optional<pqxx::nontransaction> work_;
-  const PostgresClaimMode claim_mode_;
-  const BeginOptions options_;
-  Stage stage_ = Stage::kActive;
-  bool begin_sent_ = false;
-  absl::Status failure_;
-  std::map<std::string, int64_t> locked_versions_;  // LockAccounts' reads, by account id
-  std::vector<KeyIdentity> own_placeholders_;       // row mode: inserted by this claim
-  PostgresWriteBatch batch_;
-};
 
 absl::Status PostgresStorageTransaction::Usable() const {
   switch (stage_) {
@@ -333,74 +312,6 @@ void PostgresStorageTransaction::Release() {
 
 // ---- the engine ---------------------------------------------------------------------------
 
-class PostgresEngine final : public Engine {
- public:
-  PostgresEngine(std::shared_ptr<PostgresConnectionPool> pool, PostgresClaimMode claim_mode)
-      : pool_(std::move(pool)), claim_mode_(claim_mode) {}
-
-  std::string_view name() const override { return "postgres"; }
-  absl::Status Migrate() override;
-  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(const BeginOptions& options) override;
-
-  absl::Status PutAsset(const Asset& asset) override;
-  absl::StatusOr<std::optional<Asset>> GetAsset(std::string_view code) override;
-  absl::StatusOr<std::vector<Asset>> ListAssets() override;
-  absl::Status InsertAccount(const Account& account) override;
-  absl::StatusOr<std::optional<Account>> GetAccount(std::string_view id) override;
-  absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id,
-                                                    int64_t limit) override;
-  absl::Status SetAccountClosed(std::string_view id, bool closed) override;
-  absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override;
-  absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
-                                                            int64_t limit) override;
-  absl::StatusOr<std::vector<HistoryEntry>> ListEntries(std::string_view account_id, int64_t after_version,
-                                                 int64_t limit) override;
-  absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
-                                                        int64_t limit) override;
-  absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) override;
-  absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
-                                                      int64_t limit) override;
-
-  absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) override;
-  absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
-                                        const std::string& expected_owner, int64_t expected_attempt,
-                                        const WorkClaim& replacement) override;
-  absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
-                                       const std::string& owner) override;
-  absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) override;
-  absl::StatusOr<int64_t> PruneWorkClaims(absl::Time now) override;
-
-  absl::StatusOr<bool> InsertWebhookEventIfAbsent(const std::string& provider,
-                                                  const std::string& event_id,
-                                                  absl::Time received_at) override;
-  absl::StatusOr<bool> DeleteWebhookEvent(const std::string& provider,
-                                          const std::string& event_id) override;
-  absl::StatusOr<int64_t> PruneWebhookEvents(absl::Time before) override;
-
- private:
-  // Runs `body(work)` as autocommit statements on a pooled connection.
-  template <typename Body>
-  auto WithConnection(const PostgresErrorContext& context, Body&& body)
-      -> std::invoke_result_t<Body&, pqxx::nontransaction&>;
-  absl::Status ApplyMigrations(pqxx::connection& connection);
-
-  std::shared_ptr<PostgresConnectionPool> pool_;
-  const PostgresClaimMode claim_mode_;
-};
-
-template <typename Body>
-auto PostgresEngine::WithConnection(const PostgresErrorContext& context, Body&& body)
-    -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
-  absl::StatusOr<PooledConnection> lease = pool_->Acquire();
-  if (!lease.ok()) return lease.status();
-  auto result = GuardPostgres(context, [&]() -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
-    pqxx::nontransaction work(lease->connection());
-    return body(work);
-  });
-  if (!result.ok() && postgres_internal::ConnectionLost(StatusOf(result))) lease->MarkBroken();
-  return result;
-}
-
 absl::StatusOr<std::unique_ptr<StorageTransaction>> PostgresEngine::Begin(
     const BeginOptions& options) {
   LEDGER_ASSIGN_OR_RETURN(PooledConnection lease, pool_->Acquire());
@@ -410,332 +321,28 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> PostgresEngine::Begin(
   return transaction;
 }
 
-// Two processes may migrate at once (several app instances starting): a session
-// advisory lock serializes them, and each migration commits with its version row.
+// Migrations run on a pooled connection (postgres_migrations.h).
 absl::Status PostgresEngine::Migrate() {
   LEDGER_ASSIGN_OR_RETURN(PooledConnection lease, pool_->Acquire());
   absl::Status migrated = GuardPostgres({.operation = "migrate"}, [&]() -> absl::Status {
-    return ApplyMigrations(lease.connection());
+    return MigrateDatabase(lease.connection());
   });
   // Closing the session releases its advisory lock, whatever state it was left in.
   if (!migrated.ok()) lease.MarkBroken();
   return migrated;
 }
 
-absl::Status PostgresEngine::ApplyMigrations(pqxx::connection& connection) {
-  std::set<int> applied;
-  {
-    pqxx::nontransaction work(connection);
-    work.exec(absl::StrCat("SELECT pg_advisory_lock(", kMigrationLock, ")"));
-    work.exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-        "name TEXT NOT NULL, applied_at BIGINT NOT NULL)");
-    for (const pqxx::row& row : work.exec("SELECT version FROM schema_migrations")) {
-      applied.insert(row[0].as<int>());
-    }
-  }
-  LEDGER_RETURN_IF_ERROR(ApplyPendingMigrations(
-      PostgresMigrations(), applied, [&](const Migration& migration) -> absl::Status {
-        return GuardPostgres({.operation = "apply migration"}, [&]() -> absl::Status {
-          pqxx::work work(connection);  // PostgreSQL DDL is transactional
-          work.exec(std::string(migration.sql));
-          work.exec_params(
-              "INSERT INTO schema_migrations (version, name, applied_at) VALUES "
-              "($1, $2, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint)",
-              migration.version, std::string(migration.name));
-          work.commit();
-          return absl::OkStatus();
-        });
-      }));
-  pqxx::nontransaction work(connection);
-  work.exec(absl::StrCat("SELECT pg_advisory_unlock(", kMigrationLock, ")"));
-  return absl::OkStatus();
-}
-
-absl::Status PostgresEngine::PutAsset(const Asset& asset) {
-  return WithConnection(
-      {.operation = "put asset"}, [&](pqxx::nontransaction& work) -> absl::Status {
-        for (int attempt = 0; attempt < kUpsertAttemptsMax; ++attempt) {
-          const pqxx::result rows =
-              work.exec_prepared(statement::kPutAsset, asset.code, asset.scale);
-          if (rows.empty()) continue;  // a concurrent insert committed after our snapshot
-          const int stored_scale = rows[0][0].as<int>();
-          if (stored_scale == asset.scale) return absl::OkStatus();
-          return absl::AlreadyExistsError(
-              absl::StrCat("asset ", asset.code, " exists with scale ", stored_scale));
-        }
-        return absl::AbortedError(absl::StrCat("postgres: asset ", asset.code, " kept changing"));
-      });
-}
-
-absl::StatusOr<std::optional<Asset>> PostgresEngine::GetAsset(std::string_view code) {
-  return WithConnection({.operation = "get asset"},
-                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<Asset>> {
-                          const pqxx::result rows =
-                              work.exec_prepared(statement::kSelectAsset, std::string(code));
-                          if (rows.empty()) return std::nullopt;
-                          return postgres_internal::AssetFromRow(rows[0]);
-                        });
-}
-
-absl::StatusOr<std::vector<Asset>> PostgresEngine::ListAssets() {
-  return WithConnection({.operation = "list assets"},
-                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<Asset>> {
-                          std::vector<Asset> assets;
-                          for (const pqxx::row& row : work.exec_prepared(statement::kListAssets)) {
-                            assets.push_back(postgres_internal::AssetFromRow(row));
-                          }
-                          return assets;
-                        });
-}
-
-absl::Status PostgresEngine::InsertAccount(const Account& account) {
-  // 23505: the id is taken (AlreadyExists); 23503: the asset is unknown (FailedPrecondition).
-  return WithConnection({.operation = "insert account"},
-                        [&](pqxx::nontransaction& work) -> absl::Status {
-                          work.exec_prepared(statement::kInsertAccount, account.id, account.asset,
-                                             account.allow_negative, account.overdraft_limit,
-                                             account.closed, account.balance, account.version,
-                                             postgres_internal::Micros(account.created_at));
-                          return absl::OkStatus();
-                        });
-}
-
-absl::StatusOr<std::optional<Account>> PostgresEngine::GetAccount(std::string_view id) {
-  return WithConnection({.operation = "get account"},
-                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<Account>> {
-                          const pqxx::result rows =
-                              work.exec_prepared(statement::kSelectAccount, std::string(id));
-                          if (rows.empty()) return std::nullopt;
-                          return postgres_internal::AccountFromRow(rows[0]);
-                        });
-}
-
-absl::StatusOr<std::vector<Account>> PostgresEngine::ListAccounts(std::string_view after_id,
-                                                                  int64_t limit) {
-  if (limit <= 0) return std::vector<Account>();
-  return WithConnection({.operation = "list accounts"},
-                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<Account>> {
-                          std::vector<Account> accounts;
-                          for (const pqxx::row& row : work.exec_prepared(
-                                   statement::kListAccounts, std::string(after_id), limit)) {
-                            accounts.push_back(postgres_internal::AccountFromRow(row));
-                          }
-                          return accounts;
-                        });
-}
-
-absl::Status PostgresEngine::SetAccountClosed(std::string_view id, bool closed) {
-  return WithConnection(
-      {.operation = "set account closed"}, [&](pqxx::nontransaction& work) -> absl::Status {
-        const pqxx::result result =
-            work.exec_prepared(statement::kSetAccountClosed, std::string(id), closed);
-        if (result.affected_rows() == 0) {
-          return absl::NotFoundError(absl::StrCat("account ", View(id), " does not exist"));
-        }
-        return absl::OkStatus();
-      });
-}
-
-absl::StatusOr<std::optional<Transaction>> PostgresEngine::GetTransaction(std::string_view id) {
-  return WithConnection(
-      {.operation = "get transaction"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<Transaction>> {
-        LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> found,
-                                postgres_internal::TransactionsFromRows(work.exec_prepared(
-                                    statement::kSelectTransaction, std::string(id))));
-        if (found.empty()) return std::nullopt;
-        return std::move(found.front());
-      });
-}
-
-absl::StatusOr<std::vector<Transaction>> PostgresEngine::ListTransactions(std::string_view after_id,
-                                                                          int64_t limit) {
-  if (limit <= 0) return std::vector<Transaction>();
-  return WithConnection(
-      {.operation = "list transactions"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<Transaction>> {
-        return postgres_internal::TransactionsFromRows(
-            work.exec_prepared(statement::kListTransactions, std::string(after_id), limit));
-      });
-}
-
-absl::StatusOr<std::vector<HistoryEntry>> PostgresEngine::ListEntries(
-    std::string_view account_id, int64_t after_version, int64_t limit) {
-  if (limit <= 0) return std::vector<HistoryEntry>();
-  return WithConnection(
-      {.operation = "list entries"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<HistoryEntry>> {
-        std::vector<HistoryEntry> entries;
-        for (const pqxx::row& row : work.exec_prepared(
-                 statement::kListEntries, std::string(account_id), after_version, limit)) {
-          entries.push_back({postgres_internal::EntryFromRow(row, 0), row[5].as<std::string>(),
-                             postgres_internal::TimeFromMicros(row[6].as<int64_t>())});
-        }
-        return entries;
-      });
-}
-
-absl::StatusOr<std::vector<KeyRecord>> PostgresEngine::ListKeyRecords(
-    const std::optional<KeyIdentity>& after, int64_t limit) {
-  if (limit <= 0) return std::vector<KeyRecord>();
-  return WithConnection({.operation = "list key records"},
-                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<KeyRecord>> {
-                          const pqxx::result rows =
-                              after.has_value()
-                                  ? work.exec_prepared(statement::kListKeyRecordsAfter,
-                                                       after->key_namespace, after->scope.Encoded(),
-                                                       after->key, limit)
-                                  : work.exec_prepared(statement::kListKeyRecordsFirst, limit);
-                          std::vector<KeyRecord> records;
-                          for (const pqxx::row& row : rows) {
-                            LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record,
-                                                    postgres_internal::KeyRecordFromRow(row));
-                            if (record.has_value()) records.push_back(*std::move(record));
-                          }
-                          return records;
-                        });
-}
-
-absl::StatusOr<int64_t> PostgresEngine::PruneExpiredKeys(absl::Time now, int64_t limit) {
-  if (limit <= 0) return 0;
-  return WithConnection(
-      {.operation = "prune expired keys"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<int64_t> {
-        return static_cast<int64_t>(
-            work.exec_prepared(statement::kPruneExpiredKeys, postgres_internal::Micros(now), limit)
-                .affected_rows());
-      });
-}
-
-absl::StatusOr<std::vector<OutboxEvent>> PostgresEngine::ListEvents(int64_t after_sequence,
-                                                                    int64_t limit) {
-  if (limit <= 0) return std::vector<OutboxEvent>();
-  return WithConnection(
-      {.operation = "list events"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<OutboxEvent>> {
-        std::vector<OutboxEvent> events;
-        for (const pqxx::row& row :
-             work.exec_prepared(statement::kListEvents, after_sequence, limit)) {
-          events.push_back(postgres_internal::EventFromRow(row));
-        }
-        return events;
-      });
-}
-
-absl::StatusOr<WorkClaim> PostgresEngine::InsertWorkClaimIfAbsent(const WorkClaim& fresh) {
-  return WithConnection(
-      {.operation = "insert work claim"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<WorkClaim> {
-        for (int attempt = 0; attempt < kUpsertAttemptsMax; ++attempt) {
-          const pqxx::result rows = work.exec_prepared(
-              statement::kInsertWorkClaim, fresh.identity.key_namespace,
-              fresh.identity.scope.Encoded(), fresh.identity.key, fresh.fingerprint,
-              std::string(WorkStateName(fresh.state)), fresh.owner, fresh.attempt,
-              postgres_internal::Micros(fresh.lease_expires_at), fresh.result,
-              postgres_internal::Micros(fresh.created_at),
-              postgres_internal::Micros(fresh.updated_at),
-              postgres_internal::Micros(fresh.expires_at));
-          // Empty: a concurrent insert committed after this statement's snapshot.
-          if (!rows.empty()) return postgres_internal::WorkClaimFromRow(rows[0]);
-        }
-        return absl::AbortedError("postgres: the work claim kept changing; try again");
-      });
-}
-
-absl::StatusOr<bool> PostgresEngine::ReplaceWorkClaim(const KeyIdentity& identity,
-                                                      const std::string& expected_owner,
-                                                      int64_t expected_attempt,
-                                                      const WorkClaim& replacement) {
-  if (!(replacement.identity == identity)) {
-    return absl::InvalidArgumentError("postgres: a work claim replacement must keep its identity");
-  }
-  return WithConnection(
-      {.operation = "replace work claim"}, [&](pqxx::nontransaction& work) -> absl::StatusOr<bool> {
-        const pqxx::result result = work.exec_prepared(
-            statement::kReplaceWorkClaim, identity.key_namespace, identity.scope.Encoded(),
-            identity.key, expected_owner, expected_attempt, replacement.fingerprint,
-            std::string(WorkStateName(replacement.state)), replacement.owner, replacement.attempt,
-            postgres_internal::Micros(replacement.lease_expires_at), replacement.result,
-            postgres_internal::Micros(replacement.created_at),
-            postgres_internal::Micros(replacement.updated_at),
-            postgres_internal::Micros(replacement.expires_at));
-        return result.affected_rows() > 0;
-      });
-}
-
-absl::StatusOr<bool> PostgresEngine::DeleteWorkClaim(const KeyIdentity& identity,
-                                                     const std::string& owner) {
-  return WithConnection(
-      {.operation = "delete work claim"}, [&](pqxx::nontransaction& work) -> absl::StatusOr<bool> {
-        return work.exec_prepared(statement::kDeleteWorkClaim, identity.key_namespace,
-                                  identity.scope.Encoded(), identity.key, owner)
-                   .affected_rows() > 0;
-      });
-}
-
-absl::StatusOr<int64_t> PostgresEngine::MarkAbandonedWorkClaims(absl::Time now) {
-  return WithConnection(
-      {.operation = "mark abandoned work claims"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<int64_t> {
-        return static_cast<int64_t>(
-            work.exec_prepared(statement::kMarkAbandonedWorkClaims, postgres_internal::Micros(now))
-                .affected_rows());
-      });
-}
-
-absl::StatusOr<int64_t> PostgresEngine::PruneWorkClaims(absl::Time now) {
-  return WithConnection(
-      {.operation = "prune work claims"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<int64_t> {
-        return static_cast<int64_t>(
-            work.exec_prepared(statement::kPruneWorkClaims, postgres_internal::Micros(now))
-                .affected_rows());
-      });
-}
-
-absl::StatusOr<bool> PostgresEngine::InsertWebhookEventIfAbsent(const std::string& provider,
-                                                                const std::string& event_id,
-                                                                absl::Time received_at) {
-  return WithConnection({.operation = "insert webhook event"},
-                        [&](pqxx::nontransaction& work) -> absl::StatusOr<bool> {
-                          return work.exec_prepared(statement::kInsertWebhookEvent, provider,
-                                                    event_id,
-                                                    postgres_internal::Micros(received_at))
-                                     .affected_rows() > 0;
-                        });
-}
-
-absl::StatusOr<bool> PostgresEngine::DeleteWebhookEvent(const std::string& provider,
-                                                        const std::string& event_id) {
-  return WithConnection({.operation = "delete webhook event"},
-                        [&](pqxx::nontransaction& work) -> absl::StatusOr<bool> {
-                          return work.exec_prepared(statement::kDeleteWebhookEvent, provider,
-                                                    event_id)
-                                     .affected_rows() > 0;
-                        });
-}
-
-absl::StatusOr<int64_t> PostgresEngine::PruneWebhookEvents(absl::Time before) {
-  return WithConnection(
-      {.operation = "prune webhook events"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<int64_t> {
-        return static_cast<int64_t>(
-            work.exec_prepared(statement::kPruneWebhookEvents, postgres_internal::Micros(before))
-                .affected_rows());
-      });
-}
-
-}  // namespace
+}  // namespace postgres_internal
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions& options) {
   LEDGER_ASSIGN_OR_RETURN(
       postgres_internal::ParsedPostgresConnection parsed,
       postgres_internal::ParsePostgresConnection(options.connection, options.claim_mode));
   LEDGER_ASSIGN_OR_RETURN(
-      std::shared_ptr<PostgresConnectionPool> pool,
-      PostgresConnectionPool::Create(parsed.connection, options.pool_size, SetUpSession));
-  auto engine = std::make_unique<PostgresEngine>(std::move(pool), parsed.claim_mode);
+      std::shared_ptr<postgres_internal::PostgresConnectionPool> pool,
+      postgres_internal::PostgresConnectionPool::Create(
+                              parsed.connection, options.pool_size, postgres_internal::SetUpSession));
+  auto engine = std::make_unique<postgres_internal::PostgresEngine>(std::move(pool), parsed.claim_mode);
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return engine;
 }

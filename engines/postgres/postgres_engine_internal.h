@@ -1,34 +1,166 @@
-// Internals of the PostgreSQL engine shared by its sources and its tests: the embedded
-// migrations and the connection-string handling. Not installed.
+// The PostgreSQL engine's classes, shared by the files that implement it:
+// postgres_engine.cc (open, migrate, the submit transaction), postgres_reads.cc
+// (assets, accounts, history, keys, events) and postgres_stores.cc (work claims,
+// webhook events). postgres_migrations.cc applies the schema; postgres_connection.cc
+// sets up each session (connection string, prepared statements).
+//
+// Internal to engines/postgres. PostgresEngine is thread-safe; a
+// PostgresStorageTransaction belongs to the thread that began it.
 #ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_ENGINE_INTERNAL_H_
 #define LEDGER_ENGINES_POSTGRES_POSTGRES_ENGINE_INTERNAL_H_
 
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_engine.h"
-#include "engines/common/migration.h"
+#include "engines/postgres/postgres_errors.h"
+#include "engines/postgres/postgres_write_batch.h"
+#include "ledger/engine.h"
+#include "pqxx/nontransaction"
 
-namespace ledger {
+namespace ledger::postgres_internal {
 
-// schema/postgres/*.sql, embedded at build time (cmake/EmbedMigrations.cmake).
-std::vector<Migration> PostgresMigrations();
+// Attempts of a single-statement upsert whose conflicting row was committed after the
+// statement's snapshot (so the statement neither inserted nor saw it).
+inline constexpr int kUpsertAttemptsMax = 5;
 
-namespace postgres_internal {
+inline const absl::Status& StatusOf(const absl::Status& status) { return status; }
+template <typename T>
+absl::Status StatusOf(const absl::StatusOr<T>& status_or) {
+  return status_or.status();
+}
 
-struct ParsedPostgresConnection {
-  std::string connection;  // what libpq gets: the claim parameter removed
-  PostgresClaimMode claim_mode = PostgresClaimMode::kAdvisoryLock;
+class PostgresStorageTransaction final : public StorageTransaction {
+ public:
+  PostgresStorageTransaction(PooledConnection lease, PostgresClaimMode claim_mode,
+                             BeginOptions options)
+      : lease_(std::move(lease)), claim_mode_(claim_mode), options_(options) {}
+  ~PostgresStorageTransaction() override { Rollback(); }
+
+  // Opens the pqxx handle on the leased connection; nothing is sent yet.
+  absl::Status Open() {
+    return GuardPostgres({.operation = "begin"}, [&]() -> absl::Status {
+      work_.emplace(lease_->connection());
+      return absl::OkStatus();
+    });
+  }
+
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
+  absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
+  absl::StatusOr<bool> IsReversed(std::string_view id) override;
+  absl::StatusOr<std::vector<Account>> LockAccounts(
+      const std::vector<std::string>& sorted_ids) override;
+  absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id, absl::Time since) override;
+  absl::Status WriteTransaction(const Transaction& transaction,
+                                const std::vector<Account>& updated_accounts) override;
+  absl::Status RecordKey(const KeyRecord& record) override;
+  absl::Status AppendEvent(const OutboxEvent& event) override;
+  absl::Status Commit() override;
+  void Rollback() override;
+
+ private:
+  enum class Stage { kActive, kFailed, kEnded };
+
+  absl::Status Usable() const;
+  // Runs one round trip. A failure leaves the server transaction aborted: every later
+  // call fails too until Rollback, and a lost connection is never reused.
+  template <typename Body>
+  auto RoundTrip(const PostgresErrorContext& context, Body&& body) -> std::invoke_result_t<Body&>;
+  void MarkFailed(const absl::Status& status);
+  // Before a prepared statement: BEGIN if nothing was sent yet, and the buffered writes
+  // if any (so a read in this transaction sees them).
+  absl::Status PrepareForStatement();
+  absl::Status FlushWrites();
+  absl::Status SendCommit();
+  void Release();
+
+  std::optional<PooledConnection> lease_;
+  std::optional<pqxx::nontransaction> work_;
+  const PostgresClaimMode claim_mode_;
+  const BeginOptions options_;
+  Stage stage_ = Stage::kActive;
+  bool begin_sent_ = false;
+  absl::Status failure_;
+  std::map<std::string, int64_t> locked_versions_;  // LockAccounts' reads, by account id
+  std::vector<KeyIdentity> own_placeholders_;       // row mode: inserted by this claim
+  PostgresWriteBatch batch_;
 };
 
-// Reads and removes a "claim=row|advisory" query parameter of a postgres:// or
-// postgresql:// URI; it overrides `default_mode`. Other strings pass through unchanged.
-// InvalidArgument for an unknown claim mode.
-absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const std::string& connection,
-                                                                 PostgresClaimMode default_mode);
+class PostgresEngine final : public Engine {
+ public:
+  PostgresEngine(std::shared_ptr<PostgresConnectionPool> pool, PostgresClaimMode claim_mode)
+      : pool_(std::move(pool)), claim_mode_(claim_mode) {}
 
-}  // namespace postgres_internal
-}  // namespace ledger
+  std::string_view name() const override { return "postgres"; }
+  absl::Status Migrate() override;
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(const BeginOptions& options) override;
+
+  absl::Status PutAsset(const Asset& asset) override;
+  absl::StatusOr<std::optional<Asset>> GetAsset(std::string_view code) override;
+  absl::StatusOr<std::vector<Asset>> ListAssets() override;
+  absl::Status InsertAccount(const Account& account) override;
+  absl::StatusOr<std::optional<Account>> GetAccount(std::string_view id) override;
+  absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id,
+                                                    int64_t limit) override;
+  absl::Status SetAccountClosed(std::string_view id, bool closed) override;
+  absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override;
+  absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
+                                                            int64_t limit) override;
+  absl::StatusOr<std::vector<HistoryEntry>> ListEntries(std::string_view account_id, int64_t after_version,
+                                                 int64_t limit) override;
+  absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
+                                                        int64_t limit) override;
+  absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) override;
+  absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
+                                                      int64_t limit) override;
+
+  absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) override;
+  absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
+                                        const std::string& expected_owner, int64_t expected_attempt,
+                                        const WorkClaim& replacement) override;
+  absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
+                                       const std::string& owner) override;
+  absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) override;
+  absl::StatusOr<int64_t> PruneWorkClaims(absl::Time now) override;
+
+  absl::StatusOr<bool> InsertWebhookEventIfAbsent(const std::string& provider,
+                                                  const std::string& event_id,
+                                                  absl::Time received_at) override;
+  absl::StatusOr<bool> DeleteWebhookEvent(const std::string& provider,
+                                          const std::string& event_id) override;
+  absl::StatusOr<int64_t> PruneWebhookEvents(absl::Time before) override;
+
+ private:
+  // Runs `body(work)` as autocommit statements on a pooled connection.
+  template <typename Body>
+  auto WithConnection(const PostgresErrorContext& context, Body&& body)
+      -> std::invoke_result_t<Body&, pqxx::nontransaction&>;
+
+  std::shared_ptr<PostgresConnectionPool> pool_;
+  const PostgresClaimMode claim_mode_;
+};
+
+template <typename Body>
+auto PostgresEngine::WithConnection(const PostgresErrorContext& context, Body&& body)
+    -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
+  absl::StatusOr<PooledConnection> lease = pool_->Acquire();
+  if (!lease.ok()) return lease.status();
+  auto result = GuardPostgres(context, [&]() -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
+    pqxx::nontransaction work(lease->connection());
+    return body(work);
+  });
+  if (!result.ok() && postgres_internal::ConnectionLost(StatusOf(result))) lease->MarkBroken();
+  return result;
+}
+
+}  // namespace ledger::postgres_internal
 
 #endif  // LEDGER_ENGINES_POSTGRES_POSTGRES_ENGINE_INTERNAL_H_

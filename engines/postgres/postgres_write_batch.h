@@ -1,6 +1,11 @@
 // The writes of one storage transaction, buffered until Commit and then sent as the
-// single write_batch statement (postgres_statements.cc): a submit's transaction,
+// single write_batch statement (postgres_connection.cc): a submit's transaction,
 // entries, account updates, key record and outbox events cost one round trip.
+//
+// A PostgreSQL-only role, hence a file the sqlite/ and mysql/ folders do not have:
+// SQLite writes in-process and MySQL row by row inside the transaction; only here do
+// the writes travel as arrays in one statement, which takes this much code to build
+// and check.
 //
 //   PostgresWriteBatch batch;
 //   batch.AddTransaction(transaction, updated_accounts, locked_versions);

@@ -1,7 +1,7 @@
 // The PostgreSQL engine's error mapping and connection-string handling: no server needed.
 #include "engines/postgres/postgres_errors.h"
 
-#include "engines/postgres/postgres_engine_internal.h"
+#include "engines/postgres/postgres_connection.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
 #include "pqxx/except"

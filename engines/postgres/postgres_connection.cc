@@ -1,20 +1,38 @@
-#include "engines/postgres/postgres_statements.h"
+// The claim mode rides in the connection URI ("?claim=row") so a database URL alone
+// configures the engine (ledger migrate --db ..., OpenEngine(url)); libpq must never
+// see the parameter, as it rejects unknown ones.
+#include "engines/postgres/postgres_connection.h"
 
-#include <algorithm>
-#include <cstdint>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "engines/postgres/postgres_rows.h"
 
 namespace ledger::postgres_internal {
 namespace {
 
-// lock_timeout is an int of milliseconds on the server.
-constexpr int64_t kLockTimeoutMillisMax = 2'147'483'647;
+constexpr int kServerVersionMin = 110000;  // hashtextextended() arrived in PostgreSQL 11
+
+constexpr char kClaimParameter[] = "claim";
+
+bool IsUri(const std::string& connection) {
+  return absl::StartsWith(connection, "postgres://") ||
+         absl::StartsWith(connection, "postgresql://");
+}
+
+absl::StatusOr<PostgresClaimMode> ParseClaimMode(absl::string_view value) {
+  if (value == "advisory") return PostgresClaimMode::kAdvisoryLock;
+  if (value == "row") return PostgresClaimMode::kRow;
+  return absl::InvalidArgumentError(absl::StrCat("postgres: unknown claim mode \"", value,
+                                                 "\" in the connection URI; use claim=advisory "
+                                                 "or claim=row"));
+}
+
 
 std::string Sql(std::initializer_list<absl::string_view> parts) { return absl::StrJoin(parts, ""); }
 
@@ -157,47 +175,46 @@ std::vector<std::pair<const char*, std::string>> Statements() {
   };
 }
 
-std::string KeyRowCondition(const ClaimScriptParts& parts) {
-  return absl::StrCat("namespace = ", parts.key_namespace, " AND scope = ", parts.scope,
-                      " AND key = ", parts.key);
-}
-
-std::string ScriptStart(const ClaimScriptParts& parts) {
-  return absl::StrCat(parts.begin ? "BEGIN ISOLATION LEVEL READ COMMITTED;\n" : "",
-                      "SET LOCAL lock_timeout = ", parts.claim_lock_timeout, ";\n");
-}
-
-std::string ScriptEnd(const ClaimScriptParts& parts) {
-  return absl::StrCat("SET LOCAL lock_timeout = ", parts.default_lock_timeout, ";\n", "SELECT ",
-                      kKeyColumns, " FROM idempotency_keys WHERE ", KeyRowCondition(parts));
-}
-
 }  // namespace
+
+
+absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const std::string& connection,
+                                                                 PostgresClaimMode default_mode) {
+  ParsedPostgresConnection parsed{connection, default_mode};
+  const size_t question = connection.find('?');
+  if (!IsUri(connection) || question == std::string::npos) return parsed;
+
+  std::vector<std::string> kept;
+  for (absl::string_view parameter :
+       absl::StrSplit(absl::string_view(connection).substr(question + 1), '&', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> name_value =
+        absl::StrSplit(parameter, absl::MaxSplits('=', 1));
+    if (name_value.first != kClaimParameter) {
+      kept.emplace_back(parameter);
+      continue;
+    }
+    absl::StatusOr<PostgresClaimMode> mode = ParseClaimMode(name_value.second);
+    if (!mode.ok()) return mode.status();
+    parsed.claim_mode = *mode;
+  }
+  parsed.connection = connection.substr(0, question);
+  if (!kept.empty()) absl::StrAppend(&parsed.connection, "?", absl::StrJoin(kept, "&"));
+  return parsed;
+}
+
+
+absl::Status SetUpSession(PostgresSession& session) {
+  if (session.connection->server_version() < kServerVersionMin) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("postgres: server version ", session.connection->server_version(),
+                     " is too old; the ledger needs PostgreSQL 11 or newer"));
+  }
+  DeclareStatements(*session.connection);
+  return absl::OkStatus();
+}
 
 void DeclareStatements(pqxx::connection& connection) {
   for (const auto& [name, sql] : Statements()) connection.prepare(name, sql);
-}
-
-std::string ClaimLockTimeout(absl::Duration wait_max) {
-  int64_t millis = absl::ToInt64Milliseconds(absl::Ceil(wait_max, absl::Milliseconds(1)));
-  millis = std::clamp<int64_t>(millis, 1, kLockTimeoutMillisMax);
-  return absl::StrCat(millis, "ms");
-}
-
-std::string AdvisoryClaimScript(const ClaimScriptParts& parts) {
-  return absl::StrCat(ScriptStart(parts), "SELECT pg_advisory_xact_lock(hashtextextended(",
-                      parts.encoded_identity, ", 0));\n", ScriptEnd(parts));
-}
-
-std::string RowClaimScript(const ClaimScriptParts& parts) {
-  return absl::StrCat(
-      ScriptStart(parts),
-      "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, "
-      "created_at, expires_at) VALUES (",
-      parts.key_namespace, ", ", parts.scope, ", ", parts.key,
-      ", '', 'pending', NULL, 0, 0) ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
-      "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(parts), " FOR UPDATE;\n",
-      ScriptEnd(parts));
 }
 
 }  // namespace ledger::postgres_internal

@@ -1,19 +1,38 @@
-// The SQL of the PostgreSQL engine: named prepared statements, declared on every new
-// connection (libpqxx registers each with the server on its first use), and the
-// multi-statement claim scripts, which carry BEGIN, the lock timeout, the claim and
-// the read of the key row in ONE round trip.
+// One PostgreSQL session's setup: the connection string (its "claim=" parameter is the
+// engine's, never libpq's), the server version check, and the named prepared statements
+// declared on every new connection (libpqxx registers each with the server on its
+// first use). The session itself is a pqxx::connection held by the pool
+// (postgres_connection_pool.h): libpqxx already is the connection wrapper that
+// sqlite_connection.h and mysql_connection.h write by hand.
 //
-// Internal to engines/postgres. Thread-safe: constants and pure functions.
-#ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_STATEMENTS_H_
-#define LEDGER_ENGINES_POSTGRES_POSTGRES_STATEMENTS_H_
+// Internal to engines/postgres. Thread-safe: constants and pure functions; SetUpSession
+// touches only the session it is given.
+#ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_CONNECTION_H_
+#define LEDGER_ENGINES_POSTGRES_POSTGRES_CONNECTION_H_
 
 #include <string>
 
-#include "absl/time/time.h"
-#include "idempotency/key.h"
+#include "absl/status/statusor.h"
+#include "engines/postgres/postgres_connection_pool.h"
+#include "engines/postgres/postgres_engine.h"
 #include "pqxx/connection"
 
 namespace ledger::postgres_internal {
+
+struct ParsedPostgresConnection {
+  std::string connection;  // what libpq gets: the claim parameter removed
+  PostgresClaimMode claim_mode = PostgresClaimMode::kAdvisoryLock;
+};
+
+// Reads and removes a "claim=row|advisory" query parameter of a postgres:// or
+// postgresql:// URI; it overrides `default_mode`. Other strings pass through unchanged.
+// InvalidArgument for an unknown claim mode.
+absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const std::string& connection,
+                                                                 PostgresClaimMode default_mode);
+
+// Run once on every new session: FailedPrecondition for a server older than
+// PostgreSQL 11, then declares the prepared statements.
+absl::Status SetUpSession(PostgresSession& session);
 
 // Names of the prepared statements.
 namespace statement {
@@ -49,31 +68,6 @@ inline constexpr char kPruneWebhookEvents[] = "prune_webhook_events";
 // lazily, so a connection opened before the migrations ran is still fine).
 void DeclareStatements(pqxx::connection& connection);
 
-// The lock_timeout that bounds a claim's wait: at least 1 ms (0 would mean "wait
-// forever" to PostgreSQL), at most the server's maximum.
-std::string ClaimLockTimeout(absl::Duration wait_max);
-
-// The parts of a claim script; literals are already quoted for SQL (connection.quote).
-struct ClaimScriptParts {
-  bool begin = true;                 // the transaction's BEGIN rides along
-  std::string claim_lock_timeout;    // quoted, e.g. '250ms'
-  std::string default_lock_timeout;  // quoted: the session's own value, restored after
-  std::string encoded_identity;      // quoted "namespace|tenant/actor|key"
-  std::string key_namespace;         // quoted
-  std::string scope;                 // quoted "tenant/actor"
-  std::string key;                   // quoted
-};
-
-// Advisory mode: takes pg_advisory_xact_lock on the identity's hash, then reads the
-// key row in a new statement, whose READ COMMITTED snapshot is taken after the lock
-// was granted and so sees whatever the previous holder committed.
-std::string AdvisoryClaimScript(const ClaimScriptParts& parts);
-
-// Row mode: inserts a 'pending' placeholder unless the row exists (waiting for a
-// concurrent inserter of the same key to finish), locks the row FOR UPDATE (waiting
-// for a concurrent replacer), restores the lock timeout, then reads the row.
-std::string RowClaimScript(const ClaimScriptParts& parts);
-
 }  // namespace ledger::postgres_internal
 
-#endif  // LEDGER_ENGINES_POSTGRES_POSTGRES_STATEMENTS_H_
+#endif  // LEDGER_ENGINES_POSTGRES_POSTGRES_CONNECTION_H_

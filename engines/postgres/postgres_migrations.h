@@ -1,0 +1,32 @@
+// The PostgreSQL engine's schema migrations: schema/postgres/*.sql, embedded at build
+// time by ledger_embed_migrations (cmake/EmbedMigrations.cmake), and the runner.
+//
+// PostgreSQL DDL is transactional: each migration commits together with its row in
+// schema_migrations. A session advisory lock serializes processes that migrate at once.
+//
+// Internal to engines/postgres. Not thread-safe: uses the caller's connection.
+#ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_MIGRATIONS_H_
+#define LEDGER_ENGINES_POSTGRES_POSTGRES_MIGRATIONS_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engines/common/migration.h"
+#include "pqxx/connection"
+
+namespace ledger {
+
+// Generated from schema/postgres/ (PostgresMigrations.cc in the build tree).
+std::vector<Migration> PostgresMigrations();
+
+namespace postgres_internal {
+
+// Takes the migration lock, creates schema_migrations if missing, applies the
+// migrations it does not record, and releases the lock. Statements outside a
+// migration may throw: call it inside GuardPostgres.
+absl::Status MigrateDatabase(pqxx::connection& connection);
+
+}  // namespace postgres_internal
+}  // namespace ledger
+
+#endif  // LEDGER_ENGINES_POSTGRES_POSTGRES_MIGRATIONS_H_

@@ -1,0 +1,187 @@
+// The PostgreSQL engine outside the submit path: assets, accounts, transaction history,
+// key records and outbox events. Each call runs autocommit statements on a pooled
+// connection (PostgresEngine::WithConnection).
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engines/postgres/postgres_connection.h"
+#include "engines/postgres/postgres_engine_internal.h"
+#include "engines/postgres/postgres_rows.h"
+#include "base/status.h"
+#include "pqxx/nontransaction"
+#include "pqxx/prepared_statement"
+
+namespace ledger::postgres_internal {
+
+absl::Status PostgresEngine::PutAsset(const Asset& asset) {
+  return WithConnection(
+      {.operation = "put asset"}, [&](pqxx::nontransaction& work) -> absl::Status {
+        for (int attempt = 0; attempt < kUpsertAttemptsMax; ++attempt) {
+          const pqxx::result rows =
+              work.exec_prepared(statement::kPutAsset, asset.code, asset.scale);
+          if (rows.empty()) continue;  // a concurrent insert committed after our snapshot
+          const int stored_scale = rows[0][0].as<int>();
+          if (stored_scale == asset.scale) return absl::OkStatus();
+          return absl::AlreadyExistsError(
+              absl::StrCat("asset ", asset.code, " exists with scale ", stored_scale));
+        }
+        return absl::AbortedError(absl::StrCat("postgres: asset ", asset.code, " kept changing"));
+      });
+}
+
+absl::StatusOr<std::optional<Asset>> PostgresEngine::GetAsset(std::string_view code) {
+  return WithConnection({.operation = "get asset"},
+                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<Asset>> {
+                          const pqxx::result rows =
+                              work.exec_prepared(statement::kSelectAsset, std::string(code));
+                          if (rows.empty()) return std::nullopt;
+                          return postgres_internal::AssetFromRow(rows[0]);
+                        });
+}
+
+absl::StatusOr<std::vector<Asset>> PostgresEngine::ListAssets() {
+  return WithConnection({.operation = "list assets"},
+                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<Asset>> {
+                          std::vector<Asset> assets;
+                          for (const pqxx::row& row : work.exec_prepared(statement::kListAssets)) {
+                            assets.push_back(postgres_internal::AssetFromRow(row));
+                          }
+                          return assets;
+                        });
+}
+
+absl::Status PostgresEngine::InsertAccount(const Account& account) {
+  // 23505: the id is taken (AlreadyExists); 23503: the asset is unknown (FailedPrecondition).
+  return WithConnection({.operation = "insert account"},
+                        [&](pqxx::nontransaction& work) -> absl::Status {
+                          work.exec_prepared(statement::kInsertAccount, account.id, account.asset,
+                                             account.allow_negative, account.overdraft_limit,
+                                             account.closed, account.balance, account.version,
+                                             postgres_internal::Micros(account.created_at));
+                          return absl::OkStatus();
+                        });
+}
+
+absl::StatusOr<std::optional<Account>> PostgresEngine::GetAccount(std::string_view id) {
+  return WithConnection({.operation = "get account"},
+                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<Account>> {
+                          const pqxx::result rows =
+                              work.exec_prepared(statement::kSelectAccount, std::string(id));
+                          if (rows.empty()) return std::nullopt;
+                          return postgres_internal::AccountFromRow(rows[0]);
+                        });
+}
+
+absl::StatusOr<std::vector<Account>> PostgresEngine::ListAccounts(std::string_view after_id,
+                                                                  int64_t limit) {
+  if (limit <= 0) return std::vector<Account>();
+  return WithConnection({.operation = "list accounts"},
+                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<Account>> {
+                          std::vector<Account> accounts;
+                          for (const pqxx::row& row : work.exec_prepared(
+                                   statement::kListAccounts, std::string(after_id), limit)) {
+                            accounts.push_back(postgres_internal::AccountFromRow(row));
+                          }
+                          return accounts;
+                        });
+}
+
+absl::Status PostgresEngine::SetAccountClosed(std::string_view id, bool closed) {
+  return WithConnection(
+      {.operation = "set account closed"}, [&](pqxx::nontransaction& work) -> absl::Status {
+        const pqxx::result result =
+            work.exec_prepared(statement::kSetAccountClosed, std::string(id), closed);
+        if (result.affected_rows() == 0) {
+          return absl::NotFoundError(absl::StrCat("account ", View(id), " does not exist"));
+        }
+        return absl::OkStatus();
+      });
+}
+
+absl::StatusOr<std::optional<Transaction>> PostgresEngine::GetTransaction(std::string_view id) {
+  return WithConnection(
+      {.operation = "get transaction"},
+      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<Transaction>> {
+        LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> found,
+                                postgres_internal::TransactionsFromRows(work.exec_prepared(
+                                    statement::kSelectTransaction, std::string(id))));
+        if (found.empty()) return std::nullopt;
+        return std::move(found.front());
+      });
+}
+
+absl::StatusOr<std::vector<Transaction>> PostgresEngine::ListTransactions(std::string_view after_id,
+                                                                          int64_t limit) {
+  if (limit <= 0) return std::vector<Transaction>();
+  return WithConnection(
+      {.operation = "list transactions"},
+      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<Transaction>> {
+        return postgres_internal::TransactionsFromRows(
+            work.exec_prepared(statement::kListTransactions, std::string(after_id), limit));
+      });
+}
+
+absl::StatusOr<std::vector<HistoryEntry>> PostgresEngine::ListEntries(
+    std::string_view account_id, int64_t after_version, int64_t limit) {
+  if (limit <= 0) return std::vector<HistoryEntry>();
+  return WithConnection(
+      {.operation = "list entries"},
+      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<HistoryEntry>> {
+        std::vector<HistoryEntry> entries;
+        for (const pqxx::row& row : work.exec_prepared(
+                 statement::kListEntries, std::string(account_id), after_version, limit)) {
+          entries.push_back({postgres_internal::EntryFromRow(row, 0), row[5].as<std::string>(),
+                             postgres_internal::TimeFromMicros(row[6].as<int64_t>())});
+        }
+        return entries;
+      });
+}
+
+absl::StatusOr<std::vector<KeyRecord>> PostgresEngine::ListKeyRecords(
+    const std::optional<KeyIdentity>& after, int64_t limit) {
+  if (limit <= 0) return std::vector<KeyRecord>();
+  return WithConnection({.operation = "list key records"},
+                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<KeyRecord>> {
+                          const pqxx::result rows =
+                              after.has_value()
+                                  ? work.exec_prepared(statement::kListKeyRecordsAfter,
+                                                       after->key_namespace, after->scope.Encoded(),
+                                                       after->key, limit)
+                                  : work.exec_prepared(statement::kListKeyRecordsFirst, limit);
+                          std::vector<KeyRecord> records;
+                          for (const pqxx::row& row : rows) {
+                            LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record,
+                                                    postgres_internal::KeyRecordFromRow(row));
+                            if (record.has_value()) records.push_back(*std::move(record));
+                          }
+                          return records;
+                        });
+}
+
+absl::StatusOr<int64_t> PostgresEngine::PruneExpiredKeys(absl::Time now, int64_t limit) {
+  if (limit <= 0) return 0;
+  return WithConnection(
+      {.operation = "prune expired keys"},
+      [&](pqxx::nontransaction& work) -> absl::StatusOr<int64_t> {
+        return static_cast<int64_t>(
+            work.exec_prepared(statement::kPruneExpiredKeys, postgres_internal::Micros(now), limit)
+                .affected_rows());
+      });
+}
+
+absl::StatusOr<std::vector<OutboxEvent>> PostgresEngine::ListEvents(int64_t after_sequence,
+                                                                    int64_t limit) {
+  if (limit <= 0) return std::vector<OutboxEvent>();
+  return WithConnection(
+      {.operation = "list events"},
+      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<OutboxEvent>> {
+        std::vector<OutboxEvent> events;
+        for (const pqxx::row& row :
+             work.exec_prepared(statement::kListEvents, after_sequence, limit)) {
+          events.push_back(postgres_internal::EventFromRow(row));
+        }
+        return events;
+      });
+}
+
+}  // namespace ledger::postgres_internal
