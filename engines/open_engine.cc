@@ -37,10 +37,11 @@ const std::vector<std::string_view>& PostgresParameters() {
 }
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenSqlite([[maybe_unused]] std::string_view url,
-                                                   [[maybe_unused]] bool migrate) {
+                                                   [[maybe_unused]] const OpenEngineOptions& options) {
 #if LEDGER_WITH_SQLITE
   LEDGER_ASSIGN_OR_RETURN(SqliteOptions sqlite, SqliteOptionsFromUrl(url));
-  sqlite.migrate = migrate;
+  sqlite.pool_size = options.pool_size;
+  sqlite.migrate = options.migrate;
   return OpenSqliteEngine(sqlite);
 #else
   return NotBuilt("SQLite");
@@ -81,7 +82,7 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenParsed(std::string_view url_text,
   if (url.scheme == "memory") {
     return absl::InvalidArgumentError("memory URL: takes no path and no parameters (memory:)");
   }
-  if (url.scheme == "sqlite") return OpenSqlite(url_text, options.migrate);
+  if (url.scheme == "sqlite") return OpenSqlite(url_text, options);
   const bool server = absl::StartsWith(View(url_text), "postgres://") ||
                       absl::StartsWith(View(url_text), "postgresql://") ||
                       absl::StartsWith(View(url_text), "mysql://");

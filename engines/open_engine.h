@@ -23,7 +23,7 @@ namespace ledger {
 
 struct OpenEngineOptions {
   bool migrate = true;  // apply pending migrations on open
-  int pool_size = 16;   // server engines: connections kept open
+  int pool_size = 16;   // SQL engines: connections kept open
 };
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenEngine(std::string_view url,

@@ -154,7 +154,9 @@ absl::StatusOr<std::shared_ptr<Engine>> OpenLoadEngine(const LoadOptions& option
     std::string path = options.database_url.substr(
         absl::StartsWith(options.database_url, "sqlite://") ? 9 : 7);
     LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
-                            OpenSqliteEngine({.path = path, .synchronous = options.sqlite_synchronous}));
+                            OpenSqliteEngine({.path = path,
+                                              .synchronous = options.sqlite_synchronous,
+                                              .pool_size = pool_size}));
     return std::shared_ptr<Engine>(std::move(engine));
 #else
     return absl::UnimplementedError("this build has no SQLite engine");

@@ -58,7 +58,9 @@ absl::Status MysqlEngine::Migrate() {
 absl::StatusOr<std::unique_ptr<StorageTransaction>> MysqlEngine::Begin(
     const BeginOptions& options) {
   // No round trip: with autocommit off, the first statement opens the transaction.
-  LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
+  LEDGER_ASSIGN_OR_RETURN(
+      PooledConnection connection,
+      pool_->Acquire(engine_common::PoolAcquireWait(options.wait.wait_max, pool_acquire_wait_)));
   return std::make_unique<MysqlStorageTransaction>(pool_, std::move(connection), options);
 }
 
@@ -410,19 +412,23 @@ void MysqlStorageTransaction::Rollback() {
 
 }  // namespace mysql_internal
 
+static_assert(MysqlOptions().pool_acquire_wait == engine_common::kPoolAcquireWaitDefault);
+
 absl::StatusOr<std::unique_ptr<Engine>> OpenMysqlEngine(const MysqlOptions& options) {
-  using mysql_internal::MysqlConnectionPool;
   if (options.pool_size <= 0) {
     return absl::InvalidArgumentError("mysql: pool_size must be positive");
   }
   LEDGER_ASSIGN_OR_RETURN(mysql_internal::MysqlSettings settings,
                           mysql_internal::ParseMysqlUrl(options.connection));
-  auto pool = std::make_shared<MysqlConnectionPool>(std::move(settings), options.pool_size);
+  LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<mysql_internal::MysqlConnectionPool> pool,
+                          mysql_internal::CreateMysqlConnectionPool(
+                              std::move(settings), options.pool_size, options.pool_acquire_wait));
   {
     // Connect once now, so a wrong address or password fails here, not on first use.
     LEDGER_ASSIGN_OR_RETURN(mysql_internal::PooledConnection connection, pool->Acquire());
   }
-  auto engine = std::make_unique<mysql_internal::MysqlEngine>(std::move(pool));
+  auto engine =
+      std::make_unique<mysql_internal::MysqlEngine>(std::move(pool), options.pool_acquire_wait);
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return engine;
 }

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "ledger/engine.h"
 
 namespace ledger {
@@ -22,8 +23,12 @@ struct MysqlOptions {
   // mysql://user[:password]@host[:port]/database ; host "localhost" is not special:
   // always TCP. The database must exist.
   std::string connection;
-  int pool_size = 16;
-  bool migrate = true;
+  int pool_size = 16;  // connections kept open, 1..1024; callers beyond it wait for one
+  // How long a call waits for a pooled connection when all pool_size are on loan
+  // (then Unavailable). A submit waits its own claim wait bound instead, unless it
+  // fails fast. Default 10 s (engines/common/connection_pool.h).
+  absl::Duration pool_acquire_wait = absl::Seconds(10);
+  bool migrate = true;  // apply pending migrations on open
 };
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenMysqlEngine(const MysqlOptions& options);

@@ -45,7 +45,8 @@ int ClaimLockWaitSeconds(const WaitPolicy& wait);
 
 class MysqlEngine final : public Engine {
  public:
-  explicit MysqlEngine(std::shared_ptr<MysqlConnectionPool> pool) : pool_(std::move(pool)) {}
+  MysqlEngine(std::shared_ptr<MysqlConnectionPool> pool, absl::Duration pool_acquire_wait)
+      : pool_(std::move(pool)), pool_acquire_wait_(pool_acquire_wait) {}
 
   std::string_view name() const override { return "mysql"; }
   absl::Status Migrate() override;
@@ -96,6 +97,7 @@ class MysqlEngine final : public Engine {
                              const std::function<absl::Status(MysqlConnection&)>& body);
 
   std::shared_ptr<MysqlConnectionPool> pool_;
+  const absl::Duration pool_acquire_wait_;
 };
 
 class MysqlStorageTransaction final : public StorageTransaction {

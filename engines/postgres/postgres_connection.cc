@@ -204,12 +204,12 @@ absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const std::stri
 
 
 absl::Status SetUpSession(PostgresSession& session) {
-  if (session.connection->server_version() < kServerVersionMin) {
+  if (session.connection().server_version() < kServerVersionMin) {
     return absl::FailedPreconditionError(
-        absl::StrCat("postgres: server version ", session.connection->server_version(),
+        absl::StrCat("postgres: server version ", session.connection().server_version(),
                      " is too old; the ledger needs PostgreSQL 11 or newer"));
   }
-  DeclareStatements(*session.connection);
+  DeclareStatements(session.connection());
   return absl::OkStatus();
 }
 

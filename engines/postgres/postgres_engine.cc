@@ -130,8 +130,8 @@ auto PostgresStorageTransaction::RoundTrip(const PostgresErrorContext& context, 
 void PostgresStorageTransaction::MarkFailed(const absl::Status& status) {
   stage_ = Stage::kFailed;
   failure_ = status;
-  if (postgres_internal::ConnectionLost(status) || !lease_->connection().is_open()) {
-    lease_->MarkBroken();
+  if (postgres_internal::ConnectionLost(status) || !(*lease_)->connection().is_open()) {
+    lease_->Discard();
   }
 }
 
@@ -153,12 +153,12 @@ absl::StatusOr<std::optional<KeyRecord>> PostgresStorageTransaction::ClaimKey(
   if (!batch_.empty()) LEDGER_RETURN_IF_ERROR(PrepareForStatement());
   const PostgresErrorContext context{.operation = "claim key", .phase = PostgresPhase::kClaim};
   return RoundTrip(context, [&]() -> absl::StatusOr<std::optional<KeyRecord>> {
-    pqxx::connection& connection = lease_->connection();
+    pqxx::connection& connection = (*lease_)->connection();
     postgres_internal::ClaimScriptParts parts{
         .begin = !begin_sent_,
         .claim_lock_timeout =
             connection.quote(postgres_internal::ClaimLockTimeout(options_.wait.wait_max)),
-        .default_lock_timeout = connection.quote(lease_->session().lock_timeout_default),
+        .default_lock_timeout = connection.quote((*lease_)->lock_timeout_default),
         .encoded_identity = connection.quote(identity.Encoded()),
         .key_namespace = connection.quote(identity.key_namespace),
         .scope = connection.quote(identity.scope.Encoded()),
@@ -292,13 +292,13 @@ absl::Status PostgresStorageTransaction::Commit() {
 
 void PostgresStorageTransaction::Rollback() {
   if (stage_ == Stage::kEnded) return;
-  if (begin_sent_ && lease_.has_value() && !lease_->broken()) {
+  if (begin_sent_ && lease_.has_value() && !lease_->discarded()) {
     absl::Status rolled_back = GuardPostgres({.operation = "rollback"}, [&]() -> absl::Status {
       work_->exec("ROLLBACK");
       return absl::OkStatus();
     });
     // A session in an unknown state must not serve the next transaction.
-    if (!rolled_back.ok()) lease_->MarkBroken();
+    if (!rolled_back.ok()) lease_->Discard();
   }
   stage_ = Stage::kEnded;
   Release();
@@ -314,7 +314,9 @@ void PostgresStorageTransaction::Release() {
 
 absl::StatusOr<std::unique_ptr<StorageTransaction>> PostgresEngine::Begin(
     const BeginOptions& options) {
-  LEDGER_ASSIGN_OR_RETURN(PooledConnection lease, pool_->Acquire());
+  LEDGER_ASSIGN_OR_RETURN(
+      PooledConnection lease,
+      pool_->Acquire(engine_common::PoolAcquireWait(options.wait.wait_max, pool_acquire_wait_)));
   auto transaction =
       std::make_unique<PostgresStorageTransaction>(std::move(lease), claim_mode_, options);
   LEDGER_RETURN_IF_ERROR(transaction->Open());
@@ -325,24 +327,31 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> PostgresEngine::Begin(
 absl::Status PostgresEngine::Migrate() {
   LEDGER_ASSIGN_OR_RETURN(PooledConnection lease, pool_->Acquire());
   absl::Status migrated = GuardPostgres({.operation = "migrate"}, [&]() -> absl::Status {
-    return MigrateDatabase(lease.connection());
+    return MigrateDatabase(lease->connection());
   });
   // Closing the session releases its advisory lock, whatever state it was left in.
-  if (!migrated.ok()) lease.MarkBroken();
+  if (!migrated.ok()) lease.Discard();
   return migrated;
 }
 
 }  // namespace postgres_internal
 
+static_assert(PostgresOptions().pool_acquire_wait == engine_common::kPoolAcquireWaitDefault);
+
 absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions& options) {
   LEDGER_ASSIGN_OR_RETURN(
       postgres_internal::ParsedPostgresConnection parsed,
       postgres_internal::ParsePostgresConnection(options.connection, options.claim_mode));
-  LEDGER_ASSIGN_OR_RETURN(
-      std::shared_ptr<postgres_internal::PostgresConnectionPool> pool,
-      postgres_internal::PostgresConnectionPool::Create(
-                              parsed.connection, options.pool_size, postgres_internal::SetUpSession));
-  auto engine = std::make_unique<postgres_internal::PostgresEngine>(std::move(pool), parsed.claim_mode);
+  LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<postgres_internal::PostgresConnectionPool> pool,
+                          postgres_internal::CreatePostgresConnectionPool(
+                              parsed.connection, options.pool_size, options.pool_acquire_wait,
+                              postgres_internal::SetUpSession));
+  {
+    // The first connection proves the connection string and the server.
+    LEDGER_ASSIGN_OR_RETURN(postgres_internal::PooledConnection first, pool->Acquire());
+  }
+  auto engine = std::make_unique<postgres_internal::PostgresEngine>(
+      std::move(pool), parsed.claim_mode, options.pool_acquire_wait);
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return engine;
 }

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "ledger/engine.h"
 
 namespace ledger {
@@ -28,8 +29,12 @@ struct PostgresOptions {
   // parameter in a URI sets claim_mode and is removed before connecting.
   std::string connection;
   PostgresClaimMode claim_mode = PostgresClaimMode::kAdvisoryLock;
-  int pool_size = 16;  // connections kept open; callers beyond it wait for one
-  bool migrate = true; // apply pending migrations on open
+  int pool_size = 16;  // connections kept open, 1..1024; callers beyond it wait for one
+  // How long a call waits for a pooled connection when all pool_size are on loan
+  // (then Unavailable). A submit waits its own claim wait bound instead, unless it
+  // fails fast. Default 10 s (engines/common/connection_pool.h).
+  absl::Duration pool_acquire_wait = absl::Seconds(10);
+  bool migrate = true;  // apply pending migrations on open
 };
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions& options);

@@ -48,7 +48,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
   // Opens the pqxx handle on the leased connection; nothing is sent yet.
   absl::Status Open() {
     return GuardPostgres({.operation = "begin"}, [&]() -> absl::Status {
-      work_.emplace(lease_->connection());
+      work_.emplace((*lease_)->connection());
       return absl::OkStatus();
     });
   }
@@ -96,8 +96,9 @@ class PostgresStorageTransaction final : public StorageTransaction {
 
 class PostgresEngine final : public Engine {
  public:
-  PostgresEngine(std::shared_ptr<PostgresConnectionPool> pool, PostgresClaimMode claim_mode)
-      : pool_(std::move(pool)), claim_mode_(claim_mode) {}
+  PostgresEngine(std::shared_ptr<PostgresConnectionPool> pool, PostgresClaimMode claim_mode,
+                 absl::Duration pool_acquire_wait)
+      : pool_(std::move(pool)), claim_mode_(claim_mode), pool_acquire_wait_(pool_acquire_wait) {}
 
   std::string_view name() const override { return "postgres"; }
   absl::Status Migrate() override;
@@ -146,6 +147,7 @@ class PostgresEngine final : public Engine {
 
   std::shared_ptr<PostgresConnectionPool> pool_;
   const PostgresClaimMode claim_mode_;
+  const absl::Duration pool_acquire_wait_;
 };
 
 template <typename Body>
@@ -154,10 +156,10 @@ auto PostgresEngine::WithConnection(const PostgresErrorContext& context, Body&& 
   absl::StatusOr<PooledConnection> lease = pool_->Acquire();
   if (!lease.ok()) return lease.status();
   auto result = GuardPostgres(context, [&]() -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
-    pqxx::nontransaction work(lease->connection());
+    pqxx::nontransaction work((*lease)->connection());
     return body(work);
   });
-  if (!result.ok() && postgres_internal::ConnectionLost(StatusOf(result))) lease->MarkBroken();
+  if (!result.ok() && postgres_internal::ConnectionLost(StatusOf(result))) lease->Discard();
   return result;
 }
 

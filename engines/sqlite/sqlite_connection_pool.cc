@@ -6,59 +6,35 @@
 
 namespace ledger::sqlite_internal {
 
-// ---- PooledConnection ----
-
-PooledConnection::PooledConnection(std::shared_ptr<ConnectionPool> pool,
-                                   std::unique_ptr<Connection> connection)
-    : pool_(std::move(pool)), connection_(std::move(connection)) {}
-
-PooledConnection::~PooledConnection() {
-  if (connection_ != nullptr) pool_->Release(std::move(connection_));
-}
-
 // ---- ConnectionPool ----
 
-absl::StatusOr<PooledConnection> ConnectionPool::Acquire() {
-  {
-    absl::MutexLock lock(&mutex_);
-    if (!idle_.empty()) {
-      std::unique_ptr<Connection> connection = std::move(idle_.back());
-      idle_.pop_back();
-      return PooledConnection(shared_from_this(), std::move(connection));
+namespace {
+
+// Takes back a connection: rolls back a transaction left open (an error path must not
+// hand its open transaction, and the writer lock with it, to the next borrower) and
+// restores the default busy timeout. False when it must be closed instead.
+bool ResetForReuse(Connection& connection) {
+  if (!connection.broken() && connection.InTransaction()) {
+    if (!connection.Execute("ROLLBACK", "roll back on release", ErrorContext::kStandalone).ok() ||
+        connection.InTransaction()) {
+      connection.MarkBroken();
     }
   }
-  // Opened outside the mutex: opening touches the file and may wait for its lock.
-  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<Connection> connection, Connection::Open(settings_));
-  return PooledConnection(shared_from_this(), std::move(connection));
+  if (connection.broken()) return false;
+  connection.RestoreDefaultBusyTimeout();
+  return true;
 }
 
-void ConnectionPool::Release(std::unique_ptr<Connection> connection) {
-  if (!connection->broken() && connection->InTransaction()) {
-    // A caller that returned mid-transaction (an error path) must not hand its open
-    // transaction, and the writer lock with it, to the next borrower.
-    if (!connection->Execute("ROLLBACK", "roll back on release", ErrorContext::kStandalone).ok() ||
-        connection->InTransaction()) {
-      connection->MarkBroken();
-    }
-  }
-  if (connection->broken()) return;  // closed here, by the unique_ptr
-  connection->RestoreDefaultBusyTimeout();
-  std::unique_ptr<Connection> surplus;
-  {
-    absl::MutexLock lock(&mutex_);
-    if (idle_.size() < kIdleConnectionsMax) {
-      idle_.push_back(std::move(connection));
-    } else {
-      surplus = std::move(connection);
-    }
-  }
-  // `surplus` closes after the mutex is released: closing the last connection of a WAL
-  // database checkpoints, which is file I/O.
-}
+}  // namespace
 
-size_t ConnectionPool::IdleCountForTesting() {
-  absl::MutexLock lock(&mutex_);
-  return idle_.size();
+absl::StatusOr<std::shared_ptr<ConnectionPool>> CreateSqliteConnectionPool(
+    ConnectionSettings settings, int size, absl::Duration acquire_wait) {
+  engine_common::PoolHooks<Connection> hooks;
+  // Opening touches the file and may wait for its lock: the pool opens outside its mutex.
+  hooks.open = [settings = std::move(settings)] { return Connection::Open(settings); };
+  hooks.reusable = ResetForReuse;
+  return ConnectionPool::Create({.engine = "sqlite", .size = size, .acquire_wait = acquire_wait},
+                                std::move(hooks));
 }
 
 // ---- WriterQueue ----

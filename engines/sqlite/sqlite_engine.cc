@@ -55,9 +55,9 @@ absl::Status RequireSortedDistinct(const std::vector<std::string>& ids) {
 // wait and its in-progress error happen where the contract puts them.
 class SqliteStorageTransaction final : public StorageTransaction {
  public:
-  SqliteStorageTransaction(PooledConnection connection, WriterQueue& writer_queue,
-                           BeginOptions options)
-      : connection_(std::move(connection)), writer_queue_(writer_queue),
+  SqliteStorageTransaction(PooledConnection connection,
+                           std::shared_ptr<WriterQueue> writer_queue, BeginOptions options)
+      : connection_(std::move(connection)), writer_queue_(std::move(writer_queue)),
         options_(std::move(options)) {}
   ~SqliteStorageTransaction() override { Rollback(); }
 
@@ -87,7 +87,7 @@ class SqliteStorageTransaction final : public StorageTransaction {
   void Finish();
 
   std::optional<PooledConnection> connection_;
-  WriterQueue& writer_queue_;
+  std::shared_ptr<WriterQueue> writer_queue_;
   WriterTurn turn_;
   const BeginOptions options_;
   State state_ = State::kNotBegun;
@@ -103,7 +103,7 @@ absl::Status SqliteStorageTransaction::Ready() {
     case State::kNotBegun:
       break;
   }
-  LEDGER_ASSIGN_OR_RETURN(turn_, BeginImmediate(**connection_, writer_queue_,
+  LEDGER_ASSIGN_OR_RETURN(turn_, BeginImmediate(**connection_, *writer_queue_,
                                                 options_.wait.wait_max, ErrorContext::kClaim));
   state_ = State::kOpen;
   return absl::OkStatus();
@@ -330,8 +330,7 @@ void RollBackQuietly(Connection& connection) {
 absl::Status SqliteEngine::InWriteTransaction(const ConnectionWork& work) {
   LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
   LEDGER_ASSIGN_OR_RETURN(WriterTurn turn,
-                          BeginImmediate(*connection, pool_->writer_queue(),
-                                         pool_->settings().busy_timeout,
+                          BeginImmediate(*connection, *writer_queue_, busy_timeout_,
                                          ErrorContext::kStandalone));
   absl::Status status = work(*connection);
   if (status.ok()) status = connection->Execute("COMMIT", "commit", ErrorContext::kCommit);
@@ -373,9 +372,11 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> SqliteEngine::Begin(
   if (options.wait.wait_max < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("sqlite: the wait bound must not be negative");
   }
-  LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
-  return std::unique_ptr<StorageTransaction>(std::make_unique<SqliteStorageTransaction>(
-      std::move(connection), pool_->writer_queue(), options));
+  LEDGER_ASSIGN_OR_RETURN(
+      PooledConnection connection,
+      pool_->Acquire(engine_common::PoolAcquireWait(options.wait.wait_max, pool_acquire_wait_)));
+  return std::unique_ptr<StorageTransaction>(
+      std::make_unique<SqliteStorageTransaction>(std::move(connection), writer_queue_, options));
 }
 
 }  // namespace sqlite_internal
@@ -399,20 +400,25 @@ absl::StatusOr<SqliteOptions> SqliteOptionsFromUrl(std::string_view url) {
   return options;
 }
 
+static_assert(SqliteOptions().pool_acquire_wait == engine_common::kPoolAcquireWaitDefault);
+
 absl::StatusOr<std::unique_ptr<Engine>> OpenSqliteEngine(const SqliteOptions& options) {
-  using sqlite_internal::ConnectionPool;
   if (sqlite3_threadsafe() == 0) {
     return absl::FailedPreconditionError(
         "sqlite: the linked SQLite was built without thread support (SQLITE_THREADSAFE=0)");
   }
   LEDGER_ASSIGN_OR_RETURN(sqlite_internal::ConnectionSettings settings,
                           sqlite_internal::SettingsFrom(options));
-  auto pool = std::make_shared<ConnectionPool>(std::move(settings));
+  const absl::Duration busy_timeout = settings.busy_timeout;
+  LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<sqlite_internal::ConnectionPool> pool,
+                          sqlite_internal::CreateSqliteConnectionPool(
+                              std::move(settings), options.pool_size, options.pool_acquire_wait));
   {
     // Opened now so a bad path or setting fails here, then kept in the pool.
     LEDGER_ASSIGN_OR_RETURN(sqlite_internal::PooledConnection first, pool->Acquire());
   }
-  auto engine = std::make_unique<sqlite_internal::SqliteEngine>(std::move(pool));
+  auto engine = std::make_unique<sqlite_internal::SqliteEngine>(std::move(pool), busy_timeout,
+                                                                options.pool_acquire_wait);
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return std::unique_ptr<Engine>(std::move(engine));
 }

@@ -29,6 +29,11 @@ struct SqliteOptions {
   // but the last commits before a power loss or OS crash may vanish). In a URL:
   // sqlite:PATH?synchronous=normal.
   std::string synchronous = "FULL";
+  int pool_size = 16;  // connections kept open, 1..1024; callers beyond it wait for one
+  // How long a call waits for a pooled connection when all pool_size are on loan
+  // (then Unavailable). A submit waits its own claim wait bound instead, unless it
+  // fails fast. Default 10 s (engines/common/connection_pool.h).
+  absl::Duration pool_acquire_wait = absl::Seconds(10);
   bool migrate = true;  // apply pending migrations on open
 };
 

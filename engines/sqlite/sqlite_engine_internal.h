@@ -28,7 +28,12 @@ using ConnectionWork = std::function<absl::Status(Connection&)>;
 
 class SqliteEngine final : public Engine {
  public:
-  explicit SqliteEngine(std::shared_ptr<ConnectionPool> pool) : pool_(std::move(pool)) {}
+  SqliteEngine(std::shared_ptr<ConnectionPool> pool, absl::Duration busy_timeout,
+               absl::Duration pool_acquire_wait)
+      : pool_(std::move(pool)),
+        writer_queue_(std::make_shared<WriterQueue>()),
+        busy_timeout_(busy_timeout),
+        pool_acquire_wait_(pool_acquire_wait) {}
 
   std::string_view name() const override { return "sqlite"; }
   absl::Status Migrate() override;
@@ -85,6 +90,10 @@ class SqliteEngine final : public Engine {
   absl::Status WithConnection(const ConnectionWork& work);
 
   std::shared_ptr<ConnectionPool> pool_;
+  // Shared with the transactions, which may outlive the engine.
+  const std::shared_ptr<WriterQueue> writer_queue_;
+  const absl::Duration busy_timeout_;
+  const absl::Duration pool_acquire_wait_;
 };
 
 // Takes this engine's writer queue, then SQLite's writer lock (BEGIN IMMEDIATE),

@@ -413,8 +413,10 @@ TEST(SqliteConnectionPoolTest, BrokenConnectionIsClosedInsteadOfPooled) {
                             absl::StrCat("ledger-sqlite-pool-", getpid(), ".db"))
                                .string();
   {
-    auto pool = std::make_shared<sqlite_internal::ConnectionPool>(
-        sqlite_internal::ConnectionSettings{.path = path});
+    auto pool = sqlite_internal::CreateSqliteConnectionPool(
+                    sqlite_internal::ConnectionSettings{.path = path}, /*size=*/4,
+                    absl::Seconds(10))
+                    .value();
     const sqlite_internal::Connection* healthy = nullptr;
     {
       sqlite_internal::PooledConnection connection = pool->Acquire().value();
@@ -438,8 +440,10 @@ TEST(SqliteConnectionPoolTest, ConnectionReturnedMidTransactionIsRolledBack) {
                             absl::StrCat("ledger-sqlite-pool-rollback-", getpid(), ".db"))
                                .string();
   {
-    auto pool = std::make_shared<sqlite_internal::ConnectionPool>(
-        sqlite_internal::ConnectionSettings{.path = path});
+    auto pool = sqlite_internal::CreateSqliteConnectionPool(
+                    sqlite_internal::ConnectionSettings{.path = path}, /*size=*/4,
+                    absl::Seconds(10))
+                    .value();
     {
       sqlite_internal::PooledConnection connection = pool->Acquire().value();
       ASSERT_TRUE(connection
