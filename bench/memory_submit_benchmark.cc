@@ -13,6 +13,7 @@
 #include "bench/typical_operations.h"
 #include "benchmark/benchmark.h"
 #include "engines/memory/memory_engine.h"
+#include "ledger/internal/testing_hooks.h"
 #include "ledger/ledger.h"
 
 namespace ledger::bench {
@@ -35,7 +36,7 @@ class MemoryLedgers {
   MemoryLedgers()
       : engine_(OpenMemoryEngine()),
         exactly_once_(engine_),
-        raw_(engine_, LedgerOptions{.unsafe_skip_idempotency = true}) {
+        raw_(internal::LedgerTestingHooks::OpenWithoutIdempotency(engine_)) {
     Check(exactly_once_.DefineAsset({kBenchAsset, 0}));
     Check(exactly_once_.OpenAccount({.id = "issuance", .asset = kBenchAsset, .allow_negative = true})
               .status());

@@ -133,7 +133,7 @@ absl::StatusOr<Outcome> Ledger::SubmitOnce(const SubmitRequest& request,
   absl::Time now = clock_->Now();
   LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> tx,
                           engine_->Begin(BeginOptions{request.claim.wait}));
-  if (!options_.unsafe_skip_idempotency) {
+  if (!skip_idempotency_) {
     LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> existing, tx->ClaimKey(identity));
     if (existing.has_value() && !existing->ExpiredAt(now)) {
       return Replay(*tx, *existing, fingerprint, request.claim.replay);
@@ -195,7 +195,7 @@ absl::StatusOr<Outcome> Ledger::SubmitOnce(const SubmitRequest& request,
   for (auto& [id, account] : accounts) updated.push_back(account);
 
   LEDGER_RETURN_IF_ERROR(tx->WriteTransaction(transaction, updated));
-  if (!options_.unsafe_skip_idempotency) {
+  if (!skip_idempotency_) {
     LEDGER_RETURN_IF_ERROR(tx->RecordKey(
         KeyRecord{identity, fingerprint, transaction.id, now, now + request.claim.ttl}));
   }

@@ -36,6 +36,10 @@
 
 namespace ledger {
 
+namespace internal {
+class LedgerTestingHooks;  // ledger/internal/testing_hooks.h: tests and benchmarks only
+}  // namespace internal
+
 // Caps on what one non-system account may debit within a sliding window. Reversals
 // are exempt: they correct, they do not spend.
 struct VelocityLimit {
@@ -52,10 +56,6 @@ struct LedgerOptions {
   // Attempts of one submit when the engine reports a retryable error (deadlock,
   // serialization failure). Each attempt rolled back fully, so retrying is safe.
   int attempts_max = 8;
-  // UNSAFE, for benchmarks and for proving the property suite catches a broken ledger:
-  // submits neither claim nor record their key, so a retry posts again. Benchmarks use it
-  // as the "raw" floor that prices exactly-once; never set it in production.
-  bool unsafe_skip_idempotency = false;
 };
 
 struct SubmitRequest {
@@ -86,6 +86,7 @@ class Ledger {
   Clock& clock() { return *clock_; }
 
  private:
+  friend class internal::LedgerTestingHooks;
   using AccountsById = std::map<std::string, Account, std::less<>>;
 
   absl::StatusOr<Outcome> SubmitOnce(const SubmitRequest& request, const KeyIdentity& identity,
@@ -101,6 +102,8 @@ class Ledger {
   std::shared_ptr<Engine> engine_;
   LedgerOptions options_;
   Clock* clock_;
+  // Set only by LedgerTestingHooks::OpenWithoutIdempotency: no claim, no key record.
+  bool skip_idempotency_ = false;
 };
 
 }  // namespace ledger

@@ -7,7 +7,9 @@
 # (memory, sqlite, postgres, mysql) may include engines/common/ and itself, never a
 # sibling; engines/common/ includes no engine folder. Driver headers (libpqxx, libpq,
 # Connector/C++, sqlite3.h) appear only in their engine's folder, and in tests/, which
-# may open a database directly to plant corruption. tests/ and fuzz/ may include
+# may open a database directly to plant corruption. ledger/internal/ (test and benchmark
+# hooks such as the unsafe ledger without idempotency) is included only from tests/,
+# bench/ and fuzz/, so production code cannot reach it. tests/ and fuzz/ may include
 # anything else.
 #
 # Usage: scripts/check-layering.sh [ROOT]   (ROOT defaults to the repository)
@@ -48,6 +50,11 @@ grep -HE '^[[:space:]]*#[[:space:]]*include' $files | awk '
     owner = driver_owner(header)
     if (owner != "" && layer != "tests" && engine_folder != owner) {
       printf "layering: %s includes the %s driver header <%s> outside engines/%s/\n", file, owner, header, owner
+      bad++
+    }
+    if (header ~ /^ledger\/internal\// && layer != "tests" && layer != "bench" && layer != "fuzz" &&
+        file !~ /^ledger\/internal\//) {
+      printf "layering: %s includes the test hook header \"%s\" (only tests/, bench/, fuzz/ may)\n", file, header
       bad++
     }
     own = rank(layer)

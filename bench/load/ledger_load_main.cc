@@ -35,6 +35,7 @@
 #include "engines/common/database_url.h"
 #include "engines/open_engine.h"
 #include "base/status.h"
+#include "ledger/internal/testing_hooks.h"
 #include "ledger/ledger.h"
 #include "ledger/transaction.h"
 #include "ledger/verify.h"
@@ -188,7 +189,7 @@ class LoadRun {
       : options_(options),
         engine_(engine),
         exactly_once_(engine),
-        raw_(engine, LedgerOptions{.unsafe_skip_idempotency = true}),
+        raw_(internal::LedgerTestingHooks::OpenWithoutIdempotency(engine)),
         key_prefix_(RunKeyPrefix(options.seed)) {}
 
   absl::Status Setup(RunReport& report) {

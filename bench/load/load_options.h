@@ -24,7 +24,7 @@ enum class Workload {
 };
 
 // How submits run: through the exactly-once pipeline, or with claim and record skipped
-// (LedgerOptions::unsafe_skip_idempotency), the floor that prices exactly-once.
+// (LedgerTestingHooks::OpenWithoutIdempotency), the floor that prices exactly-once.
 enum class SubmitMode { kExactlyOnce, kRaw };
 
 // --mode: which submit modes each workload runs, back to back on the same data set.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Proves scripts/check-layering.sh passes on the tree and fails on planted violations:
-# an upward include, a sibling-engine include and a driver header outside its engine.
+# an upward include, a sibling-engine include, a driver header outside its engine and a
+# test hook header (ledger/internal/) included by production code.
 set -euo pipefail
 source_dir=$1
 check="$source_dir/scripts/check-layering.sh"
@@ -27,4 +28,6 @@ expect_violation engines/sqlite/sqlite_engine.cc '#include "engines/mysql/mysql_
 expect_violation cli/main.cc '#include <pqxx/pqxx>' "postgres driver header"
 expect_violation ledger/ledger.cc '#include <sqlite3.h>' "sqlite driver header"
 expect_violation engines/postgres/postgres_engine.cc '#include <cppconn/driver.h>' "mysql driver header"
+expect_violation cli/main.cc '#include "ledger/internal/testing_hooks.h"' "test hook header"
+expect_violation ledger/ledger.cc '#include "ledger/internal/testing_hooks.h"' "test hook header"
 echo "layering test: OK"

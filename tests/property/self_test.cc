@@ -35,7 +35,7 @@ PropertyContext MemoryContext() {
 
 SequentialOptions SkippingTheClaim() {
   SequentialOptions options;
-  options.unsafe_skip_idempotency = true;
+  options.skip_idempotency = true;
   return options;
 }
 
@@ -68,7 +68,7 @@ TEST(PropertySelfTest, SkippingTheClaimMakesTheSingleClientPropertyFail) {
 
   RunResult broken = RunSequential(context, universe, steps, {}, SkippingTheClaim());
   ASSERT_TRUE(broken.violation.has_value()) << "the property run missed a ledger without claims";
-  std::cout << FailureReport("memory (unsafe_skip_idempotency)", "SelfTest", kSeed, steps,
+  std::cout << FailureReport("memory (skip_idempotency)", "SelfTest", kSeed, steps,
                              *broken.violation, std::nullopt);
 }
 
@@ -92,7 +92,7 @@ TEST(PropertySelfTest, AFailureShrinksToFewStepsThatStillFailAndItsSeedReplaysIt
 
   ShrinkResult shrunk = Shrink(context, universe, steps, {}, *broken.violation, SkippingTheClaim(),
                                absl::Seconds(60));
-  std::cout << FailureReport("memory (unsafe_skip_idempotency)", "SelfTest", kSeed, steps,
+  std::cout << FailureReport("memory (skip_idempotency)", "SelfTest", kSeed, steps,
                              *broken.violation, shrunk);
   EXPECT_LE(shrunk.indexes.size(), 5u) << "a retry committing twice needs two submits";
   RunResult kept = RunSequential(context, universe, steps, shrunk.indexes, SkippingTheClaim());

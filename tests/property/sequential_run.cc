@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "base/clock.h"
 #include "base/status.h"
+#include "ledger/internal/testing_hooks.h"
 #include "tests/property/database_reads.h"
 #include "tests/property/model.h"
 #include "tests/support/fault_injecting_engine.h"
@@ -102,8 +103,10 @@ class SequentialRun {
     LedgerOptions ledger_options;
     ledger_options.clock = &clock_;
     ledger_options.velocity_limits = options_.velocity_limits;
-    ledger_options.unsafe_skip_idempotency = options_.unsafe_skip_idempotency;
-    ledger_ = std::make_unique<Ledger>(faults_, ledger_options);
+    ledger_ = std::make_unique<Ledger>(
+        options_.skip_idempotency
+            ? internal::LedgerTestingHooks::OpenWithoutIdempotency(faults_, ledger_options)
+            : Ledger(faults_, ledger_options));
     absl::StatusOr<std::vector<Account>> opened_accounts = OpenUniverse(*ledger_, universe_);
     if (!opened_accounts.ok()) return absl::StrCat("setup: ", opened_accounts.status().ToString());
     for (const Account& account : *opened_accounts) model_.AddAccount(account);
@@ -223,7 +226,7 @@ class SequentialRun {
     }
     bool boundary = fault.mode == FaultMode::kUnavailable || fault.mode == FaultMode::kRetryable ||
                     fault.mode == FaultMode::kCommitReplyLost;
-    if (boundary && !options_.unsafe_skip_idempotency &&
+    if (boundary && !options_.skip_idempotency &&
         armed.reached != Passes(prediction.reach, fault.point)) {
       return absl::StrCat("the pipeline ", armed.reached ? "passed" : "skipped", " fault point ",
                           FaultPointName(fault.point), " for a submit predicted ",

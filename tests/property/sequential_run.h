@@ -36,9 +36,9 @@ std::vector<VelocityLimit> PropertyVelocityLimits();
 
 struct SequentialOptions {
   std::vector<VelocityLimit> velocity_limits = PropertyVelocityLimits();
-  // The broken-ledger switch (LedgerOptions::unsafe_skip_idempotency): the self-test
+  // The broken-ledger switch (LedgerTestingHooks::OpenWithoutIdempotency): the self-test
   // proves the run fails with it.
-  bool unsafe_skip_idempotency = false;
+  bool skip_idempotency = false;
   int checkpoint_every = 50;  // steps between full database comparisons
   // After a real fault (killed session, restarted server) a client resends the same
   // request at most this many times before the run fails for lost availability.
