@@ -129,8 +129,11 @@ class Engine : public WorkClaimStore, public WebhookStore {
   // Accounts ordered by id, strictly after `after_id` ("" for the start).
   virtual absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id,
                                                             int64_t limit) = 0;
-  // NotFound if the account does not exist.
-  virtual absl::Status SetAccountClosed(std::string_view id, bool closed) = 0;
+  // Closes the account if its balance is zero, in one statement under the account's row
+  // lock, so a submit holding the account finishes first and is seen. True when the
+  // account is now closed; false when no account `id` has a zero balance (missing, or
+  // money still in it): nothing changed.
+  virtual absl::StatusOr<bool> CloseAccountIfZeroBalance(std::string_view id) = 0;
 
   virtual absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) = 0;
   // Transactions ordered by id, strictly after `after_id`.

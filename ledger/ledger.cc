@@ -15,6 +15,8 @@ namespace {
 
 constexpr char kCommittedEventType[] = "transaction.committed";
 constexpr int64_t kPruneBatch = 1000;
+// A close refused for a balance that reads zero right after is tried again this often.
+constexpr int kCloseAccountRoundsMax = 3;
 
 using AccountsById = std::map<std::string, Account, std::less<>>;
 
@@ -291,12 +293,20 @@ absl::StatusOr<Account> Ledger::OpenAccount(const AccountSpec& spec) {
 }
 
 absl::Status Ledger::CloseAccount(std::string_view id) {
-  LEDGER_ASSIGN_OR_RETURN(Account account, GetAccount(id));
-  if (account.balance != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "account ", account.id, " has balance ", account.balance, "; move it out before closing"));
+  LEDGER_RETURN_IF_ERROR(ValidateAccountId(id));
+  // The engine decides under the account's lock; the read after a refusal only explains
+  // it. If money left the account in between, the close is tried again.
+  for (int round = 0; round < kCloseAccountRoundsMax; ++round) {
+    LEDGER_ASSIGN_OR_RETURN(bool closed, engine_->CloseAccountIfZeroBalance(id));
+    if (closed) return absl::OkStatus();
+    LEDGER_ASSIGN_OR_RETURN(Account account, GetAccount(id));
+    if (account.balance != 0) {
+      return absl::FailedPreconditionError(absl::StrCat("account ", account.id, " has balance ",
+                                                        account.balance,
+                                                        "; move it out before closing"));
+    }
   }
-  return engine_->SetAccountClosed(id, true);
+  return absl::AbortedError(absl::StrCat("account ", View(id), " kept changing while closing; retry"));
 }
 
 absl::StatusOr<Account> Ledger::GetAccount(std::string_view id) {

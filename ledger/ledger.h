@@ -76,6 +76,9 @@ class Ledger {
 
   absl::Status DefineAsset(const Asset& asset);
   absl::StatusOr<Account> OpenAccount(const AccountSpec& spec);
+  // Closes an account whose balance is zero, atomically against concurrent submits:
+  // FailedPrecondition (naming the balance) while money is in it, NotFound if missing.
+  // Closing a closed account with zero balance is OK.
   absl::Status CloseAccount(std::string_view id);
   absl::StatusOr<Account> GetAccount(std::string_view id);
   absl::StatusOr<Transaction> GetTransaction(std::string_view id);

@@ -135,14 +135,12 @@ class MemoryEngine final : public Engine {
     return page;
   }
 
-  absl::Status SetAccountClosed(std::string_view id, bool closed) override {
-    absl::MutexLock lock(&state_mutex_);
+  absl::StatusOr<bool> CloseAccountIfZeroBalance(std::string_view id) override {
+    absl::MutexLock lock(&state_mutex_);  // a submit holds it until it commits
     auto it = state_.accounts.find(id);
-    if (it == state_.accounts.end()) {
-      return absl::NotFoundError(absl::StrCat("account ", View(id), " does not exist"));
-    }
-    it->second.closed = closed;
-    return absl::OkStatus();
+    if (it == state_.accounts.end() || it->second.balance != 0) return false;
+    it->second.closed = true;
+    return true;
   }
 
   absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override {

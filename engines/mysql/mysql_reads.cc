@@ -98,18 +98,18 @@ absl::StatusOr<std::vector<Account>> MysqlEngine::ListAccounts(std::string_view 
   return accounts;
 }
 
-absl::Status MysqlEngine::SetAccountClosed(std::string_view id, bool closed) {
-  return RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+absl::StatusOr<bool> MysqlEngine::CloseAccountIfZeroBalance(std::string_view id) {
+  bool closed = false;
+  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+    // CLIENT_FOUND_ROWS: a closed account closed again still counts as matched.
     LEDGER_ASSIGN_OR_RETURN(
         int64_t matched,
-        connection.Execute("UPDATE accounts SET closed = ? WHERE id = ?",
-                           {int64_t{closed ? 1 : 0}, std::string(id)}, "close the account",
-                           ErrorContext::kStandalone));
-    if (matched == 0) {
-      return absl::NotFoundError(absl::StrCat("account ", View(id), " does not exist"));
-    }
+        connection.Execute("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0",
+                           {std::string(id)}, "close the account", ErrorContext::kStandalone));
+    closed = matched == 1;
     return absl::OkStatus();
-  });
+  }));
+  return closed;
 }
 
 absl::StatusOr<std::optional<Transaction>> MysqlEngine::GetTransaction(std::string_view id) {

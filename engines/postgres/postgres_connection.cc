@@ -106,7 +106,8 @@ std::vector<std::pair<const char*, std::string>> Statements() {
        Sql({"SELECT ", kAccountColumns, " FROM accounts WHERE id = $1"})},
       {statement::kListAccounts,
        Sql({"SELECT ", kAccountColumns, " FROM accounts WHERE id > $1 ORDER BY id LIMIT $2"})},
-      {statement::kSetAccountClosed, "UPDATE accounts SET closed = $2 WHERE id = $1"},
+      {statement::kCloseAccountIfZeroBalance,
+       "UPDATE accounts SET closed = TRUE WHERE id = $1 AND balance = 0"},
       {statement::kSelectTransaction,
        Sql({"SELECT ", kTransactionWithEntryColumns,
             " FROM transactions t LEFT JOIN entries e ON e.transaction_id = t.id "

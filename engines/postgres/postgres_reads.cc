@@ -86,15 +86,12 @@ absl::StatusOr<std::vector<Account>> PostgresEngine::ListAccounts(std::string_vi
                         });
 }
 
-absl::Status PostgresEngine::SetAccountClosed(std::string_view id, bool closed) {
+absl::StatusOr<bool> PostgresEngine::CloseAccountIfZeroBalance(std::string_view id) {
   return WithConnection(
-      {.operation = "set account closed"}, [&](pqxx::nontransaction& work) -> absl::Status {
-        const pqxx::result result =
-            work.exec_prepared(statement::kSetAccountClosed, std::string(id), closed);
-        if (result.affected_rows() == 0) {
-          return absl::NotFoundError(absl::StrCat("account ", View(id), " does not exist"));
-        }
-        return absl::OkStatus();
+      {.operation = "close account"}, [&](pqxx::nontransaction& work) -> absl::StatusOr<bool> {
+        // The UPDATE waits for a submit holding the row and re-checks the balance after it.
+        return work.exec_prepared(statement::kCloseAccountIfZeroBalance, std::string(id))
+                   .affected_rows() == 1;
       });
 }
 

@@ -47,7 +47,7 @@ class SqliteEngine final : public Engine {
   absl::StatusOr<std::optional<Account>> GetAccount(std::string_view id) override;
   absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id,
                                                     int64_t limit) override;
-  absl::Status SetAccountClosed(std::string_view id, bool closed) override;
+  absl::StatusOr<bool> CloseAccountIfZeroBalance(std::string_view id) override;
 
   absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override;
   absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,

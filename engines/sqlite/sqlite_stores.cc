@@ -74,18 +74,18 @@ absl::Status SqliteEngine::InsertAccount(const Account& account) {
   });
 }
 
-absl::Status SqliteEngine::SetAccountClosed(std::string_view id, bool closed) {
-  return InWriteTransaction([&](Connection& connection) -> absl::Status {
+absl::StatusOr<bool> SqliteEngine::CloseAccountIfZeroBalance(std::string_view id) {
+  bool closed = false;
+  LEDGER_RETURN_IF_ERROR(InWriteTransaction([&](Connection& connection) -> absl::Status {
     LEDGER_ASSIGN_OR_RETURN(
-        Query query, connection.Prepare("UPDATE accounts SET closed = ? WHERE id = ?",
-                                        "set account closed"));
-    query.BindInt(closed ? 1 : 0).BindText(id);
+        Query query, connection.Prepare("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0",
+                                        "close account if zero balance"));
+    query.BindText(id);
     LEDGER_RETURN_IF_ERROR(query.Run());
-    if (connection.ChangedRows() == 0) {
-      return absl::NotFoundError(absl::StrCat("account ", std::string(id), " does not exist"));
-    }
+    closed = connection.ChangedRows() == 1;  // counts matched rows, changed or not
     return absl::OkStatus();
-  });
+  }));
+  return closed;
 }
 
 absl::StatusOr<int64_t> SqliteEngine::PruneExpiredKeys(absl::Time now, int64_t limit) {

@@ -415,7 +415,7 @@ TEST_P(ConformanceTest, OverdraftLimitAndSystemAccountsSetTheFloor) {
 }
 
 TEST_P(ConformanceTest, RejectionReasonsFollowTheirPrecedence) {
-  ASSERT_TRUE(engine().SetAccountClosed("carol", true).ok());
+  ASSERT_TRUE(ledger().CloseAccount("carol").ok());
   struct Case {
     Operation operation;
     RejectionReason reason;
@@ -556,6 +556,33 @@ TEST_P(ConformanceTest, AccountAndAssetAdministrationErrorsAreSpecific) {
   EXPECT_EQ(ledger().CloseAccount("alice").code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(ledger().CloseAccount("carol").ok());
   EXPECT_TRUE(ledger().GetAccount("carol")->closed);
+}
+
+TEST_P(ConformanceTest, CloseAccountWaitsForASubmitHoldingTheAccountAndSeesItsMoney) {
+  // A top-up to carol (balance 0) pauses just before COMMIT, holding carol's lock; a
+  // close arrives meanwhile. Whichever way the engine orders them, carol never ends up
+  // closed with money in it.
+  absl::Notification holding;
+  faults().SetHook(FaultPoint::kCommit, [&] {
+    holding.Notify();
+    absl::SleepFor(absl::Milliseconds(300));  // room for the close to reach the lock
+  });
+  std::thread submitter([&] {
+    ASSERT_OUTCOME(Submit("top-up-carol", Operation::TopUp("issuance", "carol", "CREDITS", 10)),
+                   OutcomeKind::kCommitted);
+  });
+  holding.WaitForNotification();
+  faults().Clear();
+
+  absl::Status closed = ledger().CloseAccount("carol");
+  submitter.join();
+
+  EXPECT_EQ(closed.code(), absl::StatusCode::kFailedPrecondition) << closed;
+  absl::StatusOr<Account> carol = ledger().GetAccount("carol");
+  ASSERT_TRUE(carol.ok()) << carol.status();
+  EXPECT_EQ(carol->balance, 10);
+  EXPECT_FALSE(carol->closed);
+  EXPECT_EQ(ledger().CloseAccount("nobody").code(), absl::StatusCode::kNotFound);
 }
 
 // ---- records: history, outbox, audit ----------------------------------------------------

@@ -35,8 +35,8 @@ class ForwardingEngine : public Engine {
                                                     int64_t limit) override {
     return inner_->ListAccounts(after_id, limit);
   }
-  absl::Status SetAccountClosed(std::string_view id, bool closed) override {
-    return inner_->SetAccountClosed(id, closed);
+  absl::StatusOr<bool> CloseAccountIfZeroBalance(std::string_view id) override {
+    return inner_->CloseAccountIfZeroBalance(id);
   }
   absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override {
     return inner_->GetTransaction(id);

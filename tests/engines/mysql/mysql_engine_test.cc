@@ -443,9 +443,9 @@ TEST_F(MysqlEngineTest, IdentitiesCompareAndSortByteWise) {
 TEST_F(MysqlEngineTest, UpdatesCountTheRowsTheyMatchNotOnlyThoseTheyChange) {
   ASSERT_NO_FATAL_FAILURE(OpenLedger(2));
   // CLIENT_FOUND_ROWS: closing a closed account changes nothing, yet finds it.
-  ASSERT_TRUE(engine_->SetAccountClosed("carol", true).ok());
-  EXPECT_TRUE(engine_->SetAccountClosed("carol", true).ok());
-  EXPECT_EQ(engine_->SetAccountClosed("nobody", true).code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(engine_->CloseAccountIfZeroBalance("carol").value());
+  EXPECT_TRUE(engine_->CloseAccountIfZeroBalance("carol").value());
+  EXPECT_FALSE(engine_->CloseAccountIfZeroBalance("nobody").value());
   // A compare-and-set whose replacement equals the stored claim still succeeds.
   WorkClaim claim;
   claim.identity = {"gateway.charge", Scope{}, "order-1"};
