@@ -35,8 +35,8 @@ class MemoryLedgers {
  public:
   MemoryLedgers()
       : engine_(OpenMemoryEngine()),
-        exactly_once_(engine_),
-        raw_(internal::LedgerTestingHooks::OpenWithoutIdempotency(engine_)) {
+        exactly_once_(OpenedOrAbort(Ledger::Open(engine_))),
+        raw_(OpenedOrAbort(internal::LedgerTestingHooks::OpenWithoutIdempotency(engine_))) {
     Check(exactly_once_.DefineAsset({kBenchAsset, 0}));
     Check(exactly_once_.OpenAccount({.id = "issuance", .asset = kBenchAsset, .allow_negative = true})
               .status());
@@ -50,6 +50,11 @@ class MemoryLedgers {
   Ledger& raw() { return raw_; }
 
  private:
+  static Ledger OpenedOrAbort(absl::StatusOr<Ledger> ledger) {
+    Check(ledger.status());
+    return *std::move(ledger);
+  }
+
   static void Check(const absl::Status& status) {
     if (!status.ok()) {
       absl::FPrintF(stderr, "memory ledger setup failed: %s\n", status.ToString());

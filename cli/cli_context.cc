@@ -36,7 +36,8 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenEngineAt(std::string_view url, bool 
 
 absl::StatusOr<std::unique_ptr<Ledger>> OpenLedgerAt(std::string_view url) {
   LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, OpenEngineAt(url));
-  return std::make_unique<Ledger>(std::shared_ptr<Engine>(std::move(engine)));
+  LEDGER_ASSIGN_OR_RETURN(Ledger ledger, Ledger::Open(std::shared_ptr<Engine>(std::move(engine))));
+  return std::make_unique<Ledger>(std::move(ledger));
 }
 
 absl::StatusOr<Asset> GetAssetOrNotFound(Engine& engine, std::string_view code) {

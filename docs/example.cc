@@ -6,7 +6,12 @@
 #include "ledger/ledger.h"
 
 int main() {
-  ledger::Ledger book(ledger::OpenMemoryEngine());
+  absl::StatusOr<ledger::Ledger> opened = ledger::Ledger::Open(ledger::OpenMemoryEngine());
+  if (!opened.ok()) {
+    std::cerr << opened.status() << "\n";  // bad options: InvalidArgument naming the field
+    return 1;
+  }
+  ledger::Ledger& book = *opened;
   if (!book.DefineAsset({"CREDITS", 0}).ok()) return 1;
   for (ledger::AccountSpec spec : {ledger::AccountSpec{.id = "issuance", .asset = "CREDITS",
                                                        .allow_negative = true},

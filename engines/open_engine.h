@@ -22,8 +22,10 @@
 namespace ledger {
 
 struct OpenEngineOptions {
-  bool migrate = true;  // apply pending migrations on open
-  int pool_size = 16;   // SQL engines: connections kept open
+  // Apply pending migrations on open. Default: true.
+  bool migrate = true;
+  // SQL engines: connections kept open, as in their options. Default: 16.
+  int pool_size = 16;
 };
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenEngine(std::string_view url,

@@ -59,10 +59,12 @@ absl::Status ValidateIdentity(const KeyIdentity& identity) {
 absl::Status ValidateClaimOptions(const ClaimOptions& options) {
   if (options.ttl <= absl::ZeroDuration() || options.ttl > kKeyTtlMax) {
     return absl::InvalidArgumentError(
-        absl::StrCat("key ttl must be positive and at most ", absl::FormatDuration(kKeyTtlMax)));
+        absl::StrCat("ClaimOptions.ttl must be positive and at most ",
+                     absl::FormatDuration(kKeyTtlMax), ", not ", absl::FormatDuration(options.ttl)));
   }
   if (options.wait.wait_max < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("wait bound must not be negative");
+    return absl::InvalidArgumentError(absl::StrCat("ClaimOptions.wait.wait_max must not be negative, not ",
+                                                   absl::FormatDuration(options.wait.wait_max)));
   }
   return absl::OkStatus();
 }

@@ -56,15 +56,22 @@ enum class ReplayPolicy { kReturn, kError };
 
 // How long a submit waits for another in-flight attempt with the same key.
 struct WaitPolicy {
-  absl::Duration wait_max = kWaitDefault;  // zero: fail fast with an in-progress error
+  // How long to wait; zero: fail fast with an in-progress error; never negative.
+  // Default: kWaitDefault (10 s).
+  absl::Duration wait_max = kWaitDefault;
 
   static WaitPolicy FailFast() { return WaitPolicy{absl::ZeroDuration()}; }
   bool fail_fast() const { return wait_max <= absl::ZeroDuration(); }
 };
 
+// Checked on every submit: a bad field is InvalidArgument naming it.
 struct ClaimOptions {
-  absl::Duration ttl = kKeyTtlDefault;  // the key can be reused with a new payload after it
+  // How long a committed key is replayed; after it the key can be reused with a new
+  // payload. Positive, at most kKeyTtlMax (366 days). Default: kKeyTtlDefault (24 h).
+  absl::Duration ttl = kKeyTtlDefault;
+  // What a retry of a committed key gets. Default: kReturn, the recorded result.
   ReplayPolicy replay = ReplayPolicy::kReturn;
+  // How long to wait for another in-flight attempt with the same key. Default: 10 s.
   WaitPolicy wait;
 };
 

@@ -127,10 +127,13 @@ absl::Status NotOwnerError(const Reservation& reservation, std::string_view what
 absl::Status ValidateWorkOptions(const WorkOptions& options) {
   if (options.ttl <= absl::ZeroDuration() || options.ttl > kKeyTtlMax) {
     return absl::InvalidArgumentError(
-        absl::StrCat("work ttl must be positive and at most ", absl::FormatDuration(kKeyTtlMax)));
+        absl::StrCat("WorkOptions.ttl must be positive and at most ",
+                     absl::FormatDuration(kKeyTtlMax), ", not ", absl::FormatDuration(options.ttl)));
   }
   if (options.lease <= absl::ZeroDuration() || options.lease > options.ttl) {
-    return absl::InvalidArgumentError("work lease must be positive and at most the ttl");
+    return absl::InvalidArgumentError(
+        absl::StrCat("WorkOptions.lease must be positive and at most WorkOptions.ttl, not ",
+                     absl::FormatDuration(options.lease)));
   }
   return absl::OkStatus();
 }

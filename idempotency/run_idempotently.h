@@ -73,12 +73,13 @@ inline constexpr int kReserveRoundsMax = 8;
 
 struct WorkOptions {
   // How long a reservation owns the work. Past it, another caller may take the claim
-  // over and run the work again. Positive, at most ttl.
+  // over and run the work again. Positive, at most ttl. Default: kWorkLeaseDefault (5 min).
   absl::Duration lease = kWorkLeaseDefault;
   // How long a completed result is replayed; after it the identity may be reused with
-  // any payload. Positive, at most kKeyTtlMax.
+  // any payload. Positive, at most kKeyTtlMax. Default: kKeyTtlDefault (24 h).
   absl::Duration ttl = kKeyTtlDefault;
   // What a retry of completed work gets: the stored result, or DuplicateError.
+  // Default: kReturn, the stored result.
   ReplayPolicy replay = ReplayPolicy::kReturn;
 };
 

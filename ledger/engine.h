@@ -59,7 +59,8 @@ struct OutboxEvent {
 };
 
 struct BeginOptions {
-  WaitPolicy wait;  // how long ClaimKey may wait for another holder of the same key
+  // How long ClaimKey may wait for another holder of the same key. Default: 10 s.
+  WaitPolicy wait;
 };
 
 // One database transaction. Not thread-safe. Destroying it without Commit rolls back.

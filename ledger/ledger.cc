@@ -94,7 +94,47 @@ Amount SaturatingAdd(Amount a, Amount b) {
   return CheckedAdd(a, b).value_or(std::numeric_limits<Amount>::max());
 }
 
+absl::Status ValidateVelocityLimit(const VelocityLimit& limit, size_t index) {
+  std::string field = absl::StrCat("LedgerOptions.velocity_limits[", index, "]");
+  if (limit.window <= absl::ZeroDuration() || limit.window == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".window must be positive and finite, not ",
+                     absl::FormatDuration(limit.window)));
+  }
+  if (limit.debit_count_max < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".debit_count_max must not be negative, not ", limit.debit_count_max));
+  }
+  if (limit.debit_amount_max < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".debit_amount_max must not be negative, not ", limit.debit_amount_max));
+  }
+  if (limit.debit_count_max == 0 && limit.debit_amount_max == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " sets neither debit_count_max nor debit_amount_max: it would limit nothing"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status ValidateLedgerOptions(const LedgerOptions& options) {
+  if (options.attempts_max < 1 || options.attempts_max > kAttemptsMaxLimit) {
+    return absl::InvalidArgumentError(absl::StrCat("LedgerOptions.attempts_max must be 1 to ",
+                                                   kAttemptsMaxLimit, ", not ",
+                                                   options.attempts_max));
+  }
+  for (size_t index = 0; index < options.velocity_limits.size(); ++index) {
+    LEDGER_RETURN_IF_ERROR(ValidateVelocityLimit(options.velocity_limits[index], index));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Ledger> Ledger::Open(std::shared_ptr<Engine> engine, LedgerOptions options) {
+  if (engine == nullptr) return absl::InvalidArgumentError("Ledger::Open needs an engine, not null");
+  LEDGER_RETURN_IF_ERROR(ValidateLedgerOptions(options));
+  return Ledger(std::move(engine), std::move(options));
+}
 
 Ledger::Ledger(std::shared_ptr<Engine> engine, LedgerOptions options)
     : engine_(std::move(engine)),
@@ -112,7 +152,7 @@ absl::StatusOr<Outcome> Ledger::Submit(const SubmitRequest& request) {
                        request.key};
 
   absl::Status failure;
-  for (int attempt = 1; attempt <= std::max(1, options_.attempts_max); ++attempt) {
+  for (int attempt = 1; attempt <= options_.attempts_max; ++attempt) {
     absl::StatusOr<Outcome> outcome = SubmitOnce(request, identity, fingerprint);
     if (outcome.ok()) return outcome;
     failure = outcome.status();

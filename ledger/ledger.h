@@ -1,7 +1,8 @@
 // The ledger: opens accounts and submits operations exactly once, over any Engine.
 //
-//   auto engine = ledger::OpenMemoryEngine();
-//   ledger::Ledger book(std::move(engine));
+//   absl::StatusOr<ledger::Ledger> opened = ledger::Ledger::Open(ledger::OpenMemoryEngine());
+//   if (!opened.ok()) return opened.status();  // bad options: InvalidArgument naming the field
+//   ledger::Ledger& book = *opened;
 //   book.DefineAsset({"USD", 2});
 //   book.OpenAccount({.id = "alice", .asset = "USD"});
 //   ledger::SubmitRequest request{.key = "order-1001",
@@ -40,34 +41,55 @@ namespace internal {
 class LedgerTestingHooks;  // ledger/internal/testing_hooks.h: tests and benchmarks only
 }  // namespace internal
 
+// The largest LedgerOptions::attempts_max Open accepts: past it a submit on a hot
+// account could hold its caller through minutes of deadlock retries.
+inline constexpr int kAttemptsMaxLimit = 100;
+
 // Caps on what one non-system account may debit within a sliding window. Reversals
-// are exempt: they correct, they do not spend.
+// are exempt: they correct, they do not spend. A limit sets at least one cap.
 struct VelocityLimit {
+  // The sliding window the caps apply to. Positive and finite. Default: 1 hour.
   absl::Duration window = absl::Hours(1);
-  int64_t debit_count_max = 0;   // 0: no count limit
-  Amount debit_amount_max = 0;   // 0: no amount limit
+  // Most debits within the window. 0: no count cap; never negative. Default: 0.
+  int64_t debit_count_max = 0;
+  // Most minor units debited within the window. 0: no amount cap; never negative.
+  // Default: 0.
+  Amount debit_amount_max = 0;
 };
 
+// Checked by Ledger::Open: a bad field is InvalidArgument naming it, never clamped.
 struct LedgerOptions {
-  // Where time comes from; not owned. Default: the system clock.
+  // Where time comes from; not owned, must outlive the Ledger. Default: nullptr, the
+  // system clock.
   Clock* clock = nullptr;
-  // Applied to every debited account without allow_negative. Default: none.
+  // Applied to every debited account without allow_negative. Default: empty, no limit.
   std::vector<VelocityLimit> velocity_limits;
   // Attempts of one submit when the engine reports a retryable error (deadlock,
   // serialization failure). Each attempt rolled back fully, so retrying is safe.
+  // 1 .. kAttemptsMaxLimit. Default: 8.
   int attempts_max = 8;
 };
 
+// OK, or InvalidArgument naming the first bad field ("LedgerOptions.attempts_max ...").
+absl::Status ValidateLedgerOptions(const LedgerOptions& options);
+
 struct SubmitRequest {
-  std::string key;  // the idempotency key, chosen by the client
-  Scope scope;
-  Operation operation;
-  ClaimOptions claim;
+  std::string key;      // the idempotency key, chosen by the client; required
+  Scope scope;          // default: tenant "default", actor "default"
+  Operation operation;  // required
+  ClaimOptions claim;   // default: idempotency/key.h's defaults (24 h ttl, replay, 10 s wait)
 };
 
 class Ledger {
  public:
-  explicit Ledger(std::shared_ptr<Engine> engine, LedgerOptions options = {});
+  // The one way to make a Ledger. A null engine or bad options: InvalidArgument naming
+  // the field, and nothing is touched.
+  static absl::StatusOr<Ledger> Open(std::shared_ptr<Engine> engine, LedgerOptions options = {});
+
+  Ledger(Ledger&&) = default;
+  Ledger& operator=(Ledger&&) = default;
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
 
   // Bad input: InvalidArgument. Same key and scope with another payload: IsConflict.
   // The key's first attempt still running past the wait bound: IsInProgress. A
@@ -91,6 +113,8 @@ class Ledger {
  private:
   friend class internal::LedgerTestingHooks;
   using AccountsById = std::map<std::string, Account, std::less<>>;
+
+  Ledger(std::shared_ptr<Engine> engine, LedgerOptions options);
 
   absl::StatusOr<Outcome> SubmitOnce(const SubmitRequest& request, const KeyIdentity& identity,
                                      const std::string& fingerprint);

@@ -185,11 +185,12 @@ PhaseSpec SpecFor(const LoadOptions& options, Workload workload, std::string mod
 
 class LoadRun {
  public:
-  LoadRun(const LoadOptions& options, std::shared_ptr<Engine> engine)
+  LoadRun(const LoadOptions& options, std::shared_ptr<Engine> engine, Ledger exactly_once,
+          Ledger raw)
       : options_(options),
-        engine_(engine),
-        exactly_once_(engine),
-        raw_(internal::LedgerTestingHooks::OpenWithoutIdempotency(engine)),
+        engine_(std::move(engine)),
+        exactly_once_(std::move(exactly_once)),
+        raw_(std::move(raw)),
         key_prefix_(RunKeyPrefix(options.seed)) {}
 
   absl::Status Setup(RunReport& report) {
@@ -357,7 +358,9 @@ absl::StatusOr<bool> Run(const LoadOptions& options) {
   int pool_size = std::max(options.clients, kSetupThreadsMax) + kPoolSpareConnections;
   LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<Engine> engine, OpenLoadEngine(options, pool_size));
   RunReport report{.info = DescribeRun(options, *engine)};
-  LoadRun run(options, engine);
+  LEDGER_ASSIGN_OR_RETURN(Ledger exactly_once, Ledger::Open(engine));
+  LEDGER_ASSIGN_OR_RETURN(Ledger raw, internal::LedgerTestingHooks::OpenWithoutIdempotency(engine));
+  LoadRun run(options, engine, std::move(exactly_once), std::move(raw));
   LEDGER_RETURN_IF_ERROR(run.Setup(report));
   for (Workload workload : options.workloads) run.RunWorkload(workload, report);
   report.info.load_average_after = LoadAverage();

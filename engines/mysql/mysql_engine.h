@@ -21,14 +21,16 @@ namespace ledger {
 
 struct MysqlOptions {
   // mysql://user[:password]@host[:port]/database ; host "localhost" is not special:
-  // always TCP. The database must exist.
+  // always TCP. The database must exist. Required. Default: empty.
   std::string connection;
-  int pool_size = 16;  // connections kept open, 1..1024; callers beyond it wait for one
+  // Connections kept open, 1..1024; callers beyond it wait for one. Default: 16.
+  int pool_size = 16;
   // How long a call waits for a pooled connection when all pool_size are on loan
   // (then Unavailable). A submit waits its own claim wait bound instead, unless it
-  // fails fast. Default 10 s (engines/common/connection_pool.h).
+  // fails fast. Default: 10 s (engines/common/connection_pool.h).
   absl::Duration pool_acquire_wait = absl::Seconds(10);
-  bool migrate = true;  // apply pending migrations on open
+  // Apply pending migrations on open. Default: true.
+  bool migrate = true;
 };
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenMysqlEngine(const MysqlOptions& options);

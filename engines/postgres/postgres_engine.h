@@ -26,15 +26,19 @@ enum class PostgresClaimMode { kAdvisoryLock, kRow };
 
 struct PostgresOptions {
   // A libpq connection string or URI. A "claim=row" or "claim=advisory" query
-  // parameter in a URI sets claim_mode and is removed before connecting.
+  // parameter in a URI sets claim_mode and is removed before connecting. Required.
+  // Default: empty.
   std::string connection;
+  // How a submit claims its key (docs/engines/postgres.md). Default: kAdvisoryLock.
   PostgresClaimMode claim_mode = PostgresClaimMode::kAdvisoryLock;
-  int pool_size = 16;  // connections kept open, 1..1024; callers beyond it wait for one
+  // Connections kept open, 1..1024; callers beyond it wait for one. Default: 16.
+  int pool_size = 16;
   // How long a call waits for a pooled connection when all pool_size are on loan
   // (then Unavailable). A submit waits its own claim wait bound instead, unless it
-  // fails fast. Default 10 s (engines/common/connection_pool.h).
+  // fails fast. Default: 10 s (engines/common/connection_pool.h).
   absl::Duration pool_acquire_wait = absl::Seconds(10);
-  bool migrate = true;  // apply pending migrations on open
+  // Apply pending migrations on open. Default: true.
+  bool migrate = true;
 };
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions& options);

@@ -20,21 +20,24 @@
 namespace ledger {
 
 struct SqliteOptions {
-  std::string path = "ledger.db";  // created if missing
+  // The database file, created if missing. Default: "ledger.db".
+  std::string path = "ledger.db";
   // How long a writer waits for the database lock when the submit's own wait policy
-  // does not say (reads, account administration). Default 10 s.
+  // does not say (reads, account administration). Not negative. Default: 10 s.
   absl::Duration busy_timeout = absl::Seconds(10);
   // "FULL" (default: an acknowledged commit survives power loss; the WAL is synced on
   // every commit), "EXTRA", or "NORMAL" (an explicit opt-in: survives a process crash,
   // but the last commits before a power loss or OS crash may vanish). In a URL:
-  // sqlite:PATH?synchronous=normal.
+  // sqlite:PATH?synchronous=normal. Default: "FULL".
   std::string synchronous = "FULL";
-  int pool_size = 16;  // connections kept open, 1..1024; callers beyond it wait for one
+  // Connections kept open, 1..1024; callers beyond it wait for one. Default: 16.
+  int pool_size = 16;
   // How long a call waits for a pooled connection when all pool_size are on loan
   // (then Unavailable). A submit waits its own claim wait bound instead, unless it
-  // fails fast. Default 10 s (engines/common/connection_pool.h).
+  // fails fast. Default: 10 s (engines/common/connection_pool.h).
   absl::Duration pool_acquire_wait = absl::Seconds(10);
-  bool migrate = true;  // apply pending migrations on open
+  // Apply pending migrations on open. Default: true.
+  bool migrate = true;
 };
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenSqliteEngine(const SqliteOptions& options);

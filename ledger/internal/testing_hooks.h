@@ -2,7 +2,8 @@
 // This header is not installed with ledger::core, and scripts/check-layering.sh fails
 // when anything outside ledger/, tests/ and bench/ includes a file from ledger/internal/.
 //
-//   ledger::Ledger raw = ledger::internal::LedgerTestingHooks::OpenWithoutIdempotency(engine);
+//   absl::StatusOr<ledger::Ledger> raw =
+//       ledger::internal::LedgerTestingHooks::OpenWithoutIdempotency(engine);
 //
 // Thread-safe as the Ledger it returns.
 #ifndef LEDGER_LEDGER_INTERNAL_TESTING_HOOKS_H_
@@ -10,6 +11,8 @@
 
 #include <memory>
 #include <utility>
+
+#include "absl/status/statusor.h"
 
 #include "ledger/engine.h"
 #include "ledger/ledger.h"
@@ -21,10 +24,11 @@ class LedgerTestingHooks {
   // UNSAFE: a ledger whose submits neither claim nor record their key, so a retry posts
   // again. Benchmarks use it as the "raw" floor that prices exactly-once; the property
   // suite's self-test uses it to prove the suite catches a broken ledger.
-  static Ledger OpenWithoutIdempotency(std::shared_ptr<Engine> engine,
-                                       LedgerOptions options = {}) {
-    Ledger ledger(std::move(engine), std::move(options));
-    ledger.skip_idempotency_ = true;
+  // Options are checked as by Ledger::Open.
+  static absl::StatusOr<Ledger> OpenWithoutIdempotency(std::shared_ptr<Engine> engine,
+                                                       LedgerOptions options = {}) {
+    absl::StatusOr<Ledger> ledger = Ledger::Open(std::move(engine), std::move(options));
+    if (ledger.ok()) ledger->skip_idempotency_ = true;
     return ledger;
   }
 };

@@ -1,6 +1,7 @@
 #include "tests/conformance/conformance_fixture.h"
 
 #include "absl/strings/str_cat.h"
+#include "tests/support/open_ledger.h"
 
 namespace ledger::testing {
 
@@ -41,7 +42,7 @@ void ConformanceTest::TearDown() {
 
 std::unique_ptr<Ledger> ConformanceTest::LedgerWith(LedgerOptions options) {
   options.clock = &clock_;
-  return std::make_unique<Ledger>(faults_, std::move(options));
+  return std::make_unique<Ledger>(OpenTestLedger(faults_, std::move(options)));
 }
 
 Snapshot ConformanceTest::TakeSnapshot() {

@@ -290,7 +290,9 @@ class ConcurrentRun {
     faults_ = std::make_shared<FaultInjectingEngine>(std::move(engine));
     LedgerOptions ledger_options;
     ledger_options.clock = &clock_;
-    ledger_ = std::make_unique<Ledger>(faults_, ledger_options);
+    absl::StatusOr<Ledger> ledger = Ledger::Open(faults_, ledger_options);
+    if (!ledger.ok()) return absl::StrCat("opening the ledger: ", ledger.status().ToString());
+    ledger_ = std::make_unique<Ledger>(*std::move(ledger));
     absl::StatusOr<std::vector<Account>> accounts = OpenUniverse(*ledger_, universe_);
     return accounts.ok() ? "" : absl::StrCat("setup: ", accounts.status().ToString());
   }

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "engines/memory/memory_engine.h"
 #include "gtest/gtest.h"
+#include "tests/support/open_ledger.h"
 #include "tests/property/broken_engines.h"
 #include "tests/property/concurrent_run.h"
 #include "tests/property/database_reads.h"
@@ -112,7 +113,7 @@ TEST(PropertySelfTest, ClaimingInASeparateTransactionLetsRacingDeliveriesPostTwi
                                                      if (identity.key == "race")
                                                        both_claimed.Block();
                                                    });
-  Ledger ledger(engine);
+  Ledger ledger = ledger::testing::OpenTestLedger(engine);
   ASSERT_TRUE(OpenUniverse(ledger, universe).ok());
   Request request{"race", Scope{"acme", "api"},
                   Operation::TopUp(universe.issuance, universe.credit_wallets[0], kCredits, 500)};

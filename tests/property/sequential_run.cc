@@ -103,10 +103,12 @@ class SequentialRun {
     LedgerOptions ledger_options;
     ledger_options.clock = &clock_;
     ledger_options.velocity_limits = options_.velocity_limits;
-    ledger_ = std::make_unique<Ledger>(
+    absl::StatusOr<Ledger> ledger =
         options_.skip_idempotency
             ? internal::LedgerTestingHooks::OpenWithoutIdempotency(faults_, ledger_options)
-            : Ledger(faults_, ledger_options));
+            : Ledger::Open(faults_, ledger_options);
+    if (!ledger.ok()) return absl::StrCat("opening the ledger: ", ledger.status().ToString());
+    ledger_ = std::make_unique<Ledger>(*std::move(ledger));
     absl::StatusOr<std::vector<Account>> opened_accounts = OpenUniverse(*ledger_, universe_);
     if (!opened_accounts.ok()) return absl::StrCat("setup: ", opened_accounts.status().ToString());
     for (const Account& account : *opened_accounts) model_.AddAccount(account);

@@ -29,6 +29,7 @@
 #include "tests/property/database_reads.h"
 #include "tests/property/property_context.h"
 #include "tests/property/workload.h"
+#include "tests/support/open_ledger.h"
 
 namespace ledger::property {
 namespace {
@@ -155,7 +156,7 @@ void WriteLine(int fd, const std::string& line) {
   auto engine = std::make_shared<CrashingEngine>(std::shared_ptr<Engine>(std::move(*opened)), point,
                                                  crash_at);
   ManualClock clock;
-  Ledger ledger(engine, LedgerOptions{.clock = &clock});
+  Ledger ledger = ledger::testing::OpenTestLedger(engine, {.clock = &clock});
   for (size_t i = 0; i < requests.size(); ++i) {
     clock.Set(requests[i].at);
     WriteLine(fd, absl::StrCat("sending ", i));
@@ -205,7 +206,7 @@ std::string CreateDatabase(const std::filesystem::path& folder, const std::strin
   absl::StatusOr<std::unique_ptr<Engine>> engine = OpenSqliteEngine(options);
   EXPECT_TRUE(engine.ok()) << engine.status();
   ManualClock clock;
-  Ledger ledger(std::shared_ptr<Engine>(std::move(*engine)), LedgerOptions{.clock = &clock});
+  Ledger ledger = ledger::testing::OpenTestLedger(std::shared_ptr<Engine>(std::move(*engine)), {.clock = &clock});
   absl::StatusOr<std::vector<Account>> accounts = OpenUniverse(ledger, universe);
   EXPECT_TRUE(accounts.ok()) << accounts.status();
   return path;
@@ -260,7 +261,8 @@ void CheckAfterCrash(Engine& engine, const std::vector<TimedRequest>& requests,
 void ResendAfterCrash(Engine& engine, const std::vector<TimedRequest>& requests,
                       const ChildReport& report, CrashPoint point) {
   ManualClock clock(requests[*report.in_flight].at);
-  Ledger ledger(std::shared_ptr<Engine>(&engine, [](Engine*) {}), LedgerOptions{.clock = &clock});
+  Ledger ledger =
+      ledger::testing::OpenTestLedger(std::shared_ptr<Engine>(&engine, [](Engine*) {}), {.clock = &clock});
   absl::StatusOr<Outcome> resent = ledger.Submit(requests[*report.in_flight].request);
   ASSERT_TRUE(resent.ok()) << resent.status();
   if (point == CrashPoint::kAfterCommit) {

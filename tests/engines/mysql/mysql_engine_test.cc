@@ -30,6 +30,7 @@
 #include "tests/conformance/conformance_context.h"
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/support/fault_injecting_engine.h"
+#include "tests/support/open_ledger.h"
 
 namespace ledger::testing {
 namespace {
@@ -94,7 +95,7 @@ class MysqlEngineTest : public ::testing::Test {
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = std::shared_ptr<Engine>(*std::move(engine));
     faults_ = std::make_shared<FaultInjectingEngine>(engine_);
-    ledger_ = std::make_unique<Ledger>(faults_, LedgerOptions{.clock = &clock_});
+    ledger_ = std::make_unique<Ledger>(OpenTestLedger(faults_, {.clock = &clock_}));
     ASSERT_TRUE(ledger_->DefineAsset({"CREDITS", 0}).ok());
     ASSERT_TRUE(ledger_->OpenAccount({.id = "issuance", .asset = "CREDITS",
                                       .allow_negative = true}).ok());

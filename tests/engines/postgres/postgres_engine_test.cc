@@ -25,6 +25,7 @@
 #include "tests/conformance/conformance_context.h"
 #include "tests/engines/postgres/postgres_test_database.h"
 #include "tests/support/fault_injecting_engine.h"
+#include "tests/support/open_ledger.h"
 
 namespace ledger {
 
@@ -86,7 +87,7 @@ class PostgresEngineTest : public ::testing::TestWithParam<PostgresClaimMode> {
     absl::StatusOr<std::unique_ptr<Engine>> engine = OpenFreshPostgresEngine(GetParam(), pool_size);
     ASSERT_TRUE(engine.ok()) << engine.status();
     faults_ = std::make_shared<FaultInjectingEngine>(std::shared_ptr<Engine>(std::move(*engine)));
-    ledger_ = std::make_unique<Ledger>(faults_, LedgerOptions{.clock = &clock_});
+    ledger_ = std::make_unique<Ledger>(OpenTestLedger(faults_, {.clock = &clock_}));
     ASSERT_TRUE(ledger_->DefineAsset({kAsset, 0}).ok());
     ASSERT_TRUE(
         ledger_->OpenAccount({.id = "issuance", .asset = kAsset, .allow_negative = true}).ok());

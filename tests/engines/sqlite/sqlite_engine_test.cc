@@ -28,6 +28,7 @@
 #include "ledger/engine.h"
 #include "ledger/ledger.h"
 #include "ledger/operation.h"
+#include "tests/support/open_ledger.h"
 
 namespace ledger {
 namespace {
@@ -299,7 +300,7 @@ TEST_F(SqliteEngineTest, FailFastSubmitWhileAnotherConnectionHoldsTheWriteLockIs
   auto engine = std::shared_ptr<Engine>(Open(path_));
   ASSERT_NE(engine, nullptr);
   Seed(*engine);
-  Ledger book(engine);
+  Ledger book = ledger::testing::OpenTestLedger(engine);
   SubmitRequest request;
   request.key = "order-1";
   request.operation = Operation::TopUp("issuance", "wallet", "USD", 500);
