@@ -1,6 +1,5 @@
 #include "ledger/outcome.h"
 
-#include <array>
 #include <utility>
 
 #include "absl/time/time.h"
@@ -8,24 +7,33 @@
 #include "ledger/amount.h"
 
 namespace ledger {
-namespace {
 
-constexpr std::array<std::string_view, 4> kOutcomeNames = {"committed", "duplicate", "rejected",
-                                                           "faulted"};
-constexpr std::array<std::string_view, 10> kReasonNames = {
-    "transaction_not_found", "not_reversible",     "already_reversed",
-    "account_not_found",     "account_closed",     "asset_mismatch",
-    "balance_overflow",      "insufficient_funds", "velocity_count_exceeded",
-    "velocity_amount_exceeded"};
-
-}  // namespace
-
+// Switches without a default: -Wswitch reports a value without a name. The names are
+// part of the JSON output and the CLI's contract.
 std::string_view OutcomeKindName(OutcomeKind kind) {
-  return kOutcomeNames[static_cast<size_t>(kind)];
+  switch (kind) {
+    case OutcomeKind::kCommitted: return "committed";
+    case OutcomeKind::kDuplicate: return "duplicate";
+    case OutcomeKind::kRejected: return "rejected";
+    case OutcomeKind::kFaulted: return "faulted";
+  }
+  return "unknown";  // only for a value cast from outside the enumeration
 }
 
 std::string_view RejectionReasonName(RejectionReason reason) {
-  return kReasonNames[static_cast<size_t>(reason)];
+  switch (reason) {
+    case RejectionReason::kTransactionNotFound: return "transaction_not_found";
+    case RejectionReason::kNotReversible: return "not_reversible";
+    case RejectionReason::kAlreadyReversed: return "already_reversed";
+    case RejectionReason::kAccountNotFound: return "account_not_found";
+    case RejectionReason::kAccountClosed: return "account_closed";
+    case RejectionReason::kAssetMismatch: return "asset_mismatch";
+    case RejectionReason::kBalanceOverflow: return "balance_overflow";
+    case RejectionReason::kInsufficientFunds: return "insufficient_funds";
+    case RejectionReason::kVelocityCountExceeded: return "velocity_count_exceeded";
+    case RejectionReason::kVelocityAmountExceeded: return "velocity_amount_exceeded";
+  }
+  return "unknown";  // only for a value cast from outside the enumeration
 }
 
 Outcome Outcome::Committed(Transaction transaction) {

@@ -10,20 +10,27 @@
 #include "absl/strings/str_format.h"
 
 namespace ledger {
-namespace {
-
-constexpr std::array<std::string_view, 6> kKindNames = {"top_up", "spend",   "transfer",
-                                                         "payout", "reverse", "post"};
-
-}  // namespace
 
 std::string_view OperationKindName(OperationKind kind) {
-  return kKindNames[static_cast<size_t>(kind)];
+  switch (kind) {  // no default: -Wswitch reports a kind without a name
+    case OperationKind::kTopUp: return "top_up";
+    case OperationKind::kSpend: return "spend";
+    case OperationKind::kTransfer: return "transfer";
+    case OperationKind::kPayout: return "payout";
+    case OperationKind::kReverse: return "reverse";
+    case OperationKind::kPost: return "post";
+  }
+  return "unknown";  // only for a value cast from outside the enumeration
 }
 
 absl::StatusOr<OperationKind> ParseOperationKind(std::string_view name) {
-  for (size_t i = 0; i < kKindNames.size(); ++i) {
-    if (kKindNames[i] == name) return static_cast<OperationKind>(i);
+  // Enumerators run from 0 without gaps; the switch above names each, so this walks
+  // every kind without a second list to keep complete.
+  for (int value = 0;; ++value) {
+    auto kind = static_cast<OperationKind>(value);
+    std::string_view known = OperationKindName(kind);
+    if (known == "unknown") break;
+    if (known == name) return kind;
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown operation kind \"", View(name),

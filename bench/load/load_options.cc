@@ -29,7 +29,13 @@ absl::StatusOr<Workload> ParseWorkload(std::string_view name) {
 }
 
 std::string_view SubmitModeName(SubmitMode mode) {
-  return mode == SubmitMode::kRaw ? "raw" : "exactly-once";
+  switch (mode) {
+    case SubmitMode::kExactlyOnce:
+      return "exactly-once";
+    case SubmitMode::kRaw:
+      return "raw";
+  }
+  return "unknown";
 }
 
 absl::StatusOr<ModeSelection> ParseModeSelection(std::string_view name) {

@@ -444,6 +444,19 @@ std::vector<std::vector<Request>> GenerateConcurrentPhase(uint64_t seed, const U
   return lists;
 }
 
+std::string FaultModeName(FaultMode mode) {
+  switch (mode) {  // no default: -Wswitch reports a mode without a name
+    case FaultMode::kNone: return "none";
+    case FaultMode::kUnavailable: return "unavailable";
+    case FaultMode::kRetryable: return "retryable";
+    case FaultMode::kCommitReplyLost: return "commit reply lost";
+    case FaultMode::kKillSession: return "kill session";
+    case FaultMode::kKillIdleSessions: return "kill idle sessions";
+    case FaultMode::kRestartServer: return "restart server";
+  }
+  return "?";
+}
+
 std::string FaultPointName(FaultPoint point) {
   switch (point) {
     case FaultPoint::kBegin:
@@ -503,15 +516,8 @@ std::string DescribeStep(int index, const Step& step) {
   } else {
     absl::StrAppend(&text, "submit ", DescribeRequest(step.request));
   }
-  static const char* kModeNames[] = {"",
-                                     "unavailable",
-                                     "retryable",
-                                     "commit reply lost",
-                                     "kill session",
-                                     "kill idle sessions",
-                                     "restart server"};
   if (step.fault.mode != FaultMode::kNone) {
-    absl::StrAppend(&text, " [fault: ", kModeNames[static_cast<int>(step.fault.mode)], " at ",
+    absl::StrAppend(&text, " [fault: ", FaultModeName(step.fault.mode), " at ",
                     FaultPointName(step.fault.point), "]");
   }
   absl::StrAppend(&text, " (", step.origin, ")");

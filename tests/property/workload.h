@@ -111,6 +111,7 @@ struct ConcurrentPhaseOptions {
 std::vector<std::vector<Request>> GenerateConcurrentPhase(uint64_t seed, const Universe& universe,
                                                           const ConcurrentPhaseOptions& options);
 
+std::string FaultModeName(FaultMode mode);
 std::string FaultPointName(testing::FaultPoint point);
 std::string DescribeRequest(const Request& request);
 std::string DescribeStep(int index, const Step& step);

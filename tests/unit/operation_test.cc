@@ -1,8 +1,13 @@
 // Parsing, validation and payloads of operations: no engine involved.
+#include <set>
+#include <string>
+
 #include "gtest/gtest.h"
 #include "idempotency/fingerprint.h"
 #include "ledger/amount.h"
 #include "ledger/operation.h"
+#include "ledger/outcome.h"
+#include "ledger/transaction.h"
 
 namespace ledger {
 namespace {
@@ -100,6 +105,41 @@ TEST(NewTransactionId, IsTimeOrderedUuidVersion7) {
   EXPECT_LT(earlier, later);
   EXPECT_EQ(earlier.size(), 36u);
   EXPECT_EQ(earlier[14], '7');
+}
+
+// The names are the wire format (JSON, the CLI, the idempotency namespace of keys):
+// each value has its own, and parsing a name gives the value back.
+TEST(EnumNames, EveryOperationKindHasADistinctNameThatParsesBack) {
+  std::set<std::string> names;
+  for (int value = 0; value <= static_cast<int>(OperationKind::kPost); ++value) {
+    auto kind = static_cast<OperationKind>(value);
+    std::string name(OperationKindName(kind));
+    EXPECT_NE(name, "unknown") << value;
+    EXPECT_TRUE(names.insert(name).second) << name;
+    absl::StatusOr<OperationKind> parsed = ParseOperationKind(name);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(*parsed, kind);
+  }
+  EXPECT_EQ(OperationKindName(OperationKind::kTopUp), "top_up");
+  EXPECT_EQ(ParseOperationKind("refund").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(EnumNames, OutcomesAndRejectionReasonsHaveDistinctNames) {
+  std::set<std::string> outcomes;
+  for (int value = 0; value <= static_cast<int>(OutcomeKind::kFaulted); ++value) {
+    std::string name(OutcomeKindName(static_cast<OutcomeKind>(value)));
+    EXPECT_NE(name, "unknown") << value;
+    EXPECT_TRUE(outcomes.insert(name).second) << name;
+  }
+  std::set<std::string> reasons;
+  for (int value = 0; value <= static_cast<int>(RejectionReason::kVelocityAmountExceeded);
+       ++value) {
+    std::string name(RejectionReasonName(static_cast<RejectionReason>(value)));
+    EXPECT_NE(name, "unknown") << value;
+    EXPECT_TRUE(reasons.insert(name).second) << name;
+  }
+  EXPECT_EQ(OutcomeKindName(OutcomeKind::kDuplicate), "duplicate");
+  EXPECT_EQ(RejectionReasonName(RejectionReason::kInsufficientFunds), "insufficient_funds");
 }
 
 }  // namespace
