@@ -18,6 +18,7 @@ std::string_view TagName(ErrorTag tag) {
     case ErrorTag::kInProgress: return "in_progress";
     case ErrorTag::kRetryable: return "retryable";
     case ErrorTag::kInDoubt: return "in_doubt";
+    case ErrorTag::kInvariantViolated: return "invariant_violated";
     case ErrorTag::kNone: break;
   }
   return "";
@@ -46,12 +47,15 @@ absl::Status RetryableError(std::string_view message) {
 absl::Status InDoubtError(std::string_view message) {
   return Tagged(absl::StatusCode::kUnknown, message, ErrorTag::kInDoubt);
 }
+absl::Status InvariantViolationError(std::string_view message) {
+  return Tagged(absl::StatusCode::kInternal, message, ErrorTag::kInvariantViolated);
+}
 
 ErrorTag TagOf(const absl::Status& status) {
   absl::optional<absl::Cord> payload = status.GetPayload(kTagUrl);
   if (!payload.has_value()) return ErrorTag::kNone;
   for (ErrorTag tag : {ErrorTag::kConflict, ErrorTag::kDuplicate, ErrorTag::kInProgress,
-                       ErrorTag::kRetryable, ErrorTag::kInDoubt}) {
+                       ErrorTag::kRetryable, ErrorTag::kInDoubt, ErrorTag::kInvariantViolated}) {
     if (*payload == std::string(TagName(tag))) return tag;
   }
   return ErrorTag::kNone;

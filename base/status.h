@@ -15,6 +15,8 @@
 // | in_progress  | Aborted          | the first attempt with this key still runs        |
 // | retryable    | Aborted          | deadlock / serialization failure; rolled back     |
 // | in_doubt     | Unknown          | COMMIT sent, result unknown: resend the same key  |
+// | invariant_violated | Internal   | a submit's plan broke conservation, version or floor |
+// |              |                  | invariants (a bug): nothing written, not retried  |
 //
 // Thread-safe: free functions over values.
 #ifndef LEDGER_BASE_STATUS_H_
@@ -27,13 +29,22 @@
 
 namespace ledger {
 
-enum class ErrorTag { kNone, kConflict, kDuplicate, kInProgress, kRetryable, kInDoubt };
+enum class ErrorTag {
+  kNone,
+  kConflict,
+  kDuplicate,
+  kInProgress,
+  kRetryable,
+  kInDoubt,
+  kInvariantViolated,
+};
 
 absl::Status ConflictError(std::string_view message);
 absl::Status DuplicateError(std::string_view message);
 absl::Status InProgressError(std::string_view message);
 absl::Status RetryableError(std::string_view message);
 absl::Status InDoubtError(std::string_view message);
+absl::Status InvariantViolationError(std::string_view message);
 
 ErrorTag TagOf(const absl::Status& status);
 inline bool IsConflict(const absl::Status& s) { return TagOf(s) == ErrorTag::kConflict; }
@@ -41,6 +52,9 @@ inline bool IsDuplicate(const absl::Status& s) { return TagOf(s) == ErrorTag::kD
 inline bool IsInProgress(const absl::Status& s) { return TagOf(s) == ErrorTag::kInProgress; }
 inline bool IsRetryable(const absl::Status& s) { return TagOf(s) == ErrorTag::kRetryable; }
 inline bool IsInDoubt(const absl::Status& s) { return TagOf(s) == ErrorTag::kInDoubt; }
+inline bool IsInvariantViolation(const absl::Status& s) {
+  return TagOf(s) == ErrorTag::kInvariantViolated;
+}
 
 // Debian's abseil 20220623 has its own absl::string_view, which std::string_view does
 // not convert to implicitly (absl::StrCat, absl::Status messages). This bridges them.

@@ -29,6 +29,7 @@ ExitCode ExitCodeForStatus(const absl::Status& status) {
     case ErrorTag::kInProgress: return ExitCode::kInProgress;
     case ErrorTag::kRetryable:
     case ErrorTag::kInDoubt: return ExitCode::kFaulted;
+    case ErrorTag::kInvariantViolated: return ExitCode::kError;
     case ErrorTag::kNone: break;
   }
   switch (status.code()) {

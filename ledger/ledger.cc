@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "idempotency/fingerprint.h"
+#include "ledger/invariants.h"
 
 namespace ledger {
 namespace {
@@ -162,6 +163,7 @@ absl::StatusOr<Outcome> Ledger::Submit(const SubmitRequest& request) {
     case ErrorTag::kConflict:
     case ErrorTag::kDuplicate:
     case ErrorTag::kInProgress:
+    case ErrorTag::kInvariantViolated:
       return failure;
     default:
       return Outcome::Faulted(failure);
@@ -212,8 +214,8 @@ absl::StatusOr<Outcome> Ledger::SubmitOnce(const SubmitRequest& request,
                                             absl::StrCat(*reversal_of, " was reversed before")));
     }
   }
-  AccountsById accounts;
-  for (Account& account : locked) accounts.emplace(account.id, std::move(account));
+  AccountsById accounts;  // copies: `locked` stays as read, for the invariant checks
+  for (const Account& account : locked) accounts.emplace(account.id, account);
   if (std::optional<Outcome> rejection = CheckAccountsUsable(postings, accounts)) {
     return Decline(*tx, *std::move(rejection));
   }
@@ -236,6 +238,12 @@ absl::StatusOr<Outcome> Ledger::SubmitOnce(const SubmitRequest& request,
   std::vector<Account> updated;
   for (auto& [id, account] : accounts) updated.push_back(account);
 
+  if (tamper_plan_) tamper_plan_(transaction, updated);  // tests only: LedgerTestingHooks
+  if (absl::Status broken = CheckPostingInvariants(locked, transaction.entries, updated);
+      !broken.ok()) {
+    tx->Rollback();  // a bug, not a request to retry: nothing of it may be written
+    return broken;
+  }
   LEDGER_RETURN_IF_ERROR(tx->WriteTransaction(transaction, updated));
   if (!skip_idempotency_) {
     LEDGER_RETURN_IF_ERROR(tx->RecordKey(

@@ -19,6 +19,7 @@
 #define LEDGER_LEDGER_LEDGER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -93,7 +94,9 @@ class Ledger {
 
   // Bad input: InvalidArgument. Same key and scope with another payload: IsConflict.
   // The key's first attempt still running past the wait bound: IsInProgress. A
-  // committed key under ReplayPolicy::kError: IsDuplicate. Otherwise an Outcome.
+  // committed key under ReplayPolicy::kError: IsDuplicate. A posting plan that breaks
+  // an invariant (ledger/invariants.h; a bug, nothing written): Internal,
+  // IsInvariantViolation. Otherwise an Outcome.
   absl::StatusOr<Outcome> Submit(const SubmitRequest& request);
 
   absl::Status DefineAsset(const Asset& asset);
@@ -131,6 +134,9 @@ class Ledger {
   Clock* clock_;
   // Set only by LedgerTestingHooks::OpenWithoutIdempotency: no claim, no key record.
   bool skip_idempotency_ = false;
+  // Set only by LedgerTestingHooks::OpenTamperingWithPlans: breaks each posting plan
+  // just before the invariant checks, to prove they stop it.
+  std::function<void(Transaction&, std::vector<Account>&)> tamper_plan_;
 };
 
 }  // namespace ledger

@@ -9,8 +9,10 @@
 #ifndef LEDGER_LEDGER_INTERNAL_TESTING_HOOKS_H_
 #define LEDGER_LEDGER_INTERNAL_TESTING_HOOKS_H_
 
+#include <functional>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -29,6 +31,19 @@ class LedgerTestingHooks {
                                                        LedgerOptions options = {}) {
     absl::StatusOr<Ledger> ledger = Ledger::Open(std::move(engine), std::move(options));
     if (ledger.ok()) ledger->skip_idempotency_ = true;
+    return ledger;
+  }
+
+  // A ledger that hands each submit's posting plan (the transaction with its entries,
+  // and the accounts as they are about to be written) to `tamper` just before the
+  // invariant checks of ledger/invariants.h, so tests can feed the real pipeline a
+  // broken plan and see it stopped with nothing written.
+  using PlanTamperer = std::function<void(Transaction&, std::vector<Account>&)>;
+  static absl::StatusOr<Ledger> OpenTamperingWithPlans(std::shared_ptr<Engine> engine,
+                                                       PlanTamperer tamper,
+                                                       LedgerOptions options = {}) {
+    absl::StatusOr<Ledger> ledger = Ledger::Open(std::move(engine), std::move(options));
+    if (ledger.ok()) ledger->tamper_plan_ = std::move(tamper);
     return ledger;
   }
 };

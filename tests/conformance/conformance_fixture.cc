@@ -45,6 +45,14 @@ std::unique_ptr<Ledger> ConformanceTest::LedgerWith(LedgerOptions options) {
   return std::make_unique<Ledger>(OpenTestLedger(faults_, std::move(options)));
 }
 
+std::unique_ptr<Ledger> ConformanceTest::LedgerTamperingWithPlans(
+    internal::LedgerTestingHooks::PlanTamperer tamper) {
+  absl::StatusOr<Ledger> ledger = internal::LedgerTestingHooks::OpenTamperingWithPlans(
+      faults_, std::move(tamper), LedgerOptions{.clock = &clock_});
+  EXPECT_TRUE(ledger.ok()) << ledger.status();
+  return ledger.ok() ? std::make_unique<Ledger>(*std::move(ledger)) : nullptr;
+}
+
 Snapshot ConformanceTest::TakeSnapshot() {
   Snapshot snapshot;
   snapshot.accounts = engine().ListAccounts("", 10'000).value();

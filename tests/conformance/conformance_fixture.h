@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "base/clock.h"
+#include "ledger/internal/testing_hooks.h"
 #include "ledger/ledger.h"
 #include "tests/conformance/conformance_context.h"
 #include "tests/support/fault_injecting_engine.h"
@@ -40,6 +41,10 @@ class ConformanceTest : public ::testing::TestWithParam<ContextFactory> {
 
   // A second Ledger over the same engine and clock, with other options.
   std::unique_ptr<Ledger> LedgerWith(LedgerOptions options);
+  // A second Ledger over the same engine and clock that breaks every posting plan with
+  // `tamper` just before the invariant checks (ledger/internal/testing_hooks.h).
+  std::unique_ptr<Ledger> LedgerTamperingWithPlans(
+      internal::LedgerTestingHooks::PlanTamperer tamper);
 
   Snapshot TakeSnapshot();
   Amount BalanceOf(const std::string& account_id);
