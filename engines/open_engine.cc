@@ -22,8 +22,8 @@ namespace ledger {
 namespace {
 
 // The libpq connection parameters a PostgreSQL URL may carry besides our own "claim";
-// anything else is refused before libpq sees it.
-const std::vector<std::string_view>& PostgresParameters() {
+// anything else is refused before libpq sees it. Unused in a build without PostgreSQL.
+[[maybe_unused]] const std::vector<std::string_view>& PostgresParameters() {
   static const std::vector<std::string_view> parameters = {
       "claim", "application_name", "connect_timeout", "keepalives", "keepalives_count",
       "keepalives_idle", "keepalives_interval", "options", "password", "sslcert", "sslcrl",
@@ -49,7 +49,7 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenSqlite([[maybe_unused]] std::string_
 }
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenServerEngine(
-    std::string_view url_text, [[maybe_unused]] const DatabaseUrl& url,
+    [[maybe_unused]] std::string_view url_text, [[maybe_unused]] const DatabaseUrl& url,
     [[maybe_unused]] const OpenEngineOptions& options) {
   if (url.scheme == "postgres" || url.scheme == "postgresql") {
 #if LEDGER_WITH_POSTGRES
