@@ -1,18 +1,43 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the build, the tests and the throwaway servers need.
+# Installs the Debian 12 packages one purpose needs:
+#
+#   scripts/install-deps.sh build   the compiler, CMake and the libraries the build links,
+#                                   SQLite included: enough to build the `ledger` tool and
+#                                   run its demo (what scripts/quickstart.sh uses)
+#   scripts/install-deps.sh test    everything scripts/test.sh needs (the default): the
+#                                   above, plus GoogleTest, Google Benchmark, the
+#                                   PostgreSQL and MySQL client libraries (their engines
+#                                   are built when CMake finds them) and servers, and
+#                                   clang for the fuzzers
+#
 # Idempotent: packages already present are skipped; needs root (or sudo) only when
 # something is missing.
 set -euo pipefail
 
-packages=(
-  build-essential cmake pkg-config git
-  libssl-dev libabsl-dev libsqlite3-dev sqlite3
-  nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+mode=${1:-test}
+
+build_packages=(
+  build-essential cmake
+  libssl-dev libabsl-dev nlohmann-json3-dev libcli11-dev
+  libsqlite3-dev
+)
+test_packages=(
+  "${build_packages[@]}"
+  pkg-config git sqlite3 libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libpqxx-dev libpq-dev postgresql
   libmysqlcppconn-dev libboost-dev mariadb-server mariadb-client
   clang-14 libclang-rt-14-dev
 )
+
+case "$mode" in
+  build) packages=("${build_packages[@]}") ;;
+  test) packages=("${test_packages[@]}") ;;
+  *)
+    echo "usage: $0 [build|test]   (build: the tool and its demo; test, the default: everything)" >&2
+    exit 2
+    ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do
@@ -21,14 +46,14 @@ for package in "${packages[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
-  echo "install-deps: all ${#packages[@]} packages present"
+  echo "install-deps ($mode): all ${#packages[@]} packages present"
   exit 0
 fi
 
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
+echo "install-deps ($mode): installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+echo "install-deps ($mode): done"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds everything, starts a
+# The README's test command: installs what is missing (install-deps.sh test: servers,
+# test frameworks, clang included), builds everything, starts a
 # throwaway PostgreSQL and MariaDB on loopback, runs every test (all four engines, the
 # property and fault runs, the fuzzers briefly, the benchmarks' smoke runs) and stops
 # the servers, also when a test fails. Under CI=true a server that cannot start fails
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 build_dir=${LEDGER_BUILD_DIR:-build}
 jobs=$(nproc)
 
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh test
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEDGER_BUILD_TESTS=ON \
   -DLEDGER_BUILD_BENCHMARKS=ON >/dev/null
 bash scripts/check-layering.sh
