@@ -11,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engines/common/standalone.h"
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_migrations.h"
 #include "engines/mysql/mysql_rows.h"
@@ -19,12 +20,6 @@
 namespace ledger {
 namespace mysql_internal {
 namespace {
-
-const absl::Status& StatusOf(const absl::Status& status) { return status; }
-template <typename T>
-const absl::Status& StatusOf(const absl::StatusOr<T>& result) {
-  return result.status();
-}
 
 // SUM(amount) of debits as DECIMAL text ("-1500", "0"), negated into a saturating
 // Amount: the sum of many int64 amounts may not fit in one.
@@ -66,25 +61,23 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> MysqlEngine::Begin(
 
 absl::Status MysqlEngine::RunStandalone(
     Access access, const std::function<absl::Status(MysqlConnection&)>& body) {
-  for (int attempt = 1;; ++attempt) {
-    LEDGER_ASSIGN_OR_RETURN(PooledConnection connection,
-                            attempt == 1 ? pool_->Acquire() : pool_->AcquireFresh());
-    absl::Status status = connection->SetLockWaitSeconds(
-        kLockWaitSecondsDefault, "set the lock wait", ErrorContext::kStandalone);
-    if (status.ok()) status = body(*connection);
-    if (!status.ok()) {
-      connection->Rollback();
-      const bool stale = connection.reused() && connection->broken() &&
-                         absl::IsUnavailable(status);
-      if (stale && attempt == 1) continue;
-      return status;
-    }
-    if (access == Access::kRead) {
-      connection->Rollback();  // ends the read view; what was read stands either way
-      return absl::OkStatus();
-    }
-    return connection->Commit(ErrorContext::kCommit);
-  }
+  engine_common::StandaloneSteps<PooledConnection> steps;
+  steps.begin = [](PooledConnection& connection) {
+    return connection->SetLockWaitSeconds(kLockWaitSecondsDefault, "set the lock wait",
+                                          ErrorContext::kStandalone);
+  };
+  steps.finish = [access](PooledConnection& connection) -> absl::Status {
+    if (access == Access::kWrite) return connection->Commit(ErrorContext::kCommit);
+    connection->Rollback();  // ends the read view; what was read stands either way
+    return absl::OkStatus();
+  };
+  steps.abandon = [](PooledConnection& connection, const absl::Status&) {
+    connection->Rollback();
+  };
+  steps.retry_on_fresh = [](PooledConnection& connection, const absl::Status& failure) {
+    return connection->broken() && absl::IsUnavailable(failure);
+  };
+  return engine_common::RunStandalone(*pool_, steps, body);
 }
 
 // ---------------------------------------------------------------- transaction
@@ -97,14 +90,14 @@ std::invoke_result_t<Step&, MysqlConnection&> MysqlStorageTransaction::RunStep(S
         "mysql: the transaction has ended (committed, rolled back, or its connection was lost)"));
   }
   Result result = step(**connection_);
-  if (ShouldRetryOnFreshConnection(StatusOf(result))) {
+  if (ShouldRetryOnFreshConnection(engine_common::StatusOf(result))) {
     connection_.reset();  // broken: closed, its slot freed
     absl::StatusOr<PooledConnection> fresh = pool_->AcquireFresh();
     if (!fresh.ok()) return Result(fresh.status());
     connection_.emplace(*std::move(fresh));
     result = step(**connection_);
   }
-  AfterStep(StatusOf(result));
+  AfterStep(engine_common::StatusOf(result));
   return result;
 }
 

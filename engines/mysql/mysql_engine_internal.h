@@ -89,10 +89,10 @@ class MysqlEngine final : public Engine {
 
  private:
   enum class Access { kRead, kWrite };
-  // Runs `body` in one transaction on a pooled connection: COMMIT after a write (a
-  // failed COMMIT is in doubt), ROLLBACK after a read. A session found lost before
-  // COMMIT on a reused connection (dropped while idle) is retried once on a new one:
-  // nothing was committed, so that is safe for writes too.
+  // Runs `body` in one transaction on a pooled connection (engines/common/standalone.h):
+  // COMMIT after a write (a failed COMMIT is in doubt), ROLLBACK after a read. A session
+  // found lost before COMMIT on a reused connection (dropped while idle) is retried on
+  // a new one: nothing was committed, so that is safe for writes too.
   absl::Status RunStandalone(Access access,
                              const std::function<absl::Status(MysqlConnection&)>& body);
 

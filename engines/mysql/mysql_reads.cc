@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engines/common/insert_or_read.h"
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_rows.h"
 #include "base/status.h"
@@ -12,24 +13,36 @@
 namespace ledger::mysql_internal {
 
 absl::Status MysqlEngine::PutAsset(const Asset& asset) {
-  return RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
-    absl::Status inserted =
-        connection
-            .Execute("INSERT INTO assets (code, scale) VALUES (?, ?)",
-                     {asset.code, int64_t{asset.scale}}, "insert the asset",
-                     ErrorContext::kStandalone)
-            .status();
-    if (!absl::IsAlreadyExists(inserted)) return inserted;
-    // Defined before: fine when identical.
-    std::optional<int64_t> scale;
-    LEDGER_RETURN_IF_ERROR(connection.Query(
-        "SELECT scale FROM assets WHERE code = ?", {asset.code},
-        [&](const SqlRow& row) { scale = row.Int64(0); }, "read the asset",
-        ErrorContext::kStandalone));
-    if (scale == asset.scale) return absl::OkStatus();
-    return absl::AlreadyExistsError(absl::StrCat("asset ", asset.code, " exists with scale ",
-                                                 scale.value_or(-1)));
-  });
+  LEDGER_ASSIGN_OR_RETURN(
+      const int64_t stored_scale,
+      engine_common::InsertOrRead<int64_t>(
+          "mysql", "asset", [&]() -> absl::StatusOr<std::optional<int64_t>> {
+            std::optional<int64_t> scale;
+            LEDGER_RETURN_IF_ERROR(
+                RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+                  scale.reset();
+                  absl::Status inserted =
+                      connection
+                          .Execute("INSERT INTO assets (code, scale) VALUES (?, ?)",
+                                   {asset.code, int64_t{asset.scale}}, "insert the asset",
+                                   ErrorContext::kStandalone)
+                          .status();
+                  if (inserted.ok()) {
+                    scale = asset.scale;
+                    return absl::OkStatus();
+                  }
+                  if (!absl::IsAlreadyExists(inserted)) return inserted;
+                  // Defined before: fine when identical.
+                  return connection.Query(
+                      "SELECT scale FROM assets WHERE code = ?", {asset.code},
+                      [&](const SqlRow& row) { scale = row.Int64(0); }, "read the asset",
+                      ErrorContext::kStandalone);
+                }));
+            return scale;
+          }));
+  if (stored_scale == asset.scale) return absl::OkStatus();
+  return absl::AlreadyExistsError(
+      absl::StrCat("asset ", asset.code, " exists with scale ", stored_scale));
 }
 
 absl::StatusOr<std::optional<Asset>> MysqlEngine::GetAsset(std::string_view code) {

@@ -5,58 +5,53 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engines/common/insert_or_read.h"
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_rows.h"
 #include "base/status.h"
 
 namespace ledger::mysql_internal {
-namespace {
-
-// Insert-or-read rounds when the row that made the INSERT fail is deleted before the
-// read sees it (a Fail or a prune in between).
-constexpr int kInsertOrReadRoundsMax = 4;
-
-}  // namespace
 
 absl::StatusOr<WorkClaim> MysqlEngine::InsertWorkClaimIfAbsent(const WorkClaim& fresh) {
-  for (int round = 1; round <= kInsertOrReadRoundsMax; ++round) {
-    std::optional<WorkClaim> stored;
-    LEDGER_RETURN_IF_ERROR(
-        RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
-          stored.reset();
-          absl::Status inserted =
-              connection
-                  .Execute("INSERT INTO work_claims (" LEDGER_MYSQL_WORK_CLAIM_COLUMNS
-                           ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           WorkClaimParams(fresh), "insert the work claim",
-                           ErrorContext::kStandalone)
-                  .status();
-          if (inserted.ok()) {
-            stored = fresh;
-            return absl::OkStatus();
-          }
-          if (!absl::IsAlreadyExists(inserted)) return inserted;
-          // Present: the INSERT waited for its writer, so a plain read (READ
-          // COMMITTED) sees the committed row.
-          absl::Status unreadable;
-          LEDGER_RETURN_IF_ERROR(connection.Query(
-              "SELECT " LEDGER_MYSQL_WORK_CLAIM_COLUMNS
-              " FROM work_claims WHERE " LEDGER_MYSQL_IDENTITY_MATCHES,
-              IdentityParams(fresh.identity),
-              [&](const SqlRow& row) {
-                absl::StatusOr<WorkClaim> claim = ReadWorkClaim(row);
-                if (claim.ok()) {
-                  stored = *std::move(claim);
-                } else {
-                  unreadable = claim.status();
-                }
-              },
-              "read the work claim", ErrorContext::kStandalone));
-          return unreadable;
-        }));
-    if (stored.has_value()) return *std::move(stored);
-  }
-  return RetryableError("mysql: the work claim kept disappearing between insert and read");
+  // Each round is a transaction of its own: the read must see what committed since.
+  return engine_common::InsertOrRead<WorkClaim>(
+      "mysql", "work claim", [&]() -> absl::StatusOr<std::optional<WorkClaim>> {
+        std::optional<WorkClaim> stored;
+        LEDGER_RETURN_IF_ERROR(
+            RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+              stored.reset();
+              absl::Status inserted =
+                  connection
+                      .Execute("INSERT INTO work_claims (" LEDGER_MYSQL_WORK_CLAIM_COLUMNS
+                               ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               WorkClaimParams(fresh), "insert the work claim",
+                               ErrorContext::kStandalone)
+                      .status();
+              if (inserted.ok()) {
+                stored = fresh;
+                return absl::OkStatus();
+              }
+              if (!absl::IsAlreadyExists(inserted)) return inserted;
+              // Present: the INSERT waited for its writer, so a plain read (READ
+              // COMMITTED) sees the committed row.
+              absl::Status unreadable;
+              LEDGER_RETURN_IF_ERROR(connection.Query(
+                  "SELECT " LEDGER_MYSQL_WORK_CLAIM_COLUMNS
+                  " FROM work_claims WHERE " LEDGER_MYSQL_IDENTITY_MATCHES,
+                  IdentityParams(fresh.identity),
+                  [&](const SqlRow& row) {
+                    absl::StatusOr<WorkClaim> claim = ReadWorkClaim(row);
+                    if (claim.ok()) {
+                      stored = *std::move(claim);
+                    } else {
+                      unreadable = claim.status();
+                    }
+                  },
+                  "read the work claim", ErrorContext::kStandalone));
+              return unreadable;
+            }));
+        return stored;  // empty: deleted between the insert and the read
+      });
 }
 
 absl::StatusOr<bool> MysqlEngine::ReplaceWorkClaim(const KeyIdentity& identity,

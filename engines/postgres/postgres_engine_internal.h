@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engines/common/standalone.h"
 #include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_engine.h"
 #include "engines/postgres/postgres_errors.h"
@@ -28,15 +29,7 @@
 
 namespace ledger::postgres_internal {
 
-// Attempts of a single-statement upsert whose conflicting row was committed after the
-// statement's snapshot (so the statement neither inserted nor saw it).
-inline constexpr int kUpsertAttemptsMax = 5;
-
-inline const absl::Status& StatusOf(const absl::Status& status) { return status; }
-template <typename T>
-absl::Status StatusOf(const absl::StatusOr<T>& status_or) {
-  return status_or.status();
-}
+using engine_common::StatusOf;
 
 class PostgresStorageTransaction final : public StorageTransaction {
  public:
@@ -153,14 +146,21 @@ class PostgresEngine final : public Engine {
 template <typename Body>
 auto PostgresEngine::WithConnection(const PostgresErrorContext& context, Body&& body)
     -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
-  absl::StatusOr<PooledConnection> lease = pool_->Acquire();
-  if (!lease.ok()) return lease.status();
-  auto result = GuardPostgres(context, [&]() -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
-    pqxx::nontransaction work((*lease)->connection());
-    return body(work);
-  });
-  if (!result.ok() && postgres_internal::ConnectionLost(StatusOf(result))) lease->Discard();
-  return result;
+  // Autocommit: a statement cut off by a lost connection may have committed, so
+  // unlike MySQL's explicit transactions there is no retry on a fresh connection (the
+  // pool checks an idle session before lending it instead).
+  engine_common::StandaloneSteps<PooledConnection> steps;
+  steps.abandon = [](PooledConnection& lease, const absl::Status& failure) {
+    if (ConnectionLost(failure)) lease.Discard();
+  };
+  return engine_common::RunStandalone(
+      *pool_, steps,
+      [&](PostgresSession& session) -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
+        return GuardPostgres(context, [&]() -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
+          pqxx::nontransaction work(session.connection());
+          return body(work);
+        });
+      });
 }
 
 }  // namespace ledger::postgres_internal

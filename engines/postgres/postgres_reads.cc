@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engines/common/insert_or_read.h"
 #include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_engine_internal.h"
 #include "engines/postgres/postgres_rows.h"
@@ -16,16 +17,18 @@ namespace ledger::postgres_internal {
 absl::Status PostgresEngine::PutAsset(const Asset& asset) {
   return WithConnection(
       {.operation = "put asset"}, [&](pqxx::nontransaction& work) -> absl::Status {
-        for (int attempt = 0; attempt < kUpsertAttemptsMax; ++attempt) {
-          const pqxx::result rows =
-              work.exec_prepared(statement::kPutAsset, asset.code, asset.scale);
-          if (rows.empty()) continue;  // a concurrent insert committed after our snapshot
-          const int stored_scale = rows[0][0].as<int>();
-          if (stored_scale == asset.scale) return absl::OkStatus();
-          return absl::AlreadyExistsError(
-              absl::StrCat("asset ", asset.code, " exists with scale ", stored_scale));
-        }
-        return absl::AbortedError(absl::StrCat("postgres: asset ", asset.code, " kept changing"));
+        LEDGER_ASSIGN_OR_RETURN(
+            const int stored_scale,
+            engine_common::InsertOrRead<int>("postgres", "asset", [&]() -> std::optional<int> {
+              const pqxx::result rows =
+                  work.exec_prepared(statement::kPutAsset, asset.code, asset.scale);
+              // Empty: a concurrent insert committed after this statement's snapshot.
+              if (rows.empty()) return std::nullopt;
+              return rows[0][0].as<int>();
+            }));
+        if (stored_scale == asset.scale) return absl::OkStatus();
+        return absl::AlreadyExistsError(
+            absl::StrCat("asset ", asset.code, " exists with scale ", stored_scale));
       });
 }
 

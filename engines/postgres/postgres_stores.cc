@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engines/common/insert_or_read.h"
 #include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_engine_internal.h"
 #include "engines/postgres/postgres_rows.h"
@@ -17,19 +18,21 @@ absl::StatusOr<WorkClaim> PostgresEngine::InsertWorkClaimIfAbsent(const WorkClai
   return WithConnection(
       {.operation = "insert work claim"},
       [&](pqxx::nontransaction& work) -> absl::StatusOr<WorkClaim> {
-        for (int attempt = 0; attempt < kUpsertAttemptsMax; ++attempt) {
-          const pqxx::result rows = work.exec_prepared(
-              statement::kInsertWorkClaim, fresh.identity.key_namespace,
-              fresh.identity.scope.Encoded(), fresh.identity.key, fresh.fingerprint,
-              std::string(WorkStateName(fresh.state)), fresh.owner, fresh.attempt,
-              postgres_internal::Micros(fresh.lease_expires_at), fresh.result,
-              postgres_internal::Micros(fresh.created_at),
-              postgres_internal::Micros(fresh.updated_at),
-              postgres_internal::Micros(fresh.expires_at));
-          // Empty: a concurrent insert committed after this statement's snapshot.
-          if (!rows.empty()) return postgres_internal::WorkClaimFromRow(rows[0]);
-        }
-        return absl::AbortedError("postgres: the work claim kept changing; try again");
+        return engine_common::InsertOrRead<WorkClaim>(
+            "postgres", "work claim", [&]() -> absl::StatusOr<std::optional<WorkClaim>> {
+              const pqxx::result rows = work.exec_prepared(
+                  statement::kInsertWorkClaim, fresh.identity.key_namespace,
+                  fresh.identity.scope.Encoded(), fresh.identity.key, fresh.fingerprint,
+                  std::string(WorkStateName(fresh.state)), fresh.owner, fresh.attempt,
+                  postgres_internal::Micros(fresh.lease_expires_at), fresh.result,
+                  postgres_internal::Micros(fresh.created_at),
+                  postgres_internal::Micros(fresh.updated_at),
+                  postgres_internal::Micros(fresh.expires_at));
+              // Empty: a concurrent insert committed after this statement's snapshot.
+              if (rows.empty()) return std::nullopt;
+              LEDGER_ASSIGN_OR_RETURN(WorkClaim stored, postgres_internal::WorkClaimFromRow(rows[0]));
+              return stored;
+            });
       });
 }
 

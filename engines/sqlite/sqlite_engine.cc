@@ -1,6 +1,7 @@
 // The SQLite engine: opening, migrations, the submit transaction, and the write and
 // read helpers the other files of the engine use. See sqlite_engine_internal.h for
 // how the claim works.
+#include "engines/common/standalone.h"
 #include "engines/sqlite/sqlite_engine.h"
 
 #include <sqlite3.h>
@@ -327,29 +328,49 @@ void RollBackQuietly(Connection& connection) {
   if (!rolled_back.ok() || connection.InTransaction()) connection.MarkBroken();
 }
 
-absl::Status SqliteEngine::InWriteTransaction(const ConnectionWork& work) {
-  LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
-  LEDGER_ASSIGN_OR_RETURN(WriterTurn turn,
-                          BeginImmediate(*connection, *writer_queue_, busy_timeout_,
-                                         ErrorContext::kStandalone));
-  absl::Status status = work(*connection);
-  if (status.ok()) status = connection->Execute("COMMIT", "commit", ErrorContext::kCommit);
+namespace {
+
+void RollBackIfOpen(PooledConnection& connection, const absl::Status& = absl::OkStatus()) {
   if (connection->InTransaction()) RollBackQuietly(*connection);
-  return status;  // the turn is left only now, after COMMIT or ROLLBACK
+}
+
+}  // namespace
+
+// The three run through the shared runner (engines/common/standalone.h). SQLite has no
+// session to lose, so none retries on a fresh connection.
+absl::Status SqliteEngine::InWriteTransaction(const ConnectionWork& work) {
+  WriterTurn turn;  // left only when this returns, after COMMIT or ROLLBACK
+  engine_common::StandaloneSteps<PooledConnection> steps;
+  steps.begin = [&](PooledConnection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(turn, BeginImmediate(*connection, *writer_queue_, busy_timeout_,
+                                                 ErrorContext::kStandalone));
+    return absl::OkStatus();
+  };
+  steps.finish = [](PooledConnection& connection) {
+    absl::Status committed = connection->Execute("COMMIT", "commit", ErrorContext::kCommit);
+    RollBackIfOpen(connection);
+    return committed;
+  };
+  steps.abandon = RollBackIfOpen;
+  return engine_common::RunStandalone(*pool_, steps, work);
 }
 
 absl::Status SqliteEngine::InReadTransaction(const ConnectionWork& work) {
-  LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
-  LEDGER_RETURN_IF_ERROR(connection->Execute("BEGIN", "begin read", ErrorContext::kStandalone));
-  absl::Status status = work(*connection);
+  engine_common::StandaloneSteps<PooledConnection> steps;
+  steps.begin = [](PooledConnection& connection) {
+    return connection->Execute("BEGIN", "begin read", ErrorContext::kStandalone);
+  };
   // A read-only transaction ends the same way either way; ROLLBACK cannot be in doubt.
-  if (connection->InTransaction()) RollBackQuietly(*connection);
-  return status;
+  steps.finish = [](PooledConnection& connection) {
+    RollBackIfOpen(connection);
+    return absl::OkStatus();
+  };
+  steps.abandon = RollBackIfOpen;
+  return engine_common::RunStandalone(*pool_, steps, work);
 }
 
 absl::Status SqliteEngine::WithConnection(const ConnectionWork& work) {
-  LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
-  return work(*connection);
+  return engine_common::RunStandalone(*pool_, {}, work);  // one autocommit statement
 }
 
 absl::Status SqliteEngine::Migrate() {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engines/common/insert_or_read.h"
 #include "engines/sqlite/sqlite_engine_internal.h"
 #include "engines/sqlite/sqlite_rows.h"
 #include "base/status.h"
@@ -110,31 +111,36 @@ absl::StatusOr<int64_t> SqliteEngine::PruneExpiredKeys(absl::Time now, int64_t l
 }
 
 absl::StatusOr<WorkClaim> SqliteEngine::InsertWorkClaimIfAbsent(const WorkClaim& fresh) {
-  WorkClaim stored;
-  LEDGER_RETURN_IF_ERROR(InWriteTransaction([&](Connection& connection) -> absl::Status {
-    {
-      LEDGER_ASSIGN_OR_RETURN(
-          Query insert,
-          connection.Prepare("INSERT INTO work_claims (" LEDGER_SQLITE_WORK_CLAIM_COLUMNS
-                             ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                             " ON CONFLICT (namespace, scope, key) DO NOTHING",
-                             "insert work claim"));
-      BindIdentity(insert, fresh.identity);
-      BindWorkClaimState(insert, fresh);
-      LEDGER_RETURN_IF_ERROR(insert.Run());
-    }
-    LEDGER_ASSIGN_OR_RETURN(
-        Query select, connection.Prepare("SELECT " LEDGER_SQLITE_WORK_CLAIM_COLUMNS
-                                         " FROM work_claims"
-                                         " WHERE namespace = ? AND scope = ? AND key = ?",
-                                         "select work claim"));
-    BindIdentity(select, fresh.identity);
-    LEDGER_ASSIGN_OR_RETURN(bool found, select.Step());
-    if (!found) return absl::InternalError("sqlite: work claim vanished inside its transaction");
-    LEDGER_ASSIGN_OR_RETURN(stored, ReadWorkClaim(select));
-    return absl::OkStatus();
-  }));
-  return stored;
+  // Inside one write transaction nothing else can insert or delete the row, so the
+  // first round always finds it; the shared loop keeps the engines' answers alike.
+  return engine_common::InsertOrRead<WorkClaim>(
+      "sqlite", "work claim", [&]() -> absl::StatusOr<std::optional<WorkClaim>> {
+        std::optional<WorkClaim> stored;
+        LEDGER_RETURN_IF_ERROR(InWriteTransaction([&](Connection& connection) -> absl::Status {
+          {
+            LEDGER_ASSIGN_OR_RETURN(
+                Query insert,
+                connection.Prepare("INSERT INTO work_claims (" LEDGER_SQLITE_WORK_CLAIM_COLUMNS
+                                   ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                                   " ON CONFLICT (namespace, scope, key) DO NOTHING",
+                                   "insert work claim"));
+            BindIdentity(insert, fresh.identity);
+            BindWorkClaimState(insert, fresh);
+            LEDGER_RETURN_IF_ERROR(insert.Run());
+          }
+          LEDGER_ASSIGN_OR_RETURN(
+              Query select, connection.Prepare("SELECT " LEDGER_SQLITE_WORK_CLAIM_COLUMNS
+                                               " FROM work_claims"
+                                               " WHERE namespace = ? AND scope = ? AND key = ?",
+                                               "select work claim"));
+          BindIdentity(select, fresh.identity);
+          LEDGER_ASSIGN_OR_RETURN(bool found, select.Step());
+          if (!found) return absl::OkStatus();
+          LEDGER_ASSIGN_OR_RETURN(stored, ReadWorkClaim(select));
+          return absl::OkStatus();
+        }));
+        return stored;
+      });
 }
 
 absl::StatusOr<bool> SqliteEngine::ReplaceWorkClaim(const KeyIdentity& identity,
