@@ -90,8 +90,8 @@ class StorageTransaction {
 
   // Inserts the transaction and its entries and stores each account's new balance and
   // version (the accounts were locked by LockAccounts). The id or the reversal_of being
-  // taken is AlreadyExists, or RetryableError where a concurrent writer could have taken
-  // it (the retry re-checks and rejects or replays). An engine may hold writes back and
+  // taken is RetryableError on every engine (docs/engines/errors.md: a concurrent writer
+  // won a race; the retry re-checks and rejects or replays). An engine may hold writes back and
   // send them with Commit, so write errors may surface from Commit too.
   virtual absl::Status WriteTransaction(const Transaction& transaction,
                                         const std::vector<Account>& updated_accounts) = 0;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "base/status.h"
+#include "engines/common/error_table.h"
 
 namespace ledger {
 namespace {
@@ -376,11 +377,17 @@ absl::StatusOr<DebitUsage> MemoryTransaction::LoadDebitUsage(std::string_view ac
 absl::Status MemoryTransaction::WriteTransaction(const Transaction& transaction,
                                                  const std::vector<Account>& updated_accounts) {
   State& state = LockedState();
+  // A unique violation during the write: the shared error table's answer, as on the
+  // SQL engines (a concurrent writer won a race; the rerun re-checks).
   if (state.transactions.count(transaction.id) > 0) {
-    return absl::AlreadyExistsError(absl::StrCat("transaction ", transaction.id, " exists"));
+    return engine_common::StatusForError(
+        engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
+        absl::StrCat("memory: transaction ", transaction.id, " exists"));
   }
   if (transaction.reversal_of.has_value() && state.reversed.count(*transaction.reversal_of) > 0) {
-    return absl::AlreadyExistsError(absl::StrCat(*transaction.reversal_of, " is already reversed"));
+    return engine_common::StatusForError(
+        engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
+        absl::StrCat("memory: ", *transaction.reversal_of, " is already reversed"));
   }
   pending_transaction_ = transaction;
   pending_accounts_ = updated_accounts;

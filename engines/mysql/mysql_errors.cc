@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
+#include "engines/common/error_table.h"
 
 namespace ledger::mysql_internal {
 namespace {
@@ -52,11 +53,41 @@ bool IsLockWaitTimeout(int code) {
   return code == kErrorLockWaitTimeout || code == kErrorLockNowait;
 }
 
-// Failures whose meaning does not depend on where they happened, outside COMMIT.
-absl::Status StatementStatus(const MysqlError& error, const std::string& text) {
+engine_common::ErrorPhase PhaseOf(ErrorContext context) {
+  switch (context) {
+    case ErrorContext::kClaim:
+      return engine_common::ErrorPhase::kClaim;
+    case ErrorContext::kTransaction:
+      return engine_common::ErrorPhase::kLockAccounts;
+    case ErrorContext::kWrite:
+      return engine_common::ErrorPhase::kWrite;
+    case ErrorContext::kCommit:
+      return engine_common::ErrorPhase::kCommit;
+    case ErrorContext::kConnect:
+    case ErrorContext::kStandalone:
+      break;
+  }
+  return engine_common::ErrorPhase::kStandalone;
+}
+
+engine_common::ErrorClass ClassOf(const MysqlError& error, ErrorContext context) {
+  if (error.code == kErrorDeadlock || error.code == kRecordChanged) {
+    return engine_common::ErrorClass::kDeadlockOrSerialization;  // InnoDB rolled back
+  }
+  if (IsLockWaitTimeout(error.code)) return engine_common::ErrorClass::kLockWaitTimeout;
+  // Connecting: an unknown host, a refused or timed-out connection are all transient
+  // from the caller's point of view.
+  if (IsConnectionLost(error) || (context == ErrorContext::kConnect && IsClientError(error))) {
+    return engine_common::ErrorClass::kConnectionLost;
+  }
+  if (error.code == kErrorDuplicateKey) return engine_common::ErrorClass::kUniqueViolation;
+  return engine_common::ErrorClass::kOther;
+}
+
+// The status of an error of class "other": its own meaning, whatever the phase.
+absl::Status OwnStatus(const MysqlError& error, const std::string& text) {
+  if (error.driver_failure) return absl::InternalError(text);
   switch (error.code) {
-    case kErrorDuplicateKey:
-      return absl::AlreadyExistsError(text);
     case kErrorForeignKeyMissingParent:
     case kForeignKeyChildExists:
     case kUnknownDatabase:
@@ -126,38 +157,8 @@ bool BreaksConnection(const MysqlError& error) {
 absl::Status MysqlErrorStatus(const MysqlError& error, std::string_view what,
                               ErrorContext context) {
   const std::string text = Describe(error, what);
-  if (error.code == kErrorDeadlock || error.code == kRecordChanged) {
-    // InnoDB rolled the whole transaction back: the attempt may be rerun as a whole.
-    return RetryableError(text);
-  }
-  if (IsLockWaitTimeout(error.code)) {
-    // Only the claim's wait is the caller's "in progress". Elsewhere the wait was for
-    // an account row held past the session's normal timeout: a stuck holder, reported
-    // as a fault (nothing was written) instead of being retried into another long wait.
-    return context == ErrorContext::kClaim ? InProgressError(text)
-                                           : absl::DeadlineExceededError(text);
-  }
-  if (context == ErrorContext::kCommit) {
-    // The COMMIT may have reached the server and applied before the failure: only a
-    // resend with the same key is safe.
-    return InDoubtError(text);
-  }
-  if (IsConnectionLost(error) || (context == ErrorContext::kConnect && IsClientError(error))) {
-    // Before COMMIT: the server rolls back the session's transaction when it goes.
-    // Connecting: an unknown host, a refused or timed-out connection are all transient
-    // from the caller's point of view.
-    return absl::UnavailableError(text);
-  }
-  if (error.driver_failure) return absl::InternalError(text);
-  if (error.code == kErrorDuplicateKey && context == ErrorContext::kWrite) {
-    // Every rule a submit's writes depend on (the key unused, the transaction not
-    // reversed yet) was checked under the claim and the account locks, so a duplicate
-    // here means a concurrent writer won a race those checks did not see (a transaction
-    // id collision, a reversal by a foreign writer). Nothing stays written; the rerun
-    // checks again and rejects, replays, or commits under a new transaction id.
-    return RetryableError(text);
-  }
-  return StatementStatus(error, text);
+  return engine_common::StatusForError(ClassOf(error, context), PhaseOf(context), text,
+                                       OwnStatus(error, text));
 }
 
 }  // namespace ledger::mysql_internal

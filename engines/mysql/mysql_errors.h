@@ -1,12 +1,9 @@
-// The one place where MySQL / MariaDB errors become the ledger's error vocabulary
-// (base/status.h). Connector/C++ 1.1 reports every failure as an exception
-// (sql::SQLException: a server or client error number and an SQLSTATE); the engine
-// catches them at the statement boundary (mysql_connection.cc), describes them as a
-// MysqlError, and maps that here, with the context of what was running, because the
-// same number means different things in different places: 1205 (lock wait timeout)
-// while claiming a key is "another submit holds it" (in progress), on an account lock
-// it is a stuck holder; a lost connection before COMMIT means nothing was written,
-// during COMMIT the result is unknown.
+// Where MySQL / MariaDB errors are sorted into the shared error classes; the one error
+// table (engines/common/error_table.h) turns class and phase into the ledger's status.
+// Connector/C++ 1.1 reports every failure as an exception (sql::SQLException: a server
+// or client error number and an SQLSTATE); the engine catches them at the statement
+// boundary (mysql_connection.cc), describes them as a MysqlError, and sorts that here
+// with the context of what was running, which gives the table its phase.
 //
 // Internal to engines/mysql. Thread-safe: pure functions.
 #ifndef LEDGER_ENGINES_MYSQL_MYSQL_ERRORS_H_
@@ -77,27 +74,24 @@ bool IsConnectionLost(const MysqlError& error);
 // anything that is not a plain server reply: the session's state is then unknown.
 bool BreaksConnection(const MysqlError& error);
 
-// Maps a failure to a status. `what` names the statement or step, for the logs.
+// Maps a failure to a status: sorts it into a shared class and lets the one error table
+// (engines/common/error_table.h) decide. `what` names the statement or step.
 //
-// | error                                   | context      | status                      |
-// |-----------------------------------------|--------------|-----------------------------|
-// | 1213 deadlock, 1020 record changed      | all          | RetryableError (rolled back)|
-// | 1205 lock wait timeout, 3572 NOWAIT     | kClaim       | InProgressError             |
-// | 1205 lock wait timeout                  | others       | DeadlineExceeded            |
-// | anything else                           | kCommit      | InDoubtError                |
-// | lost connection (2002, 2003, 2006, 2013,|              |                             |
-// |   2055, 1927 killed, 1053 shutdown,     |              |                             |
-// |   1317 interrupted, 4031, SQLSTATE 08)  | others       | Unavailable                 |
-// | any client error (2000..2999)           | kConnect     | Unavailable                 |
-// | 1062 duplicate key                      | kWrite       | RetryableError              |
-// | 1062 duplicate key                      | others       | AlreadyExists               |
-// | 1451/1452 foreign key                   | others       | FailedPrecondition          |
-// | 1406 too long, 1366 bad string, 1264    |              |                             |
-// |   range, 1048 null, 3819/4025 CHECK     | others       | InvalidArgument             |
-// | 1040/1203 too many connections          | others       | Unavailable                 |
-// | 1044/1045/1142 access denied            | others       | PermissionDenied            |
-// | 1049 unknown database, 1146 no table    | others       | FailedPrecondition          |
-// | anything else                           | others       | Internal                    |
+// | error                                                  | class                    |
+// |--------------------------------------------------------|--------------------------|
+// | 1213 deadlock, 1020 record changed                     | deadlock / serialization |
+// | 1205 lock wait timeout, 3572 NOWAIT                    | lock wait timeout        |
+// | lost connection (2002, 2003, 2006, 2013, 2055, 1927    | connection lost          |
+// |   killed, 1053 shutdown, 1317 interrupted, 4031,       |                          |
+// |   SQLSTATE 08); any client error (2000..) in kConnect  |                          |
+// | 1062 duplicate key                                     | unique violation         |
+// | a driver failure (no server reply)                     | other: Internal          |
+// | 1451/1452 foreign key, 1049 unknown database, 1146     | other: FailedPrecondition|
+// | 1406 too long, 1366 bad string, 1264 range, 1048 null, | other: InvalidArgument   |
+// |   3819/4025 CHECK                                      |                          |
+// | 1040/1203 too many connections                         | other: Unavailable       |
+// | 1044/1045/1142 access denied                           | other: PermissionDenied  |
+// | anything else                                          | other: Internal          |
 absl::Status MysqlErrorStatus(const MysqlError& error, std::string_view what,
                               ErrorContext context);
 

@@ -42,6 +42,9 @@ namespace {
 // The multi-statement claim scripts carry BEGIN, the lock timeout, the claim and the
 // read of the key row in ONE round trip.
 
+// The reads and locks of a submit before its writes: the error table's "lock accounts".
+constexpr engine_common::ErrorPhase kInTransaction = engine_common::ErrorPhase::kLockAccounts;
+
 // lock_timeout is an int of milliseconds on the server.
 constexpr int64_t kLockTimeoutMillisMax = 2'147'483'647;
 
@@ -138,7 +141,8 @@ void PostgresStorageTransaction::MarkFailed(const absl::Status& status) {
 absl::Status PostgresStorageTransaction::PrepareForStatement() {
   LEDGER_RETURN_IF_ERROR(Usable());
   if (!begin_sent_) {
-    LEDGER_RETURN_IF_ERROR(RoundTrip({.operation = "begin"}, [&]() -> absl::Status {
+    const PostgresErrorContext context{.operation = "begin", .phase = kInTransaction};
+    LEDGER_RETURN_IF_ERROR(RoundTrip(context, [&]() -> absl::Status {
       begin_sent_ = true;
       work_->exec("BEGIN ISOLATION LEVEL READ COMMITTED");
       return absl::OkStatus();
@@ -151,7 +155,7 @@ absl::Status PostgresStorageTransaction::PrepareForStatement() {
 absl::StatusOr<std::optional<KeyRecord>> PostgresStorageTransaction::ClaimKey(
     const KeyIdentity& identity) {
   if (!batch_.empty()) LEDGER_RETURN_IF_ERROR(PrepareForStatement());
-  const PostgresErrorContext context{.operation = "claim key", .phase = PostgresPhase::kClaim};
+  const PostgresErrorContext context{.operation = "claim key", .phase = engine_common::ErrorPhase::kClaim};
   return RoundTrip(context, [&]() -> absl::StatusOr<std::optional<KeyRecord>> {
     pqxx::connection& connection = (*lease_)->connection();
     postgres_internal::ClaimScriptParts parts{
@@ -181,7 +185,8 @@ absl::StatusOr<std::optional<Transaction>> PostgresStorageTransaction::LoadTrans
     std::string_view id) {
   LEDGER_RETURN_IF_ERROR(PrepareForStatement());
   return RoundTrip(
-      {.operation = "load transaction"}, [&]() -> absl::StatusOr<std::optional<Transaction>> {
+      {.operation = "load transaction", .phase = kInTransaction},
+      [&]() -> absl::StatusOr<std::optional<Transaction>> {
         LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> found,
                                 postgres_internal::TransactionsFromRows(work_->exec_prepared(
                                     statement::kSelectTransaction, std::string(id))));
@@ -192,7 +197,8 @@ absl::StatusOr<std::optional<Transaction>> PostgresStorageTransaction::LoadTrans
 
 absl::StatusOr<bool> PostgresStorageTransaction::IsReversed(std::string_view id) {
   LEDGER_RETURN_IF_ERROR(PrepareForStatement());
-  return RoundTrip({.operation = "check reversal"}, [&]() -> absl::StatusOr<bool> {
+  const PostgresErrorContext context{.operation = "check reversal", .phase = kInTransaction};
+  return RoundTrip(context, [&]() -> absl::StatusOr<bool> {
     return work_->exec_prepared(statement::kIsReversed, std::string(id))[0][0].as<bool>();
   });
 }
@@ -200,7 +206,8 @@ absl::StatusOr<bool> PostgresStorageTransaction::IsReversed(std::string_view id)
 absl::StatusOr<std::vector<Account>> PostgresStorageTransaction::LockAccounts(
     const std::vector<std::string>& sorted_ids) {
   LEDGER_RETURN_IF_ERROR(PrepareForStatement());
-  return RoundTrip({.operation = "lock accounts"}, [&]() -> absl::StatusOr<std::vector<Account>> {
+  const PostgresErrorContext context{.operation = "lock accounts", .phase = kInTransaction};
+  return RoundTrip(context, [&]() -> absl::StatusOr<std::vector<Account>> {
     const pqxx::result rows = work_->exec_prepared(statement::kLockAccounts,
                                                    postgres_internal::TextArrayLiteral(sorted_ids));
     std::vector<Account> accounts;
@@ -215,7 +222,8 @@ absl::StatusOr<std::vector<Account>> PostgresStorageTransaction::LockAccounts(
 absl::StatusOr<DebitUsage> PostgresStorageTransaction::LoadDebitUsage(std::string_view account_id,
                                                                       absl::Time since) {
   LEDGER_RETURN_IF_ERROR(PrepareForStatement());
-  return RoundTrip({.operation = "load debit usage"}, [&]() -> absl::StatusOr<DebitUsage> {
+  const PostgresErrorContext context{.operation = "load debit usage", .phase = kInTransaction};
+  return RoundTrip(context, [&]() -> absl::StatusOr<DebitUsage> {
     const pqxx::row row = work_->exec_prepared1(statement::kDebitUsage, std::string(account_id),
                                                 postgres_internal::Micros(since));
     return DebitUsage{row[0].as<int64_t>(), row[1].as<int64_t>()};
@@ -240,12 +248,12 @@ absl::Status PostgresStorageTransaction::AppendEvent(const OutboxEvent& event) {
   return absl::OkStatus();
 }
 
-// Unique violations here (a transaction id or reversal_of taken) are reported as
-// RetryableError: the inputs were checked under the account locks, so a violation
-// means a concurrent writer won a race; the retry re-checks and rejects or replays.
+// Unique violations here (a transaction id or reversal_of taken) are RetryableError
+// (the error table's "write" phase): the inputs were checked under the account locks,
+// so a violation means a concurrent writer won a race; the retry re-checks.
 absl::Status PostgresStorageTransaction::FlushWrites() {
   const PostgresErrorContext context{.operation = "write",
-                                     .unique_violation = UniqueViolationMeans::kRetryable};
+                                     .phase = engine_common::ErrorPhase::kWrite};
   return RoundTrip(context, [&]() -> absl::Status {
     const std::vector<std::string> parameters = batch_.Parameters();
     const pqxx::row row = work_->exec_prepared1(statement::kWriteBatch,
@@ -260,7 +268,7 @@ absl::Status PostgresStorageTransaction::FlushWrites() {
 }
 
 absl::Status PostgresStorageTransaction::SendCommit() {
-  const PostgresErrorContext context{.operation = "commit", .phase = PostgresPhase::kCommit};
+  const PostgresErrorContext context{.operation = "commit", .phase = engine_common::ErrorPhase::kCommit};
   // The server answers a COMMIT of a failed transaction with ROLLBACK and no error,
   // and libpqxx 6 does not expose the command tag: Usable() guarantees that no
   // statement of this transaction failed before we get here.

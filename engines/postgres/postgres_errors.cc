@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -20,39 +21,31 @@ std::string Describe(const PostgresErrorContext& context, const std::string& wha
   return message;
 }
 
-absl::Status ConnectionLostStatus(const PostgresErrorContext& context, const std::string& what) {
-  if (context.phase == PostgresPhase::kCommit) {
-    // COMMIT was sent; whether the server applied it is unknown. Only a resend with
-    // the same key is safe: it replays if the commit happened, or commits once.
-    return InDoubtError(Describe(context, absl::StrCat("connection lost during COMMIT, "
-                                                       "result unknown: ",
-                                                       what)));
-  }
-  // Before COMMIT: the server rolls back a transaction whose session ended.
-  return absl::UnavailableError(Describe(context, absl::StrCat("connection lost: ", what)));
+using engine_common::ErrorClass;
+
+absl::Status ForClass(const PostgresErrorContext& context, ErrorClass error_class,
+                      const std::string& message, absl::Status own_status = absl::OkStatus()) {
+  return engine_common::StatusForError(error_class, context.phase, message,
+                                       std::move(own_status));
 }
 
-absl::Status StatusFromSqlState(const PostgresErrorContext& context, const std::string& state,
-                                const std::string& what) {
-  const std::string message = Describe(context, absl::StrCat("[", state, "] ", what));
-  if (absl::StartsWith(state, "40")) return RetryableError(message);
-  if (state == "55P03") {
-    return context.phase == PostgresPhase::kClaim ? InProgressError(message)
-                                                  : RetryableError(message);
+ErrorClass ClassOfSqlState(const std::string& state) {
+  if (absl::StartsWith(state, "40")) return ErrorClass::kDeadlockOrSerialization;
+  if (state == "55P03") return ErrorClass::kLockWaitTimeout;
+  if (state == "23505") return ErrorClass::kUniqueViolation;
+  if (absl::StartsWith(state, "08") || state == "57P01" || state == "57P02" || state == "57P03") {
+    return ErrorClass::kConnectionLost;
   }
-  if (state == "23505") {
-    return context.unique_violation == UniqueViolationMeans::kRetryable
-               ? RetryableError(message)
-               : absl::AlreadyExistsError(message);
-  }
+  return ErrorClass::kOther;
+}
+
+// The status of a SQLSTATE of class "other": its own meaning, whatever the phase.
+absl::Status OwnStatus(const std::string& state, const std::string& message) {
   if (state == "23503") return absl::FailedPreconditionError(message);
   if (state == "23502" || state == "23514" || absl::StartsWith(state, "22")) {
     return absl::InvalidArgumentError(message);
   }
   if (state == "57014") return absl::DeadlineExceededError(message);
-  if (absl::StartsWith(state, "08") || state == "57P01" || state == "57P02" || state == "57P03") {
-    return ConnectionLostStatus(context, what);
-  }
   if (absl::StartsWith(state, "53")) return absl::UnavailableError(message);
   if (state == "42P01") {
     return absl::FailedPreconditionError(
@@ -65,30 +58,42 @@ absl::Status StatusFromSqlState(const PostgresErrorContext& context, const std::
   return absl::InternalError(message);
 }
 
+absl::Status StatusFromSqlState(const PostgresErrorContext& context, const std::string& state,
+                                const std::string& what) {
+  const std::string message = Describe(context, absl::StrCat("[", state, "] ", what));
+  return ForClass(context, ClassOfSqlState(state), message, OwnStatus(state, message));
+}
+
 }  // namespace
 
 absl::Status StatusFromCurrentException(const PostgresErrorContext& context) {
   try {
     throw;
   } catch (const pqxx::in_doubt_error& e) {
-    return InDoubtError(Describe(context, e.what()));
+    // libpqxx's own verdict on a COMMIT it sent: whatever the phase, it was a COMMIT.
+    PostgresErrorContext commit = context;
+    commit.phase = engine_common::ErrorPhase::kCommit;
+    return ForClass(commit, ErrorClass::kConnectionLost, Describe(context, e.what()));
   } catch (const pqxx::broken_connection& e) {
-    return ConnectionLostStatus(context, e.what());
+    return ForClass(context, ErrorClass::kConnectionLost,
+                    Describe(context, absl::StrCat("connection lost: ", e.what())));
   } catch (const pqxx::transaction_rollback& e) {
     // 40001 serialization failure, 40P01 deadlock, 40003, 40000: the server rolled back.
-    return RetryableError(Describe(context, e.what()));
+    return ForClass(context, ErrorClass::kDeadlockOrSerialization, Describe(context, e.what()));
   } catch (const pqxx::sql_error& e) {
-    if (e.sqlstate().empty()) return absl::InternalError(Describe(context, e.what()));
+    if (e.sqlstate().empty()) return ForClass(context, ErrorClass::kOther, Describe(context, e.what()));
     return StatusFromSqlState(context, e.sqlstate(), e.what());
   } catch (const pqxx::usage_error& e) {
-    return absl::InternalError(Describe(context, absl::StrCat("libpqxx usage: ", e.what())));
+    return ForClass(context, ErrorClass::kOther,
+                    Describe(context, absl::StrCat("libpqxx usage: ", e.what())));
   } catch (const pqxx::failure& e) {
     // A failure without SQLSTATE: libpq could not talk to the server.
-    return ConnectionLostStatus(context, e.what());
+    return ForClass(context, ErrorClass::kConnectionLost,
+                    Describe(context, absl::StrCat("connection lost: ", e.what())));
   } catch (const std::exception& e) {
-    return absl::InternalError(Describe(context, e.what()));
+    return ForClass(context, ErrorClass::kOther, Describe(context, e.what()));
   } catch (...) {
-    return absl::InternalError(Describe(context, "unknown exception"));
+    return ForClass(context, ErrorClass::kOther, Describe(context, "unknown exception"));
   }
 }
 

@@ -1,6 +1,7 @@
 // The SQLite engine: opening, migrations, the submit transaction, and the write and
 // read helpers the other files of the engine use. See sqlite_engine_internal.h for
 // how the claim works.
+#include "engines/common/error_table.h"
 #include "engines/common/standalone.h"
 #include "engines/sqlite/sqlite_engine.h"
 
@@ -203,7 +204,7 @@ absl::Status SqliteStorageTransaction::UpdateAccount(const Transaction& transact
       Query query,
       (*connection_)->Prepare("UPDATE accounts SET balance = ?, version = ?"
                               " WHERE id = ? AND version = ?",
-                              "update account balance", ErrorContext::kTransaction));
+                              "update account balance", ErrorContext::kWrite));
   query.BindInt(account.balance).BindInt(account.version).BindText(account.id).BindInt(version_before);
   LEDGER_RETURN_IF_ERROR(query.Run());
   if ((*connection_)->ChangedRows() != 1) {
@@ -230,7 +231,7 @@ absl::Status SqliteStorageTransaction::RecordKey(const KeyRecord& record) {
           " expires_at = excluded.expires_at"
           " WHERE idempotency_keys.state = 'pending'"
           " OR idempotency_keys.expires_at <= excluded.created_at",
-          "record key", ErrorContext::kTransaction));
+          "record key", ErrorContext::kWrite));
   BindIdentity(query, record.identity);
   query.BindText(record.fingerprint)
       .BindText(record.transaction_id)
@@ -238,8 +239,11 @@ absl::Status SqliteStorageTransaction::RecordKey(const KeyRecord& record) {
       .BindTime(record.expires_at);
   LEDGER_RETURN_IF_ERROR(query.Run());
   if ((*connection_)->ChangedRows() != 1) {
-    return absl::AlreadyExistsError(absl::StrCat("sqlite: key ", record.identity.Encoded(),
-                                                 " already holds a live committed record"));
+    // A unique violation during the write, whatever its form: the shared table's answer.
+    return engine_common::StatusForError(
+        engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
+        absl::StrCat("sqlite: key ", record.identity.Encoded(),
+                     " already holds a live committed record"));
   }
   return absl::OkStatus();
 }
@@ -250,7 +254,7 @@ absl::Status SqliteStorageTransaction::AppendEvent(const OutboxEvent& event) {
       Query query,
       (*connection_)->Prepare("INSERT INTO outbox_events (transaction_id, type, payload, created_at)"
                               " VALUES (?, ?, ?, ?)",
-                              "append event", ErrorContext::kTransaction));
+                              "append event", ErrorContext::kWrite));
   query.BindText(event.transaction_id)
       .BindText(event.type)
       .BindText(event.payload)

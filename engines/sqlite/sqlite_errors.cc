@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
+#include "engines/common/error_table.h"
 
 namespace ledger::sqlite_internal {
 namespace {
@@ -15,28 +16,49 @@ std::string Describe(int extended_code, std::string_view message, std::string_vi
                       ", code ", extended_code, ")");
 }
 
-bool IsBusy(int primary_code) {
-  return primary_code == SQLITE_BUSY || primary_code == SQLITE_LOCKED;
+engine_common::ErrorPhase PhaseOf(ErrorContext context) {
+  switch (context) {
+    case ErrorContext::kClaim:
+      return engine_common::ErrorPhase::kClaim;
+    case ErrorContext::kTransaction:
+      return engine_common::ErrorPhase::kLockAccounts;
+    case ErrorContext::kWrite:
+      return engine_common::ErrorPhase::kWrite;
+    case ErrorContext::kCommit:
+      return engine_common::ErrorPhase::kCommit;
+    case ErrorContext::kOpen:
+    case ErrorContext::kStandalone:
+      break;
+  }
+  return engine_common::ErrorPhase::kStandalone;
 }
 
-// Constraint failures abort only the statement; the caller rolls back. The outcome is
-// known in every context, so they map the same way everywhere, COMMIT included.
-absl::Status ConstraintStatus(int extended_code, const std::string& text) {
+engine_common::ErrorClass ClassOf(int extended_code) {
+  switch (extended_code & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return engine_common::ErrorClass::kLockWaitTimeout;
+    case SQLITE_SCHEMA:
+      return engine_common::ErrorClass::kDeadlockOrSerialization;
+    default:
+      break;
+  }
   switch (extended_code) {
     case SQLITE_CONSTRAINT_PRIMARYKEY:
     case SQLITE_CONSTRAINT_UNIQUE:
     case SQLITE_CONSTRAINT_ROWID:
-      return absl::AlreadyExistsError(text);
-    case SQLITE_CONSTRAINT_FOREIGNKEY:
-      return absl::FailedPreconditionError(text);
+      return engine_common::ErrorClass::kUniqueViolation;
     default:
-      return absl::InvalidArgumentError(text);
+      return engine_common::ErrorClass::kOther;
   }
 }
 
-// Codes whose meaning does not depend on the context.
-absl::Status InfrastructureStatus(int primary_code, const std::string& text) {
-  switch (primary_code) {
+// The status of a code of class "other": its own meaning, whatever the phase.
+absl::Status OwnStatus(int extended_code, const std::string& text) {
+  if (extended_code == SQLITE_CONSTRAINT_FOREIGNKEY) return absl::FailedPreconditionError(text);
+  switch (extended_code & 0xff) {
+    case SQLITE_CONSTRAINT:
+      return absl::InvalidArgumentError(text);  // check, not null, ...
     case SQLITE_IOERR:
     case SQLITE_FULL:
     case SQLITE_CANTOPEN:
@@ -65,29 +87,17 @@ absl::Status InfrastructureStatus(int primary_code, const std::string& text) {
 
 absl::Status SqliteErrorStatus(int extended_code, std::string_view message,
                                std::string_view what, ErrorContext context) {
-  const int primary_code = extended_code & 0xff;
   const std::string text = Describe(extended_code, message, what);
-  if (IsBusy(primary_code)) {
-    // Only the claim's wait is the caller's "in progress": everywhere else the writer
-    // lock is already held or not needed, so a busy result is a transient conflict
-    // and the attempt rolls back in full.
-    return context == ErrorContext::kClaim ? InProgressError(text) : RetryableError(text);
-  }
-  if (primary_code == SQLITE_CONSTRAINT) return ConstraintStatus(extended_code, text);
-  if (context == ErrorContext::kCommit) {
-    // A failed COMMIT after an I/O error may or may not have reached the WAL's commit
-    // frame durably: only a resend with the same key is safe.
-    return InDoubtError(text);
-  }
-  if (primary_code == SQLITE_SCHEMA) return RetryableError(text);
-  return InfrastructureStatus(primary_code, text);
+  return engine_common::StatusForError(ClassOf(extended_code), PhaseOf(context), text,
+                                       OwnStatus(extended_code, text));
 }
 
 absl::Status WriterQueueTimeoutStatus(absl::Duration waited, ErrorContext context) {
   const std::string text =
       absl::StrCat("sqlite: another writer of this engine held the database for longer than ",
                    absl::FormatDuration(waited));
-  return context == ErrorContext::kClaim ? InProgressError(text) : RetryableError(text);
+  return engine_common::StatusForError(engine_common::ErrorClass::kLockWaitTimeout,
+                                       PhaseOf(context), text);
 }
 
 absl::Status TransactionLostStatus(std::string_view what) {

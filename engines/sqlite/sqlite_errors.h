@@ -1,9 +1,8 @@
-// The one place where SQLite result codes become the ledger's error vocabulary
-// (base/status.h). Every failing sqlite3_* call in this engine is turned into an
-// absl::Status here, with the context of what was running, because the same code
-// means different things in different places: SQLITE_BUSY while beginning a submit is
-// "another writer holds the database" (in progress), during COMMIT it means nothing
-// was written and the attempt may be retried.
+// Where SQLite result codes are sorted into the shared error classes; the one error
+// table (engines/common/error_table.h) turns class and phase into the ledger's status.
+// Every failing sqlite3_* call in this engine comes here with the context of what was
+// running, which gives the table its phase: SQLITE_BUSY while beginning a submit is
+// "another writer holds the database" (in progress), elsewhere a retryable conflict.
 //
 // Internal to engines/sqlite. Thread-safe: pure functions.
 #ifndef LEDGER_ENGINES_SQLITE_SQLITE_ERRORS_H_
@@ -20,29 +19,30 @@ namespace ledger::sqlite_internal {
 enum class ErrorContext {
   kOpen,         // opening a connection and setting its pragmas
   kClaim,        // BEGIN IMMEDIATE of a submit: the writer lock is the key's claim
-  kTransaction,  // a statement inside a submit's transaction
+  kTransaction,  // a read or lock inside a submit's transaction, before its writes
+  kWrite,        // the inserts and updates of a submit (transaction, entries, key, events)
   kCommit,       // COMMIT of a submit: its result may be unknown
   kStandalone,   // reads, account administration, work claims, webhooks, migrations
 };
 
-// Maps a failing SQLite result (an extended result code) to a status. `message` is
-// sqlite3_errmsg's text; `what` names the statement or step, for the caller's logs.
+// Maps a failing SQLite result (an extended result code) to a status: sorts the code
+// into a shared class and lets the one error table (engines/common/error_table.h)
+// decide. `message` is sqlite3_errmsg's text; `what` names the statement or step.
 //
-// | result code                      | context        | status                           |
-// |----------------------------------|----------------|----------------------------------|
-// | BUSY, LOCKED                     | kClaim         | InProgressError                  |
-// | BUSY, LOCKED, SCHEMA             | others         | RetryableError (rolled back)     |
-// | CONSTRAINT_PRIMARYKEY, _UNIQUE   | all            | AlreadyExists                    |
-// | CONSTRAINT_FOREIGNKEY            | all            | FailedPrecondition               |
-// | CONSTRAINT (check, not null, ..) | all            | InvalidArgument                  |
-// | anything else                    | kCommit        | InDoubtError                     |
-// | IOERR, FULL, CANTOPEN            | others         | Unavailable                      |
-// | CORRUPT, NOTADB                  | others         | DataLoss                         |
-// | READONLY, PERM, AUTH             | others         | PermissionDenied                 |
-// | NOMEM                            | others         | ResourceExhausted                |
-// | INTERRUPT                        | others         | Cancelled                        |
-// | TOOBIG, RANGE, MISMATCH          | others         | InvalidArgument                  |
-// | anything else (MISUSE, ...)      | others         | Internal                         |
+// | result code                        | class                        |
+// |------------------------------------|------------------------------|
+// | BUSY, LOCKED                       | lock wait timeout            |
+// | SCHEMA                             | deadlock / serialization     |
+// | CONSTRAINT_PRIMARYKEY, _UNIQUE, _ROWID | unique violation         |
+// | other CONSTRAINT: FOREIGNKEY       | other: FailedPrecondition    |
+// |   check, not null, ...             | other: InvalidArgument       |
+// | IOERR, FULL, CANTOPEN              | other: Unavailable           |
+// | CORRUPT, NOTADB                    | other: DataLoss              |
+// | READONLY, PERM, AUTH               | other: PermissionDenied      |
+// | NOMEM                              | other: ResourceExhausted     |
+// | INTERRUPT                          | other: Cancelled             |
+// | TOOBIG, RANGE, MISMATCH            | other: InvalidArgument       |
+// | anything else (MISUSE, ...)        | other: Internal              |
 absl::Status SqliteErrorStatus(int extended_code, std::string_view message,
                                std::string_view what, ErrorContext context);
 

@@ -178,7 +178,7 @@ absl::Status InsertTransactionRows(Connection& connection, const Transaction& tr
         Query query,
         connection.Prepare("INSERT INTO transactions (" LEDGER_SQLITE_TRANSACTION_COLUMNS
                            ") VALUES (?, ?, ?, ?, ?, ?)",
-                           "insert transaction", ErrorContext::kTransaction));
+                           "insert transaction", ErrorContext::kWrite));
     query.BindText(transaction.id)
         .BindText(OperationKindName(transaction.kind))
         .BindTime(transaction.created_at)
@@ -191,7 +191,7 @@ absl::Status InsertTransactionRows(Connection& connection, const Transaction& tr
   for (size_t first = 0; first < entries.size(); first += kEntriesPerInsertMax) {
     const size_t rows = std::min(kEntriesPerInsertMax, entries.size() - first);
     LEDGER_ASSIGN_OR_RETURN(Query query, connection.Prepare(InsertEntriesSql(rows), "insert entries",
-                                                            ErrorContext::kTransaction));
+                                                            ErrorContext::kWrite));
     for (size_t index = first; index < first + rows; ++index) {
       const Entry& entry = entries[index];
       query.BindText(entry.account_id)

@@ -28,7 +28,7 @@ TEST(PostgresErrors, DeadlockAndSerializationFailureAreRetryable) {
 
 TEST(PostgresErrors, LockTimeoutIsInProgressOnlyInTheClaim) {
   EXPECT_TRUE(IsInProgress(
-      MapThrown(SqlError("55P03"), {.operation = "claim", .phase = PostgresPhase::kClaim})));
+      MapThrown(SqlError("55P03"), {.operation = "claim", .phase = engine_common::ErrorPhase::kClaim})));
   // A session lock_timeout hit on an account lock is not "another submit of this key".
   absl::Status on_accounts = MapThrown(SqlError("55P03"), {.operation = "lock accounts"});
   EXPECT_FALSE(IsInProgress(on_accounts));
@@ -42,22 +42,27 @@ TEST(PostgresErrors, LostConnectionIsUnavailableBeforeCommitAndInDoubtDuringIt) 
   EXPECT_TRUE(ConnectionLost(before));
 
   absl::Status during = MapThrown(pqxx::broken_connection("gone"),
-                                  {.operation = "commit", .phase = PostgresPhase::kCommit});
+                                  {.operation = "commit", .phase = engine_common::ErrorPhase::kCommit});
   EXPECT_TRUE(IsInDoubt(during)) << during;
   EXPECT_TRUE(ConnectionLost(during));
   EXPECT_TRUE(IsInDoubt(MapThrown(pqxx::in_doubt_error("unknown"), {.operation = "commit"})));
   EXPECT_TRUE(IsInDoubt(
-      MapThrown(SqlError("57P01"), {.operation = "commit", .phase = PostgresPhase::kCommit})));
+      MapThrown(SqlError("57P01"), {.operation = "commit", .phase = engine_common::ErrorPhase::kCommit})));
   EXPECT_EQ(MapThrown(SqlError("08006"), {.operation = "x"}).code(),
             absl::StatusCode::kUnavailable);
 }
 
-TEST(PostgresErrors, UniqueViolationFollowsWhatTheCallerSaysItMeans) {
+TEST(PostgresErrors, UniqueViolationFollowsThePhase) {
   EXPECT_EQ(MapThrown(SqlError("23505"), {.operation = "insert account"}).code(),
             absl::StatusCode::kAlreadyExists);
-  EXPECT_TRUE(IsRetryable(
-      MapThrown(SqlError("23505"),
-                {.operation = "write", .unique_violation = UniqueViolationMeans::kRetryable})));
+  EXPECT_TRUE(IsRetryable(MapThrown(
+      SqlError("23505"), {.operation = "write", .phase = engine_common::ErrorPhase::kWrite})));
+}
+
+TEST(PostgresErrors, UnclassifiedErrorDuringCommitIsInDoubt) {
+  EXPECT_TRUE(IsInDoubt(MapThrown(SqlError("XX000"), {.operation = "commit",
+                                                      .phase = engine_common::ErrorPhase::kCommit})));
+  EXPECT_EQ(MapThrown(SqlError("XX000"), {.operation = "x"}).code(), absl::StatusCode::kInternal);
 }
 
 TEST(PostgresErrors, OtherStatesMapBySqlstateClass) {

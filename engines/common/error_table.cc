@@ -1,0 +1,44 @@
+#include "engines/common/error_table.h"
+
+#include <utility>
+
+#include "base/status.h"
+
+namespace ledger::engine_common {
+
+absl::Status StatusForError(ErrorClass error_class, ErrorPhase phase, std::string_view message,
+                            absl::Status own_status) {
+  switch (error_class) {
+    case ErrorClass::kUniqueViolation:
+      // Outside a submit the caller chose the identity (an asset code, an account id):
+      // it is taken. In the claim it is the key's row, which the claim then reads (it
+      // never reaches the caller). Elsewhere in a submit every rule the writes depend
+      // on was checked under the claim and the account locks, so a violation means a
+      // concurrent writer won a race those checks could not see; the rerun checks
+      // again and rejects, replays or commits.
+      if (phase == ErrorPhase::kStandalone || phase == ErrorPhase::kClaim) {
+        return absl::AlreadyExistsError(View(message));
+      }
+      return RetryableError(message);
+    case ErrorClass::kDeadlockOrSerialization:
+      return RetryableError(message);  // rolled back in full by the server
+    case ErrorClass::kLockWaitTimeout:
+      // Only the claim's wait is "another attempt holds this key". Elsewhere the holder
+      // of an account or a row is slow: nothing was written, the attempt may rerun.
+      if (phase == ErrorPhase::kClaim) return InProgressError(message);
+      return RetryableError(message);
+    case ErrorClass::kConnectionLost:
+      // Before COMMIT the server rolls back a session that ends: nothing was written.
+      // During COMMIT it may have committed first: only a resend of the same key is safe.
+      if (phase == ErrorPhase::kCommit) return InDoubtError(message);
+      return absl::UnavailableError(View(message));
+    case ErrorClass::kOther:
+      break;
+  }
+  // COMMIT failed for a reason the engine cannot classify: whether it applied is unknown.
+  if (phase == ErrorPhase::kCommit) return InDoubtError(message);
+  if (own_status.ok()) return absl::InternalError(View(message));
+  return own_status;
+}
+
+}  // namespace ledger::engine_common

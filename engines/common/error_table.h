@@ -1,0 +1,54 @@
+// The one owner of what a database error means to the ledger. Each SQL engine sorts its
+// native codes (SQLSTATE, MySQL error numbers, SQLite result codes) into an ErrorClass
+// in its *_errors.cc; this table alone turns (class, phase) into the status and tag of
+// base/status.h, so the same situation gets the same answer on every engine.
+// docs/engines/errors.md explains each cell.
+//
+// | class \ phase            | claim        | lock accounts | write      | commit     | standalone    |
+// |--------------------------|--------------|---------------|------------|------------|---------------|
+// | unique violation         | AlreadyExists| retryable     | retryable  | retryable  | AlreadyExists |
+// | deadlock / serialization | retryable    | retryable     | retryable  | retryable  | retryable     |
+// | lock wait timeout        | in_progress  | retryable     | retryable  | retryable  | retryable     |
+// | connection lost          | Unavailable  | Unavailable   | Unavailable| in_doubt   | Unavailable   |
+// | other                    | engine's own | engine's own  | engine's own| in_doubt  | engine's own  |
+//
+// "engine's own": a code with a meaning of its own (a foreign key: FailedPrecondition,
+// a CHECK: InvalidArgument, a missing table, access denied, ...) keeps the status the
+// engine gives it; anything it does not know is Internal.
+//
+// Internal to engines/. Thread-safe: pure functions.
+#ifndef LEDGER_ENGINES_COMMON_ERROR_TABLE_H_
+#define LEDGER_ENGINES_COMMON_ERROR_TABLE_H_
+
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace ledger::engine_common {
+
+enum class ErrorClass {
+  kUniqueViolation,          // a unique or primary key already holds the value
+  kDeadlockOrSerialization,  // the server rolled the transaction back to break a cycle
+  kLockWaitTimeout,          // a row or database lock was not granted in time
+  kConnectionLost,           // the session is gone (killed, server down, network)
+  kOther,                    // anything else: the engine's own status applies
+};
+
+// Where the failing call ran.
+enum class ErrorPhase {
+  kClaim,         // the claim of the submit's key (its wait is the caller's wait bound)
+  kLockAccounts,  // any other read or lock inside the submit before its writes
+  kWrite,         // the submit's inserts and updates (transaction, entries, key, events)
+  kCommit,        // COMMIT of the submit: once sent, its result may be unknown
+  kStandalone,    // anything outside a submit: reads, administration, stores, migrations
+};
+
+// The status for an error of `error_class` in `phase`, with `message` (already naming
+// the engine and the step). `own_status` is the engine's status for a kOther error
+// (ignored for the other classes and during COMMIT); Internal when it is OK.
+absl::Status StatusForError(ErrorClass error_class, ErrorPhase phase, std::string_view message,
+                            absl::Status own_status = absl::OkStatus());
+
+}  // namespace ledger::engine_common
+
+#endif  // LEDGER_ENGINES_COMMON_ERROR_TABLE_H_

@@ -1,0 +1,71 @@
+// The one error table (engines/common/error_table.h): every cell, as
+// docs/engines/errors.md states it.
+#include "engines/common/error_table.h"
+
+#include "base/status.h"
+#include "gtest/gtest.h"
+
+namespace ledger::engine_common {
+namespace {
+
+enum class Answer { kRetryable, kInProgress, kInDoubt, kAlreadyExists, kUnavailable, kOwn };
+
+bool Matches(const absl::Status& status, Answer answer) {
+  switch (answer) {
+    case Answer::kRetryable:
+      return IsRetryable(status);
+    case Answer::kInProgress:
+      return IsInProgress(status);
+    case Answer::kInDoubt:
+      return IsInDoubt(status);
+    case Answer::kAlreadyExists:
+      return status.code() == absl::StatusCode::kAlreadyExists && !IsRetryable(status);
+    case Answer::kUnavailable:
+      return status.code() == absl::StatusCode::kUnavailable;
+    case Answer::kOwn:
+      return status.code() == absl::StatusCode::kFailedPrecondition;
+  }
+  return false;
+}
+
+TEST(ErrorTableTest, EveryCellAsDocumented) {
+  constexpr ErrorPhase kPhases[] = {ErrorPhase::kClaim, ErrorPhase::kLockAccounts,
+                                    ErrorPhase::kWrite, ErrorPhase::kCommit,
+                                    ErrorPhase::kStandalone};
+  struct Row {
+    ErrorClass error_class;
+    Answer answers[5];  // in kPhases order
+  };
+  const Row rows[] = {
+      {ErrorClass::kUniqueViolation,
+       {Answer::kAlreadyExists, Answer::kRetryable, Answer::kRetryable, Answer::kRetryable,
+        Answer::kAlreadyExists}},
+      {ErrorClass::kDeadlockOrSerialization,
+       {Answer::kRetryable, Answer::kRetryable, Answer::kRetryable, Answer::kRetryable,
+        Answer::kRetryable}},
+      {ErrorClass::kLockWaitTimeout,
+       {Answer::kInProgress, Answer::kRetryable, Answer::kRetryable, Answer::kRetryable,
+        Answer::kRetryable}},
+      {ErrorClass::kConnectionLost,
+       {Answer::kUnavailable, Answer::kUnavailable, Answer::kUnavailable, Answer::kInDoubt,
+        Answer::kUnavailable}},
+      {ErrorClass::kOther,
+       {Answer::kOwn, Answer::kOwn, Answer::kOwn, Answer::kInDoubt, Answer::kOwn}},
+  };
+  for (const Row& row : rows) {
+    for (int i = 0; i < 5; ++i) {
+      absl::Status status = StatusForError(row.error_class, kPhases[i], "engine: step: detail",
+                                           absl::FailedPreconditionError("own"));
+      EXPECT_TRUE(Matches(status, row.answers[i]))
+          << "class " << static_cast<int>(row.error_class) << " phase " << i << ": " << status;
+    }
+  }
+}
+
+TEST(ErrorTableTest, OtherWithoutAnOwnStatusIsInternal) {
+  EXPECT_EQ(StatusForError(ErrorClass::kOther, ErrorPhase::kStandalone, "x").code(),
+            absl::StatusCode::kInternal);
+}
+
+}  // namespace
+}  // namespace ledger::engine_common
