@@ -395,7 +395,16 @@ absl::Status MemoryTransaction::WriteTransaction(const Transaction& transaction,
 }
 
 absl::Status MemoryTransaction::RecordKey(const KeyRecord& record) {
-  LockedState();
+  State& state = LockedState();
+  // Replaces only an expired record: a live one means the claim was bypassed, and
+  // overwriting it would lose it (a unique violation during the write, as elsewhere).
+  auto existing = state.keys.find(KeyOf(record.identity));
+  if (existing != state.keys.end() && !existing->second.ExpiredAt(record.created_at)) {
+    return engine_common::StatusForError(
+        engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
+        absl::StrCat("memory: key ", record.identity.Encoded(),
+                     " already holds a live committed record"));
+  }
   pending_key_ = record;
   return absl::OkStatus();
 }

@@ -11,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engines/common/key_placeholder.h"
 #include "engines/common/standalone.h"
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_migrations.h"
@@ -145,11 +146,13 @@ absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(
       LEDGER_ASSIGN_OR_RETURN(LockedKeyRow row, ProbeKeyRowFailFast(connection, identity));
       if (row.exists) return row.record;
     }
+    SqlParams placeholder = IdentityParams(identity);
+    placeholder.push_back(engine_common::kPlaceholderExpiresAtMicros);
     absl::StatusOr<int64_t> inserted = connection.Execute(
         "INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint, state,"
         " transaction_id, created_at, expires_at)"
-        " VALUES (?, ?, ?, '', 'pending', NULL, 0, 9223372036854775807)",
-        IdentityParams(identity), "claim the key", ErrorContext::kClaim);
+        " VALUES (?, ?, ?, '', 'pending', NULL, 0, ?)",
+        placeholder, "claim the key", ErrorContext::kClaim);
     if (inserted.ok()) return std::nullopt;  // a new key: the placeholder row is the hold
     if (!absl::IsAlreadyExists(inserted.status())) return inserted.status();
     // 1062: the key is committed, perhaps by the holder this INSERT waited for. The
@@ -354,13 +357,16 @@ absl::Status MysqlStorageTransaction::RecordKey(const KeyRecord& record) {
                         ToMicros(record.expires_at)};
     SqlParams update = values;
     update.insert(update.end(), identity.begin(), identity.end());
+    update.push_back(ToMicros(record.created_at));
     // Normally fills in this transaction's placeholder, or replaces the expired record
-    // that ClaimKey locked.
+    // that ClaimKey locked. Never a live committed record (the claim was bypassed): the
+    // INSERT below then fails as a unique violation, as on the other engines.
     LEDGER_ASSIGN_OR_RETURN(
         int64_t matched,
         connection.Execute("UPDATE idempotency_keys SET fingerprint = ?, state = 'committed',"
                            " transaction_id = ?, created_at = ?, expires_at = ?"
-                           " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES,
+                           " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
+                           " AND (state = 'pending' OR expires_at <= ?)",
                            update, "record the key", ErrorContext::kWrite));
     if (matched > 0) return absl::OkStatus();
     SqlParams insert = std::move(identity);

@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engines/common/key_placeholder.h"
 #include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_engine_internal.h"
@@ -99,7 +100,8 @@ std::string RowClaimScript(const ClaimScriptParts& parts) {
       "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, "
       "created_at, expires_at) VALUES (",
       parts.key_namespace, ", ", parts.scope, ", ", parts.key,
-      ", '', 'pending', NULL, 0, 0) ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
+      ", '', 'pending', NULL, 0, ", engine_common::kPlaceholderExpiresAtMicros,
+      ") ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
       "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(parts), " FOR UPDATE;\n",
       ScriptEnd(parts));
 }

@@ -80,5 +80,32 @@ TEST_P(ConformanceTest, ErrorTableLockWaitInTheClaimIsInProgress) {
   (*holder)->Rollback();
 }
 
+// Drift the other cases cannot see: RecordKey replaces only a placeholder or an expired
+// record. A live committed record under the identity means the claim was bypassed;
+// overwriting it would lose the first commit's replay (MySQL's UPDATE lacked this guard).
+TEST_P(ConformanceTest, RecordKeyNeverOverwritesALiveCommittedRecord) {
+  Fund("alice", 100);
+  ASSERT_TRUE(Submit("live", Operation::Transfer("alice", "bob", "CREDITS", 10)).ok());
+  absl::StatusOr<std::vector<KeyRecord>> records = engine().ListKeyRecords(std::nullopt, 100);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_FALSE(records->empty());
+  const KeyRecord live = records->back();
+  ASSERT_FALSE(live.ExpiredAt(clock().Now()));
+
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = engine().Begin({});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  KeyRecord intruder = live;
+  intruder.fingerprint = "another payload";
+  intruder.transaction_id = "not-a-transaction";
+  intruder.created_at = clock().Now();
+  intruder.expires_at = clock().Now() + absl::Hours(1);
+  absl::Status failure = (*storage)->RecordKey(intruder);
+  if (failure.ok()) failure = (*storage)->Commit();
+  EXPECT_TRUE(IsRetryable(failure)) << failure;
+  (*storage)->Rollback();
+  storage->reset();
+  EXPECT_EQ(engine().ListKeyRecords(std::nullopt, 100).value(), *records);
+}
+
 }  // namespace
 }  // namespace ledger::testing

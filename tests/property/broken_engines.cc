@@ -51,7 +51,12 @@ class SplitClaimTransaction final : public StorageTransaction {
   }
   absl::Status RecordKey(const KeyRecord& record) override {
     LEDGER_RETURN_IF_ERROR(EnsureBegun());
-    return inner_->RecordKey(record);
+    // Broken on purpose twice over: every engine refuses to overwrite a live record (the
+    // last line of defence against a bypassed claim); this one drops the refusal and
+    // lets the racer post anyway, as an engine without that guard would.
+    absl::Status recorded = inner_->RecordKey(record);
+    if (IsRetryable(recorded)) return absl::OkStatus();
+    return recorded;
   }
   absl::Status AppendEvent(const OutboxEvent& event) override {
     LEDGER_RETURN_IF_ERROR(EnsureBegun());

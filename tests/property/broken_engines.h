@@ -4,7 +4,8 @@
 // SplitClaimEngine claims in a SEPARATE short transaction: it reads the key record and
 // releases the claim at once, so the submit transaction that posts never holds the key.
 // A single client sees nothing wrong; two racing deliveries of one key both find it
-// unused and both post. `after_claim` runs after each separate claim (the self-test
+// unused and both post (it also drops the engine's refusal to overwrite the first
+// racer's live key record). `after_claim` runs after each separate claim (the self-test
 // parks both racers there so they interleave deterministically).
 //
 // Thread-safe as far as the wrapped engine is.
