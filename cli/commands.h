@@ -7,6 +7,7 @@
 //   query_commands.cc    transaction show, events
 //   admin_commands.cc    migrate, prune, verify
 //   demo_command.cc      demo (the workload lives in demo.cc)
+//   serve_command.cc     serve (the HTTP service lives in server/)
 #ifndef LEDGER_CLI_COMMANDS_H_
 #define LEDGER_CLI_COMMANDS_H_
 
@@ -24,6 +25,7 @@ void AddSubmitCommand(CLI::App& app, const GlobalOptions& global, CommandSelecti
 void AddQueryCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddAdminCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddDemoCommand(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
+void AddServeCommand(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 
 }  // namespace ledger::cli
 

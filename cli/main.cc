@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   ledger::cli::AddQueryCommands(app, global, selection);
   ledger::cli::AddAdminCommands(app, global, selection);
   ledger::cli::AddDemoCommand(app, global, selection);
+  ledger::cli::AddServeCommand(app, global, selection);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

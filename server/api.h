@@ -1,0 +1,37 @@
+// The routes of `ledger serve`, one group per file:
+//
+//   health_routes.cc     /healthz, /readyz, /metrics, /v1/openapi.json (public)
+//   resource_routes.cc   /v1/assets, /v1/accounts..., /v1/transactions/{id}, /v1/events
+//   operation_routes.cc  POST /v1/operations (the Idempotency-Key contract)
+//
+// Thread-safe: handlers share the Ledger (itself thread-safe) and read-only options.
+#ifndef LEDGER_SERVER_API_H_
+#define LEDGER_SERVER_API_H_
+
+#include <atomic>
+#include <string_view>
+
+#include "ledger/ledger.h"
+#include "server/metrics.h"
+#include "server/router.h"
+#include "server/server.h"
+
+namespace ledger::server {
+
+struct ApiContext {
+  Ledger& ledger;
+  const ServerOptions& options;
+  Metrics& metrics;
+  const std::atomic<bool>& stopping;  // set on SIGTERM: long polls return early
+};
+
+void AddHealthRoutes(Router& router, ApiContext& api);
+void AddResourceRoutes(Router& router, ApiContext& api);
+void AddOperationRoutes(Router& router, ApiContext& api);
+
+// docs/openapi.json, embedded at build time.
+std::string_view OpenApiDocument();
+
+}  // namespace ledger::server
+
+#endif  // LEDGER_SERVER_API_H_

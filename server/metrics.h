@@ -1,0 +1,62 @@
+// Counters for GET /metrics, in the Prometheus text exposition format:
+//
+//   ledger_http_requests_total{method,route,status}   requests by route template
+//   ledger_http_request_duration_seconds{route}        latency histogram
+//   ledger_submits_total{outcome}                      POST /v1/operations by outcome
+//   ledger_http_in_flight, ledger_http_in_flight_max, ledger_http_worker_threads
+//
+// Routes are templates (/v1/accounts/{id}), never raw paths, so label sets stay bounded.
+//
+// Thread-safe: one mutex around the maps (one short lock per request).
+#ifndef LEDGER_SERVER_METRICS_H_
+#define LEDGER_SERVER_METRICS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace ledger::server {
+
+class Metrics {
+ public:
+  Metrics(int worker_threads, int in_flight_max)
+      : worker_threads_(worker_threads), in_flight_max_(in_flight_max) {}
+
+  void RecordRequest(const std::string& method, const std::string& route, int status,
+                     absl::Duration latency);
+  // outcome: committed, duplicate, rejected, faulted, conflict, in_progress, invalid.
+  void RecordSubmit(const std::string& outcome);
+
+  // Requests being handled now; TryEnter fails (and changes nothing) at the maximum.
+  bool TryEnter();
+  void Leave();
+
+  std::string RenderPrometheusText() const;
+
+ private:
+  static constexpr std::array<double, 12> kBucketSeconds = {
+      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5};
+  struct Histogram {
+    std::array<int64_t, kBucketSeconds.size()> buckets{};  // cumulative at render
+    int64_t count = 0;
+    double sum_seconds = 0;
+  };
+
+  const int worker_threads_;
+  const int in_flight_max_;
+  std::atomic<int> in_flight_{0};
+  mutable absl::Mutex mutex_;
+  std::map<std::tuple<std::string, std::string, int>, int64_t> requests_ ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, Histogram> latency_ ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, int64_t> submits_ ABSL_GUARDED_BY(mutex_);
+};
+
+}  // namespace ledger::server
+
+#endif  // LEDGER_SERVER_METRICS_H_

@@ -1,0 +1,36 @@
+#include "server/query.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "base/status.h"
+#include "idempotency/fingerprint.h"
+
+namespace ledger::server {
+
+absl::StatusOr<int64_t> NonNegativeParameter(const httplib::Request& request, const char* name,
+                                             int64_t absent) {
+  if (!request.has_param(name)) return absent;
+  std::string text = request.get_param_value(name);
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value) || value < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("?", name, "= must be an integer >= 0"));
+  }
+  return value;
+}
+
+absl::StatusOr<int64_t> PageLimit(const httplib::Request& request) {
+  LEDGER_ASSIGN_OR_RETURN(int64_t limit, NonNegativeParameter(request, "limit", kPageLimitDefault));
+  if (limit < 1 || limit > kPageLimitMax) {
+    return absl::InvalidArgumentError(absl::StrCat("?limit= must be 1..", kPageLimitMax));
+  }
+  return limit;
+}
+
+absl::StatusOr<nlohmann::json> JsonObjectBody(const httplib::Request& request) {
+  absl::StatusOr<nlohmann::json> json = ParseJsonStrict(request.body);
+  if (!json.ok()) return Annotate(json.status(), "request body");
+  if (!json->is_object()) return absl::InvalidArgumentError("the request body must be a JSON object");
+  return json;
+}
+
+}  // namespace ledger::server

@@ -1,0 +1,30 @@
+// Reading query parameters and JSON bodies the same strict way on every route: a bad
+// value is an InvalidArgument naming the parameter, never a silent default.
+//
+// Thread-safe: pure functions.
+#ifndef LEDGER_SERVER_QUERY_H_
+#define LEDGER_SERVER_QUERY_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+
+namespace ledger::server {
+
+inline constexpr int64_t kPageLimitDefault = 100;
+inline constexpr int64_t kPageLimitMax = 1000;
+
+// ?limit=: 1..kPageLimitMax, default kPageLimitDefault.
+absl::StatusOr<int64_t> PageLimit(const httplib::Request& request);
+// An integer parameter >= 0, or `absent` when not given.
+absl::StatusOr<int64_t> NonNegativeParameter(const httplib::Request& request, const char* name,
+                                             int64_t absent);
+// The body parsed strictly (duplicate members, trailing text: errors); must be an object.
+absl::StatusOr<nlohmann::json> JsonObjectBody(const httplib::Request& request);
+
+}  // namespace ledger::server
+
+#endif  // LEDGER_SERVER_QUERY_H_

@@ -1,0 +1,229 @@
+// Assets, accounts, transactions and events: the JSON shapes are the CLI's (cli/output.h)
+// and the library's (TransactionToJson), so every client sees one vocabulary.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "base/status.h"
+#include "cli/output.h"
+#include "ledger/amount.h"
+#include "ledger/outcome.h"
+#include "server/api.h"
+#include "server/problem.h"
+#include "server/query.h"
+
+namespace ledger::server {
+namespace {
+
+constexpr int64_t kBalanceScanPageRows = 1000;
+
+void WriteError(RequestContext& context, const absl::Status& status) {
+  WriteProblem(context.response, ProblemFromStatus(status));
+}
+
+absl::Status RequireOnlyMembers(const nlohmann::json& body, const std::set<std::string>& allowed) {
+  for (const auto& [name, value] : body.items()) {
+    if (!allowed.contains(name)) return absl::InvalidArgumentError("unknown field \"" + name + "\"");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> StringMember(const nlohmann::json& body, const char* name) {
+  if (!body.contains(name) || !body[name].is_string()) {
+    return absl::InvalidArgumentError(absl::StrCat("\"", name, "\" must be a string"));
+  }
+  return body[name].get<std::string>();
+}
+
+absl::StatusOr<Asset> AssetFromBody(const httplib::Request& request) {
+  LEDGER_ASSIGN_OR_RETURN(nlohmann::json body, JsonObjectBody(request));
+  LEDGER_RETURN_IF_ERROR(RequireOnlyMembers(body, {"code", "scale"}));
+  Asset asset;
+  LEDGER_ASSIGN_OR_RETURN(asset.code, StringMember(body, "code"));
+  if (!body.contains("scale") || !body["scale"].is_number_integer()) {
+    return absl::InvalidArgumentError("\"scale\" must be an integer");
+  }
+  asset.scale = body["scale"].get<int>();
+  LEDGER_RETURN_IF_ERROR(ValidateAsset(asset));
+  return asset;
+}
+
+absl::StatusOr<AccountSpec> AccountSpecFromBody(const httplib::Request& request) {
+  LEDGER_ASSIGN_OR_RETURN(nlohmann::json body, JsonObjectBody(request));
+  LEDGER_RETURN_IF_ERROR(RequireOnlyMembers(body, {"id", "asset", "allow_negative", "overdraft_limit"}));
+  AccountSpec spec;
+  LEDGER_ASSIGN_OR_RETURN(spec.id, StringMember(body, "id"));
+  LEDGER_ASSIGN_OR_RETURN(spec.asset, StringMember(body, "asset"));
+  if (body.contains("allow_negative")) {
+    if (!body["allow_negative"].is_boolean()) {
+      return absl::InvalidArgumentError("\"allow_negative\" must be true or false");
+    }
+    spec.allow_negative = body["allow_negative"].get<bool>();
+  }
+  if (body.contains("overdraft_limit")) {
+    LEDGER_ASSIGN_OR_RETURN(std::string limit, StringMember(body, "overdraft_limit"));
+    LEDGER_ASSIGN_OR_RETURN(spec.overdraft_limit, ParseAmount(limit));
+  }
+  LEDGER_RETURN_IF_ERROR(ValidateAccountSpec(spec));
+  return spec;
+}
+
+void AddAssetRoutes(Router& router, ApiContext& api) {
+  router.Post("/v1/assets", Role::kAdmin, [&api](RequestContext& context) {
+    absl::StatusOr<Asset> asset = AssetFromBody(context.request);
+    if (!asset.ok()) return WriteError(context, asset.status());
+    absl::StatusOr<std::optional<Asset>> before = api.ledger.engine().GetAsset(asset->code);
+    if (!before.ok()) return WriteError(context, before.status());
+    if (absl::Status defined = api.ledger.DefineAsset(*asset); !defined.ok()) {
+      return WriteError(context, defined);
+    }
+    // Defining the same asset again is a no-op: 200, not 201.
+    WriteJson(context.response, before->has_value() ? 200 : 201, cli::AssetToJson(*asset));
+  });
+  router.Get("/v1/assets", Role::kRead, [&api](RequestContext& context) {
+    absl::StatusOr<std::vector<Asset>> assets = api.ledger.engine().ListAssets();
+    if (!assets.ok()) return WriteError(context, assets.status());
+    nlohmann::json items = nlohmann::json::array();
+    for (const Asset& asset : *assets) items.push_back(cli::AssetToJson(asset));
+    WriteJson(context.response, 200, {{"assets", std::move(items)}});
+  });
+}
+
+// The balance at `as_of`: the balance_after of the account's last entry created at or
+// before it (entries store their running balance), or 0 before the first entry.
+absl::StatusOr<Amount> BalanceAsOf(Engine& engine, const std::string& account_id, absl::Time as_of) {
+  Amount balance = 0;
+  int64_t after_version = 0;
+  while (true) {
+    LEDGER_ASSIGN_OR_RETURN(std::vector<HistoryEntry> page,
+                            engine.ListEntries(account_id, after_version, kBalanceScanPageRows));
+    for (const HistoryEntry& line : page) {
+      if (line.created_at > as_of) return balance;
+      balance = line.entry.balance_after;
+    }
+    if (static_cast<int64_t>(page.size()) < kBalanceScanPageRows) return balance;
+    after_version = page.back().entry.account_version;
+  }
+}
+
+void AddAccountReadRoutes(Router& router, ApiContext& api) {
+  router.Get("/v1/accounts", Role::kRead, [&api](RequestContext& context) {
+    absl::StatusOr<int64_t> limit = PageLimit(context.request);
+    if (!limit.ok()) return WriteError(context, limit.status());
+    std::string after = context.request.get_param_value("after");
+    absl::StatusOr<std::vector<Account>> accounts = api.ledger.engine().ListAccounts(after, *limit);
+    if (!accounts.ok()) return WriteError(context, accounts.status());
+    nlohmann::json items = nlohmann::json::array();
+    for (const Account& account : *accounts) items.push_back(cli::AccountToJson(account));
+    nlohmann::json next = static_cast<int64_t>(accounts->size()) == *limit
+                              ? nlohmann::json(accounts->back().id) : nlohmann::json(nullptr);
+    WriteJson(context.response, 200, {{"accounts", std::move(items)}, {"next_after", std::move(next)}});
+  });
+  router.Get("/v1/accounts/{id}", Role::kRead, [&api](RequestContext& context) {
+    absl::StatusOr<Account> account = api.ledger.GetAccount(context.path_parameters[0]);
+    if (!account.ok()) return WriteError(context, account.status());
+    WriteJson(context.response, 200, cli::AccountToJson(*account));
+  });
+  router.Get("/v1/accounts/{id}/history", Role::kRead, [&api](RequestContext& context) {
+    absl::StatusOr<int64_t> limit = PageLimit(context.request);
+    if (!limit.ok()) return WriteError(context, limit.status());
+    absl::StatusOr<int64_t> after = NonNegativeParameter(context.request, "after", 0);
+    if (!after.ok()) return WriteError(context, after.status());
+    const std::string& id = context.path_parameters[0];
+    if (absl::StatusOr<Account> account = api.ledger.GetAccount(id); !account.ok()) {
+      return WriteError(context, account.status());
+    }
+    absl::StatusOr<std::vector<HistoryEntry>> lines = api.ledger.engine().ListEntries(id, *after, *limit);
+    if (!lines.ok()) return WriteError(context, lines.status());
+    nlohmann::json items = nlohmann::json::array();
+    for (const HistoryEntry& line : *lines) items.push_back(cli::HistoryEntryToJson(line));
+    nlohmann::json next = static_cast<int64_t>(lines->size()) == *limit
+                              ? nlohmann::json(lines->back().entry.account_version) : nlohmann::json(nullptr);
+    WriteJson(context.response, 200, {{"entries", std::move(items)}, {"next_after", std::move(next)}});
+  });
+  router.Get("/v1/accounts/{id}/balance", Role::kRead, [&api](RequestContext& context) {
+    absl::StatusOr<Account> account = api.ledger.GetAccount(context.path_parameters[0]);
+    if (!account.ok()) return WriteError(context, account.status());
+    nlohmann::json body = {{"account", account->id}, {"asset", account->asset}};
+    if (!context.request.has_param("as_of")) {
+      body["balance"] = FormatAmount(account->balance);
+      body["version"] = account->version;
+      return WriteJson(context.response, 200, body);
+    }
+    absl::Time as_of;
+    std::string error;
+    if (!absl::ParseTime(absl::RFC3339_full, context.request.get_param_value("as_of"), &as_of, &error)) {
+      return WriteError(context, absl::InvalidArgumentError(
+                                     "?as_of= must be an RFC 3339 time (2026-01-31T23:59:59Z)"));
+    }
+    absl::StatusOr<Amount> balance = BalanceAsOf(api.ledger.engine(), account->id, as_of);
+    if (!balance.ok()) return WriteError(context, balance.status());
+    body["balance"] = FormatAmount(*balance);
+    body["as_of"] = FormatTimestamp(as_of);
+    WriteJson(context.response, 200, body);
+  });
+}
+
+void AddAccountWriteRoutes(Router& router, ApiContext& api) {
+  router.Post("/v1/accounts", Role::kAdmin, [&api](RequestContext& context) {
+    absl::StatusOr<AccountSpec> spec = AccountSpecFromBody(context.request);
+    if (!spec.ok()) return WriteError(context, spec.status());
+    absl::StatusOr<Account> account = api.ledger.OpenAccount(*spec);
+    if (!account.ok()) return WriteError(context, account.status());
+    context.response.set_header("Location", "/v1/accounts/" + account->id);
+    WriteJson(context.response, 201, cli::AccountToJson(*account));
+  });
+  router.Post("/v1/accounts/{id}/close", Role::kAdmin, [&api](RequestContext& context) {
+    const std::string& id = context.path_parameters[0];
+    if (absl::Status valid = ValidateAccountId(id); !valid.ok()) return WriteError(context, valid);
+    if (absl::Status closed = api.ledger.CloseAccount(id); !closed.ok()) {
+      return WriteError(context, closed);
+    }
+    absl::StatusOr<Account> account = api.ledger.GetAccount(id);
+    if (!account.ok()) return WriteError(context, account.status());
+    WriteJson(context.response, 200, cli::AccountToJson(*account));
+  });
+}
+
+// Long poll: with ?wait=SECONDS and nothing after `after`, look again every poll
+// interval until an event arrives, the wait ends, or the server is stopping.
+void AddEventRoutes(Router& router, ApiContext& api) {
+  router.Get("/v1/events", Role::kRead, [&api](RequestContext& context) {
+    absl::StatusOr<int64_t> limit = PageLimit(context.request);
+    if (!limit.ok()) return WriteError(context, limit.status());
+    absl::StatusOr<int64_t> after = NonNegativeParameter(context.request, "after", 0);
+    if (!after.ok()) return WriteError(context, after.status());
+    absl::StatusOr<int64_t> wait_seconds = NonNegativeParameter(context.request, "wait", 0);
+    if (!wait_seconds.ok()) return WriteError(context, wait_seconds.status());
+    absl::Time deadline = absl::Now() + std::min(absl::Seconds(*wait_seconds), api.options.events_wait_max);
+    absl::StatusOr<std::vector<OutboxEvent>> events;
+    while (true) {
+      events = api.ledger.engine().ListEvents(*after, *limit);
+      if (!events.ok()) return WriteError(context, events.status());
+      if (!events->empty() || absl::Now() >= deadline || api.stopping.load()) break;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    nlohmann::json items = nlohmann::json::array();
+    for (const OutboxEvent& event : *events) items.push_back(cli::EventToJson(event));
+    int64_t next = events->empty() ? *after : events->back().sequence;
+    WriteJson(context.response, 200, {{"events", std::move(items)}, {"next_after", next}});
+  });
+}
+
+}  // namespace
+
+void AddResourceRoutes(Router& router, ApiContext& api) {
+  AddAssetRoutes(router, api);
+  AddAccountReadRoutes(router, api);
+  AddAccountWriteRoutes(router, api);
+  router.Get("/v1/transactions/{id}", Role::kRead, [&api](RequestContext& context) {
+    absl::StatusOr<Transaction> transaction = api.ledger.GetTransaction(context.path_parameters[0]);
+    if (!transaction.ok()) return WriteError(context, transaction.status());
+    WriteJson(context.response, 200, TransactionToJson(*transaction));
+  });
+  AddEventRoutes(router, api);
+}
+
+}  // namespace ledger::server

@@ -1,0 +1,182 @@
+#include "server/server.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "base/status.h"
+#include "engines/open_engine.h"
+#include "httplib.h"
+#include "ledger/ledger.h"
+#include "server/api.h"
+#include "server/api_keys.h"
+#include "server/metrics.h"
+#include "server/router.h"
+
+namespace ledger::server {
+namespace {
+
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
+absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(absl::string_view(listen).substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--listen \"", listen, "\" must be HOST:PORT (e.g. 127.0.0.1:8080)"));
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return ListenAddress{host, port};
+}
+
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// The keys from the file or the environment variable; nullopt when neither is given.
+absl::StatusOr<std::optional<ApiKeys>> LoadApiKeys(const ServerOptions& options) {
+  if (!options.api_keys_file.empty() && !options.api_keys_environment_variable.empty()) {
+    return absl::InvalidArgumentError("give --api-keys-file or --api-keys-env, not both");
+  }
+  std::string text;
+  if (!options.api_keys_file.empty()) {
+    std::ifstream file(options.api_keys_file, std::ios::binary);
+    if (!file) return absl::InvalidArgumentError("cannot read the API keys file " + options.api_keys_file);
+    std::stringstream contents;
+    contents << file.rdbuf();
+    text = contents.str();
+  } else if (!options.api_keys_environment_variable.empty()) {
+    const char* value = std::getenv(options.api_keys_environment_variable.c_str());
+    if (value == nullptr) {
+      return absl::InvalidArgumentError("the environment variable " +
+                                        options.api_keys_environment_variable + " is not set");
+    }
+    text = value;
+  } else {
+    return std::optional<ApiKeys>();
+  }
+  LEDGER_ASSIGN_OR_RETURN(ApiKeys keys, ApiKeys::Parse(text));
+  return std::optional<ApiKeys>(std::move(keys));
+}
+
+void LogEvent(const std::string& json_members) {
+  std::string line = absl::StrCat(
+      "{\"time\":\"", absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone()), "\",",
+      json_members, "}\n");
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+void ConfigureHttp(httplib::Server& http, const ServerOptions& options) {
+  int threads = options.worker_threads;
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  http.set_payload_max_length(options.body_bytes_max);
+  http.set_read_timeout(std::chrono::microseconds(absl::ToInt64Microseconds(options.read_timeout)));
+  http.set_write_timeout(std::chrono::microseconds(absl::ToInt64Microseconds(options.write_timeout)));
+  http.set_keep_alive_max_count(10000);  // httplib's default of 5 would reconnect constantly
+  http.set_keep_alive_timeout(2);        // an idle connection holds a worker this long
+}
+
+// Waits for SIGTERM/SIGINT (blocked in every thread, see Serve) until `done`; on one,
+// sets `stopping` and stops the listener; the grace watchdog bounds what follows.
+void WatchSignals(httplib::Server& http, std::atomic<bool>& stopping, const std::atomic<bool>& done,
+                  absl::Duration grace) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  const timespec poll_interval{0, 100 * 1000 * 1000};
+  while (!done.load()) {
+    int signal_number = sigtimedwait(&signals, nullptr, &poll_interval);
+    if (signal_number < 0) continue;
+    stopping.store(true);
+    LogEvent(absl::StrCat("\"event\":\"stopping\",\"signal\":\"",
+                          signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
+                          "\",\"grace_seconds\":", absl::ToInt64Seconds(grace)));
+    http.stop();
+    std::thread([grace] {
+      absl::SleepFor(grace);
+      LogEvent("\"event\":\"grace_exceeded\",\"exit\":1");
+      std::_Exit(1);
+    }).detach();
+    return;
+  }
+}
+
+}  // namespace
+
+absl::Status Serve(const ServerOptions& options) {
+  // Block the stop signals before any thread starts, so only WatchSignals receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a client gone mid-response is a failed write, not a crash
+
+  LEDGER_ASSIGN_OR_RETURN(ListenAddress address, ParseListenAddress(options.listen));
+  LEDGER_ASSIGN_OR_RETURN(std::optional<ApiKeys> api_keys, LoadApiKeys(options));
+  if (!api_keys.has_value() && !IsLoopback(address.host)) {
+    return absl::FailedPreconditionError(
+        "refusing to listen on " + address.host +
+        " without API keys: give --api-keys-file or --api-keys-env (or listen on 127.0.0.1)");
+  }
+  if (options.worker_threads < 1 || options.in_flight_max < 1) {
+    return absl::InvalidArgumentError("--threads and --in-flight-max must be at least 1");
+  }
+  OpenEngineOptions engine_options{.pool_size = options.worker_threads};
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(options.database_url, engine_options);
+  if (!engine.ok()) return Annotate(engine.status(), "opening the database");
+  Ledger ledger(std::shared_ptr<Engine>(*std::move(engine)));
+
+  Metrics metrics(options.worker_threads, options.in_flight_max);
+  std::atomic<bool> stopping{false};
+  httplib::Server http;
+  ConfigureHttp(http, options);
+  Router router(http, options, api_keys.has_value() ? &*api_keys : nullptr, metrics);
+  ApiContext api{ledger, options, metrics, stopping};
+  AddHealthRoutes(router, api);
+  AddResourceRoutes(router, api);
+  AddOperationRoutes(router, api);
+  router.InstallHooks();
+
+  int port = address.port == 0 ? http.bind_to_any_port(address.host)
+                               : (http.bind_to_port(address.host, address.port) ? address.port : -1);
+  if (port < 0) return absl::UnavailableError("cannot listen on " + options.listen);
+  LogEvent(absl::StrCat(
+      "\"event\":\"listening\",\"host\":\"", address.host, "\",\"port\":", port, ",\"engine\":\"",
+      View(ledger.engine().name()), "\",\"threads\":", options.worker_threads, ",\"auth\":\"",
+      api_keys.has_value() ? absl::StrCat(api_keys->size(), " API keys")
+                           : std::string("none: development mode, loopback only, tenant default"),
+      "\""));
+
+  std::atomic<bool> done{false};
+  std::thread signal_watcher(WatchSignals, std::ref(http), std::ref(stopping), std::cref(done),
+                             options.shutdown_grace);
+  // Returns after stop(), once the worker pool has finished every accepted request.
+  bool listened = http.listen_after_bind();
+  done.store(true);
+  signal_watcher.join();
+  if (!listened && !stopping.load()) return absl::UnavailableError("the listener failed");
+  LogEvent("\"event\":\"stopped\"");
+  return absl::OkStatus();
+}
+
+}  // namespace ledger::server

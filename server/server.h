@@ -1,0 +1,53 @@
+// `ledger serve`: the ledger as a JSON service over HTTP (issue 14, docs/http.md).
+//
+//   ledger::server::ServerOptions options;
+//   options.listen = "127.0.0.1:8080";
+//   options.database_url = "sqlite:ledger.db";
+//   absl::Status status = ledger::server::Serve(options);  // until SIGTERM or SIGINT
+//
+// Serve opens the engine (engines/open_engine.h), serves /healthz, /readyz, /metrics and
+// the /v1 API on a bounded worker pool, and logs one JSON line per request on stderr
+// (method, route template, status, latency: never a body, a key or a header value). On
+// SIGTERM or SIGINT it stops accepting, lets in-flight requests finish (bounded by
+// shutdown_grace) and returns OK. The HTTP library (cpp-httplib) stays inside server/.
+//
+// Not reentrant: one Serve per process (it owns the process's SIGTERM/SIGINT handling).
+#ifndef LEDGER_SERVER_SERVER_H_
+#define LEDGER_SERVER_SERVER_H_
+
+#include <cstddef>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace ledger::server {
+
+inline constexpr char kListenDefault[] = "127.0.0.1:8080";
+
+struct ServerOptions {
+  std::string listen = kListenDefault;  // HOST:PORT; port 0 picks a free port (logged)
+  std::string database_url;             // required: the engine to open
+  // API keys (docs/http.md "Auth"): a file, or the name of an environment variable
+  // holding the same lines. Neither: unauthenticated, one default tenant, loopback only.
+  std::string api_keys_file;
+  std::string api_keys_environment_variable;
+  int worker_threads = 32;                     // connections served at once (the pool)
+  int in_flight_max = 256;                     // requests being handled at once, else 429
+  size_t body_bytes_max = 1 << 20;             // else 413
+  size_t header_bytes_max = 16 * 1024;         // all request headers together, else 431
+  absl::Duration read_timeout = absl::Seconds(10);   // reading one request, else dropped
+  absl::Duration write_timeout = absl::Seconds(10);  // writing one response
+  absl::Duration claim_wait_default = absl::Seconds(5);  // same key running: wait, then 409
+  absl::Duration claim_wait_max = absl::Seconds(30);     // bound on `Prefer: wait=N`
+  absl::Duration events_wait_max = absl::Seconds(30);    // bound on GET /v1/events?wait=
+  absl::Duration shutdown_grace = absl::Seconds(30);     // in-flight requests after SIGTERM
+};
+
+// Runs until SIGTERM/SIGINT, then returns OK after a graceful stop. Bad options,
+// a refused bind or an unreachable database: an error, before anything is served.
+absl::Status Serve(const ServerOptions& options);
+
+}  // namespace ledger::server
+
+#endif  // LEDGER_SERVER_SERVER_H_
