@@ -190,7 +190,9 @@ void Router::InstallHooks() {
       [](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
         WriteProblem(response, {.status = 500, .reason = "internal", .detail = "internal error"});
       });
-  http_.set_logger([this](const httplib::Request& request, const httplib::Response& response) {
+  // Logged and counted before the response is written (httplib's logger runs after), so
+  // a client that got its answer always finds it in /metrics.
+  http_.set_post_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
     LogRequest(request, response);
   });
 }

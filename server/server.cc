@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <cstdio>
@@ -26,6 +27,16 @@
 
 namespace ledger::server {
 namespace {
+
+// cpp-httplib 0.11 listens with a backlog of 5: a burst of new connections (64 clients
+// at once) overflows it and the kernel drops some. Listening again on the bound socket
+// only raises the backlog.
+constexpr int kListenBacklog = 1024;
+
+class HttpServer : public httplib::Server {
+ public:
+  void RaiseListenBacklog() { ::listen(svr_sock_, kListenBacklog); }
+};
 
 struct ListenAddress {
   std::string host;
@@ -148,7 +159,7 @@ absl::Status Serve(const ServerOptions& options) {
 
   Metrics metrics(options.worker_threads, options.in_flight_max);
   std::atomic<bool> stopping{false};
-  httplib::Server http;
+  HttpServer http;
   ConfigureHttp(http, options);
   Router router(http, options, api_keys.has_value() ? &*api_keys : nullptr, metrics);
   ApiContext api{ledger, options, metrics, stopping};
@@ -160,6 +171,7 @@ absl::Status Serve(const ServerOptions& options) {
   int port = address.port == 0 ? http.bind_to_any_port(address.host)
                                : (http.bind_to_port(address.host, address.port) ? address.port : -1);
   if (port < 0) return absl::UnavailableError("cannot listen on " + options.listen);
+  http.RaiseListenBacklog();
   LogEvent(absl::StrCat(
       "\"event\":\"listening\",\"host\":\"", address.host, "\",\"port\":", port, ",\"engine\":\"",
       View(ledger.engine().name()), "\",\"threads\":", options.worker_threads, ",\"auth\":\"",

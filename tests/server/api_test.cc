@@ -1,0 +1,265 @@
+// The /v1 resources, auth, limits, metrics and shutdown of `ledger serve`, per engine.
+#include <openssl/evp.h>
+#include <signal.h>
+
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "tests/server/server_fixture.h"
+
+namespace ledger::testing {
+namespace {
+
+// Independent of the server's own hashing, so a wrong hash there fails the test.
+std::string Sha256Hex(const std::string& text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 0xf];
+  }
+  return hex;
+}
+
+TEST_P(ServerTest, HealthAndReadiness) {
+  StartServer();
+  httplib::Result health = Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  httplib::Result ready = Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+  EXPECT_EQ(BodyJson(ready)["engine"], engine_.name);
+}
+
+TEST_P(ServerTest, UnknownRouteIs404AndWrongMethodIs405AsProblems) {
+  StartServer();
+  EXPECT_TRUE(IsProblem(Get("/v2/nothing"), 404, "route_not_found"));
+  httplib::Result wrong = client_->Delete("/v1/accounts");
+  EXPECT_TRUE(IsProblem(wrong, 405, "method_not_allowed"));
+  EXPECT_EQ(wrong->get_header_value("Allow"), "GET, POST");
+  EXPECT_TRUE(IsProblem(Get("/v1/transactions/nope"), 404, "not_found"));
+}
+
+TEST_P(ServerTest, AssetsAndAccountsWithKeysetPaging) {
+  StartServer();
+  OpenAccounts();
+  httplib::Result again = Post("/v1/assets", R"({"code":"USD","scale":2})");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200);
+  EXPECT_TRUE(IsProblem(Post("/v1/assets", R"({"code":"USD","scale":3})"), 409, "already_exists"));
+  EXPECT_TRUE(IsProblem(Post("/v1/assets", R"({"code":"USD","scale":2,"x":1})"), 400, "invalid_request"));
+  httplib::Result assets = Get("/v1/assets");
+  ASSERT_TRUE(assets);
+  EXPECT_NE(assets->body.find(R"({"code":"USD","scale":2})"), std::string::npos);
+  for (const char* id : {"p-a", "p-b", "p-c"}) {
+    ASSERT_EQ(Post("/v1/accounts", nlohmann::json{{"id", Name(id)}, {"asset", "USD"}}.dump())->status, 201);
+  }
+  EXPECT_TRUE(IsProblem(Post("/v1/accounts", nlohmann::json{{"id", Name("p-a")}, {"asset", "USD"}}.dump()),
+                        409, "already_exists"));
+  EXPECT_TRUE(IsProblem(Post("/v1/accounts", nlohmann::json{{"id", Name("x")}, {"asset", "NOPE"}}.dump()),
+                        422, "failed_precondition"));
+  nlohmann::json page = BodyJson(Get("/v1/accounts?limit=2&after=" + Name("p-")));
+  ASSERT_EQ(page["accounts"].size(), 2u);
+  EXPECT_EQ(page["accounts"][0]["id"], Name("p-a"));
+  EXPECT_EQ(page["accounts"][1]["id"], Name("p-b"));
+  ASSERT_EQ(page["next_after"], Name("p-b"));
+  nlohmann::json next = BodyJson(Get("/v1/accounts?limit=2&after=" + Name("p-b")));
+  EXPECT_EQ(next["accounts"][0]["id"], Name("p-c"));
+  EXPECT_TRUE(IsProblem(Get("/v1/accounts?limit=0"), 400, "invalid_request"));
+  EXPECT_TRUE(IsProblem(Get("/v1/accounts/" + Name("ghost")), 404, "not_found"));
+  nlohmann::json alice = BodyJson(Get("/v1/accounts/" + Name("alice")));
+  EXPECT_EQ(alice["asset"], "USD");
+  EXPECT_EQ(alice["closed"], false);
+}
+
+TEST_P(ServerTest, HistoryPagesAndBalanceAsOfComeFromStoredEntries) {
+  StartServer();
+  OpenAccounts();
+  nlohmann::json first = BodyJson(Submit(Name("t1"), TopUp(Name("alice"), 100)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // distinct created_at
+  ASSERT_EQ(Submit(Name("t2"), TopUp(Name("alice"), 50))->status, 201);
+  std::string path = "/v1/accounts/" + Name("alice");
+  nlohmann::json page = BodyJson(Get(path + "/history?limit=1"));
+  ASSERT_EQ(page["entries"].size(), 1u);
+  EXPECT_EQ(page["entries"][0]["balance_after"], "100");
+  EXPECT_EQ(page["next_after"], 1);
+  nlohmann::json rest = BodyJson(Get(path + "/history?after=1"));
+  ASSERT_EQ(rest["entries"].size(), 1u);
+  EXPECT_EQ(rest["entries"][0]["balance_after"], "150");
+  EXPECT_TRUE(rest["next_after"].is_null());
+  EXPECT_EQ(Balance(Name("alice")), "150");
+  std::string first_time = first["created_at"];
+  EXPECT_EQ(BodyJson(Get(path + "/balance?as_of=" + first_time))["balance"], "100");
+  EXPECT_EQ(BodyJson(Get(path + "/balance?as_of=2000-01-01T00:00:00Z"))["balance"], "0");
+  EXPECT_EQ(BodyJson(Get(path + "/balance?as_of=2999-01-01T00:00:00Z"))["balance"], "150");
+  EXPECT_TRUE(IsProblem(Get(path + "/balance?as_of=yesterday"), 400, "invalid_request"));
+}
+
+TEST_P(ServerTest, EventsLongPollReturnsWhenATransactionCommits) {
+  StartServer();
+  OpenAccounts();
+  int64_t head = LastEventSequence();
+  ASSERT_GE(head, 0);
+  std::future<httplib::Result> poll = std::async(std::launch::async, [this, head] {
+    return server_->Client()->Get(("/v1/events?wait=20&after=" + std::to_string(head)).c_str());
+  });
+  httplib::Result committed = Submit(Name("e1"), TopUp(Name("alice"), 3));
+  ASSERT_EQ(committed->status, 201);
+  httplib::Result events = poll.get();
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->status, 200);
+  nlohmann::json body = BodyJson(events);
+  ASSERT_FALSE(body["events"].empty()) << events->body;
+  bool found = false;
+  for (const nlohmann::json& event : body["events"]) {
+    found |= event["transaction_id"] == BodyJson(committed)["id"];
+  }
+  EXPECT_TRUE(found) << events->body;
+}
+
+TEST_P(ServerTest, MetricsCountSubmitsByOutcomeAndRequestsByRoute) {
+  StartServer();
+  OpenAccounts();
+  Submit(Name("m"), TopUp(Name("alice"), 1));
+  Submit(Name("m"), TopUp(Name("alice"), 1));
+  Submit(Name("m"), TopUp(Name("alice"), 2));
+  std::string metrics = Get("/metrics")->body;
+  EXPECT_NE(metrics.find("ledger_submits_total{outcome=\"committed\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("ledger_submits_total{outcome=\"duplicate\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.find("ledger_submits_total{outcome=\"conflict\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.find("ledger_http_requests_total{method=\"POST\",route=\"/v1/operations\",status=\"201\"} 2"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("ledger_http_request_duration_seconds_count{route=\"/v1/operations\"} 3"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("ledger_http_worker_threads 32"), std::string::npos);
+}
+
+// Two tenants with their own keys: the same Idempotency-Key never crosses tenants.
+TEST_P(ServerTest, TenantComesFromTheApiKeyAndRolesGateRoutes) {
+  std::ofstream keys(folder_ / "keys");
+  keys << "# test keys\n"
+       << Sha256Hex("admin-secret") << " acme admin\n"
+       << Sha256Hex("acme-secret") << " acme submit\n"
+       << Sha256Hex("globex-secret") << " globex submit\n"
+       << Sha256Hex("reader-secret") << " acme read\n";
+  keys.close();
+  StartServer({"--api-keys-file", (folder_ / "keys").string()});
+  httplib::Headers admin = {{"Authorization", "Bearer admin-secret"}};
+  ASSERT_EQ(Post("/v1/assets", R"({"code":"USD","scale":2})", admin)->status / 100, 2);
+  for (const char* id : {"issuance", "alice"}) {
+    nlohmann::json body = {{"id", Name(id)}, {"asset", "USD"}, {"allow_negative", std::string(id) == "issuance"}};
+    ASSERT_EQ(Post("/v1/accounts", body.dump(), admin)->status, 201);
+  }
+  EXPECT_TRUE(IsProblem(Get("/v1/assets"), 401, "unauthenticated"));
+  EXPECT_TRUE(IsProblem(Get("/v1/assets", {{"Authorization", "Bearer wrong"}}), 401, "unauthenticated"));
+  httplib::Headers acme = {{"Authorization", "Bearer acme-secret"}};
+  httplib::Headers globex = {{"Authorization", "Bearer globex-secret"}};
+  EXPECT_TRUE(IsProblem(Post("/v1/accounts", R"({"id":"x","asset":"USD"})", acme), 403, "forbidden"));
+  EXPECT_TRUE(IsProblem(Submit(Name("k"), TopUp(Name("alice"), 1), {{"Authorization", "Bearer reader-secret"}}),
+                        403, "forbidden"));
+  httplib::Result acme_first = Submit(Name("k"), TopUp(Name("alice"), 10), acme);
+  ASSERT_EQ(acme_first->status, 201);
+  // globex, same key, same payload: its own first commit, not acme's replay.
+  httplib::Result globex_first = Submit(Name("k"), TopUp(Name("alice"), 10), globex);
+  ASSERT_EQ(globex_first->status, 201);
+  EXPECT_FALSE(globex_first->has_header("Idempotent-Replayed"));
+  EXPECT_NE(BodyJson(globex_first)["id"], BodyJson(acme_first)["id"]);
+  // globex, acme's key with another payload: no 422 leaks that acme used it.
+  EXPECT_EQ(Submit(Name("k2"), TopUp(Name("alice"), 1), acme)->status, 201);
+  EXPECT_EQ(Submit(Name("k2"), TopUp(Name("alice"), 2), globex)->status, 201);
+  EXPECT_EQ(Get("/v1/accounts/" + Name("alice") + "/balance", acme)->status, 200);
+  EXPECT_EQ(Get("/healthz")->status, 200);  // health stays public
+  EXPECT_EQ(server_->Log().find("secret"), std::string::npos);  // keys never logged
+}
+
+TEST_P(ServerTest, NonLoopbackListenWithoutApiKeysRefusesToStart) {
+  int code = RunLedgerToExit({"serve", "--db", database_url_, "--listen", "0.0.0.0:0"},
+                             folder_ / "refused.log");
+  EXPECT_NE(code, 0);
+  std::ifstream log(folder_ / "refused.log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("without API keys"), std::string::npos) << text;
+}
+
+TEST_P(ServerTest, OverTheInFlightLimitIs429WithRetryAfter) {
+  StartServer({"--in-flight-max", "1"});
+  int64_t head = LastEventSequence();
+  std::future<httplib::Result> poll = std::async(std::launch::async, [this, head] {
+    std::string path = "/v1/events?wait=30&after=" + std::to_string(head + 1000000);
+    while (true) {  // a probe below may hold the slot at first: then try again
+      httplib::Result result = server_->Client()->Get(path.c_str());
+      if (!result || result->status != 429) return result;
+    }
+  });
+  // The long poll holds the only slot until it ends; probe until it is seen in flight.
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    httplib::Result probe = Get("/v1/assets");
+    if (probe && probe->status == 429) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  httplib::Result refused = Get("/v1/assets");
+  EXPECT_TRUE(IsProblem(refused, 429, "too_many_requests"));
+  EXPECT_EQ(refused->get_header_value("Retry-After"), "1");
+  EXPECT_EQ(server_->SignalAndWait(SIGTERM), 0);
+  EXPECT_TRUE(poll.get());
+}
+
+// SIGTERM with a request in flight: the request finishes with its answer, the server
+// exits 0, and nothing is accepted afterwards.
+TEST_P(ServerTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
+  StartServer();
+  OpenAccounts();
+  ASSERT_EQ(Submit(Name("before"), TopUp(Name("alice"), 9))->status, 201);
+  int64_t head = LastEventSequence();
+  std::future<httplib::Result> poll = std::async(std::launch::async, [this, head] {
+    return server_->Client()->Get(("/v1/events?wait=30&after=" + std::to_string(head)).c_str());
+  });
+  // Wait until the long poll is in flight (the metrics gauge says so), then stop.
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    if (Get("/metrics")->body.find("ledger_http_in_flight 2") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(server_->SignalAndWait(SIGTERM), 0);
+  httplib::Result finished = poll.get();
+  ASSERT_TRUE(finished) << httplib::to_string(finished.error());
+  EXPECT_EQ(finished->status, 200);
+  EXPECT_NE(server_->Log().find("\"event\":\"stopped\""), std::string::npos);
+  EXPECT_FALSE(server_->Client()->Get("/healthz"));
+  // What was acknowledged survives: a new server replays the key.
+  StartServer();
+  httplib::Result replay = Submit(Name("before"), TopUp(Name("alice"), 9));
+  ASSERT_TRUE(replay);
+  EXPECT_EQ(replay->get_header_value("Idempotent-Replayed"), "true");
+}
+
+// Every operation of docs/openapi.json (served at /v1/openapi.json) has a route.
+TEST_P(ServerTest, EveryDocumentedRouteIsServed) {
+  StartServer();
+  httplib::Result document = Get("/v1/openapi.json");
+  ASSERT_TRUE(document);
+  nlohmann::json openapi = BodyJson(document);
+  EXPECT_EQ(openapi["openapi"], "3.1.0");
+  int checked = 0;
+  for (const auto& [path, operations] : openapi["paths"].items()) {
+    std::string concrete = path;
+    if (size_t brace = concrete.find("{id}"); brace != std::string::npos) concrete.replace(brace, 4, "none");
+    for (const auto& [method, operation] : operations.items()) {
+      httplib::Result result = method == "get" ? Get(concrete) : Post(concrete, "{}");
+      ASSERT_TRUE(result) << method << " " << path;
+      nlohmann::json body = BodyJson(result);  // /metrics is text: not a problem either
+      std::string reason = body.is_object() ? body.value("reason", "") : "";
+      EXPECT_NE(reason, "route_not_found") << method << " " << path;
+      EXPECT_NE(reason, "method_not_allowed") << method << " " << path;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 15);  // every route of issue 14 but the batch route
+}
+
+}  // namespace
+}  // namespace ledger::testing

@@ -1,0 +1,195 @@
+// The Idempotency-Key contract of POST /v1/operations, over a real socket, per engine.
+#include <sqlite3.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "tests/server/server_fixture.h"
+
+namespace ledger::testing {
+namespace {
+
+TEST_P(ServerTest, FirstCommitIs201AndReplayIsByteIdenticalWithIdempotentReplayed) {
+  StartServer();
+  OpenAccounts();
+  httplib::Result first = Submit(Name("pay-1"), TopUp(Name("alice"), 500));
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->status, 201) << first->body;
+  EXPECT_FALSE(first->has_header("Idempotent-Replayed"));
+  httplib::Result replay = Submit(Name("pay-1"), TopUp(Name("alice"), 500));
+  ASSERT_TRUE(replay);
+  EXPECT_EQ(replay->status, 201);
+  EXPECT_EQ(replay->body, first->body);
+  EXPECT_EQ(replay->get_header_value("Idempotent-Replayed"), "true");
+  EXPECT_EQ(Balance(Name("alice")), "500");
+  std::string id = BodyJson(first)["id"];
+  EXPECT_EQ(first->get_header_value("Location"), "/v1/transactions/" + id);
+  httplib::Result stored = Get("/v1/transactions/" + id);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->status, 200);
+  EXPECT_EQ(stored->body, first->body);
+}
+
+TEST_P(ServerTest, StructuredStringAndBareTokenAreTheSameKey) {
+  StartServer();
+  OpenAccounts();
+  httplib::Result quoted = Submit(Name("same"), TopUp(Name("alice"), 7));
+  ASSERT_TRUE(quoted);
+  ASSERT_EQ(quoted->status, 201);
+  httplib::Result bare = Post("/v1/operations", TopUp(Name("alice"), 7).dump(),
+                              {{"Idempotency-Key", Name("same")}});
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->status, 201);
+  EXPECT_EQ(bare->get_header_value("Idempotent-Replayed"), "true");
+  EXPECT_EQ(bare->body, quoted->body);
+  EXPECT_EQ(Balance(Name("alice")), "7");
+}
+
+TEST_P(ServerTest, MissingInvalidOrRepeatedKeyIs400AndWritesNothing) {
+  StartServer();
+  OpenAccounts();
+  std::string body = TopUp(Name("alice"), 10).dump();
+  EXPECT_TRUE(IsProblem(Post("/v1/operations", body), 400, "idempotency_key_invalid"));
+  for (const std::string& bad : {std::string("\"unterminated"), std::string("two words"),
+                                 std::string("\"k\";p=1"), std::string("\"\""),
+                                 std::string("\"bad\\escape\""), std::string(300, 'k')}) {
+    EXPECT_TRUE(IsProblem(Post("/v1/operations", body, {{"Idempotency-Key", bad}}), 400,
+                          "idempotency_key_invalid")) << bad;
+  }
+  httplib::Headers twice = {{"Idempotency-Key", Name("a")}, {"Idempotency-Key", Name("a")}};
+  EXPECT_TRUE(IsProblem(Post("/v1/operations", body, twice), 400, "idempotency_key_invalid"));
+  EXPECT_EQ(Balance(Name("alice")), "0");
+}
+
+TEST_P(ServerTest, SameKeyWithAnotherPayloadIs422) {
+  StartServer();
+  OpenAccounts();
+  ASSERT_EQ(Submit(Name("k"), TopUp(Name("alice"), 100))->status, 201);
+  EXPECT_TRUE(IsProblem(Submit(Name("k"), TopUp(Name("alice"), 101)), 422, "idempotency_key_reused"));
+  EXPECT_EQ(Balance(Name("alice")), "100");
+}
+
+TEST_P(ServerTest, RejectionIs402WithReasonAndTheKeyStaysUnused) {
+  StartServer();
+  OpenAccounts();
+  nlohmann::json spend = {{"kind", "transfer"}, {"asset", "USD"}, {"from", Name("alice")},
+                          {"to", Name("issuance")}, {"amount", "300"}};
+  EXPECT_TRUE(IsProblem(Submit(Name("spend"), spend), 402, "insufficient_funds"));
+  ASSERT_EQ(Submit(Name("fund"), TopUp(Name("alice"), 500))->status, 201);
+  httplib::Result later = Submit(Name("spend"), spend);
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->status, 201) << later->body;
+  EXPECT_FALSE(later->has_header("Idempotent-Replayed"));  // a first commit, not a replay
+  EXPECT_EQ(Balance(Name("alice")), "200");
+}
+
+TEST_P(ServerTest, ClosedAccountIs402AccountClosed) {
+  StartServer();
+  OpenAccounts();
+  httplib::Result closed = Post("/v1/accounts/" + Name("alice") + "/close", "");
+  ASSERT_TRUE(closed);
+  ASSERT_EQ(closed->status, 200) << closed->body;
+  EXPECT_EQ(BodyJson(closed)["closed"], true);
+  EXPECT_TRUE(IsProblem(Submit(Name("k"), TopUp(Name("alice"), 1)), 402, "account_closed"));
+}
+
+// 64 clients, one key, one payload, all at once: one commit, 63 byte-identical replays.
+TEST_P(ServerTest, SixtyFourConcurrentRequestsWithOneKeyCommitOnce) {
+  StartServer({"--threads", "64"});
+  OpenAccounts();
+  constexpr int kClients = 64;
+  struct Answer {
+    bool received = false;
+    int status = 0;
+    bool replayed = false;
+    std::string body;
+  };
+  std::vector<Answer> answers(kClients);
+  std::vector<std::thread> threads;
+  std::atomic<int> ready{0};
+  std::string body = TopUp(Name("alice"), 42).dump();
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&, i] {
+      std::unique_ptr<httplib::Client> client = server_->Client();
+      ready.fetch_add(1);
+      while (ready.load() < kClients) std::this_thread::yield();
+      httplib::Result result = client->Post(
+          "/v1/operations", {{"Idempotency-Key", "\"" + Name("hot") + "\""}, {"Prefer", "wait=30"}},
+          body, "application/json");
+      if (result) {
+        answers[i] = {true, result->status, result->has_header("Idempotent-Replayed"), result->body};
+      } else {
+        answers[i].body = httplib::to_string(result.error());
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  int first_commits = 0;
+  std::set<std::string> bodies;
+  for (const Answer& answer : answers) {
+    ASSERT_TRUE(answer.received) << answer.body;
+    ASSERT_EQ(answer.status, 201) << answer.body;
+    if (!answer.replayed) ++first_commits;
+    bodies.insert(answer.body);
+  }
+  EXPECT_EQ(first_commits, 1);
+  EXPECT_EQ(bodies.size(), 1u);
+  EXPECT_EQ(Balance(Name("alice")), "42");
+}
+
+// SQLite serializes writers, so a write transaction held open by the test makes the
+// claim busy: with Prefer: wait=0 the server must answer 409 + Retry-After at once.
+TEST_P(ServerTest, SameKeyStillRunningIs409WithRetryAfter) {
+  if (!IsSqlite()) GTEST_SKIP() << "holding the claim from outside needs SQLite's writer lock";
+  StartServer();
+  OpenAccounts();
+  sqlite3* database = nullptr;
+  ASSERT_EQ(sqlite3_open(database_url_.substr(7).c_str(), &database), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(database, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  httplib::Result busy = Submit(Name("k"), TopUp(Name("alice"), 5), {{"Prefer", "wait=0"}});
+  sqlite3_exec(database, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(database);
+  EXPECT_TRUE(IsProblem(busy, 409, "idempotency_key_in_progress"));
+  EXPECT_EQ(busy->get_header_value("Retry-After"), "1");
+  httplib::Result retried = Submit(Name("k"), TopUp(Name("alice"), 5));
+  ASSERT_TRUE(retried);
+  EXPECT_EQ(retried->status, 201);
+  EXPECT_EQ(Balance(Name("alice")), "5");
+}
+
+TEST_P(ServerTest, BadOperationBodiesAre400And415AndWriteNothing) {
+  StartServer();
+  OpenAccounts();
+  int64_t events_before = LastEventSequence();
+  EXPECT_TRUE(IsProblem(Post("/v1/operations", "{not json", {{"Idempotency-Key", Name("a")}}), 400,
+                        "invalid_operation"));
+  nlohmann::json unknown = TopUp(Name("alice"), 5);
+  unknown["surprise"] = 1;
+  EXPECT_TRUE(IsProblem(Submit(Name("b"), unknown), 400, "invalid_operation"));
+  nlohmann::json duplicate_member_text = TopUp(Name("alice"), 5);
+  std::string duplicated = duplicate_member_text.dump();
+  duplicated.insert(1, "\"amount\":\"9\",");
+  EXPECT_TRUE(IsProblem(Post("/v1/operations", duplicated, {{"Idempotency-Key", Name("c")}}), 400,
+                        "invalid_operation"));
+  httplib::Result form = client_->Post("/v1/operations", {{"Idempotency-Key", Name("d")}},
+                                       TopUp(Name("alice"), 5).dump(), "text/plain");
+  EXPECT_TRUE(IsProblem(form, 415, "unsupported_media_type"));
+  EXPECT_EQ(Balance(Name("alice")), "0");
+  EXPECT_EQ(LastEventSequence(), events_before);
+}
+
+TEST_P(ServerTest, HugeBodyIs413AndHugeHeadersAre431) {
+  StartServer({"--body-max", "4096", "--header-max", "2048"});
+  OpenAccounts();
+  nlohmann::json big = TopUp(Name("alice"), 5);
+  big["metadata"] = {{"note", std::string(8000, 'x')}};
+  EXPECT_TRUE(IsProblem(Submit(Name("big"), big), 413, "payload_too_large"));
+  EXPECT_TRUE(IsProblem(Submit(Name("hdr"), TopUp(Name("alice"), 5), {{"X-Padding", std::string(3000, 'p')}}),
+                        431, "request_header_fields_too_large"));
+  EXPECT_EQ(Balance(Name("alice")), "0");
+}
+
+}  // namespace
+}  // namespace ledger::testing

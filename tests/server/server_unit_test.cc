@@ -1,0 +1,87 @@
+// In-process tests of the server's pure parts: the Idempotency-Key grammar, the API key
+// file, and that the served routes and docs/openapi.json list the same operations.
+#include <set>
+#include <utility>
+
+#include "engines/memory/memory_engine.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "server/api.h"
+#include "server/api_keys.h"
+#include "server/idempotency_key_header.h"
+
+namespace ledger::server {
+namespace {
+
+TEST(IdempotencyKeyHeader, StructuredStringAndTokenGiveTheSameKey) {
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("\"8e03978e-40d5-43e8-bc93-6894a57f9324\""),
+            "8e03978e-40d5-43e8-bc93-6894a57f9324");
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("8e03978e-40d5-43e8-bc93-6894a57f9324"),
+            "8e03978e-40d5-43e8-bc93-6894a57f9324");
+  EXPECT_EQ(*ParseIdempotencyKeyHeader(R"("a \"quoted\" \\ key")"), R"(a "quoted" \ key)");
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("order:1/2"), "order:1/2");
+}
+
+TEST(IdempotencyKeyHeader, RejectsWhatTheGrammarForbids) {
+  for (const char* bad : {"", "\"\"", "\"open", "\"a\"b", "\"a\";p=1", "\"bad\\x\"", "two words",
+                          "a,b", "\"tab\there\"", "quote\"inside"}) {
+    absl::StatusOr<std::string> key = ParseIdempotencyKeyHeader(bad);
+    EXPECT_FALSE(key.ok()) << bad;
+    EXPECT_EQ(key.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_FALSE(ParseIdempotencyKeyHeader(std::string(256, 'k')).ok());
+  EXPECT_TRUE(ParseIdempotencyKeyHeader(std::string(255, 'k')).ok());
+}
+
+TEST(ApiKeys, FindsTheTenantAndRoleOfAHashedKey) {
+  absl::StatusOr<ApiKeys> keys = ApiKeys::Parse(
+      "# comment\n\n" + HashApiKey("s3cret") + "  acme\tsubmit\n" + HashApiKey("other") + " b read\n");
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  std::optional<Principal> acme = keys->Find("s3cret");
+  ASSERT_TRUE(acme.has_value());
+  EXPECT_EQ(acme->tenant, "acme");
+  EXPECT_EQ(acme->role, Role::kSubmit);
+  EXPECT_FALSE(keys->Find("S3CRET").has_value());
+  EXPECT_FALSE(keys->Find(HashApiKey("s3cret")).has_value());  // the hash is not the key
+}
+
+TEST(ApiKeys, BadLinesNameTheLineButNeverItsContent) {
+  absl::StatusOr<ApiKeys> plain = ApiKeys::Parse("my-plain-secret acme admin\n");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.status().message().find("line 1"), absl::string_view::npos);
+  EXPECT_EQ(plain.status().message().find("my-plain-secret"), absl::string_view::npos);
+  EXPECT_FALSE(ApiKeys::Parse(HashApiKey("k") + " acme root\n").ok());
+  EXPECT_FALSE(ApiKeys::Parse(HashApiKey("k") + " acme\n").ok());
+  EXPECT_FALSE(ApiKeys::Parse(HashApiKey("k") + " a read\n" + HashApiKey("k") + " b read\n").ok());
+  EXPECT_FALSE(ApiKeys::Parse("# only a comment\n").ok());
+}
+
+// Served routes == documented operations, both ways.
+TEST(OpenApi, TheDocumentAndTheRoutesListTheSameOperations) {
+  Ledger ledger(OpenMemoryEngine());
+  ServerOptions options;
+  Metrics metrics(1, 1);
+  std::atomic<bool> stopping{false};
+  httplib::Server http;
+  Router router(http, options, nullptr, metrics);
+  ApiContext api{ledger, options, metrics, stopping};
+  AddHealthRoutes(router, api);
+  AddResourceRoutes(router, api);
+  AddOperationRoutes(router, api);
+  std::set<std::pair<std::string, std::string>> served;
+  for (const RouteInfo& route : router.routes()) served.emplace(route.method, route.path_template);
+  nlohmann::json document = nlohmann::json::parse(OpenApiDocument());
+  std::set<std::pair<std::string, std::string>> documented;
+  for (const auto& [path, operations] : document["paths"].items()) {
+    for (const auto& [method, operation] : operations.items()) {
+      std::string upper = method;
+      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      documented.emplace(upper, path);
+    }
+  }
+  EXPECT_EQ(served, documented);
+}
+
+}  // namespace
+}  // namespace ledger::server
