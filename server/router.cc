@@ -180,6 +180,11 @@ void Router::InstallHooks() {
       WriteProblem(response, {.status = 413, .reason = "payload_too_large",
                               .detail = absl::StrCat("bodies are limited to ",
                                                      options_.body_bytes_max, " bytes")});
+    } else if (response.status == 400 && request.method == "POST" &&
+               !request.has_header("Content-Length") && !request.has_header("Transfer-Encoding")) {
+      // cpp-httplib cannot read a POST without a length; say so instead of a bare 400.
+      WriteProblem(response, {.status = 411, .reason = "length_required",
+                              .detail = "send Content-Length (curl: -d '' for an empty body)"});
     } else {
       WriteProblem(response, {.status = response.status, .reason = "bad_request",
                               .detail = "the request could not be read as HTTP/1.1"});
