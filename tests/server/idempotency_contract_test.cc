@@ -2,6 +2,7 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <set>
 #include <thread>
 #include <vector>
@@ -189,6 +190,55 @@ TEST_P(ServerTest, HugeBodyIs413AndHugeHeadersAre431) {
   EXPECT_TRUE(IsProblem(Submit(Name("hdr"), TopUp(Name("alice"), 5), {{"X-Padding", std::string(3000, 'p')}}),
                         431, "request_header_fields_too_large"));
   EXPECT_EQ(Balance(Name("alice")), "0");
+}
+
+
+// A fault is 503 + Retry-After with in_doubt in the body, and the same key is the safe
+// resend. PostgreSQL only: the test kills the server's database sessions with
+// pg_terminate_backend, in a database of its own so no other test is touched.
+TEST_P(ServerTest, FaultIs503WithRetryAfterAndTheSameKeySucceedsLater) {
+  if (engine_.name != "postgres") GTEST_SKIP() << "kills PostgreSQL backends";
+  std::string admin_url = engine_.database_url;
+  std::string database = "ledger_http_fault_" + prefix_.substr(1, 10);
+  std::string base = admin_url.substr(0, admin_url.rfind('/') + 1);
+  auto psql = [](const std::string& url, const std::string& sql) {
+    return std::system(("psql -q -v ON_ERROR_STOP=1 '" + url + "' -c \"" + sql + "\" >/dev/null").c_str());
+  };
+  ASSERT_EQ(psql(admin_url, "CREATE DATABASE " + database), 0);
+  database_url_ = base + database;
+  StartServer({"--threads", "2"});
+  OpenAccounts();
+  ASSERT_EQ(Submit(Name("warm"), TopUp(Name("alice"), 1))->status, 201);
+  ASSERT_EQ(psql(admin_url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" +
+                                database + "'"),
+            0);
+  httplib::Result faulted = Submit(Name("after-kill"), TopUp(Name("alice"), 5));
+  // The pool may have had a fresh connection already: then there is nothing to see.
+  if (faulted && faulted->status == 201) {
+    client_.reset();
+    server_.reset();
+    psql(admin_url, "DROP DATABASE " + database + " WITH (FORCE)");
+    GTEST_SKIP() << "the submit found a live connection";
+  }
+  EXPECT_TRUE(IsProblem(faulted, 503, "faulted"));
+  EXPECT_EQ(faulted->get_header_value("Retry-After"), "1");
+  EXPECT_EQ(BodyJson(faulted)["in_doubt"], false);
+  int status = 0;
+  std::string body;
+  bool replayed = true;
+  for (int attempt = 0; attempt < 10 && status != 201; ++attempt) {  // until the pool reconnects
+    httplib::Result resent = Submit(Name("after-kill"), TopUp(Name("alice"), 5));
+    if (!resent) continue;
+    status = resent->status;
+    body = resent->body;
+    replayed = resent->has_header("Idempotent-Replayed");
+  }
+  EXPECT_EQ(status, 201) << body;
+  EXPECT_FALSE(replayed);  // the fault wrote nothing: this is the first commit
+  EXPECT_EQ(Balance(Name("alice")), "6");
+  client_.reset();
+  server_.reset();
+  EXPECT_EQ(psql(admin_url, "DROP DATABASE " + database + " WITH (FORCE)"), 0);
 }
 
 }  // namespace
