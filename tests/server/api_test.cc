@@ -2,7 +2,9 @@
 #include <openssl/evp.h>
 #include <signal.h>
 
+#include <atomic>
 #include <fstream>
+#include <set>
 #include <future>
 #include <thread>
 
@@ -237,11 +239,89 @@ TEST_P(ServerTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
   EXPECT_EQ(replay->get_header_value("Idempotent-Replayed"), "true");
 }
 
+// Clients submit without pause while the server gets `signal`; afterwards every key that
+// was acknowledged with a 201 resolves, on a new server, to exactly one transaction
+// (a replay of it), and the verify audit finds the ledger intact.
+}  // namespace
+
+void ServerTest::SignalUnderLoadLosesNothingAcknowledged(int signal) {
+  StartServer();
+  OpenAccounts();
+  constexpr int kClients = 8;
+  std::atomic<bool> stop{false};
+  std::atomic<int> acknowledged_count{0};
+  std::vector<std::vector<std::pair<std::string, std::string>>> acknowledged(kClients);  // key, id
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      std::unique_ptr<httplib::Client> client = server_->Client();
+      for (int i = 0; !stop.load(); ++i) {
+        std::string key = Name("load-" + std::to_string(c) + "-" + std::to_string(i));
+        httplib::Result result = client->Post("/v1/operations", {{"Idempotency-Key", key}},
+                                              TopUp(Name("alice"), 1).dump(), "application/json");
+        if (!result) return;  // the server is gone
+        if (result->status == 201) {
+          acknowledged[c].emplace_back(key, BodyJson(result)["id"]);
+          acknowledged_count.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (int wait = 0; wait < 1000 && acknowledged_count.load() < 100; ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  int exit_code = server_->SignalAndWait(signal);
+  stop.store(true);
+  for (std::thread& client : clients) client.join();
+  if (signal == SIGTERM) {
+    EXPECT_EQ(exit_code, 0) << server_->Log();
+  }
+  ASSERT_GE(acknowledged_count.load(), 1);
+
+  StartServer();
+  std::set<std::string> ids;
+  for (const auto& per_client : acknowledged) {
+    for (const auto& [key, id] : per_client) {
+      httplib::Result replay = Post("/v1/operations", TopUp(Name("alice"), 1).dump(), {{"Idempotency-Key", key}});
+      ASSERT_TRUE(replay);
+      ASSERT_EQ(replay->status, 201) << replay->body;
+      EXPECT_EQ(replay->get_header_value("Idempotent-Replayed"), "true") << key;
+      EXPECT_EQ(BodyJson(replay)["id"], id) << key;
+      ids.insert(id);
+    }
+  }
+  EXPECT_EQ(static_cast<int>(ids.size()), acknowledged_count.load());
+  EXPECT_GE(std::stoll(Balance(Name("alice"))), acknowledged_count.load());
+  EXPECT_EQ(RunLedgerToExit({"verify", "--db", database_url_}, folder_ / "verify.log"), 0);
+}
+
+namespace {
+
+TEST_P(ServerTest, SigtermUnderLoadLosesNothingAcknowledged) {
+  SignalUnderLoadLosesNothingAcknowledged(SIGTERM);
+}
+
+TEST_P(ServerTest, SigkillUnderLoadLosesNothingAcknowledged) {
+  SignalUnderLoadLosesNothingAcknowledged(SIGKILL);
+}
+
+TEST_P(ServerTest, ApiKeysFromAnEnvironmentVariable) {
+  setenv("LEDGER_SERVER_TEST_KEYS", (Sha256Hex("env-secret") + " envtenant read\n").c_str(), 1);
+  StartServer({"--api-keys-env", "LEDGER_SERVER_TEST_KEYS"});
+  EXPECT_TRUE(IsProblem(Get("/v1/assets"), 401, "unauthenticated"));
+  EXPECT_EQ(Get("/v1/assets", {{"Authorization", "Bearer env-secret"}})->status, 200);
+  EXPECT_TRUE(IsProblem(Post("/v1/assets", R"({"code":"USD","scale":2})", {{"Authorization", "Bearer env-secret"}}),
+                        403, "forbidden"));
+}
+
 // Every operation of docs/openapi.json (served at /v1/openapi.json) has a route.
 TEST_P(ServerTest, EveryDocumentedRouteIsServed) {
   StartServer();
   httplib::Result document = Get("/v1/openapi.json");
   ASSERT_TRUE(document);
+  std::ifstream source(LEDGER_SOURCE_DIR "/docs/openapi.json");
+  std::string file((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(document->body, file);  // embedded at build time, byte for byte
   nlohmann::json openapi = BodyJson(document);
   EXPECT_EQ(openapi["openapi"], "3.1.0");
   int checked = 0;

@@ -49,6 +49,7 @@ class ServerTest : public ::testing::TestWithParam<ServerEngineFactory> {
   nlohmann::json TopUp(const std::string& to, int64_t amount) const;
   std::string Balance(const std::string& account);
   int64_t LastEventSequence();
+  void SignalUnderLoadLosesNothingAcknowledged(int signal);
 
   ServerEngine engine_;
   std::filesystem::path folder_;
