@@ -1,6 +1,10 @@
 // The /v1 resources, auth, limits, metrics and shutdown of `ledger serve`, per engine.
 #include <openssl/evp.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
@@ -312,6 +316,36 @@ TEST_P(ServerTest, ApiKeysFromAnEnvironmentVariable) {
   EXPECT_EQ(Get("/v1/assets", {{"Authorization", "Bearer env-secret"}})->status, 200);
   EXPECT_TRUE(IsProblem(Post("/v1/assets", R"({"code":"USD","scale":2})", {{"Authorization", "Bearer env-secret"}}),
                         403, "forbidden"));
+}
+
+// A client that starts a request and stalls is dropped after --read-timeout, so it
+// cannot hold a worker forever.
+TEST_P(ServerTest, AStalledRequestIsDroppedAfterTheReadTimeout) {
+  StartServer({"--read-timeout", "1s"});
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(server_->port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const char partial[] = "POST /v1/operations HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{";
+  ASSERT_GT(send(fd, partial, sizeof(partial) - 1, 0), 0);
+  // Blocks until the server gives up on the body: it answers (408/400) or just closes.
+  char buffer[4096];
+  ssize_t received = 0;
+  while ((received = recv(fd, buffer, sizeof(buffer), 0)) > 0) {
+  }
+  EXPECT_EQ(received, 0);  // an orderly close from the server, not an error
+  close(fd);
+  EXPECT_EQ(Get("/healthz")->status, 200);  // and the worker is free again
+}
+
+TEST_P(ServerTest, SigintStopsGracefullyLikeSigterm) {
+  StartServer();
+  EXPECT_EQ(Get("/healthz")->status, 200);
+  EXPECT_EQ(server_->SignalAndWait(SIGINT), 0);
+  EXPECT_NE(server_->Log().find("\"signal\":\"SIGINT\""), std::string::npos);
 }
 
 // Every operation of docs/openapi.json (served at /v1/openapi.json) has a route.
