@@ -57,6 +57,8 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, CommandSelectio
                     "unauthenticated and listens on loopback only");
   serve->add_option("--api-keys-env", options.api_keys_environment_variable,
                     "Name of an environment variable holding the API key lines instead");
+  serve->add_option("--tls-cert", options.tls_certificate_file, "Serve HTTPS: the PEM certificate file");
+  serve->add_option("--tls-key", options.tls_private_key_file, "Serve HTTPS: the PEM private key file");
   serve->add_option("--threads", options.worker_threads, "Worker threads (connections served at once)")
       ->capture_default_str();
   serve->add_option("--in-flight-max", options.in_flight_max, "Requests handled at once, else 429")

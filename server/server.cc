@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -33,10 +34,36 @@ namespace {
 // only raises the backlog.
 constexpr int kListenBacklog = 1024;
 
-class HttpServer : public httplib::Server {
+template <class Base>
+class ListeningServer : public Base {
  public:
-  void RaiseListenBacklog() { ::listen(svr_sock_, kListenBacklog); }
+  using Base::Base;
+  void RaiseListenBacklog() { ::listen(this->svr_sock_, kListenBacklog); }
 };
+
+// The plain or the TLS server (httplib::SSLServer, OpenSSL), with a way to raise its backlog.
+struct HttpServer {
+  std::unique_ptr<httplib::Server> server;
+  std::function<void()> raise_listen_backlog;
+};
+
+absl::StatusOr<HttpServer> MakeHttpServer(const ServerOptions& options) {
+  if (options.tls_certificate_file.empty() != options.tls_private_key_file.empty()) {
+    return absl::InvalidArgumentError("give --tls-cert and --tls-key together");
+  }
+  if (options.tls_certificate_file.empty()) {
+    auto plain = std::make_unique<ListeningServer<httplib::Server>>();
+    auto* raw = plain.get();
+    return HttpServer{std::move(plain), [raw] { raw->RaiseListenBacklog(); }};
+  }
+  auto tls = std::make_unique<ListeningServer<httplib::SSLServer>>(
+      options.tls_certificate_file.c_str(), options.tls_private_key_file.c_str());
+  if (!tls->is_valid()) {
+    return absl::InvalidArgumentError("cannot load the TLS certificate or key (--tls-cert, --tls-key)");
+  }
+  auto* raw = tls.get();
+  return HttpServer{std::move(tls), [raw] { raw->RaiseListenBacklog(); }};
+}
 
 struct ListenAddress {
   std::string host;
@@ -162,7 +189,8 @@ absl::Status Serve(const ServerOptions& options) {
 
   Metrics metrics(options.worker_threads, options.in_flight_max);
   std::atomic<bool> stopping{false};
-  HttpServer http;
+  LEDGER_ASSIGN_OR_RETURN(HttpServer http_server, MakeHttpServer(options));
+  httplib::Server& http = *http_server.server;
   ConfigureHttp(http, options);
   Router router(http, options, api_keys.has_value() ? &*api_keys : nullptr, metrics);
   ApiContext api{ledger, options, metrics, stopping};
@@ -174,9 +202,10 @@ absl::Status Serve(const ServerOptions& options) {
   int port = address.port == 0 ? http.bind_to_any_port(address.host)
                                : (http.bind_to_port(address.host, address.port) ? address.port : -1);
   if (port < 0) return absl::UnavailableError("cannot listen on " + options.listen);
-  http.RaiseListenBacklog();
+  http_server.raise_listen_backlog();
   LogEvent(absl::StrCat(
-      "\"event\":\"listening\",\"host\":\"", address.host, "\",\"port\":", port, ",\"engine\":\"",
+      "\"event\":\"listening\",\"scheme\":\"",
+      options.tls_certificate_file.empty() ? "http" : "https", "\",\"host\":\"", address.host, "\",\"port\":", port, ",\"engine\":\"",
       View(ledger.engine().name()), "\",\"threads\":", options.worker_threads, ",\"auth\":\"",
       api_keys.has_value() ? absl::StrCat(api_keys->size(), " API keys")
                            : std::string("none: development mode, loopback only, tenant default"),

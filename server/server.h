@@ -32,6 +32,9 @@ struct ServerOptions {
   // holding the same lines. Neither: unauthenticated, one default tenant, loopback only.
   std::string api_keys_file;
   std::string api_keys_environment_variable;
+  // TLS: PEM certificate (chain) and private key files, both or neither. Neither: plain HTTP.
+  std::string tls_certificate_file;
+  std::string tls_private_key_file;
   int worker_threads = 32;                     // connections served at once (the pool)
   int in_flight_max = 256;                     // requests being handled at once, else 429
   size_t body_bytes_max = 1 << 20;             // else 413

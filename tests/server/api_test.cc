@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <future>
@@ -346,6 +347,28 @@ TEST_P(ServerTest, SigintStopsGracefullyLikeSigterm) {
   EXPECT_EQ(Get("/healthz")->status, 200);
   EXPECT_EQ(server_->SignalAndWait(SIGINT), 0);
   EXPECT_NE(server_->Log().find("\"signal\":\"SIGINT\""), std::string::npos);
+}
+
+// --tls-cert/--tls-key serve HTTPS: a client that trusts the certificate talks to it,
+// and a plain-HTTP client gets nothing.
+TEST_P(ServerTest, ServesHttpsWithTheGivenCertificate) {
+  std::string certificate = (folder_ / "certificate.pem").string();
+  std::string key = (folder_ / "key.pem").string();
+  ASSERT_EQ(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+                         "-addext subjectAltName=IP:127.0.0.1 -keyout " + key + " -out " + certificate +
+                         " 2>/dev/null").c_str()),
+            0);
+  StartServer({"--tls-cert", certificate, "--tls-key", key});
+  EXPECT_NE(server_->Log().find("\"scheme\":\"https\""), std::string::npos);
+  httplib::SSLClient tls("127.0.0.1", server_->port());
+  tls.set_ca_cert_path(certificate);
+  tls.enable_server_certificate_verification(true);
+  httplib::Result health = tls.Get("/healthz");
+  ASSERT_TRUE(health) << httplib::to_string(health.error());
+  EXPECT_EQ(health->status, 200);
+  EXPECT_FALSE(Get("/healthz"));
+  EXPECT_NE(RunLedgerToExit({"serve", "--db", database_url_, "--listen", "127.0.0.1:0", "--tls-cert",
+                             certificate}, folder_ / "half.log"), 0);
 }
 
 // Every operation of docs/openapi.json (served at /v1/openapi.json) has a route.
