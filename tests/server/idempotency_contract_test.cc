@@ -193,6 +193,40 @@ TEST_P(ServerTest, HugeBodyIs413AndHugeHeadersAre431) {
 }
 
 
+// Every operation kind the library has goes through POST /v1/operations.
+TEST_P(ServerTest, EveryOperationKindCommitsOverHttp) {
+  StartServer();
+  OpenAccounts();
+  for (const char* id : {"creator", "platform", "payouts"}) {
+    ASSERT_EQ(Post("/v1/accounts", nlohmann::json{{"id", Name(id)}, {"asset", "USD"}}.dump())->status, 201);
+  }
+  ASSERT_EQ(Submit(Name("top"), TopUp(Name("alice"), 1000))->status, 201);
+  nlohmann::json spend = {{"kind", "spend"}, {"asset", "USD"}, {"from", Name("alice")}, {"to", Name("creator")},
+                          {"amount", "300"}, {"fee", {{"to", Name("platform")}, {"amount", "30"}}},
+                          {"metadata", {{"order", "A-1"}}}};
+  httplib::Result spent = Submit(Name("spend"), spend);
+  ASSERT_EQ(spent->status, 201) << spent->body;
+  EXPECT_EQ(BodyJson(spent)["metadata"]["order"], "A-1");
+  nlohmann::json payout = {{"kind", "payout"}, {"asset", "USD"}, {"from", Name("creator")},
+                           {"to", Name("payouts")}, {"amount", "100"}};
+  ASSERT_EQ(Submit(Name("payout"), payout)->status, 201);
+  nlohmann::json transfer = {{"kind", "transfer"}, {"asset", "USD"}, {"from", Name("alice")},
+                             {"to", Name("creator")}, {"amount", "50"}};
+  httplib::Result transferred = Submit(Name("transfer"), transfer);
+  ASSERT_EQ(transferred->status, 201);
+  nlohmann::json reverse = {{"kind", "reverse"}, {"transaction_id", BodyJson(transferred)["id"]}};
+  ASSERT_EQ(Submit(Name("reverse"), reverse)->status, 201);
+  EXPECT_TRUE(IsProblem(Submit(Name("reverse-again"), reverse), 402, "already_reversed"));
+  nlohmann::json post = {{"kind", "post"},
+                         {"postings", {{{"account", Name("alice")}, {"asset", "USD"}, {"amount", "-10"}},
+                                       {{"account", Name("platform")}, {"asset", "USD"}, {"amount", "10"}}}}};
+  ASSERT_EQ(Submit(Name("post"), post)->status, 201);
+  EXPECT_EQ(Balance(Name("alice")), "690");     // 1000 - 300 - 50 + 50 - 10
+  EXPECT_EQ(Balance(Name("creator")), "170");   // 270 - 100 + 50 - 50
+  EXPECT_EQ(Balance(Name("platform")), "40");
+  EXPECT_EQ(Balance(Name("payouts")), "100");
+}
+
 // A fault is 503 + Retry-After with in_doubt in the body, and the same key is the safe
 // resend. PostgreSQL only: the test kills the server's database sessions with
 // pg_terminate_backend, in a database of its own so no other test is touched.
