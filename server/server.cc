@@ -185,7 +185,7 @@ absl::Status Serve(const ServerOptions& options) {
   OpenEngineOptions engine_options{.pool_size = options.worker_threads};
   absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(options.database_url, engine_options);
   if (!engine.ok()) return Annotate(engine.status(), "opening the database");
-  Ledger ledger(std::shared_ptr<Engine>(*std::move(engine)));
+  LEDGER_ASSIGN_OR_RETURN(Ledger ledger, Ledger::Open(std::shared_ptr<Engine>(*std::move(engine))));
 
   Metrics metrics(options.worker_threads, options.in_flight_max);
   std::atomic<bool> stopping{false};

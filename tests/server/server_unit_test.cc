@@ -59,7 +59,7 @@ TEST(ApiKeys, BadLinesNameTheLineButNeverItsContent) {
 
 // Served routes == documented operations, both ways.
 TEST(OpenApi, TheDocumentAndTheRoutesListTheSameOperations) {
-  Ledger ledger(OpenMemoryEngine());
+  Ledger ledger = Ledger::Open(OpenMemoryEngine()).value();
   ServerOptions options;
   Metrics metrics(1, 1);
   std::atomic<bool> stopping{false};
