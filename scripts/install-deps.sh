@@ -17,13 +17,13 @@ set -euo pipefail
 mode=${1:-test}
 
 build_packages=(
-  build-essential cmake
+  build-essential cmake pkg-config
   libssl-dev libabsl-dev nlohmann-json3-dev libcli11-dev
   libsqlite3-dev libcpp-httplib-dev
 )
 test_packages=(
   "${build_packages[@]}"
-  pkg-config git sqlite3 libspdlog-dev libfmt-dev wrk
+  git sqlite3 libspdlog-dev libfmt-dev wrk
   libgtest-dev libgmock-dev libbenchmark-dev
   libpqxx-dev libpq-dev postgresql
   libmysqlcppconn-dev libboost-dev mariadb-server mariadb-client
