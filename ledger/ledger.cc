@@ -149,8 +149,11 @@ absl::StatusOr<Outcome> Ledger::Submit(const SubmitRequest& request) {
   LEDGER_RETURN_IF_ERROR(ValidateOperation(request.operation));
   LEDGER_ASSIGN_OR_RETURN(std::string fingerprint,
                           Fingerprint(OperationPayload(request.operation)));
-  KeyIdentity identity{std::string(OperationKindName(request.operation.kind)), request.scope,
-                       request.key};
+  if (!request.key_namespace.empty()) LEDGER_RETURN_IF_ERROR(ValidateNamespace(request.key_namespace));
+  KeyIdentity identity{request.key_namespace.empty()
+                           ? std::string(OperationKindName(request.operation.kind))
+                           : request.key_namespace,
+                       request.scope, request.key};
 
   absl::Status failure;
   for (int attempt = 1; attempt <= options_.attempts_max; ++attempt) {

@@ -79,6 +79,10 @@ struct SubmitRequest {
   Scope scope;          // default: tenant "default", actor "default"
   Operation operation;  // required
   ClaimOptions claim;   // default: idempotency/key.h's defaults (24 h ttl, replay, 10 s wait)
+  // The key space. Default "": the operation's kind, so a top_up and a transfer may
+  // use the same key. A caller with one key space for every kind names it (the HTTP
+  // service: "operations"); the same key with another kind is then a conflict.
+  std::string key_namespace;
 };
 
 class Ledger {

@@ -27,6 +27,10 @@
 namespace ledger::server {
 namespace {
 
+// The key namespace of every operation submitted over HTTP: the draft's key names one
+// request per client, whatever its kind.
+constexpr char kOperationsKeyNamespace[] = "operations";
+
 // RFC 7240 `Prefer: wait=N` (seconds): how long to wait for a running attempt with the
 // same key. Absent or unparsable: the server's default; capped at the server's maximum.
 absl::Duration ClaimWait(const httplib::Request& request, const ServerOptions& options) {
@@ -117,7 +121,9 @@ void HandleSubmit(RequestContext& context, ApiContext& api) {
   SubmitRequest request{.key = *std::move(key),
                         // The scope comes from the API key, never from the body.
                         .scope = Scope{.tenant = context.principal.tenant},
-                        .operation = *std::move(operation)};
+                        .operation = *std::move(operation),
+                        // One key space for every kind: another kind is another payload.
+                        .key_namespace = std::string(kOperationsKeyNamespace)};
   request.claim.wait.wait_max = ClaimWait(context.request, api.options);
   absl::StatusOr<Outcome> outcome = api.ledger.Submit(request);
   if (!outcome.ok()) return WriteSubmitError(context, api.metrics, outcome.status());

@@ -171,6 +171,22 @@ TEST_P(ConformanceTest, SameKeyInTwoNamespacesIsTwoOperations) {
   EXPECT_EQ(BalanceOf("alice"), 40);
 }
 
+TEST_P(ConformanceTest, OneKeyNamespaceForEveryKindMakesAnotherKindAConflict) {
+  Fund("alice", 100);
+  SubmitRequest top_up{.key = "shared", .operation = Operation::TopUp("issuance", "alice", "CREDITS", 5),
+                       .key_namespace = "operations"};
+  SubmitRequest transfer{.key = "shared", .operation = Transfer("alice", "bob", 5),
+                         .key_namespace = "operations"};
+  ASSERT_OUTCOME(ledger().Submit(top_up), OutcomeKind::kCommitted);
+  EXPECT_TRUE(IsConflict(ledger().Submit(transfer).status()));
+  ASSERT_OUTCOME(ledger().Submit(top_up), OutcomeKind::kDuplicate);
+  // By default each kind has its own key space.
+  transfer.key_namespace.clear();
+  ASSERT_OUTCOME(ledger().Submit(transfer), OutcomeKind::kCommitted);
+  top_up.key_namespace = "bad namespace\n";
+  EXPECT_EQ(ledger().Submit(top_up).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_P(ConformanceTest, KeyReplaysWithinItsTtlAndIsReusableAfterIt) {
   Fund("alice", 100);
   ClaimOptions claim;

@@ -69,6 +69,10 @@ TEST_P(ServerTest, SameKeyWithAnotherPayloadIs422) {
   OpenAccounts();
   ASSERT_EQ(Submit(Name("k"), TopUp(Name("alice"), 100))->status, 201);
   EXPECT_TRUE(IsProblem(Submit(Name("k"), TopUp(Name("alice"), 101)), 422, "idempotency_key_reused"));
+  // Another kind under the same key is another payload too, not a second operation.
+  nlohmann::json transfer = {{"kind", "transfer"}, {"asset", "USD"}, {"from", Name("alice")},
+                             {"to", Name("issuance")}, {"amount", "100"}};
+  EXPECT_TRUE(IsProblem(Submit(Name("k"), transfer), 422, "idempotency_key_reused"));
   EXPECT_EQ(Balance(Name("alice")), "100");
 }
 
