@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
+#include "engines/mysql/mysql_engine.h"
 #include "tests/conformance/conformance_context.h"
 
 namespace ledger::testing {
@@ -131,6 +132,66 @@ absl::StatusOr<std::vector<int64_t>> MysqlTestServer::Sessions(std::string_view 
 absl::Status MysqlTestServer::Kill(int64_t session_id) {
   return connection_->ExecuteText(absl::StrCat("KILL ", session_id), "kill a session",
                                   ErrorContext::kStandalone);
+}
+
+absl::StatusOr<std::unique_ptr<Engine>> MysqlScratchDatabase::OpenFresh() {
+  absl::MutexLock lock(&mutex_);
+  LEDGER_RETURN_IF_ERROR(ConnectLocked());
+  if (dsn_.empty()) {
+    name_ = ScratchDatabaseName(server_->base_database(), purpose_);
+    LEDGER_ASSIGN_OR_RETURN(dsn_, server_->RecreateDatabase(name_));
+  } else {
+    LEDGER_RETURN_IF_ERROR(WithReconnect([&] { return server_->EmptyLedgerTables(name_); }));
+  }
+  MysqlOptions options;
+  options.connection = dsn_;
+  options.pool_size = pool_size_;
+  options.migrate = true;  // the first open creates the schema, later ones find it
+  return OpenMysqlEngine(options);
+}
+
+absl::StatusOr<int> MysqlScratchDatabase::Kill(bool one_busy_at_random) {
+  absl::MutexLock lock(&mutex_);
+  LEDGER_RETURN_IF_ERROR(ConnectLocked());
+  std::vector<int64_t> sessions;
+  LEDGER_RETURN_IF_ERROR(WithReconnect([&]() -> absl::Status {
+    absl::StatusOr<std::vector<int64_t>> listed =
+        one_busy_at_random ? server_->SessionsInTransaction(name_) : server_->Sessions(name_);
+    if (listed.ok() && listed->empty() && one_busy_at_random) listed = server_->Sessions(name_);
+    if (!listed.ok()) return listed.status();
+    sessions = *std::move(listed);
+    return absl::OkStatus();
+  }));
+  if (one_busy_at_random && sessions.size() > 1) {
+    sessions = {sessions[random_() % sessions.size()]};
+  }
+  int killed = 0;
+  for (int64_t session : sessions) {
+    // A session that ended meanwhile is not an error: it is gone either way.
+    if (server_->Kill(session).ok()) ++killed;
+  }
+  return killed;
+}
+
+void MysqlScratchDatabase::Drop() {
+  absl::MutexLock lock(&mutex_);
+  if (server_ == nullptr || name_.empty()) return;
+  (void)WithReconnect([&] { return server_->DropDatabase(name_); });
+  server_.reset();
+}
+
+absl::Status MysqlScratchDatabase::ConnectLocked() {
+  if (server_ != nullptr) return absl::OkStatus();
+  LEDGER_ASSIGN_OR_RETURN(server_, MysqlTestServer::Connect(MysqlTestDsn()));
+  return absl::OkStatus();
+}
+
+absl::Status MysqlScratchDatabase::WithReconnect(const std::function<absl::Status()>& action) {
+  absl::Status status = action();
+  if (status.ok()) return status;
+  server_.reset();
+  LEDGER_RETURN_IF_ERROR(ConnectLocked());
+  return action();
 }
 
 }  // namespace ledger::testing

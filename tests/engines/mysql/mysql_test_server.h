@@ -7,18 +7,23 @@
 //   auto server = ledger::testing::MysqlTestServer::Connect(dsn);
 //   auto scratch_dsn = (*server)->RecreateDatabase("ledger_test_engine_123");
 //
-// Not thread-safe: one thread uses a MysqlTestServer at a time.
+// MysqlTestServer is not thread-safe: one thread uses it at a time.
 #ifndef LEDGER_TESTS_ENGINES_MYSQL_MYSQL_TEST_SERVER_H_
 #define LEDGER_TESTS_ENGINES_MYSQL_MYSQL_TEST_SERVER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "engines/mysql/mysql_connection.h"
+#include "ledger/engine.h"
 
 namespace ledger::testing {
 
@@ -66,6 +71,43 @@ class MysqlTestServer {
 
   mysql_internal::MysqlSettings settings_;
   std::unique_ptr<mysql_internal::MysqlConnection> connection_;
+};
+
+// A scratch database of this process ("<dsn database>_<purpose>_<pid>") for a test
+// suite: created and migrated on the first OpenFresh, emptied on each later one (DELETE
+// of every ledger table, which keeps many short tests fast), dropped by Drop. Its
+// administrative session reconnects once if a server restart killed it. The conformance
+// suite and the property suite both use it.
+//
+// Thread-safe.
+class MysqlScratchDatabase {
+ public:
+  MysqlScratchDatabase(std::string purpose, int pool_size)
+      : purpose_(std::move(purpose)), pool_size_(pool_size) {}
+
+  absl::StatusOr<std::unique_ptr<Engine>> OpenFresh() ABSL_LOCKS_EXCLUDED(mutex_);
+  // Kills every session of the scratch database (idle pooled ones too), or one at
+  // random among those inside a transaction; returns how many. "Every" stands in for
+  // "those in a transaction" when one client pauses mid-transaction, because
+  // information_schema.INNODB_TRX is a cache InnoDB refreshes at most every 100 ms: a
+  // kill soon after the previous one would miss the paused session.
+  absl::StatusOr<int> Kill(bool one_busy_at_random) ABSL_LOCKS_EXCLUDED(mutex_);
+  // Call once all tests ran (a gtest environment's TearDown), while the driver lives.
+  void Drop() ABSL_LOCKS_EXCLUDED(mutex_);
+
+ private:
+  absl::Status ConnectLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The administrative session dies with a server restart: reconnect once and retry.
+  absl::Status WithReconnect(const std::function<absl::Status()>& action)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  const std::string purpose_;
+  const int pool_size_;
+  absl::Mutex mutex_;
+  std::unique_ptr<MysqlTestServer> server_ ABSL_GUARDED_BY(mutex_);
+  std::string name_ ABSL_GUARDED_BY(mutex_);
+  std::string dsn_ ABSL_GUARDED_BY(mutex_);
+  std::mt19937_64 random_ ABSL_GUARDED_BY(mutex_){std::random_device()()};
 };
 
 }  // namespace ledger::testing
