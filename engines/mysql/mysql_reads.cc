@@ -235,6 +235,22 @@ absl::StatusOr<int64_t> MysqlEngine::PruneExpiredKeys(absl::Time now, int64_t li
 
 absl::StatusOr<std::vector<OutboxEvent>> MysqlEngine::ListEvents(int64_t after_sequence,
                                                                  int64_t limit) {
+  // The sequencer (schema/mysql/0002): numbers the committed, unnumbered events in
+  // insert order after the highest sequence, under the lock row of outbox_sequencer.
+  // Each statement reads the latest committed rows (READ COMMITTED), so sequences follow
+  // commit order and an event in flight is numbered only after it committed.
+  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
+    LEDGER_RETURN_IF_ERROR(connection.Query(
+        "SELECT id FROM outbox_sequencer WHERE id = 1 FOR UPDATE", {}, [](const SqlRow&) {},
+        "lock the event sequencer", ErrorContext::kStandalone));
+    LEDGER_RETURN_IF_ERROR(connection.ExecuteText(
+        "SET @ledger_next_sequence = (SELECT COALESCE(MAX(`sequence`), 0) FROM outbox_events)",
+        "read the last event sequence", ErrorContext::kStandalone));
+    return connection.ExecuteText(
+        "UPDATE outbox_events SET `sequence` = (@ledger_next_sequence := @ledger_next_sequence + 1)"
+        " WHERE `sequence` IS NULL ORDER BY insert_order LIMIT 10000",
+        "sequence committed events", ErrorContext::kStandalone);
+  }));
   std::vector<OutboxEvent> events;
   LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
     events.clear();

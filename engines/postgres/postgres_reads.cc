@@ -169,12 +169,46 @@ absl::StatusOr<int64_t> PostgresEngine::PruneExpiredKeys(absl::Time now, int64_t
       });
 }
 
+namespace {
+
+// The sequencer (schema/postgres/0002): numbers the committed, unnumbered events in
+// insert order after the highest sequence, under one transaction-scoped advisory lock.
+// Each statement takes its own snapshot (READ COMMITTED), so the UPDATE sees every
+// number the previous sequencer committed: sequences follow commit order, and an event
+// in flight is numbered only once it committed, after every event already numbered.
+constexpr char kSequenceCommittedEvents[] = R"sql(
+BEGIN;
+SELECT pg_advisory_xact_lock(hashtextextended('ledger.outbox_sequencer', 0));
+WITH unsequenced AS (
+  SELECT insert_order, row_number() OVER (ORDER BY insert_order) AS n
+  FROM outbox_events WHERE sequence IS NULL ORDER BY insert_order LIMIT 10000),
+last AS (SELECT COALESCE(max(sequence), 0) AS sequence FROM outbox_events)
+UPDATE outbox_events AS e SET sequence = last.sequence + unsequenced.n
+FROM unsequenced, last WHERE e.insert_order = unsequenced.insert_order;
+COMMIT;
+)sql";
+
+void SequenceCommittedEvents(pqxx::nontransaction& work) {
+  try {
+    work.exec(kSequenceCommittedEvents);
+  } catch (...) {
+    try {
+      work.exec("ROLLBACK");  // leave no aborted transaction on a pooled session
+    } catch (...) {
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<OutboxEvent>> PostgresEngine::ListEvents(int64_t after_sequence,
                                                                     int64_t limit) {
   if (limit <= 0) return std::vector<OutboxEvent>();
   return WithConnection(
       {.operation = "list events"},
       [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<OutboxEvent>> {
+        SequenceCommittedEvents(work);
         std::vector<OutboxEvent> events;
         for (const pqxx::row& row :
              work.exec_prepared(statement::kListEvents, after_sequence, limit)) {

@@ -34,6 +34,9 @@ struct ConformanceContext {
   // SQLite serializes every writer: a fail-fast submit sees ANY running writer as "in
   // progress", not only one holding the same key.
   bool writers_serialized = false;
+  // Only one submit can hold an open transaction at a time (SQLite, memory): event
+  // sequences follow commit order by construction, and a test cannot hold two open.
+  bool one_open_submit_at_a_time = false;
 };
 
 using ContextFactory = ConformanceContext (*)();

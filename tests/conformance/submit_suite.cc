@@ -633,6 +633,55 @@ TEST_P(ConformanceTest, HistoryPagesByAccountVersion) {
   }
 }
 
+// Two submits hold open transactions, their events written; the later one commits
+// first. A reader paging "after the last sequence it saw" sees both, exactly once, in
+// sequence order: no event is passed over while its transaction is in flight.
+TEST_P(ConformanceTest, EventReaderNeverSkipsAnEventCommittedAfterALaterOne) {
+  if (context().one_open_submit_at_a_time) {
+    GTEST_SKIP() << "one open submit at a time: sequences follow commit order by construction";
+  }
+  Fund("alice", 10);
+  Fund("carol", 10);
+  absl::StatusOr<std::vector<OutboxEvent>> before = engine().ListEvents(0, 1000);
+  ASSERT_TRUE(before.ok()) << before.status();
+  int64_t cursor = before->empty() ? 0 : before->back().sequence;
+  std::atomic<int> arrivals{0};
+  absl::Notification ready[2], release[2];
+  faults().SetHook(FaultPoint::kCommit, [&] {
+    const int me = arrivals.fetch_add(1);
+    if (me > 1) return;
+    ready[me].Notify();
+    release[me].WaitForNotification();
+  });
+  std::string first_id, second_id;
+  auto submit = [&](const std::string& key, const Operation& operation, std::string* id) {
+    absl::StatusOr<Outcome> outcome = Submit(key, operation);
+    ASSERT_OUTCOME(outcome, OutcomeKind::kCommitted);
+    *id = outcome->transaction.id;
+  };
+  std::thread first([&] { submit("held-first", Transfer("alice", "bob", 1), &first_id); });
+  ready[0].WaitForNotification();
+  std::thread second([&] { submit("held-second", Transfer("carol", "platform", 1), &second_id); });
+  ready[1].WaitForNotification();
+  faults().Clear();
+
+  release[1].Notify();
+  second.join();
+  absl::StatusOr<std::vector<OutboxEvent>> after_second = engine().ListEvents(cursor, 100);
+  release[0].Notify();
+  first.join();
+  ASSERT_TRUE(after_second.ok()) << after_second.status();
+  ASSERT_EQ(after_second->size(), 1u);
+  EXPECT_EQ(after_second->front().transaction_id, second_id);
+  cursor = after_second->front().sequence;
+  absl::StatusOr<std::vector<OutboxEvent>> after_first = engine().ListEvents(cursor, 100);
+
+  ASSERT_TRUE(after_first.ok()) << after_first.status();
+  ASSERT_EQ(after_first->size(), 1u) << "the event committed second was skipped";
+  EXPECT_EQ(after_first->front().transaction_id, first_id);
+  EXPECT_GT(after_first->front().sequence, cursor);
+}
+
 TEST_P(ConformanceTest, EveryCommitAppendsOneOutboxEventAndReplaysAppendNone) {
   Fund("alice", 100);
   absl::StatusOr<Outcome> outcome = Submit("t-1", Transfer("alice", "bob", 10));

@@ -7,6 +7,7 @@ namespace {
 ConformanceContext MemoryContext() {
   ConformanceContext context;
   context.engine_name = "memory";
+  context.one_open_submit_at_a_time = true;  // a submit holds the state lock until it ends
   context.open_fresh = []() -> absl::StatusOr<std::unique_ptr<Engine>> { return OpenMemoryEngine(); };
   return context;
 }

@@ -22,6 +22,7 @@ ConformanceContext SqliteContext() {
   ConformanceContext context;
   context.engine_name = "sqlite";
   context.writers_serialized = true;
+  context.one_open_submit_at_a_time = true;
   context.open_fresh = []() -> absl::StatusOr<std::unique_ptr<Engine>> {
     SqliteOptions options;
     options.path = Databases().NextPath();
