@@ -1,7 +1,9 @@
-// transaction show ID; events (the outbox, a page at a time).
+// transaction show ID; events (the outbox, a page at a time, or followed as it grows).
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -19,6 +21,9 @@ struct TransactionShowArguments {
 struct EventsArguments {
   int64_t after_sequence = 0;
   int64_t limit = 100;
+  bool follow = false;      // keep printing events as they commit
+  int64_t poll_ms = 500;    // --follow: pause between pages when caught up
+  int64_t count_max = 0;    // --follow: exit after this many events (0: never)
 };
 
 ExitCode RunTransactionShow(const GlobalOptions& global, const std::string& id) {
@@ -32,9 +37,33 @@ ExitCode RunTransactionShow(const GlobalOptions& global, const std::string& id) 
   return ExitCode::kOk;
 }
 
+// Prints events as they commit, a page at a time, until `count_max` were printed (or
+// forever). Safe against skips: sequences follow commit order (docs/concepts.md).
+ExitCode FollowEvents(Ledger& ledger, const EventsArguments& arguments) {
+  int64_t cursor = arguments.after_sequence;
+  int64_t printed = 0;
+  while (arguments.count_max == 0 || printed < arguments.count_max) {
+    absl::StatusOr<std::vector<OutboxEvent>> events =
+        ledger.engine().ListEvents(cursor, arguments.limit);
+    if (!events.ok()) return ReportError(events.status());
+    for (const OutboxEvent& event : *events) {
+      if (arguments.count_max != 0 && printed == arguments.count_max) break;
+      PrintJsonLine(EventToJson(event));
+      cursor = event.sequence;
+      ++printed;
+    }
+    std::cout.flush();  // a consumer reads each event as it comes
+    if (static_cast<int64_t>(events->size()) < arguments.limit) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(arguments.poll_ms));
+    }
+  }
+  return ExitCode::kOk;
+}
+
 ExitCode RunEvents(const GlobalOptions& global, const EventsArguments& arguments) {
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
   if (!ledger.ok()) return ReportError(ledger.status());
+  if (arguments.follow) return FollowEvents(**ledger, arguments);
   absl::StatusOr<std::vector<OutboxEvent>> events =
       (*ledger)->engine().ListEvents(arguments.after_sequence, arguments.limit);
   if (!events.ok()) return ReportError(events.status());
@@ -70,6 +99,15 @@ void AddQueryCommands(CLI::App& app, const GlobalOptions& global, CommandSelecti
   events->add_option("--limit", events_arguments->limit, "Events per page")
       ->check(CLI::Range(int64_t{1}, kPageLimitMax))
       ->capture_default_str();
+  events->add_flag("--follow", events_arguments->follow,
+                   "Keep printing events as they commit (stop with Ctrl-C)");
+  events->add_option("--poll-ms", events_arguments->poll_ms,
+                     "With --follow: milliseconds between pages once caught up")
+      ->check(CLI::Range(int64_t{10}, int64_t{60'000}))
+      ->capture_default_str();
+  events->add_option("--count", events_arguments->count_max,
+                     "With --follow: exit after this many events (0: never)")
+      ->check(CLI::NonNegativeNumber);
   events->callback([&global, &selection, events_arguments] {
     selection.Select([&global, events_arguments] { return RunEvents(global, *events_arguments); });
   });

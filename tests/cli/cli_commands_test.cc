@@ -1,9 +1,13 @@
 // The `ledger` tool's other commands, each call a separate process.
 #include <sqlite3.h>
 
+#include <chrono>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
 
@@ -91,6 +95,32 @@ TEST_F(CommandsCliTest, EventsListOneOutboxEventPerCommit) {
   EXPECT_EQ(events.exit_code, 0) << events.err;
   EXPECT_NE(events.out.find("\"type\":\"transaction.committed\""), std::string::npos) << events.out;
   EXPECT_NE(events.out.find("\"sequence\":1"), std::string::npos) << events.out;
+}
+
+TEST_F(CommandsCliTest, EventsFollowPrintsEventsAsTheyCommitInOrder) {
+  OpenFundedEconomy();  // event 1: the funding top-up
+  const std::filesystem::path follower_folder = folder_ / "follower";
+  std::filesystem::create_directories(follower_folder);
+  CliResult followed;
+  // Started before the transfers commit, it waits for them and exits after the second.
+  std::thread follower([&] {
+    followed = RunLedgerProcess({"--db", database_url_, "events", "--follow", "--after", "1",
+                                 "--count", "2", "--poll-ms", "20"},
+                                follower_folder);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let it start polling
+  for (const char* key : {"follow-1", "follow-2"}) {
+    CliResult submitted = RunLedger({"submit", "--key", key, "--kind", "transfer", "--from",
+                                     "alice", "--to", "bob", "--asset", "USD", "--amount", "1"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  }
+  follower.join();
+
+  EXPECT_EQ(followed.exit_code, 0) << followed.err;
+  std::vector<std::string> lines = absl::StrSplit(followed.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u) << followed.out;
+  EXPECT_NE(lines[0].find("\"sequence\":2"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("\"sequence\":3"), std::string::npos) << lines[1];
 }
 
 TEST_F(CommandsCliTest, UnknownAccountOrTransactionExitsWithNotFound) {
