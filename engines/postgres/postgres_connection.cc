@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status.h"
+#include "engines/common/database_url.h"
 #include "engines/postgres/postgres_rows.h"
 
 namespace ledger::postgres_internal {
@@ -182,27 +184,21 @@ std::vector<std::pair<const char*, std::string>> Statements() {
 absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const std::string& connection,
                                                                  PostgresClaimMode default_mode) {
   ParsedPostgresConnection parsed{connection, default_mode};
-  const size_t question = connection.find('?');
-  if (!IsUri(connection) || question == std::string::npos) return parsed;
-
+  if (!IsUri(connection)) return parsed;
+  // The shared parser: the query starts after the credentials, as everywhere else.
+  LEDGER_ASSIGN_OR_RETURN(DatabaseUrl url, ParseDatabaseUrl(connection));
   std::vector<std::string> kept;
-  for (absl::string_view parameter :
-       absl::StrSplit(absl::string_view(connection).substr(question + 1), '&', absl::SkipEmpty())) {
-    std::pair<absl::string_view, absl::string_view> name_value =
-        absl::StrSplit(parameter, absl::MaxSplits('=', 1));
-    if (name_value.first != kClaimParameter) {
-      kept.emplace_back(parameter);
+  for (const auto& [name, value] : url.parameters) {
+    if (name != kClaimParameter) {
+      kept.push_back(absl::StrCat(name, "=", value));
       continue;
     }
-    absl::StatusOr<PostgresClaimMode> mode = ParseClaimMode(name_value.second);
-    if (!mode.ok()) return mode.status();
-    parsed.claim_mode = *mode;
+    LEDGER_ASSIGN_OR_RETURN(parsed.claim_mode, ParseClaimMode(value));
   }
-  parsed.connection = connection.substr(0, question);
+  parsed.connection = url.base;
   if (!kept.empty()) absl::StrAppend(&parsed.connection, "?", absl::StrJoin(kept, "&"));
   return parsed;
 }
-
 
 absl::Status SetUpSession(PostgresSession& session) {
   if (session.connection().server_version() < kServerVersionMin) {

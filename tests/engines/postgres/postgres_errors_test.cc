@@ -99,6 +99,14 @@ TEST(PostgresConnectionString, ClaimParameterSelectsTheModeAndIsRemoved) {
   EXPECT_EQ(parsed->connection, "postgres://db/ledger");
 }
 
+TEST(PostgresConnectionString, AQuestionMarkInThePasswordDoesNotStartTheQuery) {
+  absl::StatusOr<ParsedPostgresConnection> parsed = ParsePostgresConnection(
+      "postgresql://app:pa?ss@db/ledger?claim=row", PostgresClaimMode::kAdvisoryLock);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->claim_mode, PostgresClaimMode::kRow);
+  EXPECT_EQ(parsed->connection, "postgresql://app:pa?ss@db/ledger");
+}
+
 TEST(PostgresConnectionString, WithoutClaimParameterTheOptionDecides) {
   absl::StatusOr<ParsedPostgresConnection> parsed =
       ParsePostgresConnection("postgresql://db/ledger?sslmode=require", PostgresClaimMode::kRow);
