@@ -12,7 +12,9 @@
 // Submit runs one database transaction per attempt: claim the key, lock the accounts
 // in sorted order, check the business rules, post the entries, record the key and the
 // outbox event, commit. A retry with the same key replays the recorded transaction; a
-// rejected or faulted attempt leaves the key unused.
+// rejected or faulted attempt leaves the key unused. SubmitBatch runs many operations
+// through the same pipeline in one database transaction, each with its own outcome;
+// a single Submit is a batch of one.
 //
 // Thread-safe: share one Ledger across threads.
 #ifndef LEDGER_LEDGER_LEDGER_H_
@@ -40,11 +42,19 @@ namespace ledger {
 
 namespace internal {
 class LedgerTestingHooks;  // ledger/internal/testing_hooks.h: tests and benchmarks only
+struct BatchItem;          // ledger/batch_attempt.h
+class GroupCommitter;      // ledger/group_commit.h
 }  // namespace internal
 
 // The largest LedgerOptions::attempts_max Open accepts: past it a submit on a hot
 // account could hold its caller through minutes of deadlock retries.
 inline constexpr int kAttemptsMaxLimit = 100;
+
+// The most operations one SubmitBatch takes (TigerBeetle's request holds 8,189).
+inline constexpr size_t kBatchItemsMax = 8190;
+// The most entries one SubmitBatch may post, counting each operation's postings before
+// the database is read: a reverse counts as kPostingsPerTransactionMax.
+inline constexpr size_t kBatchEntriesMax = 65536;
 
 // Caps on what one non-system account may debit within a sliding window. Reversals
 // are exempt: they correct, they do not spend. A limit sets at least one cap.
@@ -58,6 +68,19 @@ struct VelocityLimit {
   Amount debit_amount_max = 0;
 };
 
+// Group commit: concurrent Submit calls share database transactions (SubmitBatch, not
+// atomic), so callers that submit one operation at a time from many threads get batch
+// throughput. A lone submit starts at once; submits that arrive while a shared
+// transaction is in flight wait for it and go together in the next, up to
+// batch_items_max, and only with others of the same claim wait (a batch claims with the
+// least of its items' waits). Each caller gets exactly its own result.
+struct GroupCommitOptions {
+  // Default: false, every Submit its own transaction.
+  bool enabled = false;
+  // Most submits one shared transaction takes. 1 .. kBatchItemsMax. Default: 256.
+  size_t batch_items_max = 256;
+};
+
 // Checked by Ledger::Open: a bad field is InvalidArgument naming it, never clamped.
 struct LedgerOptions {
   // Where time comes from; not owned, must outlive the Ledger. Default: nullptr, the
@@ -69,6 +92,8 @@ struct LedgerOptions {
   // serialization failure). Each attempt rolled back fully, so retrying is safe.
   // 1 .. kAttemptsMaxLimit. Default: 8.
   int attempts_max = 8;
+  // Default: off (GroupCommitOptions).
+  GroupCommitOptions group_commit;
 };
 
 // OK, or InvalidArgument naming the first bad field ("LedgerOptions.attempts_max ...").
@@ -85,14 +110,29 @@ struct SubmitRequest {
   std::string key_namespace;
 };
 
+struct SubmitBatchRequest {
+  // Applied in order, each as its own operation with its own key: a later item sees
+  // the balances, versions and reversals of the earlier ones. 1 .. kBatchItemsMax.
+  std::vector<SubmitRequest> items;
+  // All items commit or none. When one item is not committed (rejected, bad input,
+  // conflict, in progress, an error-policy duplicate) it keeps its own result and every
+  // other item is rejected with kBatchItemFailed, naming it; a duplicate replay does not
+  // break the batch (the item is committed already). Default: false, each item alone.
+  bool atomic = false;
+};
+
+// One result per item, in order: exactly what Submit returns for a request.
+using SubmitResult = absl::StatusOr<Outcome>;
+
 class Ledger {
  public:
   // The one way to make a Ledger. A null engine or bad options: InvalidArgument naming
   // the field, and nothing is touched.
   static absl::StatusOr<Ledger> Open(std::shared_ptr<Engine> engine, LedgerOptions options = {});
 
-  Ledger(Ledger&&) = default;
-  Ledger& operator=(Ledger&&) = default;
+  Ledger(Ledger&&);
+  Ledger& operator=(Ledger&&);
+  ~Ledger();
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
 
@@ -102,6 +142,17 @@ class Ledger {
   // an invariant (ledger/invariants.h; a bug, nothing written): Internal,
   // IsInvariantViolation. Otherwise an Outcome.
   absl::StatusOr<Outcome> Submit(const SubmitRequest& request);
+
+  // Many operations in one database transaction (see SubmitBatchRequest), each item's
+  // result what Submit would return for it alone. Lock order, so two batches never
+  // deadlock: every key first, in (namespace, scope, key) byte order, then every
+  // account, in id order. A key another transaction holds past the batch's wait (the
+  // least of its items' waits) makes its items in progress, and the others go on in a
+  // new attempt without them. A retryable error reruns the whole batch (attempts_max);
+  // any other fault faults every item not yet decided, each key unused; an in-doubt
+  // COMMIT leaves every item that was to commit in doubt. Too many items or entries,
+  // or none: InvalidArgument for the whole call, nothing run.
+  absl::StatusOr<std::vector<SubmitResult>> SubmitBatch(const SubmitBatchRequest& batch);
 
   absl::Status DefineAsset(const Asset& asset);
   absl::StatusOr<Account> OpenAccount(const AccountSpec& spec);
@@ -119,19 +170,12 @@ class Ledger {
 
  private:
   friend class internal::LedgerTestingHooks;
-  using AccountsById = std::map<std::string, Account, std::less<>>;
+  class BatchAttempt;  // ledger/batch_attempt.h: one database transaction of a batch
 
   Ledger(std::shared_ptr<Engine> engine, LedgerOptions options);
 
-  absl::StatusOr<Outcome> SubmitOnce(const SubmitRequest& request, const KeyIdentity& identity,
-                                     const std::string& fingerprint);
-  absl::StatusOr<Outcome> Replay(StorageTransaction& tx, const KeyRecord& existing,
-                                 const std::string& fingerprint, ReplayPolicy policy);
-  absl::StatusOr<Outcome> Decline(StorageTransaction& tx, Outcome rejection);
-  absl::StatusOr<std::optional<Outcome>> CheckVelocity(StorageTransaction& tx,
-                                                       const std::vector<Posting>& postings,
-                                                       const AccountsById& accounts,
-                                                       absl::Time now);
+  // Runs attempts until every item is decided.
+  void RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic);
 
   std::shared_ptr<Engine> engine_;
   LedgerOptions options_;
@@ -141,6 +185,8 @@ class Ledger {
   // Set only by LedgerTestingHooks::OpenTamperingWithPlans: breaks each posting plan
   // just before the invariant checks, to prove they stop it.
   std::function<void(Transaction&, std::vector<Account>&)> tamper_plan_;
+  // Set when options_.group_commit.enabled.
+  std::unique_ptr<internal::GroupCommitter> group_committer_;
 };
 
 }  // namespace ledger

@@ -32,6 +32,7 @@ std::string_view RejectionReasonName(RejectionReason reason) {
     case RejectionReason::kInsufficientFunds: return "insufficient_funds";
     case RejectionReason::kVelocityCountExceeded: return "velocity_count_exceeded";
     case RejectionReason::kVelocityAmountExceeded: return "velocity_amount_exceeded";
+    case RejectionReason::kBatchItemFailed: return "batch_item_failed";
   }
   return "unknown";  // only for a value cast from outside the enumeration
 }

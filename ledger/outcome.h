@@ -33,6 +33,7 @@ enum class RejectionReason {
   kInsufficientFunds,        // below zero, or below the overdraft limit
   kVelocityCountExceeded,    // too many debits in the window
   kVelocityAmountExceeded,   // too much debited in the window
+  kBatchItemFailed,          // atomic batch: another item was not committed, so none is
 };
 
 std::string_view OutcomeKindName(OutcomeKind kind);

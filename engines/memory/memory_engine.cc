@@ -1,10 +1,11 @@
 // The memory engine. One mutex guards the committed state and is held by a storage
-// transaction from its claim to its end, so transactions run one at a time, like
-// SQLite's single writer. Same-key submitters park on a second, smaller lock table
+// transaction from its first step after the claims to its end, so transactions run one
+// at a time, like SQLite's single writer. Same-key submitters park on a second, smaller lock table
 // BEFORE taking the state mutex, so a waiter never blocks unrelated work. Writes are
 // buffered in the transaction and applied at Commit, all at once.
 #include "engines/memory/memory_engine.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -66,11 +67,12 @@ class MemoryTransaction final : public StorageTransaction {
 
   MemoryEngine& engine_;
   BeginOptions options_;
-  std::optional<IdentityKey> held_key_;
+  std::vector<IdentityKey> held_keys_;
   bool state_locked_ = false;
-  std::optional<Transaction> pending_transaction_;
+  // What Commit applies, in call order (a batch writes many transactions).
+  std::vector<Transaction> pending_transactions_;
   std::vector<Account> pending_accounts_;
-  std::optional<KeyRecord> pending_key_;
+  std::vector<KeyRecord> pending_keys_;
   std::vector<OutboxEvent> pending_events_;
 };
 
@@ -329,14 +331,23 @@ State& MemoryTransaction::LockedState() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   return engine_.state_;
 }
 
-absl::StatusOr<std::optional<KeyRecord>> MemoryTransaction::ClaimKey(const KeyIdentity& identity) {
+absl::StatusOr<std::optional<KeyRecord>> MemoryTransaction::ClaimKey(const KeyIdentity& identity)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
   IdentityKey key = KeyOf(identity);
   LEDGER_RETURN_IF_ERROR(engine_.HoldKey(key, options_.wait));
-  held_key_ = key;
+  held_keys_.push_back(key);
+  // A batch claims many keys before any other step. The state is held only while its
+  // record is read, so no claim waits for a key while holding the state that key's
+  // holder needs. Only the key's holder writes its record, so the read stays true.
+  const bool locked_here = !state_locked_;
   State& state = LockedState();
-  auto it = state.keys.find(key);
-  if (it == state.keys.end()) return std::nullopt;
-  return it->second;
+  std::optional<KeyRecord> record;
+  if (auto it = state.keys.find(key); it != state.keys.end()) record = it->second;
+  if (locked_here) {
+    state_locked_ = false;
+    engine_.state_mutex_.Unlock();
+  }
+  return record;
 }
 
 absl::StatusOr<std::optional<Transaction>> MemoryTransaction::LoadTransaction(std::string_view id) {
@@ -379,18 +390,27 @@ absl::Status MemoryTransaction::WriteTransaction(const Transaction& transaction,
   State& state = LockedState();
   // A unique violation during the write: the shared error table's answer, as on the
   // SQL engines (a concurrent writer won a race; the rerun re-checks).
-  if (state.transactions.count(transaction.id) > 0) {
+  auto taken = [&](auto predicate) {
+    return std::any_of(pending_transactions_.begin(), pending_transactions_.end(), predicate);
+  };
+  if (state.transactions.count(transaction.id) > 0 ||
+      taken([&](const Transaction& pending) { return pending.id == transaction.id; })) {
     return engine_common::StatusForError(
         engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
         absl::StrCat("memory: transaction ", transaction.id, " exists"));
   }
-  if (transaction.reversal_of.has_value() && state.reversed.count(*transaction.reversal_of) > 0) {
+  if (transaction.reversal_of.has_value() &&
+      (state.reversed.count(*transaction.reversal_of) > 0 ||
+       taken([&](const Transaction& pending) {
+         return pending.reversal_of == transaction.reversal_of;
+       }))) {
     return engine_common::StatusForError(
         engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
         absl::StrCat("memory: ", *transaction.reversal_of, " is already reversed"));
   }
-  pending_transaction_ = transaction;
-  pending_accounts_ = updated_accounts;
+  pending_transactions_.push_back(transaction);
+  pending_accounts_.insert(pending_accounts_.end(), updated_accounts.begin(),
+                           updated_accounts.end());
   return absl::OkStatus();
 }
 
@@ -405,7 +425,7 @@ absl::Status MemoryTransaction::RecordKey(const KeyRecord& record) {
         absl::StrCat("memory: key ", record.identity.Encoded(),
                      " already holds a live committed record"));
   }
-  pending_key_ = record;
+  pending_keys_.push_back(record);
   return absl::OkStatus();
 }
 
@@ -417,8 +437,7 @@ absl::Status MemoryTransaction::AppendEvent(const OutboxEvent& event) {
 
 absl::Status MemoryTransaction::Commit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   State& state = LockedState();
-  if (pending_transaction_.has_value()) {
-    const Transaction& transaction = *pending_transaction_;
+  for (const Transaction& transaction : pending_transactions_) {
     for (const Entry& entry : transaction.entries) {
       state.entries[entry.account_id].push_back({entry, transaction.id, transaction.created_at});
       if (entry.amount < 0) {
@@ -429,32 +448,26 @@ absl::Status MemoryTransaction::Commit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     state.transactions.emplace(transaction.id, transaction);
   }
   for (const Account& account : pending_accounts_) state.accounts[account.id] = account;
-  if (pending_key_.has_value()) state.keys[KeyOf(pending_key_->identity)] = *pending_key_;
+  for (const KeyRecord& record : pending_keys_) state.keys[KeyOf(record.identity)] = record;
   for (OutboxEvent event : pending_events_) {
     event.sequence = engine_.next_event_sequence_++;
     state.events.push_back(std::move(event));
   }
-  pending_transaction_.reset();
-  pending_accounts_.clear();
-  pending_key_.reset();
-  pending_events_.clear();
-  Rollback();  // nothing is pending any more: this only releases the locks
+  Rollback();  // what was pending is applied: this only clears it and releases the locks
   return absl::OkStatus();
 }
 
 void MemoryTransaction::Rollback() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  pending_transaction_.reset();
+  pending_transactions_.clear();
   pending_accounts_.clear();
-  pending_key_.reset();
+  pending_keys_.clear();
   pending_events_.clear();
   if (state_locked_) {
     state_locked_ = false;
     engine_.state_mutex_.Unlock();
   }
-  if (held_key_.has_value()) {
-    engine_.ReleaseKey(*held_key_);
-    held_key_.reset();
-  }
+  for (const IdentityKey& key : held_keys_) engine_.ReleaseKey(key);
+  held_keys_.clear();
 }
 
 }  // namespace

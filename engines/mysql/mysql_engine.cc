@@ -153,7 +153,10 @@ absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(
         " transaction_id, created_at, expires_at)"
         " VALUES (?, ?, ?, '', 'pending', NULL, 0, ?)",
         placeholder, "claim the key", ErrorContext::kClaim);
-    if (inserted.ok()) return std::nullopt;  // a new key: the placeholder row is the hold
+    if (inserted.ok()) {  // a new key: the placeholder row is the hold
+      unfilled_placeholders_.push_back(identity);
+      return std::nullopt;
+    }
     if (!absl::IsAlreadyExists(inserted.status())) return inserted.status();
     // 1062: the key is committed, perhaps by the holder this INSERT waited for. The
     // failed duplicate check left a shared lock on the row; two waiters upgrading theirs
@@ -351,6 +354,7 @@ absl::Status MysqlStorageTransaction::WriteBalances(MysqlConnection& connection,
 }
 
 absl::Status MysqlStorageTransaction::RecordKey(const KeyRecord& record) {
+  std::erase(unfilled_placeholders_, record.identity);
   return RunStep([&](MysqlConnection& connection) -> absl::Status {
     SqlParams identity = IdentityParams(record.identity);
     SqlParams values = {record.fingerprint, record.transaction_id, ToMicros(record.created_at),
@@ -391,9 +395,27 @@ absl::Status MysqlStorageTransaction::AppendEvent(const OutboxEvent& event) {
   });
 }
 
+absl::Status MysqlStorageTransaction::DropUnfilledPlaceholders() {
+  for (const KeyIdentity& identity : unfilled_placeholders_) {
+    LEDGER_RETURN_IF_ERROR(RunStep([&](MysqlConnection& connection) {
+      return connection
+          .Execute("DELETE FROM idempotency_keys WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
+                   " AND state = 'pending'",
+                   IdentityParams(identity), "drop an unused placeholder", ErrorContext::kWrite)
+          .status();
+    }));
+  }
+  unfilled_placeholders_.clear();
+  return absl::OkStatus();
+}
+
 absl::Status MysqlStorageTransaction::Commit() {
   if (!connection_.has_value()) {
     return absl::FailedPreconditionError("mysql: commit of a transaction that has ended");
+  }
+  if (absl::Status dropped = DropUnfilledPlaceholders(); !dropped.ok()) {
+    Rollback();
+    return dropped;
   }
   absl::Status status = (*connection_)->Commit(ErrorContext::kCommit);
   // A COMMIT the server refused (a lost session is already marked broken) leaves the

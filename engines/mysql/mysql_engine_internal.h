@@ -150,11 +150,15 @@ class MysqlStorageTransaction final : public StorageTransaction {
                                           const KeyIdentity& identity, bool nowait);
   absl::Status WriteEntries(MysqlConnection& connection, const Transaction& transaction);
   absl::Status WriteBalances(MysqlConnection& connection, const std::vector<Account>& accounts);
+  // Deletes the placeholders of claimed keys that no RecordKey filled (a batch's rejected
+  // items), so those keys stay unused after COMMIT.
+  absl::Status DropUnfilledPlaceholders();
 
   std::shared_ptr<MysqlConnectionPool> pool_;
   std::optional<PooledConnection> connection_;  // empty once the transaction ended
   BeginOptions options_;
   bool any_step_succeeded_ = false;
+  std::vector<KeyIdentity> unfilled_placeholders_;  // this transaction's, not yet recorded
 };
 
 }  // namespace ledger::mysql_internal

@@ -414,6 +414,21 @@ TEST_F(MysqlEngineTest, DeadlockBetweenTwoTransactionsIsRetryable) {
   EXPECT_TRUE(IsRetryable(victim)) << victim;
 }
 
+// The claim's placeholder row of a batch item that was rejected while others committed
+// must not outlive the COMMIT: it would sit in the key table forever (it never expires).
+TEST_F(MysqlEngineTest, ABatchLeavesNoPlaceholderOfItsRejectedItems) {
+  OpenLedger(2);
+  ASSERT_TRUE(Submit("fund", Operation::TopUp("issuance", "alice", "CREDITS", 10)).ok());
+  absl::StatusOr<std::vector<SubmitResult>> results = ledger_->SubmitBatch(
+      {.items = {{.key = "ok", .operation = Operation::Transfer("alice", "bob", "CREDITS", 5)},
+                 {.key = "no", .operation = Operation::Transfer("alice", "bob", "CREDITS", 50)}}});
+  ASSERT_TRUE(results.ok()) << results.status();
+  ASSERT_EQ((*results)[1]->kind, OutcomeKind::kRejected);
+  EXPECT_EQ(*server_->QueryText(absl::StrCat("SELECT COUNT(*) FROM `", database_,
+                                             "`.idempotency_keys WHERE state = 'pending'")),
+            "0");
+}
+
 TEST_F(MysqlEngineTest, IdentitiesCompareAndSortByteWise) {
   ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
   ASSERT_NO_FATAL_FAILURE(Fund("alice", 100));

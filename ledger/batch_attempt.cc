@@ -1,0 +1,332 @@
+#include "ledger/batch_attempt.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "base/status.h"
+#include "idempotency/fingerprint.h"
+#include "ledger/invariants.h"
+
+namespace ledger {
+namespace {
+
+using posting_rules::AccountsById;
+
+constexpr char kCommittedEventType[] = "transaction.committed";
+
+// The global claim order: (namespace, scope, key), byte-wise.
+bool ClaimsBefore(const KeyIdentity* a, const KeyIdentity* b) {
+  return std::forward_as_tuple(a->key_namespace, a->scope.Encoded(), a->key) <
+         std::forward_as_tuple(b->key_namespace, b->scope.Encoded(), b->key);
+}
+
+}  // namespace
+
+Ledger::BatchAttempt::BatchAttempt(Ledger& ledger, std::vector<internal::BatchItem*> items, bool atomic)
+    : ledger_(ledger),
+      items_(std::move(items)),
+      atomic_(atomic),
+      decisions_(items_.size()),
+      rides_on_commit_(items_.size(), false) {}
+
+absl::Status Ledger::BatchAttempt::Run() {
+  absl::Status status = RunSteps();
+  if (!status.ok() && tx_ != nullptr) tx_->Rollback();
+  return status;
+}
+
+absl::Status Ledger::BatchAttempt::RunSteps() {
+  now_ = ledger_.clock_->Now();
+  // One claim wait for the transaction: the least the items allow.
+  WaitPolicy wait = items_.front()->request->claim.wait;
+  for (const internal::BatchItem* item : items_) {
+    wait.wait_max = std::min(wait.wait_max, item->request->claim.wait.wait_max);
+  }
+  LEDGER_ASSIGN_OR_RETURN(tx_, ledger_.engine_->Begin(BeginOptions{wait}));
+  LEDGER_RETURN_IF_ERROR(ClaimKeys());
+  LEDGER_RETURN_IF_ERROR(LoadReversalTargets());
+  LEDGER_RETURN_IF_ERROR(LockAccounts());
+  for (size_t i = 0; i < items_.size(); ++i) {
+    LEDGER_RETURN_IF_ERROR(Decide(i));
+    const SubmitResult& decided = *decisions_[i];
+    if (atomic_ && !(decided.ok() && decided->ok())) {
+      FailLinked(i);
+      break;
+    }
+  }
+  return Finish();
+}
+
+absl::Status Ledger::BatchAttempt::ClaimKeys() {
+  if (ledger_.skip_idempotency_) return absl::OkStatus();
+  std::vector<const KeyIdentity*> order;
+  for (const internal::BatchItem* item : items_) order.push_back(&item->identity);
+  std::sort(order.begin(), order.end(), ClaimsBefore);
+  order.erase(std::unique(order.begin(), order.end(),
+                          [](const KeyIdentity* a, const KeyIdentity* b) { return *a == *b; }),
+              order.end());
+  for (const KeyIdentity* identity : order) {
+    absl::StatusOr<std::optional<KeyRecord>> claimed = tx_->ClaimKey(*identity);
+    if (!claimed.ok()) {
+      if (IsInProgress(claimed.status())) busy_key_ = *identity;
+      return claimed.status();
+    }
+    // An expired record is as good as none: a commit replaces it.
+    if (claimed->has_value() && !(*claimed)->ExpiredAt(now_)) {
+      records_.emplace(identity->Encoded(), **claimed);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Ledger::BatchAttempt::LoadReversalTargets() {
+  for (const internal::BatchItem* item : items_) {
+    const Operation& op = item->request->operation;
+    if (op.kind != OperationKind::kReverse || records_.count(item->identity.Encoded()) > 0) {
+      continue;  // not a reverse, or a replay
+    }
+    if (targets_.count(op.transaction_id) > 0) continue;
+    LEDGER_ASSIGN_OR_RETURN(targets_[op.transaction_id], tx_->LoadTransaction(op.transaction_id));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Ledger::BatchAttempt::LockAccounts() {
+  std::vector<Posting> all;
+  for (size_t i = 0; i < items_.size(); ++i) {
+    if (records_.count(items_[i]->identity.Encoded()) > 0) continue;  // replays lock nothing
+    std::variant<Outcome, std::vector<Posting>> planned = PostingsFor(i);
+    if (auto* postings = std::get_if<std::vector<Posting>>(&planned)) {
+      all.insert(all.end(), postings->begin(), postings->end());
+    }
+  }
+  std::vector<std::string> ids = posting_rules::SortedDistinctAccounts(all);
+  if (ids.empty()) return absl::OkStatus();
+  // One lock order for every submit, so two batches never deadlock each other.
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Account> locked, tx_->LockAccounts(ids));
+  for (Account& account : locked) accounts_.emplace(account.id, std::move(account));
+  // Checked under the account locks: a concurrent reversal has committed or waits.
+  for (const auto& [id, target] : targets_) {
+    if (!target.has_value()) continue;
+    LEDGER_ASSIGN_OR_RETURN(bool reversed, tx_->IsReversed(id));
+    if (reversed) reversed_.insert(id);
+  }
+  return absl::OkStatus();
+}
+
+std::variant<Outcome, std::vector<Posting>> Ledger::BatchAttempt::PostingsFor(size_t i) const {
+  const Operation& op = items_[i]->request->operation;
+  if (op.kind != OperationKind::kReverse) return PostingsOf(op);
+  const std::optional<Transaction>& target = targets_.at(op.transaction_id);
+  if (!target.has_value()) {
+    return Outcome::Rejected(RejectionReason::kTransactionNotFound,
+                             absl::StrCat("no transaction ", op.transaction_id));
+  }
+  if (target->reversal_of.has_value()) {
+    return Outcome::Rejected(RejectionReason::kNotReversible,
+                             "a reversal cannot itself be reversed");
+  }
+  return ReversalPostings(*target);
+}
+
+absl::Status Ledger::BatchAttempt::Decide(size_t i) {
+  const internal::BatchItem& item = *items_[i];
+  if (auto record = records_.find(item.identity.Encoded()); record != records_.end()) {
+    return Replay(i, record->second);
+  }
+  const Operation& op = item.request->operation;
+  std::variant<Outcome, std::vector<Posting>> planned = PostingsFor(i);
+  if (Outcome* rejection = std::get_if<Outcome>(&planned)) {
+    decisions_[i] = std::move(*rejection);
+    return absl::OkStatus();
+  }
+  const std::vector<Posting>& postings = std::get<std::vector<Posting>>(planned);
+  std::optional<std::string> reversal_of;
+  if (op.kind == OperationKind::kReverse) {
+    reversal_of = op.transaction_id;
+    if (reversed_.count(*reversal_of) > 0) {
+      decisions_[i] = Outcome::Rejected(RejectionReason::kAlreadyReversed,
+                                        absl::StrCat(*reversal_of, " was reversed before"));
+      return absl::OkStatus();
+    }
+  }
+  if (std::optional<Outcome> rejection = posting_rules::CheckAccountsUsable(postings, accounts_)) {
+    decisions_[i] = *std::move(rejection);
+    return absl::OkStatus();
+  }
+  AccountsById touched;  // copies: the running state changes only if the item commits
+  std::vector<Account> before;
+  for (const std::string& id : posting_rules::SortedDistinctAccounts(postings)) {
+    touched.emplace(id, accounts_.at(id));
+    before.push_back(accounts_.at(id));
+  }
+  auto built = posting_rules::BuildEntries(postings, touched);
+  if (Outcome* rejection = std::get_if<Outcome>(&built)) {
+    decisions_[i] = std::move(*rejection);
+    return absl::OkStatus();
+  }
+  if (op.kind != OperationKind::kReverse) {
+    LEDGER_ASSIGN_OR_RETURN(std::optional<Outcome> rejection, CheckVelocity(postings, touched));
+    if (rejection.has_value()) {
+      decisions_[i] = *std::move(rejection);
+      return absl::OkStatus();
+    }
+  }
+
+  Transaction transaction;
+  transaction.id = NewTransactionId(now_);
+  transaction.kind = op.kind;
+  transaction.created_at = now_;
+  LEDGER_ASSIGN_OR_RETURN(transaction.metadata, CanonicalJson(op.metadata));
+  transaction.reversal_of = reversal_of;
+  transaction.fingerprint = item.fingerprint;
+  transaction.entries = std::get<std::vector<Entry>>(std::move(built));
+  std::vector<Account> updated;
+  for (auto& [id, account] : touched) updated.push_back(account);
+
+  if (ledger_.tamper_plan_) ledger_.tamper_plan_(transaction, updated);  // tests only
+  if (absl::Status broken = CheckPostingInvariants(before, transaction.entries, updated);
+      !broken.ok()) {
+    decisions_[i] = broken;  // a bug, not a request to retry: nothing of it is written
+    return absl::OkStatus();
+  }
+  Accept(i, std::move(transaction), std::move(updated));
+  return absl::OkStatus();
+}
+
+absl::Status Ledger::BatchAttempt::Replay(size_t i, const KeyRecord& record) {
+  const internal::BatchItem& item = *items_[i];
+  if (record.fingerprint != item.fingerprint) {
+    decisions_[i] = ConflictError(absl::StrCat(
+        "idempotency key \"", record.identity.key, "\" was already used with a different payload"));
+    return absl::OkStatus();
+  }
+  if (item.request->claim.replay == ReplayPolicy::kError) {
+    decisions_[i] = DuplicateError(absl::StrCat("idempotency key \"", record.identity.key,
+                                                "\" already committed transaction ",
+                                                record.transaction_id));
+    return absl::OkStatus();
+  }
+  if (auto committing = committing_.find(record.transaction_id); committing != committing_.end()) {
+    decisions_[i] = Outcome::Duplicate(committing->second.first);  // earlier in this batch
+    rides_on_commit_[i] = true;
+    return absl::OkStatus();
+  }
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> original,
+                          tx_->LoadTransaction(record.transaction_id));
+  if (!original.has_value()) {
+    decisions_[i] = Outcome::Faulted(absl::DataLossError(
+        absl::StrCat("key record points at missing transaction ", record.transaction_id)));
+  } else {
+    decisions_[i] = Outcome::Duplicate(*std::move(original));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Outcome>> Ledger::BatchAttempt::CheckVelocity(
+    const std::vector<Posting>& postings, const AccountsById& accounts) {
+  const std::vector<VelocityLimit>& limits = ledger_.options_.velocity_limits;
+  if (limits.empty()) return std::nullopt;
+  std::map<std::string, DebitUsage> debits;  // this operation's own debits
+  for (const Posting& posting : postings) {
+    if (posting.amount >= 0 || accounts.at(posting.account_id).allow_negative) continue;
+    DebitUsage& totals = debits[posting.account_id];
+    totals.count += 1;
+    totals.amount = posting_rules::SaturatingAdd(totals.amount, -posting.amount);
+  }
+  std::optional<Outcome> amount_rejection;  // reported only if no count limit is hit
+  for (const VelocityLimit& limit : limits) {
+    for (const auto& [account_id, own] : debits) {
+      LEDGER_ASSIGN_OR_RETURN(DebitUsage usage, UsageSince(account_id, limit.window));
+      int64_t count = usage.count + own.count;
+      Amount amount = posting_rules::SaturatingAdd(usage.amount, own.amount);
+      std::string window = absl::FormatDuration(limit.window);
+      if (limit.debit_count_max > 0 && count > limit.debit_count_max) {
+        return Outcome::Rejected(
+            RejectionReason::kVelocityCountExceeded,
+            absl::StrCat("account ", account_id, " would make ", count, " debits in ", window,
+                         "; the limit is ", limit.debit_count_max));
+      }
+      if (limit.debit_amount_max > 0 && amount > limit.debit_amount_max &&
+          !amount_rejection.has_value()) {
+        amount_rejection = Outcome::Rejected(
+            RejectionReason::kVelocityAmountExceeded,
+            absl::StrCat("account ", account_id, " would debit ", amount, " in ", window,
+                         "; the limit is ", limit.debit_amount_max));
+      }
+    }
+  }
+  return amount_rejection;
+}
+
+absl::StatusOr<DebitUsage> Ledger::BatchAttempt::UsageSince(const std::string& account_id,
+                                                            absl::Duration window) {
+  auto [stored, inserted] = stored_usage_.try_emplace({account_id, window});
+  if (inserted) {
+    absl::StatusOr<DebitUsage> loaded = tx_->LoadDebitUsage(account_id, now_ - window);
+    if (!loaded.ok()) {
+      stored_usage_.erase(stored);
+      return loaded.status();
+    }
+    stored->second = *loaded;
+  }
+  // This attempt's own debits all carry now_, inside every window.
+  DebitUsage usage = stored->second;
+  const DebitUsage& own = own_debits_[account_id];
+  usage.count += own.count;
+  usage.amount = posting_rules::SaturatingAdd(usage.amount, own.amount);
+  return usage;
+}
+
+void Ledger::BatchAttempt::Accept(size_t i, Transaction transaction,
+                                  std::vector<Account> updated) {
+  const internal::BatchItem& item = *items_[i];
+  for (const Account& account : updated) accounts_[account.id] = account;
+  for (const Entry& entry : transaction.entries) {  // counted as LoadDebitUsage counts them
+    if (entry.amount >= 0) continue;
+    DebitUsage& own = own_debits_[entry.account_id];
+    own.count += 1;
+    own.amount = posting_rules::SaturatingAdd(own.amount, -entry.amount);
+  }
+  if (transaction.reversal_of.has_value()) reversed_.insert(*transaction.reversal_of);
+  KeyRecord record{item.identity, item.fingerprint, transaction.id, now_,
+                   now_ + item.request->claim.ttl};
+  records_[item.identity.Encoded()] = record;
+  committing_.emplace(transaction.id, std::make_pair(transaction, i));
+  decisions_[i] = Outcome::Committed(transaction);
+  rides_on_commit_[i] = true;
+  plans_.push_back(Plan{std::move(transaction), std::move(updated), std::move(record)});
+}
+
+void Ledger::BatchAttempt::FailLinked(size_t failed) {
+  for (size_t i = 0; i < items_.size(); ++i) {
+    if (i == failed) continue;
+    decisions_[i] = LinkedItemFailed(items_[failed]->index);
+    rides_on_commit_[i] = false;
+  }
+  plans_.clear();
+}
+
+absl::Status Ledger::BatchAttempt::Finish() {
+  if (plans_.empty()) {
+    tx_->Rollback();  // nothing to write: replays and rejections leave their keys as they were
+    return absl::OkStatus();
+  }
+  for (const Plan& plan : plans_) {
+    LEDGER_RETURN_IF_ERROR(tx_->WriteTransaction(plan.transaction, plan.updated));
+    if (!ledger_.skip_idempotency_) LEDGER_RETURN_IF_ERROR(tx_->RecordKey(plan.record));
+    LEDGER_RETURN_IF_ERROR(tx_->AppendEvent(OutboxEvent{
+        0, plan.transaction.id, kCommittedEventType,
+        TransactionToJson(plan.transaction).dump(), now_}));
+  }
+  return tx_->Commit();
+}
+
+Outcome LinkedItemFailed(size_t failed_index) {
+  return Outcome::Rejected(RejectionReason::kBatchItemFailed,
+                           absl::StrCat("item ", failed_index,
+                                        " of the atomic batch was not committed, so none is"));
+}
+
+}  // namespace ledger

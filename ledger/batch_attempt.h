@@ -1,0 +1,117 @@
+// One attempt of a batch submit: one database transaction over the batch's undecided
+// items. Every submit, single or batched, runs through it:
+//
+//   ClaimKeys            every distinct key, in (namespace, scope, key) byte order
+//   LoadReversalTargets  the transactions the reverse items name
+//   LockAccounts         the union of the items' accounts, in id order, once
+//   Decide               each item in batch order, in memory: replay against a live
+//                        record, or check the rules against the running state (the
+//                        balances, versions, debits and reversals of the items before it)
+//   Finish               write what was decided to commit, record its keys and events,
+//                        commit; or roll back when nothing is to be written
+//
+// A rejected item writes nothing, so its key stays unused (an engine whose claim writes
+// a placeholder drops it at COMMIT). Internal to ledger/. Not thread-safe: one attempt
+// belongs to the thread running the submit.
+#ifndef LEDGER_LEDGER_BATCH_ATTEMPT_H_
+#define LEDGER_LEDGER_BATCH_ATTEMPT_H_
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ledger/ledger.h"
+#include "ledger/posting_rules.h"
+
+namespace ledger {
+
+namespace internal {
+
+struct BatchItem {
+  size_t index = 0;  // position in the batch, for messages
+  const SubmitRequest* request = nullptr;
+  KeyIdentity identity;
+  std::string fingerprint;
+  std::optional<SubmitResult> result;  // set once the item is decided for good
+};
+
+}  // namespace internal
+
+// The rejection of every other item of an atomic batch whose item `failed_index` was
+// not committed.
+Outcome LinkedItemFailed(size_t failed_index);
+
+class Ledger::BatchAttempt {
+ public:
+  // `items`: the batch's undecided items, in batch order; they outlive the attempt.
+  BatchAttempt(Ledger& ledger, std::vector<internal::BatchItem*> items, bool atomic);
+
+  // OK: every item has its decision, and what was to commit committed. Otherwise the
+  // attempt rolled back, or (IsInDoubt) its COMMIT's result is unknown; busy_key() names
+  // the key whose claim ran out of wait, if that was the cause.
+  absl::Status Run();
+
+  const std::optional<KeyIdentity>& busy_key() const { return busy_key_; }
+  // The item's result if the attempt's commit went through.
+  const SubmitResult& decision(size_t i) const { return *decisions_[i]; }
+  // Whether the item's result depends on the COMMIT: it commits, or replays an item of
+  // this batch that commits.
+  bool rides_on_commit(size_t i) const { return rides_on_commit_[i]; }
+
+ private:
+  struct Plan {  // what one committing item writes
+    Transaction transaction;
+    std::vector<Account> updated;
+    KeyRecord record;
+  };
+
+  absl::Status RunSteps();
+  absl::Status ClaimKeys();
+  absl::Status LoadReversalTargets();
+  absl::Status LockAccounts();
+  absl::Status Decide(size_t i);
+  absl::Status Replay(size_t i, const KeyRecord& record);
+  // The item's postings, or the rejection that stops a reverse before them.
+  std::variant<Outcome, std::vector<Posting>> PostingsFor(size_t i) const;
+  absl::StatusOr<std::optional<Outcome>> CheckVelocity(const std::vector<Posting>& postings,
+                                                       const posting_rules::AccountsById& accounts);
+  absl::StatusOr<DebitUsage> UsageSince(const std::string& account_id, absl::Duration window);
+  void Accept(size_t i, Transaction transaction, std::vector<Account> updated);
+  // Atomic batches: item `failed` was not committed, so no item is.
+  void FailLinked(size_t failed);
+  absl::Status Finish();
+
+  Ledger& ledger_;
+  std::vector<internal::BatchItem*> items_;
+  bool atomic_;
+  absl::Time now_;
+  std::unique_ptr<StorageTransaction> tx_;
+  std::optional<KeyIdentity> busy_key_;
+
+  std::vector<std::optional<SubmitResult>> decisions_;
+  std::vector<bool> rides_on_commit_;
+  std::vector<Plan> plans_;
+
+  // The running state: live key records by KeyIdentity::Encoded() (read by the claims,
+  // then those this attempt commits), reversal targets, locked accounts as the items
+  // before have left them, transactions reversed, debits made by this attempt.
+  std::map<std::string, KeyRecord> records_;
+  std::map<std::string, std::pair<Transaction, size_t>> committing_;  // id -> (it, item)
+  std::map<std::string, std::optional<Transaction>> targets_;
+  posting_rules::AccountsById accounts_;
+  std::set<std::string> reversed_;
+  std::map<std::pair<std::string, absl::Duration>, DebitUsage> stored_usage_;
+  std::map<std::string, DebitUsage> own_debits_;
+};
+
+}  // namespace ledger
+
+#endif  // LEDGER_LEDGER_BATCH_ATTEMPT_H_

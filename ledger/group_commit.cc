@@ -1,0 +1,41 @@
+#include "ledger/group_commit.h"
+
+namespace ledger::internal {
+
+void GroupCommitter::Submit(BatchItem& item, const BatchRunner& run) {
+  Waiter self{&item};
+  absl::MutexLock lock(&mutex_);
+  queue_.push_back(&self);
+  while (!self.done) {
+    if (in_flight_) {
+      batch_done_.Wait(&mutex_);
+      continue;
+    }
+    in_flight_ = true;  // this thread leads the next batch
+    std::vector<Waiter*> batch = TakeBatch();
+    std::vector<BatchItem*> items;
+    for (Waiter* waiter : batch) items.push_back(waiter->item);
+    mutex_.Unlock();
+    run(items);  // sets every item's result; waiters read them only once marked done
+    mutex_.Lock();
+    for (Waiter* waiter : batch) waiter->done = true;
+    in_flight_ = false;
+    batch_done_.SignalAll();
+  }
+}
+
+std::vector<GroupCommitter::Waiter*> GroupCommitter::TakeBatch() {
+  std::vector<Waiter*> batch;
+  const absl::Duration wait = queue_.front()->item->request->claim.wait.wait_max;
+  for (auto it = queue_.begin(); it != queue_.end() && batch.size() < batch_items_max_;) {
+    if ((*it)->item->request->claim.wait.wait_max != wait) {
+      ++it;
+      continue;
+    }
+    batch.push_back(*it);
+    it = queue_.erase(it);
+  }
+  return batch;
+}
+
+}  // namespace ledger::internal

@@ -1,0 +1,54 @@
+// Group commit: concurrent single submits share one batch transaction.
+//
+// A submit joins the queue. If no shared transaction is in flight, its thread becomes
+// the leader at once: it takes the queue's head (up to the batch bound, all with the
+// same claim wait as the first), runs them as one batch, hands every item its result
+// and wakes the waiters; one of those still undecided leads the next batch. So a lone
+// submit waits for nobody, and batches form only while a commit is in flight.
+//
+// Internal to ledger/. Thread-safe.
+#ifndef LEDGER_LEDGER_GROUP_COMMIT_H_
+#define LEDGER_LEDGER_GROUP_COMMIT_H_
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "ledger/batch_attempt.h"
+
+namespace ledger::internal {
+
+class GroupCommitter {
+ public:
+  // Decides every item it is given, each with its own result.
+  using BatchRunner = std::function<void(const std::vector<BatchItem*>&)>;
+
+  explicit GroupCommitter(size_t batch_items_max) : batch_items_max_(batch_items_max) {}
+
+  // Returns once `item` has its result, run in some batch by `run` (on this thread or
+  // another submitter's).
+  void Submit(BatchItem& item, const BatchRunner& run);
+
+ private:
+  struct Waiter {
+    BatchItem* item;
+    bool done = false;  // guarded by mutex_: the item's result is set and may be read
+  };
+
+  // Takes the next batch off the queue: its head, and the items after it with the same
+  // claim wait, up to the bound.
+  std::vector<Waiter*> TakeBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  const size_t batch_items_max_;
+  absl::Mutex mutex_;
+  absl::CondVar batch_done_;
+  std::deque<Waiter*> queue_ ABSL_GUARDED_BY(mutex_);
+  bool in_flight_ ABSL_GUARDED_BY(mutex_) = false;
+};
+
+}  // namespace ledger::internal
+
+#endif  // LEDGER_LEDGER_GROUP_COMMIT_H_

@@ -1,0 +1,505 @@
+// Batch submits (Ledger::SubmitBatch), checked identically on every engine: each item
+// gets exactly what Submit would have returned for it alone, applied in order inside
+// one database transaction.
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "base/status.h"
+#include "ledger/verify.h"
+#include "tests/conformance/conformance_fixture.h"
+
+namespace ledger::testing {
+namespace {
+
+Operation Transfer(const std::string& from, const std::string& to, Amount amount) {
+  return Operation::Transfer(from, to, "CREDITS", amount);
+}
+
+SubmitRequest Item(const std::string& key, Operation operation) {
+  return SubmitRequest{.key = key, .operation = std::move(operation)};
+}
+
+bool IsOutcome(const SubmitResult& result, OutcomeKind kind) {
+  return result.ok() && result->kind == kind;
+}
+
+std::string Describe(const std::vector<SubmitResult>& results) {
+  std::string text;
+  for (size_t i = 0; i < results.size(); ++i) {
+    absl::StrAppend(&text, "\n  [", i, "] ",
+                    results[i].ok() ? OutcomeToJson(*results[i]).dump()
+                                    : results[i].status().ToString());
+  }
+  return text;
+}
+
+bool IsRejected(const SubmitResult& result, RejectionReason reason) {
+  return IsOutcome(result, OutcomeKind::kRejected) && result->reason == reason;
+}
+
+// The results of a batch that must be accepted as a whole (within the limits).
+std::vector<SubmitResult> RunBatch(Ledger& ledger, std::vector<SubmitRequest> items,
+                                   bool atomic = false) {
+  absl::StatusOr<std::vector<SubmitResult>> results =
+      ledger.SubmitBatch({.items = std::move(items), .atomic = atomic});
+  EXPECT_TRUE(results.ok()) << results.status();
+  if (!results.ok()) return {};
+  return *std::move(results);
+}
+
+// ---- order and per-item outcomes ------------------------------------------------------
+
+TEST_P(ConformanceTest, BatchItemsApplyInOrderAndEachSeesTheOnesBefore) {
+  Fund("alice", 100);
+  std::vector<SubmitResult> results = RunBatch(ledger(), {
+      Item("b-1", Transfer("alice", "bob", 60)),
+      Item("b-2", Transfer("alice", "carol", 60)),  // 40 left: rejected
+      Item("b-3", Transfer("bob", "carol", 30)),    // bob has 60 from b-1
+      Item("b-4", Transfer("alice", "carol", 40)),  // exactly what is left
+  });
+  ASSERT_EQ(results.size(), 4u);
+  ASSERT_TRUE(IsOutcome(results[0], OutcomeKind::kCommitted)) << Describe(results);
+  ASSERT_TRUE(IsRejected(results[1], RejectionReason::kInsufficientFunds)) << Describe(results);
+  ASSERT_TRUE(IsOutcome(results[2], OutcomeKind::kCommitted)) << Describe(results);
+  ASSERT_TRUE(IsOutcome(results[3], OutcomeKind::kCommitted)) << Describe(results);
+  // Running balances and versions continue from item to item.
+  EXPECT_EQ(results[0]->transaction.entries[0], (Entry{"alice", "CREDITS", -60, 40, 2}));
+  EXPECT_EQ(results[2]->transaction.entries[0], (Entry{"bob", "CREDITS", -30, 30, 2}));
+  EXPECT_EQ(results[3]->transaction.entries[0], (Entry{"alice", "CREDITS", -40, 0, 3}));
+  EXPECT_EQ(results[3]->transaction.entries[1], (Entry{"carol", "CREDITS", 40, 70, 2}));
+  EXPECT_EQ(BalanceOf("alice"), 0);
+  EXPECT_EQ(BalanceOf("bob"), 30);
+  EXPECT_EQ(BalanceOf("carol"), 70);
+  for (size_t i : {0u, 2u, 3u}) {
+    absl::StatusOr<Transaction> stored = ledger().GetTransaction(results[i]->transaction.id);
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    EXPECT_EQ(*stored, results[i]->transaction);
+  }
+  // The rejected item's key is unused: the same key commits once alice has the money.
+  Fund("alice", 60);
+  EXPECT_TRUE(IsOutcome(Submit("b-2", Transfer("alice", "carol", 60)), OutcomeKind::kCommitted));
+  absl::StatusOr<VerifyReport> report = VerifyLedger(engine());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << report->ToText();
+}
+
+TEST_P(ConformanceTest, BatchBadInputInOneItemLeavesTheOthersAlone) {
+  Fund("alice", 100);
+  std::vector<SubmitResult> results = RunBatch(ledger(), {
+      Item("x-1", Transfer("alice", "bob", 10)),
+      Item("x-2", Transfer("alice", "bob", -5)),  // bad amount
+      Item("", Transfer("alice", "bob", 10)),     // bad key
+      Item("x-4", Transfer("alice", "nobody", 10)),
+      Item("x-5", Transfer("alice", "bob", 20)),
+  });
+  ASSERT_EQ(results.size(), 5u);
+  EXPECT_TRUE(IsOutcome(results[0], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_TRUE(absl::IsInvalidArgument(results[1].status())) << Describe(results);
+  EXPECT_TRUE(absl::IsInvalidArgument(results[2].status())) << Describe(results);
+  EXPECT_TRUE(IsRejected(results[3], RejectionReason::kAccountNotFound)) << Describe(results);
+  EXPECT_TRUE(IsOutcome(results[4], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_EQ(BalanceOf("alice"), 70);
+}
+
+TEST_P(ConformanceTest, BatchEachCommittedItemGetsOneEventInItemOrder) {
+  Fund("alice", 100);
+  absl::StatusOr<std::vector<OutboxEvent>> before = engine().ListEvents(0, 100);
+  ASSERT_TRUE(before.ok()) << before.status();
+  std::vector<SubmitResult> results = RunBatch(ledger(), {
+      Item("e-1", Transfer("alice", "bob", 10)),
+      Item("e-2", Transfer("alice", "bob", 1000)),  // rejected: no event
+      Item("e-3", Transfer("alice", "carol", 10)),
+  });
+  absl::StatusOr<std::vector<OutboxEvent>> events =
+      engine().ListEvents(before->empty() ? 0 : before->back().sequence, 100);
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].transaction_id, results[0]->transaction.id);
+  EXPECT_EQ((*events)[1].transaction_id, results[2]->transaction.id);
+}
+
+// ---- keys ---------------------------------------------------------------------------
+
+TEST_P(ConformanceTest, BatchResentBatchReplaysEveryItemAndWritesNothing) {
+  Fund("alice", 100);
+  std::vector<SubmitRequest> items = {Item("r-1", Transfer("alice", "bob", 10)),
+                                      Item("r-2", Transfer("alice", "carol", 20))};
+  std::vector<SubmitResult> first = RunBatch(ledger(), items);
+  ASSERT_TRUE(IsOutcome(first[0], OutcomeKind::kCommitted)) << Describe(first);
+  ASSERT_TRUE(IsOutcome(first[1], OutcomeKind::kCommitted)) << Describe(first);
+  Snapshot before = TakeSnapshot();
+  clock().Advance(absl::Minutes(1));
+  std::vector<SubmitResult> again = RunBatch(ledger(), items);
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(IsOutcome(again[i], OutcomeKind::kDuplicate)) << Describe(again);
+    EXPECT_EQ(TransactionToJson(again[i]->transaction).dump(),
+              TransactionToJson(first[i]->transaction).dump());
+  }
+  EXPECT_EQ(TakeSnapshot(), before);
+  // Single submits see the batch's keys too.
+  EXPECT_TRUE(IsOutcome(Submit("r-2", Transfer("alice", "carol", 20)), OutcomeKind::kDuplicate));
+  EXPECT_TRUE(IsConflict(Submit("r-2", Transfer("alice", "carol", 21)).status()));
+}
+
+TEST_P(ConformanceTest, BatchSameKeyTwiceInOneBatchIsADuplicateOrAConflictOfTheFirst) {
+  Fund("alice", 100);
+  std::vector<SubmitResult> results = RunBatch(ledger(), {
+      Item("k", Transfer("alice", "bob", 10)),
+      Item("k", Transfer("alice", "bob", 10)),
+      Item("k", Transfer("alice", "bob", 11)),
+  });
+  ASSERT_TRUE(IsOutcome(results[0], OutcomeKind::kCommitted)) << Describe(results);
+  ASSERT_TRUE(IsOutcome(results[1], OutcomeKind::kDuplicate)) << Describe(results);
+  EXPECT_EQ(results[1]->transaction, results[0]->transaction);
+  EXPECT_TRUE(IsConflict(results[2].status())) << Describe(results);
+  EXPECT_EQ(BalanceOf("alice"), 90);  // posted once
+}
+
+TEST_P(ConformanceTest, BatchSameKeyAfterARejectedFirstIsJudgedAfresh) {
+  Fund("alice", 100);
+  std::vector<SubmitResult> results = RunBatch(ledger(), {
+      Item("k", Transfer("alice", "bob", 150)),  // rejected: 100 available
+      Item("fund", Operation::TopUp("issuance", "alice", "CREDITS", 100)),
+      Item("k", Transfer("alice", "bob", 150)),  // the same request: now it fits
+  });
+  ASSERT_TRUE(IsRejected(results[0], RejectionReason::kInsufficientFunds)) << Describe(results);
+  ASSERT_TRUE(IsOutcome(results[1], OutcomeKind::kCommitted)) << Describe(results);
+  ASSERT_TRUE(IsOutcome(results[2], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_EQ(BalanceOf("alice"), 50);
+  EXPECT_TRUE(IsOutcome(Submit("k", Transfer("alice", "bob", 150)), OutcomeKind::kDuplicate));
+}
+
+TEST_P(ConformanceTest, BatchErrorReplayPolicyAndScopesApplyPerItem) {
+  Fund("alice", 100);
+  ASSERT_TRUE(IsOutcome(Submit("p", Transfer("alice", "bob", 1)), OutcomeKind::kCommitted));
+  SubmitRequest strict = Item("p", Transfer("alice", "bob", 1));
+  strict.claim.replay = ReplayPolicy::kError;
+  SubmitRequest other_tenant = Item("p", Transfer("alice", "bob", 1));
+  other_tenant.scope.tenant = "t2";
+  std::vector<SubmitResult> results =
+      RunBatch(ledger(), {Item("p", Transfer("alice", "bob", 1)), strict, other_tenant});
+  EXPECT_TRUE(IsOutcome(results[0], OutcomeKind::kDuplicate)) << Describe(results);
+  EXPECT_TRUE(IsDuplicate(results[1].status())) << Describe(results);
+  EXPECT_TRUE(IsOutcome(results[2], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_EQ(BalanceOf("alice"), 98);
+}
+
+// ---- reversals and velocity across items ------------------------------------------------
+
+TEST_P(ConformanceTest, BatchAReversalInTheBatchSeesTheReversalsBeforeIt) {
+  Fund("alice", 100);
+  absl::StatusOr<Outcome> transfer = Submit("t", Transfer("alice", "bob", 30));
+  ASSERT_TRUE(IsOutcome(transfer, OutcomeKind::kCommitted));
+  const std::string id = transfer->transaction.id;
+  std::vector<SubmitResult> results = RunBatch(ledger(), {
+      Item("rev-1", Operation::Reverse(id)),
+      Item("rev-2", Operation::Reverse(id)),
+      Item("rev-3", Operation::Reverse("no-such-transaction")),
+  });
+  ASSERT_TRUE(IsOutcome(results[0], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_TRUE(IsRejected(results[1], RejectionReason::kAlreadyReversed)) << Describe(results);
+  EXPECT_TRUE(IsRejected(results[2], RejectionReason::kTransactionNotFound)) << Describe(results);
+  EXPECT_EQ(BalanceOf("alice"), 100);
+  std::vector<SubmitResult> again = RunBatch(ledger(), {Item("rev-4", Operation::Reverse(id)),
+                                                 Item("rev-5", Operation::Reverse(
+                                                     results[0]->transaction.id))});
+  EXPECT_TRUE(IsRejected(again[0], RejectionReason::kAlreadyReversed)) << Describe(again);
+  EXPECT_TRUE(IsRejected(again[1], RejectionReason::kNotReversible)) << Describe(again);
+}
+
+TEST_P(ConformanceTest, BatchVelocityLimitsCountTheDebitsOfEarlierItems) {
+  std::unique_ptr<Ledger> limited =
+      LedgerWith({.velocity_limits = {{.window = absl::Hours(1), .debit_count_max = 2}}});
+  Fund("alice", 100);
+  ASSERT_TRUE(IsOutcome(limited->Submit({.key = "v-0", .operation = Transfer("alice", "bob", 1)}),
+                        OutcomeKind::kCommitted));
+  absl::StatusOr<std::vector<SubmitResult>> results = limited->SubmitBatch(
+      {.items = {Item("v-1", Transfer("alice", "bob", 1)), Item("v-2", Transfer("alice", "bob", 1)),
+                 Item("v-3", Transfer("bob", "carol", 1))}});
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_TRUE(IsOutcome((*results)[0], OutcomeKind::kCommitted)) << Describe(*results);
+  EXPECT_TRUE(IsRejected((*results)[1], RejectionReason::kVelocityCountExceeded))
+      << Describe(*results);
+  EXPECT_TRUE(IsOutcome((*results)[2], OutcomeKind::kCommitted)) << Describe(*results);
+}
+
+// ---- atomic batches ------------------------------------------------------------------
+
+TEST_P(ConformanceTest, BatchAtomicBatchCommitsAllOrNothing) {
+  Fund("alice", 100);
+  Snapshot before = TakeSnapshot();
+  std::vector<SubmitResult> failed = RunBatch(ledger(), 
+      {Item("a-1", Transfer("alice", "bob", 60)), Item("a-2", Transfer("alice", "carol", 60)),
+       Item("a-3", Transfer("bob", "carol", 10))},
+      /*atomic=*/true);
+  ASSERT_EQ(failed.size(), 3u);
+  EXPECT_TRUE(IsRejected(failed[0], RejectionReason::kBatchItemFailed)) << Describe(failed);
+  EXPECT_TRUE(IsRejected(failed[1], RejectionReason::kInsufficientFunds)) << Describe(failed);
+  EXPECT_TRUE(IsRejected(failed[2], RejectionReason::kBatchItemFailed)) << Describe(failed);
+  EXPECT_NE(failed[0]->detail.find("item 1"), std::string::npos) << failed[0]->detail;
+  EXPECT_EQ(TakeSnapshot(), before);  // nothing written, every key unused
+
+  std::vector<SubmitResult> committed = RunBatch(ledger(), 
+      {Item("a-1", Transfer("alice", "bob", 60)), Item("a-2", Transfer("alice", "carol", 40)),
+       Item("a-3", Transfer("bob", "carol", 10))},
+      /*atomic=*/true);
+  for (const SubmitResult& result : committed) {
+    EXPECT_TRUE(IsOutcome(result, OutcomeKind::kCommitted)) << Describe(committed);
+  }
+  EXPECT_EQ(BalanceOf("carol"), 50);
+}
+
+TEST_P(ConformanceTest, BatchAtomicBatchWithBadInputOrConflictRunsNothing) {
+  Fund("alice", 100);
+  ASSERT_TRUE(IsOutcome(Submit("used", Transfer("alice", "bob", 1)), OutcomeKind::kCommitted));
+  Snapshot before = TakeSnapshot();
+  std::vector<SubmitResult> bad = RunBatch(ledger(), 
+      {Item("a-1", Transfer("alice", "bob", 5)), Item("a-2", Transfer("alice", "bob", 0))},
+      /*atomic=*/true);
+  EXPECT_TRUE(IsRejected(bad[0], RejectionReason::kBatchItemFailed)) << Describe(bad);
+  EXPECT_TRUE(absl::IsInvalidArgument(bad[1].status())) << Describe(bad);
+  std::vector<SubmitResult> conflict = RunBatch(ledger(), 
+      {Item("a-1", Transfer("alice", "bob", 5)), Item("used", Transfer("alice", "bob", 2))},
+      /*atomic=*/true);
+  EXPECT_TRUE(IsRejected(conflict[0], RejectionReason::kBatchItemFailed)) << Describe(conflict);
+  EXPECT_TRUE(IsConflict(conflict[1].status())) << Describe(conflict);
+  EXPECT_EQ(TakeSnapshot(), before);
+  // A replay does not break an atomic batch: that item is committed already.
+  std::vector<SubmitResult> replayed = RunBatch(ledger(), 
+      {Item("a-1", Transfer("alice", "bob", 5)), Item("used", Transfer("alice", "bob", 1))},
+      /*atomic=*/true);
+  EXPECT_TRUE(IsOutcome(replayed[0], OutcomeKind::kCommitted)) << Describe(replayed);
+  EXPECT_TRUE(IsOutcome(replayed[1], OutcomeKind::kDuplicate)) << Describe(replayed);
+}
+
+// ---- limits ----------------------------------------------------------------------------
+
+TEST_P(ConformanceTest, BatchBatchesOutsideTheLimitsAreRefusedWhole) {
+  Snapshot before = TakeSnapshot();
+  absl::StatusOr<std::vector<SubmitResult>> empty = ledger().SubmitBatch({});
+  EXPECT_TRUE(absl::IsInvalidArgument(empty.status())) << empty.status();
+  SubmitBatchRequest too_many;
+  for (size_t i = 0; i <= kBatchItemsMax; ++i) {
+    too_many.items.push_back(Item(absl::StrCat("m-", i), Transfer("alice", "bob", 1)));
+  }
+  absl::StatusOr<std::vector<SubmitResult>> refused = ledger().SubmitBatch(too_many);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("8190"), std::string_view::npos);
+  SubmitBatchRequest too_many_entries;
+  for (size_t i = 0; i * kPostingsPerTransactionMax <= kBatchEntriesMax; ++i) {
+    too_many_entries.items.push_back(Item(absl::StrCat("n-", i), Operation::Reverse("x")));
+  }
+  absl::StatusOr<std::vector<SubmitResult>> entries = ledger().SubmitBatch(too_many_entries);
+  EXPECT_TRUE(absl::IsInvalidArgument(entries.status())) << entries.status();
+  EXPECT_NE(entries.status().message().find("entries"), std::string_view::npos);
+  EXPECT_EQ(TakeSnapshot(), before);
+}
+
+// ---- faults ----------------------------------------------------------------------------
+
+TEST_P(ConformanceTest, BatchAFaultFaultsEveryItemAndLeavesEveryKeyUnused) {
+  Fund("alice", 100);
+  Snapshot before = TakeSnapshot();
+  faults().FailAt(FaultPoint::kCommit, absl::UnavailableError("connection lost"));
+  std::vector<SubmitRequest> items = {Item("f-1", Transfer("alice", "bob", 10)),
+                                      Item("f-2", Transfer("alice", "bob", 1000)),
+                                      Item("f-3", Transfer("alice", "carol", 10))};
+  std::vector<SubmitResult> results = RunBatch(ledger(), items);
+  for (const SubmitResult& result : results) {
+    ASSERT_TRUE(IsOutcome(result, OutcomeKind::kFaulted)) << Describe(results);
+    EXPECT_FALSE(result->in_doubt);
+  }
+  EXPECT_EQ(TakeSnapshot(), before);
+  std::vector<SubmitResult> retried = RunBatch(ledger(), items);
+  EXPECT_TRUE(IsOutcome(retried[0], OutcomeKind::kCommitted)) << Describe(retried);
+  EXPECT_TRUE(IsRejected(retried[1], RejectionReason::kInsufficientFunds)) << Describe(retried);
+  EXPECT_TRUE(IsOutcome(retried[2], OutcomeKind::kCommitted)) << Describe(retried);
+}
+
+TEST_P(ConformanceTest, BatchRetryableErrorsRerunTheWholeBatch) {
+  Fund("alice", 100);
+  faults().FailAt(FaultPoint::kLockAccounts, RetryableError("deadlock detected"), 2);
+  std::vector<SubmitResult> results = RunBatch(ledger(), 
+      {Item("d-1", Transfer("alice", "bob", 10)), Item("d-2", Transfer("bob", "carol", 5))});
+  EXPECT_TRUE(IsOutcome(results[0], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_TRUE(IsOutcome(results[1], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_EQ(BalanceOf("carol"), 5);
+}
+
+TEST_P(ConformanceTest, BatchAnInDoubtCommitLeavesEveryCommittingItemInDoubt) {
+  Fund("alice", 100);
+  faults().FailAt(FaultPoint::kCommitReplyLost, absl::UnavailableError("reply lost"));
+  std::vector<SubmitRequest> items = {Item("i-1", Transfer("alice", "bob", 10)),
+                                      Item("i-2", Transfer("alice", "bob", 1000)),
+                                      Item("i-1", Transfer("alice", "bob", 10))};
+  std::vector<SubmitResult> results = RunBatch(ledger(), items);
+  ASSERT_TRUE(IsOutcome(results[0], OutcomeKind::kFaulted)) << Describe(results);
+  EXPECT_TRUE(results[0]->in_doubt);
+  EXPECT_TRUE(IsRejected(results[1], RejectionReason::kInsufficientFunds)) << Describe(results);
+  ASSERT_TRUE(IsOutcome(results[2], OutcomeKind::kFaulted)) << Describe(results);
+  EXPECT_TRUE(results[2]->in_doubt);
+  // The same key is the safe resend: it committed, so it replays.
+  EXPECT_TRUE(IsOutcome(Submit("i-1", Transfer("alice", "bob", 10)), OutcomeKind::kDuplicate));
+  EXPECT_EQ(BalanceOf("alice"), 90);
+}
+
+// ---- concurrency -----------------------------------------------------------------------
+
+TEST_P(ConformanceTest, BatchAKeyHeldElsewhereMakesOnlyItsItemsInProgress) {
+  if (context().writers_serialized) {
+    GTEST_SKIP() << "one writer at a time: any open submit holds every key";
+  }
+  Fund("alice", 100);
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine().Begin({});
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->ClaimKey({"transfer", Scope{}, "busy"}).ok());
+  SubmitRequest busy = Item("busy", Transfer("alice", "bob", 5));
+  busy.claim.wait = WaitPolicy{absl::Milliseconds(200)};
+  std::vector<SubmitResult> results =
+      RunBatch(ledger(), {Item("free-1", Transfer("alice", "bob", 10)), busy,
+                   Item("free-2", Transfer("alice", "carol", 10))});
+  (*holder)->Rollback();
+  EXPECT_TRUE(IsOutcome(results[0], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_TRUE(IsInProgress(results[1].status())) << Describe(results);
+  EXPECT_TRUE(IsOutcome(results[2], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_EQ(BalanceOf("alice"), 80);
+  EXPECT_TRUE(IsOutcome(Submit("busy", Transfer("alice", "bob", 5)), OutcomeKind::kCommitted));
+}
+
+TEST_P(ConformanceTest, BatchConcurrentBatchesOverTheSameAccountsNeverDeadlock) {
+  for (const char* id : {"alice", "bob", "carol"}) Fund(id, 10000);
+  constexpr int kRounds = 15;
+  auto run = [&](int thread) {
+    for (int round = 0; round < kRounds; ++round) {
+      // Opposite item orders and opposite key orders in the two threads.
+      std::vector<SubmitRequest> items;
+      for (int i = 0; i < 6; ++i) {
+        int j = thread == 0 ? i : 5 - i;
+        const char* from = (j % 3 == 0) ? "alice" : (j % 3 == 1) ? "bob" : "carol";
+        const char* to = (j % 3 == 0) ? "carol" : (j % 3 == 1) ? "alice" : "bob";
+        items.push_back(Item(absl::StrCat("c", thread, "-", round, "-", j), Transfer(from, to, 1)));
+      }
+      absl::StatusOr<std::vector<SubmitResult>> results =
+          ledger().SubmitBatch({.items = std::move(items)});
+      ASSERT_TRUE(results.ok()) << results.status();
+      for (const SubmitResult& result : *results) {
+        ASSERT_TRUE(IsOutcome(result, OutcomeKind::kCommitted)) << Describe(*results);
+      }
+    }
+  };
+  std::thread first(run, 0), second(run, 1);
+  first.join();
+  second.join();
+  absl::StatusOr<VerifyReport> report = VerifyLedger(engine());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << report->ToText();
+  EXPECT_EQ(report->transactions, 3 + 2 * kRounds * 6);
+}
+
+// ---- group commit ----------------------------------------------------------------------
+
+// Pauses the first COMMIT until every caller has entered Submit (and a moment more), so
+// the others queue behind it and share the next transaction.
+class CommitGate {
+ public:
+  explicit CommitGate(int callers) : callers_(callers) {}
+  void Entering() { entered_.fetch_add(1); }
+  void AtCommit() {
+    if (commits_.fetch_add(1) != 0) return;
+    while (entered_.load() < callers_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+
+ private:
+  const int callers_;
+  std::atomic<int> entered_{0};
+  std::atomic<int> commits_{0};
+};
+
+TEST_P(ConformanceTest, GroupCommitGivesEachConcurrentCallerExactlyItsOwnOutcome) {
+  std::unique_ptr<Ledger> grouped = LedgerWith({.group_commit = {.enabled = true}});
+  Fund("alice", 100);
+  ASSERT_TRUE(IsOutcome(Submit("taken", Transfer("alice", "carol", 1)), OutcomeKind::kCommitted));
+  std::vector<SubmitRequest> requests = {
+      Item("g-0", Transfer("alice", "bob", 10)),
+      Item("g-1", Transfer("alice", "bob", 500)),   // rejected: insufficient funds
+      Item("g-2", Transfer("alice", "bob", -1)),    // bad input
+      Item("taken", Transfer("alice", "carol", 2)), // conflict
+      Item("taken", Transfer("alice", "carol", 1)), // duplicate
+      Item("g-5", Transfer("alice", "nobody", 1)),  // rejected: no account
+      Item("g-6", Transfer("alice", "carol", 20)),
+      Item("g-7", Transfer("alice", "bob", 30)),
+  };
+  const int callers = static_cast<int>(requests.size());
+  CommitGate gate(callers);
+  std::atomic<int> transactions{0};
+  faults().SetHook(FaultPoint::kBegin, [&] { transactions.fetch_add(1); });
+  faults().SetHook(FaultPoint::kCommit, [&] { gate.AtCommit(); });
+  std::vector<SubmitResult> results(requests.size(), absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < callers; ++i) {
+    threads.emplace_back([&, i] {
+      gate.Entering();
+      results[i] = grouped->Submit(requests[i]);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  faults().Clear();
+
+  EXPECT_TRUE(IsOutcome(results[0], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_TRUE(IsRejected(results[1], RejectionReason::kInsufficientFunds)) << Describe(results);
+  EXPECT_TRUE(absl::IsInvalidArgument(results[2].status())) << Describe(results);
+  EXPECT_TRUE(IsConflict(results[3].status())) << Describe(results);
+  EXPECT_TRUE(IsOutcome(results[4], OutcomeKind::kDuplicate)) << Describe(results);
+  EXPECT_TRUE(IsRejected(results[5], RejectionReason::kAccountNotFound)) << Describe(results);
+  EXPECT_TRUE(IsOutcome(results[6], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_TRUE(IsOutcome(results[7], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_EQ(BalanceOf("alice"), 100 - 1 - 10 - 20 - 30);
+  // The callers shared transactions: the first alone, the others behind its commit.
+  EXPECT_LT(transactions.load(), callers - 1) << "no submits were grouped";
+  absl::StatusOr<VerifyReport> report = VerifyLedger(engine());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << report->ToText();
+}
+
+TEST_P(ConformanceTest, GroupCommitFaultFailsOnlyTheCallersOfTheFailedTransaction) {
+  std::unique_ptr<Ledger> grouped = LedgerWith({.group_commit = {.enabled = true}});
+  Fund("alice", 100);
+  constexpr int kCallers = 5;
+  CommitGate gate(kCallers);
+  faults().SetHook(FaultPoint::kCommit, [&] { gate.AtCommit(); });
+  faults().FailAt(FaultPoint::kCommit, absl::UnavailableError("connection lost"));
+  std::vector<SubmitResult> results(kCallers, absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCallers; ++i) {
+    threads.emplace_back([&, i] {
+      gate.Entering();
+      results[i] = grouped->Submit(Item(absl::StrCat("f-", i), Transfer("alice", "bob", 1)));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  faults().Clear();
+  int faulted = 0, committed = 0;
+  for (const SubmitResult& result : results) {
+    faulted += IsOutcome(result, OutcomeKind::kFaulted);
+    committed += IsOutcome(result, OutcomeKind::kCommitted);
+  }
+  // The first transaction failed; every caller in it, and only those, faulted.
+  EXPECT_GE(faulted, 1) << Describe(results);
+  EXPECT_EQ(faulted + committed, kCallers) << Describe(results);
+  EXPECT_EQ(BalanceOf("bob"), committed);
+  for (int i = 0; i < kCallers; ++i) {  // a faulted key is unused: resending commits it
+    if (!IsOutcome(results[i], OutcomeKind::kFaulted)) continue;
+    EXPECT_TRUE(IsOutcome(grouped->Submit(Item(absl::StrCat("f-", i), Transfer("alice", "bob", 1))),
+                          OutcomeKind::kCommitted));
+  }
+  EXPECT_EQ(BalanceOf("bob"), kCallers);
+}
+
+}  // namespace
+}  // namespace ledger::testing
