@@ -23,10 +23,12 @@ bool ClaimsBefore(const KeyIdentity* a, const KeyIdentity* b) {
 
 }  // namespace
 
-Ledger::BatchAttempt::BatchAttempt(Ledger& ledger, std::vector<internal::BatchItem*> items, bool atomic)
+Ledger::BatchAttempt::BatchAttempt(Ledger& ledger, std::vector<internal::BatchItem*> items,
+                                   bool atomic, bool claim_one_by_one)
     : ledger_(ledger),
       items_(std::move(items)),
       atomic_(atomic),
+      claim_one_by_one_(claim_one_by_one),
       decisions_(items_.size()),
       rides_on_commit_(items_.size(), false) {}
 
@@ -66,15 +68,32 @@ absl::Status Ledger::BatchAttempt::ClaimKeys() {
   order.erase(std::unique(order.begin(), order.end(),
                           [](const KeyIdentity* a, const KeyIdentity* b) { return *a == *b; }),
               order.end());
-  for (const KeyIdentity* identity : order) {
-    absl::StatusOr<std::optional<KeyRecord>> claimed = tx_->ClaimKey(*identity);
-    if (!claimed.ok()) {
-      if (IsInProgress(claimed.status())) busy_key_ = *identity;
-      return claimed.status();
+  std::vector<KeyIdentity> identities;
+  for (const KeyIdentity* identity : order) identities.push_back(*identity);
+
+  std::vector<std::optional<KeyRecord>> claimed;
+  if (claim_one_by_one_ || identities.size() == 1) {
+    for (const KeyIdentity& identity : identities) {
+      absl::StatusOr<std::optional<KeyRecord>> record = tx_->ClaimKey(identity);
+      if (!record.ok()) {
+        if (IsInProgress(record.status())) busy_key_ = identity;
+        claims_timed_out_ = IsInProgress(record.status());
+        return record.status();
+      }
+      claimed.push_back(*std::move(record));
     }
+  } else {
+    absl::StatusOr<std::vector<std::optional<KeyRecord>>> records = tx_->ClaimKeys(identities);
+    if (!records.ok()) {
+      claims_timed_out_ = IsInProgress(records.status());
+      return records.status();
+    }
+    claimed = *std::move(records);
+  }
+  for (size_t k = 0; k < identities.size(); ++k) {
     // An expired record is as good as none: a commit replaces it.
-    if (claimed->has_value() && !(*claimed)->ExpiredAt(now_)) {
-      records_.emplace(identity->Encoded(), **claimed);
+    if (claimed[k].has_value() && !claimed[k]->ExpiredAt(now_)) {
+      records_.emplace(identities[k].Encoded(), *std::move(claimed[k]));
     }
   }
   return absl::OkStatus();

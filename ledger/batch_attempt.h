@@ -52,14 +52,18 @@ Outcome LinkedItemFailed(size_t failed_index);
 class Ledger::BatchAttempt {
  public:
   // `items`: the batch's undecided items, in batch order; they outlive the attempt.
-  BatchAttempt(Ledger& ledger, std::vector<internal::BatchItem*> items, bool atomic);
+  // `claim_one_by_one`: claim each key in its own call, so a busy key is named.
+  BatchAttempt(Ledger& ledger, std::vector<internal::BatchItem*> items, bool atomic,
+               bool claim_one_by_one);
 
   // OK: every item has its decision, and what was to commit committed. Otherwise the
-  // attempt rolled back, or (IsInDoubt) its COMMIT's result is unknown; busy_key() names
-  // the key whose claim ran out of wait, if that was the cause.
+  // attempt rolled back, or (IsInDoubt) its COMMIT's result is unknown. A claim that ran
+  // out of wait: busy_key() names the key when the claims went one by one, and
+  // claims_timed_out() says so either way.
   absl::Status Run();
 
   const std::optional<KeyIdentity>& busy_key() const { return busy_key_; }
+  bool claims_timed_out() const { return claims_timed_out_; }
   // The item's result if the attempt's commit went through.
   const SubmitResult& decision(size_t i) const { return *decisions_[i]; }
   // Whether the item's result depends on the COMMIT: it commits, or replays an item of
@@ -92,6 +96,8 @@ class Ledger::BatchAttempt {
   Ledger& ledger_;
   std::vector<internal::BatchItem*> items_;
   bool atomic_;
+  bool claim_one_by_one_;
+  bool claims_timed_out_ = false;
   absl::Time now_;
   std::unique_ptr<StorageTransaction> tx_;
   std::optional<KeyIdentity> busy_key_;

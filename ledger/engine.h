@@ -1,10 +1,14 @@
 // The storage contract every engine (memory, sqlite, postgres, mysql) implements.
 //
-// The submit pipeline (ledger.h) is engine-agnostic: it opens one StorageTransaction
-// per attempt and calls, in this order,
-//   ClaimKey -> [LoadTransaction, IsReversed] -> LockAccounts -> LoadDebitUsage*
-//   -> WriteTransaction -> RecordKey -> AppendEvent -> Commit
-// and Rollback (or the destructor) on every other path. An engine decides how to make
+// The submit pipeline (ledger/batch_attempt.h) is engine-agnostic: it opens one
+// StorageTransaction per attempt of a batch (a single submit is a batch of one) and calls,
+// in this order,
+//   ClaimKeys (or ClaimKey per key) -> [LoadTransaction*] -> LockAccounts once
+//   -> [IsReversed*, LoadDebitUsage*, LoadTransaction* for replays]
+//   -> (WriteTransaction -> RecordKey -> AppendEvent) per committing item -> Commit
+// and Rollback (or the destructor) on every other path, also when nothing is to be
+// written. Commit must leave no placeholder of a claimed key that RecordKey did not
+// fill: a rejected item of a committed batch leaves its key unused. An engine decides how to make
 // ClaimKey exclusive (advisory lock, placeholder row, serialized writer, mutex) and how
 // to batch the writes, but every engine shows the same observable semantics: the
 // conformance suite in tests/conformance/ runs unchanged against each.
@@ -73,6 +77,14 @@ class StorageTransaction {
   // another live transaction holds the identity this waits up to the begin options'
   // bound, then fails with InProgressError.
   virtual absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) = 0;
+
+  // ClaimKey for each identity, in the order given (the pipeline passes them distinct, in
+  // its global claim order), returning their records in that order. The default claims
+  // one by one; an engine may claim them all in one round trip. When a claim runs out of
+  // wait the result is InProgressError without saying which key: the caller claims one
+  // by one to find out.
+  virtual absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
+      const std::vector<KeyIdentity>& identities);
 
   virtual absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) = 0;
 

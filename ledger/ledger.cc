@@ -160,6 +160,7 @@ absl::StatusOr<std::vector<SubmitResult>> Ledger::SubmitBatch(const SubmitBatchR
 
 void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic) {
   int faults = 0;
+  bool claim_one_by_one = false;  // set once a claim of many keys ran out of wait
   while (true) {
     std::vector<internal::BatchItem*> open;
     for (internal::BatchItem* item : items) {
@@ -175,12 +176,16 @@ void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomi
       for (internal::BatchItem* item : open) item->result = LinkedItemFailed(items[failed]->index);
       return;
     }
-    BatchAttempt attempt(*this, open, atomic);
+    BatchAttempt attempt(*this, open, atomic, claim_one_by_one);
     absl::Status status = attempt.Run();
     if (attempt.busy_key().has_value()) {  // its items are in progress; the others go again
       for (internal::BatchItem* item : open) {
         if (item->identity == *attempt.busy_key()) item->result = status;
       }
+      continue;
+    }
+    if (attempt.claims_timed_out()) {  // some key is busy: claim one by one to name it
+      claim_one_by_one = true;
       continue;
     }
     if (status.ok() || IsInDoubt(status)) {

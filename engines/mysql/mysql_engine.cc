@@ -117,26 +117,40 @@ void MysqlStorageTransaction::AfterStep(const absl::Status& status) {
 
 absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::ClaimKey(
     const KeyIdentity& identity) {
+  LEDGER_ASSIGN_OR_RETURN(std::vector<std::optional<KeyRecord>> records, ClaimKeys({identity}));
+  return std::move(records.front());
+}
+
+// The claim's lock wait is set once around all the keys, not once per key.
+absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::ClaimKeys(
+    const std::vector<KeyIdentity>& identities) {
   const bool claim_is_first = !any_step_succeeded_;
   return RunStep([&](MysqlConnection& connection) {
-    return ClaimKeyOn(connection, identity, claim_is_first);
+    return ClaimKeysOn(connection, identities, claim_is_first);
   });
 }
 
-absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::ClaimKeyOn(
-    MysqlConnection& connection, const KeyIdentity& identity, bool claim_is_first) {
+absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::ClaimKeysOn(
+    MysqlConnection& connection, const std::vector<KeyIdentity>& identities,
+    bool claim_is_first) {
   LEDGER_RETURN_IF_ERROR(connection.SetLockWaitSeconds(ClaimLockWaitSeconds(options_.wait),
                                                        "set the claim's lock wait",
                                                        ErrorContext::kClaim));
-  absl::StatusOr<std::optional<KeyRecord>> claimed =
-      HoldKey(connection, identity, claim_is_first);
+  std::vector<std::optional<KeyRecord>> records;
+  absl::Status claimed;
+  for (size_t k = 0; k < identities.size() && claimed.ok(); ++k) {
+    absl::StatusOr<std::optional<KeyRecord>> record =
+        HoldKey(connection, identities[k], claim_is_first && k == 0);
+    claimed = record.status();
+    if (record.ok()) records.push_back(*std::move(record));
+  }
   // Account and work-claim rows wait the session's normal time, not the claim's: a
   // short claim bound must not turn an account lock wait into "in progress".
   absl::Status restored = connection.SetLockWaitSeconds(
       kLockWaitSecondsDefault, "restore the lock wait", ErrorContext::kTransaction);
-  if (!claimed.ok()) return claimed;
+  LEDGER_RETURN_IF_ERROR(claimed);
   LEDGER_RETURN_IF_ERROR(restored);
-  return claimed;
+  return records;
 }
 
 absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(

@@ -108,6 +108,8 @@ class MysqlStorageTransaction final : public StorageTransaction {
   ~MysqlStorageTransaction() override { Rollback(); }
 
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
+      const std::vector<KeyIdentity>& identities) override;
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
   absl::StatusOr<bool> IsReversed(std::string_view id) override;
   absl::StatusOr<std::vector<Account>> LockAccounts(
@@ -136,9 +138,9 @@ class MysqlStorageTransaction final : public StorageTransaction {
   bool ShouldRetryOnFreshConnection(const absl::Status& status) const;
   void AfterStep(const absl::Status& status);
 
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKeyOn(MysqlConnection& connection,
-                                                      const KeyIdentity& identity,
-                                                      bool claim_is_first);
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeysOn(
+      MysqlConnection& connection, const std::vector<KeyIdentity>& identities,
+      bool claim_is_first);
   absl::StatusOr<std::optional<KeyRecord>> HoldKey(MysqlConnection& connection,
                                                    const KeyIdentity& identity,
                                                    bool claim_is_first);

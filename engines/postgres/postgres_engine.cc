@@ -20,9 +20,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "engines/common/key_placeholder.h"
 #include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_connection_pool.h"
@@ -49,20 +52,25 @@ constexpr engine_common::ErrorPhase kInTransaction = engine_common::ErrorPhase::
 // lock_timeout is an int of milliseconds on the server.
 constexpr int64_t kLockTimeoutMillisMax = 2'147'483'647;
 
-// The parts of a claim script; literals are already quoted for SQL (connection.quote).
+// One key of a claim script; literals already quoted for SQL (connection.quote).
+struct ClaimedKey {
+  std::string encoded_identity;  // "namespace|tenant/actor|key"
+  std::string key_namespace;
+  std::string scope;             // "tenant/actor"
+  std::string key;
+};
+
+// The parts of a claim script: one key, or a batch's keys in claim order.
 struct ClaimScriptParts {
   bool begin = true;                 // the transaction's BEGIN rides along
   std::string claim_lock_timeout;    // quoted, e.g. '250ms'
   std::string default_lock_timeout;  // quoted: the session's own value, restored after
-  std::string encoded_identity;      // quoted "namespace|tenant/actor|key"
-  std::string key_namespace;         // quoted
-  std::string scope;                 // quoted "tenant/actor"
-  std::string key;                   // quoted
+  std::vector<ClaimedKey> keys;
 };
 
-std::string KeyRowCondition(const ClaimScriptParts& parts) {
-  return absl::StrCat("namespace = ", parts.key_namespace, " AND scope = ", parts.scope,
-                      " AND key = ", parts.key);
+std::string KeyRowCondition(const ClaimedKey& key) {
+  return absl::StrCat("namespace = ", key.key_namespace, " AND scope = ", key.scope,
+                      " AND key = ", key.key);
 }
 
 std::string ScriptStart(const ClaimScriptParts& parts) {
@@ -70,9 +78,57 @@ std::string ScriptStart(const ClaimScriptParts& parts) {
                       "SET LOCAL lock_timeout = ", parts.claim_lock_timeout, ";\n");
 }
 
+// Restores the lock timeout and reads the claimed keys' rows: one key by its primary
+// key, many through a join with the arrays of their columns.
 std::string ScriptEnd(const ClaimScriptParts& parts) {
-  return absl::StrCat("SET LOCAL lock_timeout = ", parts.default_lock_timeout, ";\n", "SELECT ",
-                      kKeyColumns, " FROM idempotency_keys WHERE ", KeyRowCondition(parts));
+  std::string end = absl::StrCat("SET LOCAL lock_timeout = ", parts.default_lock_timeout, ";\n");
+  if (parts.keys.size() == 1) {
+    absl::StrAppend(&end, "SELECT ", kKeyColumns, " FROM idempotency_keys WHERE ",
+                    KeyRowCondition(parts.keys.front()));
+    return end;
+  }
+  auto array = [&](std::string ClaimedKey::*column) {
+    std::vector<std::string> values;
+    for (const ClaimedKey& key : parts.keys) values.push_back(key.*column);
+    return absl::StrCat("ARRAY[", absl::StrJoin(values, ","), "]::text[]");
+  };
+  absl::StrAppend(&end, "SELECT ", kKeyColumnsOfK,
+                  " FROM idempotency_keys k JOIN unnest(", array(&ClaimedKey::key_namespace), ", ",
+                  array(&ClaimedKey::scope), ", ", array(&ClaimedKey::key),
+                  ") AS c(namespace, scope, key) ON k.namespace = c.namespace"
+                  " AND k.scope = c.scope AND k.key = c.key");
+  return end;
+}
+
+// Advisory mode: takes pg_advisory_xact_lock on each identity's hash, in order, then
+// reads the key rows in a new statement, whose READ COMMITTED snapshot is taken after
+// the locks were granted and so sees whatever the previous holders committed.
+std::string AdvisoryClaimScript(const ClaimScriptParts& parts) {
+  std::string script = ScriptStart(parts);
+  for (const ClaimedKey& key : parts.keys) {
+    absl::StrAppend(&script, "SELECT pg_advisory_xact_lock(hashtextextended(",
+                    key.encoded_identity, ", 0));\n");
+  }
+  return absl::StrCat(script, ScriptEnd(parts));
+}
+
+// Row mode: for each key in order, inserts a 'pending' placeholder unless the row
+// exists (waiting for a concurrent inserter of the same key to finish) and locks the
+// row FOR UPDATE (waiting for a concurrent replacer); then restores the lock timeout
+// and reads the rows.
+std::string RowClaimScript(const ClaimScriptParts& parts) {
+  std::string script = ScriptStart(parts);
+  for (const ClaimedKey& key : parts.keys) {
+    absl::StrAppend(
+        &script,
+        "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, "
+        "created_at, expires_at) VALUES (",
+        key.key_namespace, ", ", key.scope, ", ", key.key, ", '', 'pending', NULL, 0, ",
+        engine_common::kPlaceholderExpiresAtMicros,
+        ") ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
+        "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(key), " FOR UPDATE;\n");
+  }
+  return absl::StrCat(script, ScriptEnd(parts));
 }
 
 // The lock_timeout that bounds a claim's wait: at least 1 ms (0 would mean "wait
@@ -81,29 +137,6 @@ std::string ClaimLockTimeout(absl::Duration wait_max) {
   int64_t millis = absl::ToInt64Milliseconds(absl::Ceil(wait_max, absl::Milliseconds(1)));
   millis = std::clamp<int64_t>(millis, 1, kLockTimeoutMillisMax);
   return absl::StrCat(millis, "ms");
-}
-
-// Advisory mode: takes pg_advisory_xact_lock on the identity's hash, then reads the
-// key row in a new statement, whose READ COMMITTED snapshot is taken after the lock
-// was granted and so sees whatever the previous holder committed.
-std::string AdvisoryClaimScript(const ClaimScriptParts& parts) {
-  return absl::StrCat(ScriptStart(parts), "SELECT pg_advisory_xact_lock(hashtextextended(",
-                      parts.encoded_identity, ", 0));\n", ScriptEnd(parts));
-}
-
-// Row mode: inserts a 'pending' placeholder unless the row exists (waiting for a
-// concurrent inserter of the same key to finish), locks the row FOR UPDATE (waiting
-// for a concurrent replacer), restores the lock timeout, then reads the row.
-std::string RowClaimScript(const ClaimScriptParts& parts) {
-  return absl::StrCat(
-      ScriptStart(parts),
-      "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, "
-      "created_at, expires_at) VALUES (",
-      parts.key_namespace, ", ", parts.scope, ", ", parts.key,
-      ", '', 'pending', NULL, 0, ", engine_common::kPlaceholderExpiresAtMicros,
-      ") ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
-      "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(parts), " FOR UPDATE;\n",
-      ScriptEnd(parts));
 }
 
 }  // namespace
@@ -156,30 +189,53 @@ absl::Status PostgresStorageTransaction::PrepareForStatement() {
 
 absl::StatusOr<std::optional<KeyRecord>> PostgresStorageTransaction::ClaimKey(
     const KeyIdentity& identity) {
+  LEDGER_ASSIGN_OR_RETURN(std::vector<std::optional<KeyRecord>> records, ClaimKeys({identity}));
+  return std::move(records.front());
+}
+
+// Every key in one round trip: one script claims them in the given order and reads
+// their rows.
+absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction::ClaimKeys(
+    const std::vector<KeyIdentity>& identities) {
   if (!batch_.empty()) LEDGER_RETURN_IF_ERROR(PrepareForStatement());
   const PostgresErrorContext context{.operation = "claim key", .phase = engine_common::ErrorPhase::kClaim};
-  return RoundTrip(context, [&]() -> absl::StatusOr<std::optional<KeyRecord>> {
+  return RoundTrip(context, [&]() -> absl::StatusOr<std::vector<std::optional<KeyRecord>>> {
     pqxx::connection& connection = (*lease_)->connection();
     postgres_internal::ClaimScriptParts parts{
         .begin = !begin_sent_,
         .claim_lock_timeout =
             connection.quote(postgres_internal::ClaimLockTimeout(options_.wait.wait_max)),
-        .default_lock_timeout = connection.quote((*lease_)->lock_timeout_default),
-        .encoded_identity = connection.quote(identity.Encoded()),
-        .key_namespace = connection.quote(identity.key_namespace),
-        .scope = connection.quote(identity.scope.Encoded()),
-        .key = connection.quote(identity.key)};
+        .default_lock_timeout = connection.quote((*lease_)->lock_timeout_default)};
+    for (const KeyIdentity& identity : identities) {
+      parts.keys.push_back({.encoded_identity = connection.quote(identity.Encoded()),
+                            .key_namespace = connection.quote(identity.key_namespace),
+                            .scope = connection.quote(identity.scope.Encoded()),
+                            .key = connection.quote(identity.key)});
+    }
     begin_sent_ = true;  // from here on the session may be inside a transaction
     const pqxx::result rows = work_->exec(claim_mode_ == PostgresClaimMode::kRow
                                               ? postgres_internal::RowClaimScript(parts)
                                               : postgres_internal::AdvisoryClaimScript(parts));
-    if (rows.empty()) return std::nullopt;
-    LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record,
-                            postgres_internal::KeyRecordFromRow(rows[0]));
-    // A visible 'pending' row is this transaction's own placeholder: another one's
-    // would still be uncommitted, and the claim waited for it.
-    if (!record.has_value()) own_placeholders_.push_back(identity);
-    return record;
+    std::map<std::tuple<std::string, std::string, std::string>, pqxx::row> by_identity;
+    for (const pqxx::row& row : rows) {
+      by_identity.emplace(std::make_tuple(row[0].c_str(), row[1].c_str(), row[2].c_str()), row);
+    }
+    std::vector<std::optional<KeyRecord>> records;
+    for (const KeyIdentity& identity : identities) {
+      auto row = by_identity.find(
+          std::make_tuple(identity.key_namespace, identity.scope.Encoded(), identity.key));
+      if (row == by_identity.end()) {
+        records.emplace_back();
+        continue;
+      }
+      LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record,
+                              postgres_internal::KeyRecordFromRow(row->second));
+      // A visible 'pending' row is this transaction's own placeholder: another one's
+      // would still be uncommitted, and the claim waited for it.
+      if (!record.has_value()) own_placeholders_.push_back(identity);
+      records.push_back(std::move(record));
+    }
+    return records;
   });
 }
 

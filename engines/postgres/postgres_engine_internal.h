@@ -47,6 +47,8 @@ class PostgresStorageTransaction final : public StorageTransaction {
   }
 
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
+      const std::vector<KeyIdentity>& identities) override;
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
   absl::StatusOr<bool> IsReversed(std::string_view id) override;
   absl::StatusOr<std::vector<Account>> LockAccounts(

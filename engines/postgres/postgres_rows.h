@@ -29,6 +29,9 @@ inline constexpr char kAccountColumns[] =
     "id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at";
 inline constexpr char kKeyColumns[] =
     "namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at";
+inline constexpr char kKeyColumnsOfK[] =  // kKeyColumns of the table aliased k
+    "k.namespace, k.scope, k.key, k.fingerprint, k.state, k.transaction_id, k.created_at, "
+    "k.expires_at";
 inline constexpr char kWorkClaimColumns[] =
     "namespace, scope, key, fingerprint, state, owner, attempt, lease_expires_at, result, "
     "created_at, updated_at, expires_at";

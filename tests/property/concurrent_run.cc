@@ -290,6 +290,7 @@ class ConcurrentRun {
     faults_ = std::make_shared<FaultInjectingEngine>(std::move(engine));
     LedgerOptions ledger_options;
     ledger_options.clock = &clock_;
+    ledger_options.group_commit.enabled = options_.group_commit;
     absl::StatusOr<Ledger> ledger = Ledger::Open(faults_, ledger_options);
     if (!ledger.ok()) return absl::StrCat("opening the ledger: ", ledger.status().ToString());
     ledger_ = std::make_unique<Ledger>(*std::move(ledger));
@@ -342,7 +343,8 @@ class ConcurrentRun {
         FaultPoint::kBegin,        FaultPoint::kClaim,          FaultPoint::kAfterClaim,
         FaultPoint::kLockAccounts, FaultPoint::kWrite,          FaultPoint::kAfterWrite,
         FaultPoint::kCommit,       FaultPoint::kCommitReplyLost};
-    for (size_t i = 0; i < requests.size(); ++i) {
+    const size_t batch_size = static_cast<size_t>(std::max(options_.batch_size, 1));
+    for (size_t i = 0; i < requests.size(); i += batch_size) {
       if (options_.boundary_faults && random() % 100 < kBoundaryFaultPercent) {
         FaultPoint point = kPoints[random() % kPoints.size()];
         faults_->FailAt(point, random() % 2 == 0
@@ -355,16 +357,41 @@ class ConcurrentRun {
         if (!killed.ok()) return absl::StrCat("kill failed: ", killed.status().ToString());
         sessions_killed_ += *killed;
       }
-      if (options_.restart_mid_phase && phase == 0 && client == 0 && i == requests.size() / 2) {
+      if (options_.restart_mid_phase && phase == 0 && client == 0 &&
+          i / batch_size == requests.size() / 2 / batch_size) {
         if (!context_.restart_server) return "the context cannot restart its server";
         if (absl::Status restarted = context_.restart_server(); !restarted.ok()) {
           return absl::StrCat("restart failed: ", restarted.ToString());
         }
         restarts_ += 1;
       }
-      Attempt attempt = MakeAttempt(requests[i]);
+      const size_t end = std::min(i + batch_size, requests.size());
+      if (std::string problem = Send(requests, i, end, log); !problem.empty()) return problem;
+    }
+    return "";
+  }
+
+  // Sends requests [begin, end): one Submit, or one SubmitBatch for several.
+  std::string Send(const std::vector<Request>& requests, size_t begin, size_t end,
+                   std::vector<Attempt>& log) {
+    if (end - begin == 1) {
+      Attempt attempt = MakeAttempt(requests[begin]);
       attempt.result = ledger_->Submit(attempt.request);
       log.push_back(std::move(attempt));
+      return "";
+    }
+    SubmitBatchRequest batch;
+    std::vector<Attempt> attempts;
+    for (size_t i = begin; i < end; ++i) {
+      attempts.push_back(MakeAttempt(requests[i]));
+      batch.items.push_back(attempts.back().request);
+    }
+    absl::StatusOr<std::vector<SubmitResult>> results = ledger_->SubmitBatch(batch);
+    if (!results.ok()) return absl::StrCat("batch refused: ", results.status().ToString());
+    if (results->size() != attempts.size()) return "a batch answered the wrong number of items";
+    for (size_t i = 0; i < attempts.size(); ++i) {
+      attempts[i].result = std::move((*results)[i]);
+      log.push_back(std::move(attempts[i]));
     }
     return "";
   }

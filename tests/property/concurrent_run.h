@@ -88,6 +88,10 @@ struct ConcurrentOptions {
   bool boundary_faults = false;    // clients arm FaultInjectingEngine faults at random
   bool kill_sessions = false;      // clients kill a random busy session (servers)
   bool restart_mid_phase = false;  // one client restarts the server during phase 0
+  // Clients send their requests in SubmitBatch calls of this many (the last may be
+  // shorter); 1: one Submit per request.
+  int batch_size = 1;
+  bool group_commit = false;  // the ledger coalesces the clients' single submits
   // Wraps the engine under test, e.g. with a broken claim for the self-test.
   std::function<std::shared_ptr<Engine>(std::shared_ptr<Engine>)> wrap_engine;
   int resend_attempts_max = 20;

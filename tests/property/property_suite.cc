@@ -150,6 +150,28 @@ TEST_P(ServerFaultTest, ConcurrentClientsWithKilledSessionsLoseNoCommitAndPostNo
                      ConcurrentOptions{.kill_sessions = true});
 }
 
+// ---- batches and group commit: the same checks --------------------------------------------
+
+// Clients send batches of up to 8 (the workload's duplicate deliveries, conflicting
+// payloads and racing reversals often land in one batch) under boundary faults that
+// fail whole batches mid-way.
+TEST_P(PropertyTest, BatchedClientsUnderBoundaryFaultsLoseNoCommitAndPostNothingTwice) {
+  RunConcurrentSeeds("BatchedClientsUnderBoundaryFaultsLoseNoCommitAndPostNothingTwice", 7000,
+                     ConcurrentOptions{.boundary_faults = true, .batch_size = 8});
+}
+
+TEST_P(PropertyTest, GroupCommittedClientsUnderBoundaryFaultsLoseNoCommitAndPostNothingTwice) {
+  RunConcurrentSeeds("GroupCommittedClientsUnderBoundaryFaultsLoseNoCommitAndPostNothingTwice",
+                     8000, ConcurrentOptions{.boundary_faults = true, .group_commit = true});
+}
+
+// Sessions killed mid-batch, possibly during its COMMIT.
+TEST_P(ServerFaultTest, BatchedClientsWithKilledSessionsLoseNoCommitAndPostNothingTwice) {
+  if (std::string reason = KillsUnavailable(); !reason.empty()) FAIL() << reason;
+  RunConcurrentSeeds("BatchedClientsWithKilledSessionsLoseNoCommitAndPostNothingTwice", 9000,
+                     ConcurrentOptions{.kill_sessions = true, .batch_size = 8});
+}
+
 // ---- server restarts (ctest runs these alone: they stop the shared server) --------------
 
 // One restart while a submit holds an open transaction, one between submits; then a
@@ -167,6 +189,9 @@ TEST_P(ServerFaultTest, ServerRestartMidRunReconnectsAndLosesNothing) {
   if (HasFailure()) return;
   RunConcurrentSeeds("ServerRestartMidRunReconnectsAndLosesNothing", 6000,
                      ConcurrentOptions{.restart_mid_phase = true});
+  if (HasFailure()) return;
+  RunConcurrentSeeds("ServerRestartMidRunReconnectsAndLosesNothing", 6100,
+                     ConcurrentOptions{.restart_mid_phase = true, .batch_size = 8});
 }
 
 }  // namespace ledger::property
