@@ -75,6 +75,13 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, CommandSelectio
   serve->add_option("--shutdown-grace", arguments->shutdown_grace,
                     "After SIGTERM, how long in-flight requests may take before exit 1")
       ->capture_default_str();
+  serve->add_flag("--group-commit,!--no-group-commit", options.group_commit,
+                  "Concurrent single submits share database transactions; on by default (--group-commit=false "
+                  "or --no-group-commit: each its own)")
+      ->capture_default_str();
+  serve->add_option("--group-commit-max", options.group_commit_batch_items_max,
+                    "Most submits one shared transaction takes (1.." + std::to_string(kBatchItemsMax) + ")")
+      ->capture_default_str();
   serve->callback([&global, &selection, arguments] {
     selection.Select([&global, arguments] { return RunServe(global, *arguments); });
   });

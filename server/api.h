@@ -2,7 +2,8 @@
 //
 //   health_routes.cc     /healthz, /readyz, /metrics, /v1/openapi.json (public)
 //   resource_routes.cc   /v1/assets, /v1/accounts..., /v1/transactions/{id}, /v1/events
-//   operation_routes.cc  POST /v1/operations (the Idempotency-Key contract)
+//   operation_routes.cc  POST /v1/operations, POST /v1/operations/batch (the
+//                        Idempotency-Key contract; submit_answer.h's status table)
 //
 // Thread-safe: handlers share the Ledger (itself thread-safe) and read-only options.
 #ifndef LEDGER_SERVER_API_H_

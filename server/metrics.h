@@ -2,8 +2,15 @@
 //
 //   ledger_http_requests_total{method,route,status}   requests by route template
 //   ledger_http_request_duration_seconds{route}        latency histogram
-//   ledger_submits_total{outcome}                      POST /v1/operations by outcome
+//   ledger_submits_total{outcome}                      submits by outcome: each single
+//                                                      POST and each batch item
+//   ledger_batch_items                                 histogram: items per SubmitBatch
+//                                                      call of POST /v1/operations/batch
+//   ledger_group_commit_enabled, ledger_group_commit_batch_items_max   the setting
 //   ledger_http_in_flight, ledger_http_in_flight_max, ledger_http_worker_threads
+//
+// Group commit's shared transactions are not counted: the library does not report their
+// sizes (GroupCommitOptions has no observer), so only the setting is exported.
 //
 // Routes are templates (/v1/accounts/{id}), never raw paths, so label sets stay bounded.
 //
@@ -15,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -25,13 +33,18 @@ namespace ledger::server {
 
 class Metrics {
  public:
-  Metrics(int worker_threads, int in_flight_max)
-      : worker_threads_(worker_threads), in_flight_max_(in_flight_max) {}
+  // `group_commit_batch_items_max`: nullopt when group commit is off.
+  Metrics(int worker_threads, int in_flight_max, std::optional<size_t> group_commit_batch_items_max)
+      : worker_threads_(worker_threads),
+        in_flight_max_(in_flight_max),
+        group_commit_batch_items_max_(group_commit_batch_items_max) {}
 
   void RecordRequest(const std::string& method, const std::string& route, int status,
                      absl::Duration latency);
   // outcome: committed, duplicate, rejected, faulted, conflict, in_progress, invalid.
   void RecordSubmit(const std::string& outcome);
+  // One SubmitBatch call of the batch route with `items` items.
+  void RecordBatch(size_t items);
 
   // Requests being handled now; TryEnter fails (and changes nothing) at the maximum.
   bool TryEnter();
@@ -47,14 +60,26 @@ class Metrics {
     int64_t count = 0;
     double sum_seconds = 0;
   };
+  // Powers of two up to kBatchItemsMax (8190).
+  static constexpr std::array<size_t, 14> kBucketItems = {1,   2,   4,    8,    16,   32,   64,
+                                                           128, 256, 512, 1024, 2048, 4096, 8190};
+  struct ItemsHistogram {
+    std::array<int64_t, kBucketItems.size()> buckets{};  // cumulative at render
+    int64_t count = 0;
+    int64_t sum_items = 0;
+  };
+
+  void RenderBatchAndGroupCommit(std::string& text) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const int worker_threads_;
   const int in_flight_max_;
+  const std::optional<size_t> group_commit_batch_items_max_;
   std::atomic<int> in_flight_{0};
   mutable absl::Mutex mutex_;
   std::map<std::tuple<std::string, std::string, int>, int64_t> requests_ ABSL_GUARDED_BY(mutex_);
   std::map<std::string, Histogram> latency_ ABSL_GUARDED_BY(mutex_);
   std::map<std::string, int64_t> submits_ ABSL_GUARDED_BY(mutex_);
+  ItemsHistogram batch_items_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace ledger::server

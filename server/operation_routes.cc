@@ -1,17 +1,12 @@
-// POST /v1/operations: one operation exactly once, under the IETF Idempotency-Key
-// contract (docs/http.md has the status table):
-//
-//   201  committed; a replay: the same status and body, plus Idempotent-Replayed: true
-//   400  Idempotency-Key missing, invalid or repeated; the operation JSON is bad
-//   402  a business rule declined it (the reason); the key stays unused
-//   409  the same key is still running (Retry-After); `Prefer: wait=N` waits up to N s
-//   422  the same key was used with another payload
-//   503  faulted (Retry-After); "in_doubt" says whether it may have committed; resend
-//        with the same key: it is safe
-//
-// The body of a 201 is rendered from the recorded transaction alone, deterministically
-// (TransactionToJson, keys sorted), so a replay is byte-identical to the first answer.
+// POST /v1/operations (one operation) and POST /v1/operations/batch (many, each with its
+// own key): operations exactly once under the IETF Idempotency-Key contract. What either
+// route answers for one submit is submit_answer.h's status table; this file turns
+// requests into SubmitRequests. The tenant of every key is the API key's, never the
+// body's, and both routes share one key space ("operations"), so a batch item and a
+// single POST with the same key are the same key.
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -21,8 +16,10 @@
 #include "ledger/operation.h"
 #include "ledger/outcome.h"
 #include "server/api.h"
+#include "server/batch_request.h"
 #include "server/idempotency_key_header.h"
 #include "server/problem.h"
+#include "server/submit_answer.h"
 
 namespace ledger::server {
 namespace {
@@ -56,78 +53,94 @@ absl::StatusOr<std::string> IdempotencyKey(const httplib::Request& request) {
   return ParseIdempotencyKeyHeader(request.get_header_value(kIdempotencyKeyHeader));
 }
 
-void WriteTransaction(httplib::Response& response, const Outcome& outcome) {
-  response.set_header("Location", "/v1/transactions/" + outcome.transaction.id);
-  if (outcome.kind == OutcomeKind::kDuplicate) response.set_header("Idempotent-Replayed", "true");
-  WriteJson(response, 201, TransactionToJson(outcome.transaction));
+SubmitRequest MakeSubmitRequest(std::string key, Operation operation, const RequestContext& context,
+                                const ServerOptions& options) {
+  SubmitRequest request{.key = std::move(key),
+                        // The scope comes from the API key, never from the body.
+                        .scope = Scope{.tenant = context.principal.tenant},
+                        .operation = std::move(operation),
+                        // One key space for every kind: another kind is another payload.
+                        .key_namespace = std::string(kOperationsKeyNamespace)};
+  request.claim.wait.wait_max = ClaimWait(context.request, options);
+  return request;
 }
 
-void WriteOutcome(RequestContext& context, Metrics& metrics, const Outcome& outcome) {
-  metrics.RecordSubmit(std::string(OutcomeKindName(outcome.kind)));
-  switch (outcome.kind) {
-    case OutcomeKind::kCommitted:
-    case OutcomeKind::kDuplicate:
-      return WriteTransaction(context.response, outcome);
-    case OutcomeKind::kRejected:
-      return WriteProblem(context.response,
-                          {.status = 402, .reason = std::string(RejectionReasonName(outcome.reason)),
-                           .detail = outcome.detail + " (nothing was written; the key stays unused)"});
-    case OutcomeKind::kFaulted:
-      context.response.set_header("Retry-After", "1");
-      return WriteProblem(
-          context.response,
-          {.status = 503, .reason = outcome.in_doubt ? "in_doubt" : "faulted",
-           .detail = outcome.in_doubt
-                         ? "the commit's result is unknown: it may have committed; resend with the "
-                           "same Idempotency-Key, which is safe"
-                         : "an infrastructure error; nothing was written; resend with the same "
-                           "Idempotency-Key",
-           .extensions = {{"in_doubt", outcome.in_doubt}}});
-  }
-}
-
-void WriteSubmitError(RequestContext& context, Metrics& metrics, const absl::Status& status) {
-  if (IsConflict(status)) {
-    metrics.RecordSubmit("conflict");
-    return WriteProblem(context.response,
-                        {.status = 422, .reason = "idempotency_key_reused",
-                         .detail = "this Idempotency-Key was used with another payload"});
-  }
-  if (IsInProgress(status)) {
-    metrics.RecordSubmit("in_progress");
-    context.response.set_header("Retry-After", "1");
-    return WriteProblem(context.response,
-                        {.status = 409, .reason = "idempotency_key_in_progress",
-                         .detail = "a request with this Idempotency-Key is still running; retry"});
-  }
-  metrics.RecordSubmit("invalid");
-  Problem problem = ProblemFromStatus(status);
-  WriteProblem(context.response, problem);
+SubmitAnswer SubmitOne(RequestContext& context, ApiContext& api) {
+  absl::StatusOr<std::string> key = IdempotencyKey(context.request);
+  if (!key.ok()) return BadSubmitAnswer("idempotency_key_invalid", key.status());
+  absl::StatusOr<Operation> operation = ParseOperationJson(context.request.body);
+  if (!operation.ok()) return BadSubmitAnswer("invalid_operation", operation.status());
+  return AnswerSubmit(api.ledger.Submit(
+      MakeSubmitRequest(*std::move(key), *std::move(operation), context, api.options)));
 }
 
 void HandleSubmit(RequestContext& context, ApiContext& api) {
-  absl::StatusOr<std::string> key = IdempotencyKey(context.request);
-  if (!key.ok()) {
-    api.metrics.RecordSubmit("invalid");
-    return WriteProblem(context.response, {.status = 400, .reason = "idempotency_key_invalid",
-                                           .detail = std::string(key.status().message())});
+  SubmitAnswer answer = SubmitOne(context, api);
+  api.metrics.RecordSubmit(answer.outcome);
+  WriteSubmitAnswer(context.response, answer);
+}
+
+// What the ledger says of every valid item when the atomic batch holds an item it never
+// saw (a bad key or operation): the ledger's own batch_item_failed, in its words.
+SubmitAnswer LinkedToBadItem(size_t bad_index) {
+  return AnswerSubmit(Outcome::Rejected(
+      RejectionReason::kBatchItemFailed,
+      absl::StrCat("item ", bad_index, " of the atomic batch was not committed, so none is")));
+}
+
+// One answer per item, in order, from ONE SubmitBatch call; an error when the ledger
+// refuses the batch as a whole (too many entries). Items the server cannot read answer
+// as the single route would and never reach the ledger.
+absl::StatusOr<std::vector<SubmitAnswer>> SubmitItems(BatchRequestBody& body, RequestContext& context,
+                                                      ApiContext& api) {
+  std::vector<SubmitAnswer> answers(body.items.size());
+  SubmitBatchRequest batch{.atomic = body.atomic};
+  std::vector<size_t> positions;  // batch.items[j] is the request's item positions[j]
+  std::optional<size_t> first_bad;
+  for (size_t i = 0; i < body.items.size(); ++i) {
+    BatchRequestItem& item = body.items[i];
+    if (item.key.ok() && item.operation.ok()) {
+      batch.items.push_back(
+          MakeSubmitRequest(*std::move(item.key), *std::move(item.operation), context, api.options));
+      positions.push_back(i);
+      continue;
+    }
+    answers[i] = !item.key.ok() ? BadSubmitAnswer("idempotency_key_invalid", item.key.status())
+                                : BadSubmitAnswer("invalid_operation", item.operation.status());
+    if (!first_bad.has_value()) first_bad = i;
   }
-  absl::StatusOr<Operation> operation = ParseOperationJson(context.request.body);
-  if (!operation.ok()) {
-    api.metrics.RecordSubmit("invalid");
-    return WriteProblem(context.response, {.status = 400, .reason = "invalid_operation",
-                                           .detail = std::string(operation.status().message())});
+  if (body.atomic && first_bad.has_value()) {
+    for (size_t i : positions) answers[i] = LinkedToBadItem(*first_bad);
+    return answers;
   }
-  SubmitRequest request{.key = *std::move(key),
-                        // The scope comes from the API key, never from the body.
-                        .scope = Scope{.tenant = context.principal.tenant},
-                        .operation = *std::move(operation),
-                        // One key space for every kind: another kind is another payload.
-                        .key_namespace = std::string(kOperationsKeyNamespace)};
-  request.claim.wait.wait_max = ClaimWait(context.request, api.options);
-  absl::StatusOr<Outcome> outcome = api.ledger.Submit(request);
-  if (!outcome.ok()) return WriteSubmitError(context, api.metrics, outcome.status());
-  WriteOutcome(context, api.metrics, *outcome);
+  if (batch.items.empty()) return answers;
+  LEDGER_ASSIGN_OR_RETURN(std::vector<SubmitResult> results, api.ledger.SubmitBatch(batch));
+  api.metrics.RecordBatch(batch.items.size());
+  for (size_t j = 0; j < results.size(); ++j) answers[positions[j]] = AnswerSubmit(results[j]);
+  return answers;
+}
+
+void HandleBatch(RequestContext& context, ApiContext& api) {
+  absl::StatusOr<BatchRequestBody> body = ParseBatchRequestBody(context.request.body);
+  if (!body.ok()) {
+    bool too_large = body.status().code() == absl::StatusCode::kOutOfRange;
+    return WriteProblem(context.response, {.status = 400,
+                                           .reason = too_large ? "batch_too_large" : "invalid_batch",
+                                           .detail = std::string(body.status().message())});
+  }
+  absl::StatusOr<std::vector<SubmitAnswer>> answers = SubmitItems(*body, context, api);
+  if (!answers.ok()) {
+    // SubmitBatch refuses a whole call only for its limits; the item count is checked above.
+    Problem problem = ProblemFromStatus(answers.status());
+    if (answers.status().code() == absl::StatusCode::kInvalidArgument) problem.reason = "batch_too_large";
+    return WriteProblem(context.response, problem);
+  }
+  nlohmann::json results = nlohmann::json::array();
+  for (const SubmitAnswer& answer : *answers) {
+    api.metrics.RecordSubmit(answer.outcome);
+    results.push_back(SubmitAnswerJson(answer));
+  }
+  WriteJson(context.response, 200, {{"results", std::move(results)}});
 }
 
 }  // namespace
@@ -135,6 +148,8 @@ void HandleSubmit(RequestContext& context, ApiContext& api) {
 void AddOperationRoutes(Router& router, ApiContext& api) {
   router.Post("/v1/operations", Role::kSubmit,
               [&api](RequestContext& context) { HandleSubmit(context, api); });
+  router.Post("/v1/operations/batch", Role::kSubmit,
+              [&api](RequestContext& context) { HandleBatch(context, api); });
 }
 
 }  // namespace ledger::server

@@ -41,15 +41,19 @@ std::string JsonText(const nlohmann::json& json) {
   return json.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 
-void WriteProblem(httplib::Response& response, const Problem& problem) {
+nlohmann::json ProblemJson(const Problem& problem) {
   nlohmann::json body = problem.extensions;
   body["type"] = "urn:ledger:problem:" + problem.reason;
   body["title"] = TitleFromReason(problem.reason);
   body["status"] = problem.status;
   body["detail"] = problem.detail;
   body["reason"] = problem.reason;
+  return body;
+}
+
+void WriteProblem(httplib::Response& response, const Problem& problem) {
   response.status = problem.status;
-  response.set_content(JsonText(body), kProblemContentType);
+  response.set_content(JsonText(ProblemJson(problem)), kProblemContentType);
 }
 
 void WriteJson(httplib::Response& response, int status, const nlohmann::json& json) {

@@ -33,6 +33,9 @@ struct Problem {
 // The message becomes the detail; an internal error's message is not shown.
 Problem ProblemFromStatus(const absl::Status& status);
 
+// The problem's JSON body: its extensions plus type, title, status, detail and reason.
+nlohmann::json ProblemJson(const Problem& problem);
+
 // Writes the problem as the response body with its status and content type.
 void WriteProblem(httplib::Response& response, const Problem& problem);
 

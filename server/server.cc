@@ -185,9 +185,16 @@ absl::Status Serve(const ServerOptions& options) {
   OpenEngineOptions engine_options{.pool_size = options.worker_threads};
   absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(options.database_url, engine_options);
   if (!engine.ok()) return Annotate(engine.status(), "opening the database");
-  LEDGER_ASSIGN_OR_RETURN(Ledger ledger, Ledger::Open(std::shared_ptr<Engine>(*std::move(engine))));
+  LedgerOptions ledger_options;
+  ledger_options.group_commit = {.enabled = options.group_commit,
+                                 .batch_items_max = options.group_commit_batch_items_max};
+  absl::StatusOr<Ledger> opened = Ledger::Open(std::shared_ptr<Engine>(*std::move(engine)), ledger_options);
+  if (!opened.ok()) return Annotate(opened.status(), "--group-commit-max");
+  Ledger& ledger = *opened;
 
-  Metrics metrics(options.worker_threads, options.in_flight_max);
+  Metrics metrics(options.worker_threads, options.in_flight_max,
+                  options.group_commit ? std::optional<size_t>(options.group_commit_batch_items_max)
+                                       : std::nullopt);
   std::atomic<bool> stopping{false};
   LEDGER_ASSIGN_OR_RETURN(HttpServer http_server, MakeHttpServer(options));
   httplib::Server& http = *http_server.server;
@@ -206,7 +213,9 @@ absl::Status Serve(const ServerOptions& options) {
   LogEvent(absl::StrCat(
       "\"event\":\"listening\",\"scheme\":\"",
       options.tls_certificate_file.empty() ? "http" : "https", "\",\"host\":\"", address.host, "\",\"port\":", port, ",\"engine\":\"",
-      View(ledger.engine().name()), "\",\"threads\":", options.worker_threads, ",\"auth\":\"",
+      View(ledger.engine().name()), "\",\"threads\":", options.worker_threads,
+      ",\"group_commit\":", options.group_commit ? "true" : "false", ",\"group_commit_max\":",
+      options.group_commit_batch_items_max, ",\"auth\":\"",
       api_keys.has_value() ? absl::StrCat(api_keys->size(), " API keys")
                            : std::string("none: development mode, loopback only, tenant default"),
       "\""));

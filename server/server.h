@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "ledger/ledger.h"
 
 namespace ledger::server {
 
@@ -45,6 +46,11 @@ struct ServerOptions {
   absl::Duration claim_wait_max = absl::Seconds(30);     // bound on `Prefer: wait=N`
   absl::Duration events_wait_max = absl::Seconds(30);    // bound on GET /v1/events?wait=
   absl::Duration shutdown_grace = absl::Seconds(30);     // in-flight requests after SIGTERM
+  // Group commit (ledger/ledger.h GroupCommitOptions): concurrent single submits share
+  // database transactions, each request still getting exactly its own answer. On by
+  // default; at most this many submits a transaction (1 .. kBatchItemsMax).
+  bool group_commit = true;
+  size_t group_commit_batch_items_max = GroupCommitOptions{}.batch_items_max;
 };
 
 // Runs until SIGTERM/SIGINT, then returns OK after a graceful stop. Bad options,

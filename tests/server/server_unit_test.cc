@@ -9,6 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "server/api.h"
 #include "server/api_keys.h"
+#include "server/batch_request.h"
 #include "server/idempotency_key_header.h"
 
 namespace ledger::server {
@@ -57,11 +58,52 @@ TEST(ApiKeys, BadLinesNameTheLineButNeverItsContent) {
   EXPECT_FALSE(ApiKeys::Parse("# only a comment\n").ok());
 }
 
+TEST(BatchRequestBody, EachItemKeepsItsOwnKeyAndOperationResult) {
+  absl::StatusOr<BatchRequestBody> body = ParseBatchRequestBody(
+      R"({"atomic":true,"items":[)"
+      R"({"idempotency_key":"\"quoted\"","operation":{"kind":"reverse","transaction_id":"t1"}},)"
+      R"({"idempotency_key":"bare","operation":{"kind":"reverse","transaction_id":"t2"}},)"
+      R"({"idempotency_key":"two words","operation":{"kind":"reverse","transaction_id":"t3"}},)"
+      R"({"idempotency_key":"k4","operation":{"kind":"reverse","transaction_id":"t4","x":1}}]})");
+  ASSERT_TRUE(body.ok()) << body.status();
+  EXPECT_TRUE(body->atomic);
+  ASSERT_EQ(body->items.size(), 4u);
+  EXPECT_EQ(*body->items[0].key, "quoted");  // the Structured Field string form
+  EXPECT_EQ(body->items[0].operation->transaction_id, "t1");
+  EXPECT_EQ(*body->items[1].key, "bare");  // the token form
+  EXPECT_FALSE(body->items[2].key.ok());   // neither: that item's 400, not the batch's
+  EXPECT_TRUE(body->items[2].operation.ok());
+  EXPECT_TRUE(body->items[3].key.ok());
+  EXPECT_FALSE(body->items[3].operation.ok());
+  EXPECT_FALSE(ParseBatchRequestBody(R"({"items":[{"idempotency_key":"k","operation":{}}]})")->atomic);
+}
+
+TEST(BatchRequestBody, TheEnvelopeFailsTheWholeRequest) {
+  for (const char* bad : {
+           "{not json", "[]", R"({"items":[]})", R"({"items":{}})", R"({"atomic":false})",
+           R"({"items":[{"idempotency_key":"k","operation":{}}],"atomic":"yes"})",
+           R"({"items":[{"idempotency_key":"k","operation":{}}],"extra":1})",
+           R"({"items":[{"idempotency_key":"k","operation":{},"note":1}]})",
+           R"({"items":[{"operation":{}}]})", R"({"items":[{"idempotency_key":7,"operation":{}}]})",
+           R"({"items":[{"idempotency_key":"k"}]})", R"({"items":["k"]})",
+           R"({"items":[{"idempotency_key":"k","idempotency_key":"j","operation":{}}]})"}) {
+    absl::StatusOr<BatchRequestBody> body = ParseBatchRequestBody(bad);
+    ASSERT_FALSE(body.ok()) << bad;
+    EXPECT_EQ(body.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  std::string items;
+  for (size_t i = 0; i <= kBatchItemsMax; ++i) {
+    items += std::string(i == 0 ? "" : ",") + R"({"idempotency_key":"k","operation":{}})";
+  }
+  EXPECT_EQ(ParseBatchRequestBody(R"({"items":[)" + items + "]}").status().code(),
+            absl::StatusCode::kOutOfRange);
+}
+
 // Served routes == documented operations, both ways.
 TEST(OpenApi, TheDocumentAndTheRoutesListTheSameOperations) {
   Ledger ledger = Ledger::Open(OpenMemoryEngine()).value();
   ServerOptions options;
-  Metrics metrics(1, 1);
+  Metrics metrics(1, 1, std::nullopt);
   std::atomic<bool> stopping{false};
   httplib::Server http;
   Router router(http, options, nullptr, metrics);
