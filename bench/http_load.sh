@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # POST /v1/operations over HTTP (wrk, bench/http_submit.lua) beside the same workload
-# through the library (ledger_load, exactly-once, uniform), on one database, at each
-# client count. Prints one table row per (engine, clients).
+# through the library (ledger_load, exactly-once, uniform; it has no group commit), on
+# one database, at each client count, with the server's group commit on and/or off.
+# Prints one table row per (engine, clients, group commit).
 #
 #   bench/http_load.sh ENGINE_LABEL DATABASE_URL [CLIENTS...]     (default clients: 1 8 32)
 #
 # The database must be empty (a fresh SQLite path or a fresh server database, see
 # bench/fresh_database.sh): ledger_load creates its data set (--accounts) in it first and
 # the HTTP run reuses it. Knobs: LEDGER (build/cli/ledger), LEDGER_LOAD
-# (build/bench/ledger_load), BENCH_DURATION (5s), BENCH_ACCOUNTS (1000).
+# (build/bench/ledger_load), BENCH_DURATION (5s), BENCH_ACCOUNTS (1000),
+# BENCH_GROUP_COMMIT ("on off": the server's settings to run, each after the library).
 set -euo pipefail
 label=$1
 url=$2
@@ -19,6 +21,10 @@ ledger=${LEDGER:-build/cli/ledger}
 ledger_load=${LEDGER_LOAD:-build/bench/ledger_load}
 duration=${BENCH_DURATION:-5s}
 accounts=${BENCH_ACCOUNTS:-1000}
+read -r -a group_commit_settings <<<"${BENCH_GROUP_COMMIT:-on off}"
+for setting in "${group_commit_settings[@]}"; do
+  [[ "$setting" == on || "$setting" == off ]] || { echo "BENCH_GROUP_COMMIT: on and/or off, not $setting" >&2; exit 2; }
+done
 script_dir=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 server_pid=""
@@ -28,8 +34,27 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "| engine | clients | library submits/s | HTTP requests/s | HTTP / library | HTTP non-201 |"
-echo "|---|---|---|---|---|---|"
+# One wrk run against a fresh server with group commit $1 (on/off); sets `http` and
+# `failures`.
+run_http() {
+  local group_commit=$1 threads=$((clients > 8 ? clients : 8)) wrk_threads=$((clients < 2 ? clients : 2))
+  local flag=--group-commit=true
+  [[ "$group_commit" == on ]] || flag=--group-commit=false
+  "$ledger" serve --db "$url" --listen 127.0.0.1:0 --threads "$threads" "$flag" 2>"$work/server.log" &
+  server_pid=$!
+  for _ in $(seq 300); do grep -qs '"event":"listening"' "$work/server.log" && break; sleep 0.05; done
+  port=$(grep -o '"port":[0-9]*' "$work/server.log" | head -1 | cut -d: -f2)
+  wrk -t"$wrk_threads" -c"$clients" -d1s -s "$script_dir/http_submit.lua" "http://127.0.0.1:$port" \
+    -- "$accounts" "warm-$clients-$group_commit-$RANDOM" >/dev/null
+  wrk -t"$wrk_threads" -c"$clients" -d"$duration" -s "$script_dir/http_submit.lua" \
+    "http://127.0.0.1:$port" -- "$accounts" "run-$clients-$group_commit-$RANDOM" >"$work/wrk.out"
+  kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=""
+  http=$(awk '/^Requests\/sec:/ {printf "%d", $2}' "$work/wrk.out")
+  failures=$(awk '/^non_201/ {print $2}' "$work/wrk.out")
+}
+
+echo "| engine | clients | server group commit | library submits/s | HTTP requests/s | HTTP / library | HTTP non-201 |"
+echo "|---|---|---|---|---|---|---|"
 first=1
 for clients in "${clients_list[@]}"; do
   reuse=()
@@ -44,19 +69,9 @@ d=json.load(open(sys.argv[1]))
 ph=[p for p in d["phases"] if p.get("mode")=="exactly-once"]
 print(round(ph[0]["submits_per_second"]))' "$work/load.json")
 
-  threads=$((clients > 8 ? clients : 8))
-  "$ledger" serve --db "$url" --listen 127.0.0.1:0 --threads "$threads" 2>"$work/server.log" &
-  server_pid=$!
-  for _ in $(seq 300); do grep -qs '"event":"listening"' "$work/server.log" && break; sleep 0.05; done
-  port=$(grep -o '"port":[0-9]*' "$work/server.log" | head -1 | cut -d: -f2)
-  wrk_threads=$((clients < 2 ? clients : 2))
-  wrk -t"$wrk_threads" -c"$clients" -d1s -s "$script_dir/http_submit.lua" "http://127.0.0.1:$port" \
-    -- "$accounts" "warm-$clients" >/dev/null
-  wrk -t"$wrk_threads" -c"$clients" -d"$duration" -s "$script_dir/http_submit.lua" \
-    "http://127.0.0.1:$port" -- "$accounts" "run-$clients-$RANDOM" >"$work/wrk.out"
-  kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=""
-  http=$(awk '/^Requests\/sec:/ {printf "%d", $2}' "$work/wrk.out")
-  failures=$(awk '/^non_201/ {print $2}' "$work/wrk.out")
-  ratio=$(python3 -c "print(f'{$http / $library:.2f}')")
-  echo "| $label | $clients | $library | $http | $ratio | $failures |"
+  for group_commit in "${group_commit_settings[@]}"; do
+    run_http "$group_commit"
+    ratio=$(python3 -c "print(f'{$http / $library:.2f}')")
+    echo "| $label | $clients | $group_commit | $library | $http | $ratio | $failures |"
+  done
 done
