@@ -36,9 +36,13 @@ SubmitAnswer OutcomeAnswer(const Outcome& outcome) {
     case OutcomeKind::kDuplicate:
       return TransactionAnswer(outcome);
     case OutcomeKind::kRejected:
+      // An atomic batch's other items keep their keys as they were: a key committed
+      // before stays committed, so "unused" would be wrong there.
       return ProblemAnswer(
           {.status = 402, .reason = std::string(RejectionReasonName(outcome.reason)),
-           .detail = outcome.detail + " (nothing was written; the key stays unused)"},
+           .detail = outcome.detail + (outcome.reason == RejectionReason::kBatchItemFailed
+                                           ? " (nothing was written; the key is as it was)"
+                                           : " (nothing was written; the key stays unused)")},
           label);
     case OutcomeKind::kFaulted:
       return RetryLater(ProblemAnswer(

@@ -178,6 +178,17 @@ TEST_P(ServerTest, AtomicBatchWithAFailingItemWritesNothing) {
   EXPECT_EQ(alone[2]["replayed"], false);
   EXPECT_EQ(Balance(Name("alice")), "30");
 
+  // A replay does not fail an atomic batch, but another item's failure fails it: the
+  // replayed item is batch_item_failed too, and its key stays committed.
+  nlohmann::json with_replay = Results(Post(kBatchPath, Batch({items[0], items[1]}, true).dump()));
+  ASSERT_EQ(with_replay.size(), 2u);
+  EXPECT_TRUE(IsItemProblem(with_replay[0], 402, "batch_item_failed"));
+  EXPECT_TRUE(IsItemProblem(with_replay[1], 402, "insufficient_funds"));
+  httplib::Result replay = Submit(Name("a"), TopUp(Name("alice"), 10));
+  ASSERT_TRUE(replay);
+  EXPECT_EQ(replay->get_header_value("Idempotent-Replayed"), "true");
+  EXPECT_EQ(BodyJson(replay), alone[0]["body"]);
+
   // All good and atomic: all commit.
   nlohmann::json together = Results(Post(kBatchPath, Batch({Item(Name("e"), TopUp(Name("alice"), 1)),
                                                             Item(Name("f"), TopUp(Name("alice"), 2))},
