@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# A ~1 s smoke run of ledger_load on a server engine, for ctest (label bench):
+# A few-second smoke run of ledger_load on SQLite or a server engine, for ctest (label
+# bench); the flags pick the workloads and the batching (--batch N, --group-commit):
 #
-#   run_load_smoke.sh postgres_advisory|postgres_row|mysql path/to/ledger_load [flags...]
+#   run_load_smoke.sh sqlite|postgres_advisory|postgres_row|mysql path/to/ledger_load [flags...]
 #
-# The server comes from LEDGER_TEST_POSTGRES_DSN or LEDGER_TEST_MYSQL_DSN (see
-# scripts/test-servers.sh). Unset: skip (exit 77), except under CI=true, where a missing
-# server is a failure. The run gets a fresh database, dropped afterwards.
+# sqlite runs on a new file in a temporary folder, removed afterwards. A server comes
+# from LEDGER_TEST_POSTGRES_DSN or LEDGER_TEST_MYSQL_DSN (see scripts/test-servers.sh).
+# Unset: skip (exit 77), except under CI=true, where a missing server is a failure. The
+# run gets a fresh database, dropped afterwards.
 set -euo pipefail
 
 readonly skip_exit_code=77
@@ -14,6 +16,12 @@ load="${2:?usage: run_load_smoke.sh SERVER LEDGER_LOAD [flags...]}"
 shift 2
 
 case "$server" in
+  sqlite)
+    folder=$(mktemp -d /tmp/ledger-load-smoke.XXXXXX)
+    trap 'rm -rf "$folder"' EXIT
+    "$load" --db "sqlite:$folder/smoke.db" "$@"
+    exit
+    ;;
   postgres_advisory | postgres_row) dsn_variable=LEDGER_TEST_POSTGRES_DSN ;;
   mysql) dsn_variable=LEDGER_TEST_MYSQL_DSN ;;
   *) echo "unknown server '$server'" >&2; exit 2 ;;

@@ -5,11 +5,14 @@
 //
 //   ledger_load --db postgresql://postgres@127.0.0.1:5432/bench --clients 8
 //               --duration 10s --workload uniform,hot --mode both --json out.json --progress
+//   ledger_load --db ... --batch 1000      each client calls SubmitBatch with 1,000 operations
+//   ledger_load --db ... --group-commit    single submits, concurrent ones share transactions
 //
 // Per workload: an unmeasured warmup of each mode, then the measured phases; with
 // --mode both, raw and exactly-once alternate in --rounds slices that add up to one
 // phase each. After the exactly-once phase a replay phase resends up to
-// --replay-operations of its committed keys: the duplicate path alone.
+// --replay-operations of its committed keys: the duplicate path alone, in batches too
+// with --batch. Every phase counts the database transactions it began (CountingEngine).
 // Exit status: 0 when every phase ran and verify is OK (and, with --strict, no submit
 // faulted or failed unexpectedly); 1 otherwise; 2 for bad flags.
 #include <algorithm>
@@ -27,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "bench/load/counting_engine.h"
 #include "bench/load/load_options.h"
 #include "bench/load/load_phase.h"
 #include "bench/load/load_report.h"
@@ -61,6 +65,7 @@ struct FlagTexts {
   std::string mode = "exactly-once";
   std::vector<std::string> workloads = {"uniform"};
   bool progress_given = false;  // --progress or --no-progress appeared
+  bool group_commit = false;
 };
 
 absl::StatusOr<absl::Duration> ParseDurationFlag(const std::string& text, const char* flag) {
@@ -92,6 +97,8 @@ absl::Status Resolve(const FlagTexts& texts, LoadOptions& options) {
     options.progress = *options.duration >= kAutomaticProgressFrom;
   }
   if (options.seed == 0) options.seed = std::random_device{}() | 1;
+  if (options.batch_items > 0) options.batching = Batching::kBatch;
+  if (texts.group_commit) options.batching = Batching::kGroupCommit;
   return absl::OkStatus();
 }
 
@@ -134,6 +141,18 @@ void DeclareFlags(CLI::App& app, LoadOptions& options, FlagTexts& texts) {
   app.add_option("--sqlite-synchronous", options.sqlite_synchronous,
                  "sqlite: PRAGMA synchronous (FULL, the engine default, fsyncs each commit; NORMAL does not)")
       ->check(CLI::IsMember({"NORMAL", "FULL"}));
+  CLI::Option* batch =
+      app.add_option("--batch", options.batch_items,
+                     "each client submits SubmitBatch calls of N operations (default: single)")
+          ->check(CLI::Range(size_t{1}, kBatchItemsMax));
+  CLI::Option* group_commit = app.add_flag(
+      "--group-commit", texts.group_commit,
+      "single submits through a ledger with group commit: concurrent ones share transactions");
+  batch->excludes(group_commit);
+  app.add_option("--group-commit-max", options.group_commit_items_max,
+                 "with --group-commit: most submits per shared transaction (default: the ledger's)")
+      ->check(CLI::Range(size_t{1}, kBatchItemsMax))
+      ->needs(group_commit);
   app.add_flag("--strict", options.strict, "fail the run on any fault or unexpected error");
   app.add_option("--seed", options.seed, "random seed (default: random)");
 }
@@ -180,13 +199,14 @@ PhaseSpec SpecFor(const LoadOptions& options, Workload workload, std::string mod
                    .duration = options.duration,
                    .operations = options.operations,
                    .progress = options.progress,
-                   .progress_interval = options.progress_interval};
+                   .progress_interval = options.progress_interval,
+                   .batch_items = options.batching == Batching::kBatch ? options.batch_items : 0};
 }
 
 class LoadRun {
  public:
-  LoadRun(const LoadOptions& options, std::shared_ptr<Engine> engine, Ledger exactly_once,
-          Ledger raw)
+  LoadRun(const LoadOptions& options, std::shared_ptr<CountingEngine> engine,
+          Ledger exactly_once, Ledger raw)
       : options_(options),
         engine_(std::move(engine)),
         exactly_once_(std::move(exactly_once)),
@@ -217,8 +237,8 @@ class LoadRun {
     std::map<SubmitMode, PhaseSamples> samples;
     for (int round = 0; round < rounds; ++round) {
       for (SubmitMode mode : modes) {
-        samples[mode].Append(RunPhaseSamples(LedgerFor(mode), SliceSpec(workload, mode, rounds),
-                                             Sources(workload, std::string(SubmitModeName(mode)))));
+        samples[mode].Append(Measure(LedgerFor(mode), SliceSpec(workload, mode, rounds),
+                                     Sources(workload, std::string(SubmitModeName(mode)))));
       }
     }
     for (SubmitMode mode : modes) {
@@ -246,6 +266,15 @@ class LoadRun {
   }
 
   Ledger& LedgerFor(SubmitMode mode) { return mode == SubmitMode::kRaw ? raw_ : exactly_once_; }
+
+  // RunPhaseSamples, with the database transactions the phase began. Phases run one at
+  // a time, so the engine's count moves only for this one.
+  PhaseSamples Measure(Ledger& ledger, const PhaseSpec& spec, const SourceFactory& sources) {
+    int64_t before = engine_->transactions_begun();
+    PhaseSamples samples = RunPhaseSamples(ledger, spec, sources);
+    samples.database_transactions = engine_->transactions_begun() - before;
+    return samples;
+  }
 
   void Warmup(Workload workload, SubmitMode mode) {
     if (options_.warmup <= absl::ZeroDuration()) return;
@@ -275,14 +304,18 @@ class LoadRun {
     size_t count = std::min(committed.size(), static_cast<size_t>(options_.replay_operations));
     queue->requests.assign(std::make_move_iterator(committed.begin()),
                            std::make_move_iterator(committed.begin() + static_cast<long>(count)));
-    PhaseSpec spec{.workload = workload, .mode = "replay", .clients = options_.clients};
+    PhaseSpec spec = SpecFor(options_, workload, "replay");
+    spec.duration.reset();  // until every key is resent once
+    spec.operations = 0;
+    spec.progress = false;
     absl::FPrintF(stderr, "phase: %s replay of %d committed keys, %d clients\n",
                   WorkloadName(workload), count, options_.clients);
-    return RunPhase(exactly_once_, spec, [queue](int) { return MakeReplaySource(*queue); });
+    return Summarize(spec, Measure(exactly_once_, spec,
+                                   [queue](int) { return MakeReplaySource(*queue); }));
   }
 
   const LoadOptions& options_;
-  std::shared_ptr<Engine> engine_;
+  std::shared_ptr<CountingEngine> engine_;
   Ledger exactly_once_;
   Ledger raw_;
   const std::string key_prefix_;
@@ -300,6 +333,8 @@ RunInfo DescribeRun(const LoadOptions& options, const Engine& engine) {
                  .mode = options.mode == ModeSelection::kBoth ? "both"
                          : options.mode == ModeSelection::kRaw ? "raw"
                                                                : "exactly-once",
+                 .batching = options.batching,
+                 .batching_text = BatchingText(options),
                  .seed = options.seed,
                  .started_at = FormatTimestamp(absl::Now()),
                  .hardware_threads = std::thread::hardware_concurrency(),
@@ -327,13 +362,36 @@ std::string UnexpectedOutcomes(const PhaseResult& phase) {
   return problems;
 }
 
-bool Healthy(const RunReport& report, bool strict) {
+// Batches and group commit exist to share database transactions: a run where every
+// operation still had its own ran single submits, whatever its flags said. Judged over
+// the whole run, since one group-commit phase may by chance never overlap; a batch of
+// one and a single group-commit client share nothing by design.
+std::string UnsharedTransactions(const RunReport& report, const LoadOptions& options) {
+  bool sharing_expected = (options.batching == Batching::kBatch && options.batch_items > 1) ||
+                          (options.batching == Batching::kGroupCommit && options.clients > 1);
+  if (!sharing_expected) return "";
+  int64_t submits = 0;
+  int64_t transactions = 0;
+  for (const PhaseResult& phase : report.phases) {
+    submits += phase.submits;
+    transactions += phase.database_transactions;
+  }
+  if (submits < 2 || transactions < submits) return "";
+  return absl::StrFormat("%s: %d operations took %d database transactions, none shared",
+                         report.info.batching_text, submits, transactions);
+}
+
+bool Healthy(const RunReport& report, const LoadOptions& options) {
   bool healthy = report.verify_status.ok() && report.verify.has_value() && report.verify->ok();
   for (const PhaseResult& phase : report.phases) {
     std::string problems = UnexpectedOutcomes(phase);
     if (problems.empty()) continue;
     absl::FPrintF(stderr, "%s %s: %s\n", phase.workload, phase.mode, problems);
-    if (strict) healthy = false;
+    if (options.strict) healthy = false;
+  }
+  if (std::string unshared = UnsharedTransactions(report, options); !unshared.empty()) {
+    absl::FPrintF(stderr, "%s\n", unshared);
+    if (options.strict) healthy = false;
   }
   return healthy;
 }
@@ -356,10 +414,19 @@ absl::Status WriteOutputs(const LoadOptions& options, const RunReport& report) {
 
 absl::StatusOr<bool> Run(const LoadOptions& options) {
   int pool_size = std::max(options.clients, kSetupThreadsMax) + kPoolSpareConnections;
-  LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<Engine> engine, OpenLoadEngine(options, pool_size));
+  LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<Engine> opened, OpenLoadEngine(options, pool_size));
+  auto engine = std::make_shared<CountingEngine>(std::move(opened));
   RunReport report{.info = DescribeRun(options, *engine)};
-  LEDGER_ASSIGN_OR_RETURN(Ledger exactly_once, Ledger::Open(engine));
-  LEDGER_ASSIGN_OR_RETURN(Ledger raw, internal::LedgerTestingHooks::OpenWithoutIdempotency(engine));
+  LedgerOptions ledger_options;
+  if (options.batching == Batching::kGroupCommit) {
+    ledger_options.group_commit.enabled = true;
+    if (options.group_commit_items_max > 0) {
+      ledger_options.group_commit.batch_items_max = options.group_commit_items_max;
+    }
+  }
+  LEDGER_ASSIGN_OR_RETURN(Ledger exactly_once, Ledger::Open(engine, ledger_options));
+  LEDGER_ASSIGN_OR_RETURN(Ledger raw, internal::LedgerTestingHooks::OpenWithoutIdempotency(
+                                          engine, ledger_options));
   LoadRun run(options, engine, std::move(exactly_once), std::move(raw));
   LEDGER_RETURN_IF_ERROR(run.Setup(report));
   for (Workload workload : options.workloads) run.RunWorkload(workload, report);
@@ -374,7 +441,7 @@ absl::StatusOr<bool> Run(const LoadOptions& options) {
   report.Compare();
   report.PrintText(stdout);
   LEDGER_RETURN_IF_ERROR(WriteOutputs(options, report));
-  return Healthy(report, options.strict);
+  return Healthy(report, options);
 }
 
 }  // namespace

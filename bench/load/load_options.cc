@@ -63,4 +63,18 @@ std::string PhaseBoundText(const LoadOptions& options) {
   return absl::FormatDuration(options.duration.value_or(absl::Seconds(10)));
 }
 
+std::string BatchingText(const LoadOptions& options) {
+  switch (options.batching) {
+    case Batching::kSingle:
+      return "single";
+    case Batching::kBatch:
+      return absl::StrCat("batch ", options.batch_items);
+    case Batching::kGroupCommit:
+      return options.group_commit_items_max > 0
+                 ? absl::StrCat("group commit max ", options.group_commit_items_max)
+                 : "group commit";
+  }
+  return "unknown";
+}
+
 }  // namespace ledger::load

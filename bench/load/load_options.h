@@ -4,6 +4,7 @@
 #ifndef LEDGER_BENCH_LOAD_LOAD_OPTIONS_H_
 #define LEDGER_BENCH_LOAD_LOAD_OPTIONS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,6 +30,11 @@ enum class SubmitMode { kExactlyOnce, kRaw };
 
 // --mode: which submit modes each workload runs, back to back on the same data set.
 enum class ModeSelection { kExactlyOnce, kRaw, kBoth };
+
+// How clients hand operations to the ledger: one Submit each (its own database
+// transaction), SubmitBatch of --batch N, or single Submits through a Ledger opened
+// with group commit, so concurrent clients share transactions.
+enum class Batching { kSingle, kBatch, kGroupCommit };
 
 std::string_view WorkloadName(Workload workload);
 absl::StatusOr<Workload> ParseWorkload(std::string_view name);
@@ -62,12 +68,19 @@ struct LoadOptions {
   std::string markdown_path;       // --markdown: appends one table row per phase
   std::string markdown_targets_path;  // --markdown-targets: appends one row per workload
   std::string sqlite_synchronous;  // --sqlite-synchronous NORMAL|FULL; empty: engine default
+  Batching batching = Batching::kSingle;  // --batch N or --group-commit; default single
+  size_t batch_items = 0;          // --batch N: operations per SubmitBatch (set with kBatch)
+  // --group-commit-max N: GroupCommitOptions::batch_items_max; 0: the ledger's default.
+  size_t group_commit_items_max = 0;
   bool strict = false;             // --strict: faults or unexpected errors fail the run
   uint64_t seed = 0;               // --seed: 0 picks one from the clock
 };
 
 // The measured bound of a phase in words: "10s" or "5000 submits".
 std::string PhaseBoundText(const LoadOptions& options);
+// "single", "batch 1000", "group commit" or "group commit max 64": names the run's
+// batching in every report.
+std::string BatchingText(const LoadOptions& options);
 
 }  // namespace ledger::load
 

@@ -42,10 +42,10 @@ void Problem(OutcomeCounts& counts, const absl::Status& status) {
   if (counts.first_problem.empty()) counts.first_problem = status.ToString();
 }
 
-void Tally(ClientTally& tally, const PlannedSubmit& planned, const absl::StatusOr<Outcome>& result,
-           int64_t latency_ns, size_t keep_max) {
+void Tally(ClientTally& tally, const SubmitRequest& request, bool resend,
+           const SubmitResult& result, int64_t latency_ns, size_t keep_max) {
   tally.all_ns.push_back(latency_ns);
-  if (planned.resend) tally.counts.resends += 1;
+  if (resend) tally.counts.resends += 1;
   if (!result.ok()) {
     const absl::Status& status = result.status();
     if (IsConflict(status)) {
@@ -63,7 +63,7 @@ void Tally(ClientTally& tally, const PlannedSubmit& planned, const absl::StatusO
       tally.counts.committed += 1;
       tally.committed_ns.push_back(latency_ns);
       if (tally.committed_requests.size() < keep_max) {
-        tally.committed_requests.push_back(planned.request);
+        tally.committed_requests.push_back(request);
       }
       break;
     case OutcomeKind::kDuplicate:
@@ -80,18 +80,59 @@ void Tally(ClientTally& tally, const PlannedSubmit& planned, const absl::StatusO
   }
 }
 
-void RunClient(Ledger& ledger, PhaseControl& control, RequestSource& source, ClientTally& tally) {
-  control.clients_ready.DecrementCount();
-  control.start.WaitForNotification();
-  while (control.TakeTicket()) {
+// The operations of one call: up to `count`, fewer at the phase's bound or when the
+// source runs dry; none when the client is done.
+struct CallPlan {
+  SubmitBatchRequest batch;
+  std::vector<bool> resends;
+};
+
+CallPlan NextCall(PhaseControl& control, RequestSource& source, size_t count) {
+  CallPlan call;
+  while (call.batch.items.size() < count && control.TakeTicket()) {
     std::optional<PlannedSubmit> planned = source.Next();
     if (!planned.has_value()) break;
+    call.batch.items.push_back(std::move(planned->request));
+    call.resends.push_back(planned->resend);
+  }
+  return call;
+}
+
+// One result per item, whichever call carried them. A batch refused as a whole gives
+// every item its error, so per-item checks still see it.
+std::vector<SubmitResult> SubmitCall(Ledger& ledger, const SubmitBatchRequest& batch,
+                                     bool batched) {
+  if (!batched) return {ledger.Submit(batch.items.front())};
+  absl::StatusOr<std::vector<SubmitResult>> results = ledger.SubmitBatch(batch);
+  if (!results.ok()) return std::vector<SubmitResult>(batch.items.size(), results.status());
+  if (results->size() != batch.items.size()) {
+    return std::vector<SubmitResult>(
+        batch.items.size(),
+        absl::InternalError(absl::StrFormat("SubmitBatch returned %d results for %d items",
+                                            results->size(), batch.items.size())));
+  }
+  return *std::move(results);
+}
+
+void RunClient(Ledger& ledger, PhaseControl& control, RequestSource& source, ClientTally& tally) {
+  const bool batched = control.spec.batch_items > 0;
+  const size_t per_call = batched ? control.spec.batch_items : 1;
+  control.clients_ready.DecrementCount();
+  control.start.WaitForNotification();
+  while (true) {
+    CallPlan call = NextCall(control, source, per_call);
+    if (call.batch.items.empty()) break;
     SteadyClock::time_point started = SteadyClock::now();
-    absl::StatusOr<Outcome> result = ledger.Submit(planned->request);
+    std::vector<SubmitResult> results = SubmitCall(ledger, call.batch, batched);
     int64_t latency_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - started).count();
-    Tally(tally, *planned, result, latency_ns, control.spec.committed_kept_per_client);
-    control.submits_done.fetch_add(1, std::memory_order_relaxed);
+    tally.calls += 1;
+    for (size_t index = 0; index < results.size(); ++index) {
+      Tally(tally, call.batch.items[index], call.resends[index], results[index], latency_ns,
+            control.spec.committed_kept_per_client);
+    }
+    control.submits_done.fetch_add(static_cast<int64_t>(results.size()),
+                                   std::memory_order_relaxed);
     if (control.PastDeadline()) break;
   }
 }
@@ -144,6 +185,8 @@ void PhaseSamples::Append(PhaseSamples&& other) {
   committed_ns.insert(committed_ns.end(), other.committed_ns.begin(), other.committed_ns.end());
   duplicate_ns.insert(duplicate_ns.end(), other.duplicate_ns.begin(), other.duplicate_ns.end());
   counts.Add(other.counts);
+  calls += other.calls;
+  database_transactions += other.database_transactions;
   elapsed_seconds += other.elapsed_seconds;
   std::move(other.committed_requests.begin(), other.committed_requests.end(),
             std::back_inserter(committed_requests));
@@ -155,12 +198,19 @@ PhaseResult Summarize(const PhaseSpec& spec, PhaseSamples samples) {
                      .clients = spec.clients,
                      .elapsed_seconds = samples.elapsed_seconds,
                      .submits = static_cast<int64_t>(samples.all_ns.size()),
+                     .calls = samples.calls,
+                     .database_transactions = samples.database_transactions,
                      .counts = std::move(samples.counts),
                      .committed_requests = std::move(samples.committed_requests)};
   if (result.elapsed_seconds > 0) {
     result.submits_per_second = static_cast<double>(result.submits) / result.elapsed_seconds;
     result.commits_per_second =
         static_cast<double>(result.counts.committed) / result.elapsed_seconds;
+    result.calls_per_second = static_cast<double>(result.calls) / result.elapsed_seconds;
+  }
+  if (result.database_transactions > 0) {
+    result.submits_per_transaction =
+        static_cast<double>(result.submits) / static_cast<double>(result.database_transactions);
   }
   result.latency_all = SummarizeLatencies(samples.all_ns);
   result.latency_committed = SummarizeLatencies(samples.committed_ns);
@@ -176,6 +226,10 @@ nlohmann::json PhaseResult::ToJson() const {
           {"submits", submits},
           {"submits_per_second", submits_per_second},
           {"commits_per_second", commits_per_second},
+          {"calls", calls},
+          {"calls_per_second", calls_per_second},
+          {"database_transactions", database_transactions},
+          {"submits_per_transaction", submits_per_transaction},
           {"latency", LatencyToJson(latency_all)},
           {"latency_committed", LatencyToJson(latency_committed)},
           {"latency_duplicate", LatencyToJson(latency_duplicate)},

@@ -1,6 +1,7 @@
 // One measured phase of a load run: N client threads share one Ledger and submit from
 // their own RequestSource until the phase's bound (a duration, a submit count, or the
-// source running dry), timing every submit with steady_clock.
+// source running dry), timing every call with steady_clock. With batch_items, each call
+// is a SubmitBatch of that many operations, and each operation's latency is its call's.
 //
 //   PhaseResult result = RunPhase(ledger, spec, [&](int client) { return MakeSource(client); });
 //
@@ -52,6 +53,9 @@ struct PhaseSpec {
   absl::Duration progress_interval = absl::Seconds(2);
   // Committed requests each client keeps for a later replay phase.
   size_t committed_kept_per_client = 0;
+  // > 0: each call is a SubmitBatch of this many operations (fewer at the bound);
+  // 0: each call is one Submit.
+  size_t batch_items = 0;
 };
 
 // Everything a phase (or several slices of one) measured, before summarizing.
@@ -60,6 +64,9 @@ struct PhaseSamples {
   std::vector<int64_t> committed_ns;
   std::vector<int64_t> duplicate_ns;
   OutcomeCounts counts;
+  int64_t calls = 0;  // Submit or SubmitBatch calls: batches in batch mode
+  // Begun while the phase ran (the caller's count; RunPhaseSamples leaves it 0).
+  int64_t database_transactions = 0;
   double elapsed_seconds = 0;
   std::vector<SubmitRequest> committed_requests;  // up to committed_kept_per_client each
 
@@ -72,9 +79,13 @@ struct PhaseResult {
   std::string mode;
   int clients = 0;
   double elapsed_seconds = 0;
-  int64_t submits = 0;
+  int64_t submits = 0;              // operations, however many calls carried them
   double submits_per_second = 0;
   double commits_per_second = 0;
+  int64_t calls = 0;
+  double calls_per_second = 0;      // batches per second in batch mode
+  int64_t database_transactions = 0;
+  double submits_per_transaction = 0;  // 0 when no transaction was counted
   LatencySummary latency_all;
   LatencySummary latency_committed;
   LatencySummary latency_duplicate;
