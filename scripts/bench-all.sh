@@ -196,7 +196,7 @@ run_pgbench() {
 
 # "| 8 | 4312 | 3800 | 88% |": the PostgreSQL target compares like with like, same clients.
 pgbench_comparison_rows() {
-  command -v jq >/dev/null 2>&1 || { echo "(jq not installed: compare pgbench.md with targets.md by hand)"; return; }
+  command -v jq >/dev/null 2>&1 || { echo "(jq not installed: compare pgbench.md with single-targets.md by hand)"; return; }
   local clients tps engine json ledger
   for clients in $client_counts; do
     tps=$(pgbench_tps "$out/pgbench.md" "$clients")
