@@ -1,7 +1,6 @@
 #include "engines/open_engine.h"
 
 #include <string>
-#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -20,16 +19,6 @@
 
 namespace ledger {
 namespace {
-
-// The libpq connection parameters a PostgreSQL URL may carry besides our own "claim";
-// anything else is refused before libpq sees it. Unused in a build without PostgreSQL.
-[[maybe_unused]] const std::vector<std::string_view>& PostgresParameters() {
-  static const std::vector<std::string_view> parameters = {
-      "claim", "application_name", "connect_timeout", "keepalives", "keepalives_count",
-      "keepalives_idle", "keepalives_interval", "options", "password", "sslcert", "sslcrl",
-      "sslkey", "sslmode", "sslrootcert", "target_session_attrs", "tcp_user_timeout", "user"};
-  return parameters;
-}
 
 [[maybe_unused]] absl::Status NotBuilt(std::string_view engine) {
   return absl::UnimplementedError(absl::StrCat(
@@ -53,7 +42,7 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenServerEngine(
     [[maybe_unused]] const OpenEngineOptions& options) {
   if (url.scheme == "postgres" || url.scheme == "postgresql") {
 #if LEDGER_WITH_POSTGRES
-    LEDGER_RETURN_IF_ERROR(CheckParameters(url, "postgres", PostgresParameters()));
+    // The engine reads and checks the URL's parameters itself (unknown ones refused).
     PostgresOptions postgres;
     postgres.connection = std::string(url_text);
     postgres.pool_size = options.pool_size;
@@ -64,7 +53,6 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenServerEngine(
 #endif
   }
 #if LEDGER_WITH_MYSQL
-  LEDGER_RETURN_IF_ERROR(CheckParameters(url, "mysql", {}));
   MysqlOptions mysql;
   mysql.connection = std::string(url_text);
   mysql.pool_size = options.pool_size;

@@ -2,7 +2,9 @@
 # Throwaway PostgreSQL + MariaDB pair for integration tests, benchmarks and fault tests.
 #
 #   test-servers.sh start DIR             start both servers under DIR, write DIR/env
-#   test-servers.sh stop DIR              stop both and remove DIR (idempotent)
+#   test-servers.sh start-postgres DIR    start PostgreSQL only (a test's own server)
+#   test-servers.sh start-mysql DIR       start MariaDB only
+#   test-servers.sh stop DIR              stop what runs there and remove DIR (idempotent)
 #   test-servers.sh restart-postgres DIR  stop + start PostgreSQL, same port and data
 #   test-servers.sh restart-mysql DIR     stop + start MariaDB, same port and data
 #
@@ -15,7 +17,10 @@
 # Both servers listen on 127.0.0.1 only, on free ports picked at start, with their
 # sockets, logs and data inside DIR, so several pairs can run side by side.
 # Environment knobs: LEDGER_TEST_SERVERS_TIMEOUT (seconds, default 60) bounds every
-# wait; LEDGER_PG_BIN overrides the PostgreSQL server bin directory.
+# wait; LEDGER_PG_BIN overrides the PostgreSQL server bin directory;
+# LEDGER_TEST_SERVERS_TLS_DIR names a folder holding ca.crt, server.crt and server.key:
+# the servers then also accept TLS with that certificate (copied into DIR/tls at start,
+# so restarts keep it). Plain TCP connections are still accepted.
 set -euo pipefail
 
 readonly prog="test-servers"
@@ -35,7 +40,7 @@ note() {
 }
 
 usage() {
-  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -171,6 +176,7 @@ set_paths() {
   my_launch_pid_file="$my_dir/launch.pid"
   my_log="$my_dir/error.log"
   my_port_file="$dir/my.port"
+  tls_dir="$dir/tls"
   env_file="$dir/env"
   # A unix socket path must fit in sun_path (108 bytes including the NUL).
   ((${#my_sock} <= 100 && ${#pg_dir} + 20 <= 100)) || die "DIR path too long for unix sockets: $dir"
@@ -189,8 +195,25 @@ unix_socket_directories = '$pg_dir'
 max_connections = 200
 fsync = on
 EOF
+  if [[ -d "$pg_dir/tls" ]]; then
+    cat >>"$pg_data/ledger-test.conf" <<EOF
+ssl = on
+ssl_cert_file = '$pg_dir/tls/server.crt'
+ssl_key_file = '$pg_dir/tls/server.key'
+ssl_ca_file = '$pg_dir/tls/ca.crt'
+EOF
+  fi
   if is_root; then chown postgres:postgres "$pg_data/ledger-test.conf"; fi
   echo "$port" >"$pg_port_file"
+}
+
+# PostgreSQL refuses a key file others can read, or one it does not own (as root).
+pg_install_tls() {
+  [[ -d "$tls_dir" ]] || return 0
+  mkdir -p "$pg_dir/tls"
+  cp "$tls_dir/ca.crt" "$tls_dir/server.crt" "$tls_dir/server.key" "$pg_dir/tls/"
+  chmod 600 "$pg_dir/tls/server.key"
+  if is_root; then chown -R postgres:postgres "$pg_dir/tls"; fi
 }
 
 pg_start_server() {
@@ -227,6 +250,7 @@ pg_init_and_start() {
     die "initdb failed"
   fi
   echo "include_if_exists = 'ledger-test.conf'" >>"$pg_data/postgresql.conf"
+  pg_install_tls
   local attempt port
   for attempt in 1 2 3; do
     port=$(free_port)
@@ -257,18 +281,24 @@ my_user_args() {
   if is_root; then echo "--user=root"; fi
 }
 
+# The TLS options of mariadbd when DIR has a certificate, else nothing.
+my_tls_args() {
+  [[ -d "$tls_dir" ]] || return 0
+  echo "--ssl-ca=$tls_dir/ca.crt --ssl-cert=$tls_dir/server.crt --ssl-key=$tls_dir/server.key"
+}
+
 my_launch() {
   local port
   port=$(cat "$my_port_file")
   rm -f "$my_pid_file"
   # mariadbd does not daemonize: setsid detaches it from our session and terminal so
   # it survives this script and Ctrl-C in the caller's shell.
-  # shellcheck disable=SC2046 # my_user_args prints zero or one word
+  # shellcheck disable=SC2046 # my_user_args and my_tls_args print plain words
   setsid "$mariadbd" --no-defaults --datadir="$my_data" $(my_user_args) \
     --socket="$my_sock" --pid-file="$my_pid_file" --log-error="$my_log" \
     --port="$port" --bind-address=127.0.0.1 --skip-name-resolve \
     --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
-    --max-connections=300 </dev/null >/dev/null 2>&1 &
+    --max-connections=300 $(my_tls_args) </dev/null >/dev/null 2>&1 &
   # Remembered so stop can find the server even if it died before writing its pid file.
   echo "$!" >"$my_launch_pid_file"
 }
@@ -342,16 +372,22 @@ my_client() {
 
 # ---------------------------------------------------------------- subcommands
 
+# Checks the binaries of the servers to start: "both", "postgres" or "mysql".
 check_binaries() {
-  pg_bin=$(find_pg_bin)
-  mariadbd=$(find_mariadbd)
-  need_command mariadb-install-db mariadb-server
-  need_command mariadb-admin mariadb-client
-  need_command mariadb mariadb-client
-  [[ -x "$pg_bin/psql" ]] || die "psql not found in $pg_bin; install the 'postgresql-client' package"
-  if is_root; then
-    need_command runuser util-linux
-    id postgres >/dev/null 2>&1 || die "user 'postgres' missing; install the 'postgresql' package"
+  local which="$1"
+  if [[ "$which" != mysql ]]; then
+    pg_bin=$(find_pg_bin)
+    [[ -x "$pg_bin/psql" ]] || die "psql not found in $pg_bin; install the 'postgresql-client' package"
+    if is_root; then
+      need_command runuser util-linux
+      id postgres >/dev/null 2>&1 || die "user 'postgres' missing; install the 'postgresql' package"
+    fi
+  fi
+  if [[ "$which" != postgres ]]; then
+    mariadbd=$(find_mariadbd)
+    need_command mariadb-install-db mariadb-server
+    need_command mariadb-admin mariadb-client
+    need_command mariadb mariadb-client
   fi
 }
 
@@ -365,9 +401,7 @@ start_failed_cleanup() {
   note "start failed; logs are in $dir (remove it with: $0 stop $dir)"
 }
 
-cmd_start() {
-  set_paths "$@"
-  check_binaries
+prepare_dir() {
   if [[ -e "$dir" ]]; then
     [[ -d "$dir" ]] || die "$dir exists and is not a directory"
     [[ -f "$marker" ]] && die "$dir already holds test servers; run '$0 stop $dir' first"
@@ -377,20 +411,20 @@ cmd_start() {
   touch "$marker"
   # mktemp -d makes 0700 folders; postgres (another user) must be able to enter DIR.
   chmod 755 "$dir"
-  trap start_failed_cleanup EXIT
-
-  local started=$SECONDS
-  my_install &
-  my_install_pid=$!
-  pg_init_and_start
-  if ! wait "$my_install_pid"; then
-    my_install_pid=""
-    log_tail "$my_dir/install.log"
-    die "mariadb-install-db failed"
+  if [[ -n "${LEDGER_TEST_SERVERS_TLS_DIR:-}" ]]; then
+    local file
+    for file in ca.crt server.crt server.key; do
+      [[ -f "$LEDGER_TEST_SERVERS_TLS_DIR/$file" ]] ||
+        die "LEDGER_TEST_SERVERS_TLS_DIR=$LEDGER_TEST_SERVERS_TLS_DIR has no $file"
+    done
+    mkdir -p "$tls_dir"
+    cp "$LEDGER_TEST_SERVERS_TLS_DIR/ca.crt" "$LEDGER_TEST_SERVERS_TLS_DIR/server.crt" \
+      "$LEDGER_TEST_SERVERS_TLS_DIR/server.key" "$tls_dir/"
+    chmod 600 "$tls_dir/server.key"
   fi
-  my_install_pid=""
-  my_start_new
+}
 
+pg_create_database() {
   # FILE_COPY (PostgreSQL 15+) is ~0.2 s faster than the default WAL_LOG copy.
   pg_psql -d postgres <<EOF || die "could not create database $database in PostgreSQL"
 SELECT current_setting('server_version_num')::int >= 150000 AS has_strategy \gset
@@ -400,20 +434,47 @@ CREATE DATABASE $database STRATEGY file_copy;
 CREATE DATABASE $database;
 \endif
 EOF
-  my_client -e "CREATE DATABASE $database" ||
-    die "could not create database $database in MariaDB"
+}
 
-  local pg_port my_port
-  pg_port=$(cat "$pg_port_file")
-  my_port=$(cat "$my_port_file")
-  {
-    echo "export LEDGER_TEST_POSTGRES_DSN=postgresql://postgres@127.0.0.1:$pg_port/$database"
-    echo "export LEDGER_TEST_MYSQL_DSN=mysql://root@127.0.0.1:$my_port/$database"
-    echo "export LEDGER_TEST_SERVERS_DIR=$dir"
-  } >"$env_file"
+# Starts "both" servers, or "postgres" or "mysql" alone; DIR/env names those started.
+cmd_start() {
+  local which="$1"
+  shift
+  set_paths "$@"
+  check_binaries "$which"
+  prepare_dir
+  trap start_failed_cleanup EXIT
+
+  local started=$SECONDS
+  if [[ "$which" != postgres ]]; then
+    my_install &
+    my_install_pid=$!
+  fi
+  if [[ "$which" != mysql ]]; then pg_init_and_start; fi
+  if [[ "$which" != postgres ]]; then
+    if ! wait "$my_install_pid"; then
+      my_install_pid=""
+      log_tail "$my_dir/install.log"
+      die "mariadb-install-db failed"
+    fi
+    my_install_pid=""
+    my_start_new
+  fi
+
+  : >"$env_file"
+  if [[ "$which" != mysql ]]; then
+    pg_create_database
+    echo "export LEDGER_TEST_POSTGRES_DSN=postgresql://postgres@127.0.0.1:$(cat "$pg_port_file")/$database" >>"$env_file"
+  fi
+  if [[ "$which" != postgres ]]; then
+    my_client -e "CREATE DATABASE $database" ||
+      die "could not create database $database in MariaDB"
+    echo "export LEDGER_TEST_MYSQL_DSN=mysql://root@127.0.0.1:$(cat "$my_port_file")/$database" >>"$env_file"
+  fi
+  echo "export LEDGER_TEST_SERVERS_DIR=$dir" >>"$env_file"
   trap - EXIT
   cat "$env_file"
-  note "PostgreSQL on 127.0.0.1:$pg_port, MariaDB on 127.0.0.1:$my_port, up in $((SECONDS - started))s"
+  note "started ($which) in $((SECONDS - started))s: $(grep -o '127.0.0.1:[0-9]*' "$env_file" | tr '\n' ' ')"
 }
 
 cmd_stop() {
@@ -473,7 +534,9 @@ main() {
   target=$(realpath -m -- "$1")
   cd /
   case "$command" in
-    start) cmd_start "$target" ;;
+    start) cmd_start both "$target" ;;
+    start-postgres) cmd_start postgres "$target" ;;
+    start-mysql) cmd_start mysql "$target" ;;
     stop) cmd_stop "$target" ;;
     restart-postgres) cmd_restart_postgres "$target" ;;
     restart-mysql) cmd_restart_mysql "$target" ;;

@@ -1,5 +1,6 @@
 #include "engines/mysql/mysql_connection.h"
 
+#include <algorithm>
 #include <mutex>
 #include <utility>
 
@@ -13,8 +14,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
+#include "engines/common/database_url.h"
 
 namespace ledger::mysql_internal {
 namespace {
@@ -102,26 +105,157 @@ std::string MysqlSettings::Describe() const {
   return absl::StrCat(user, "@", host, ":", port, "/", database);
 }
 
-absl::StatusOr<MysqlSettings> ParseMysqlUrl(std::string_view url) {
-  if (url.substr(0, kUrlScheme.size()) != kUrlScheme) {
-    return absl::InvalidArgumentError("mysql url must start with mysql://");
-  }
+const std::vector<std::string_view>& MysqlUrlParameters() {
+  static const std::vector<std::string_view> parameters = {
+      "pool_acquire_wait", "connect_timeout", "account_lock_wait", "statement_timeout",
+      "read_timeout",      "write_timeout",   "ssl_mode",          "ssl_ca",
+      "ssl_capath",        "ssl_cert",        "ssl_key"};
+  return parameters;
+}
+
+int MysqlWaits::AccountLockWaitSeconds() const {
+  return static_cast<int>(std::min<int64_t>(
+      engine_common::WholeSecondsRoundedUp(account_lock_wait, kLockWaitSecondsMin),
+      kLockWaitSecondsMax));
+}
+
+namespace {
+
+absl::Status ParseAddress(std::string_view url, MysqlSettings& settings) {
   std::string_view rest = url.substr(kUrlScheme.size());
-  if (rest.find_first_of("?#") != std::string_view::npos) {
-    return absl::InvalidArgumentError("mysql url: query parameters are not supported");
-  }
   size_t at = rest.rfind('@');
   if (at == std::string_view::npos) {
     return absl::InvalidArgumentError("mysql url: expected user@host (mysql://user@host/db)");
+  }
+  if (rest.find('#', at) != std::string_view::npos) {
+    return absl::InvalidArgumentError("mysql url: a fragment (#...) is not supported");
   }
   size_t slash = rest.find('/', at);
   if (slash == std::string_view::npos || slash + 1 == rest.size()) {
     return absl::InvalidArgumentError("mysql url: no database (mysql://user@host/db)");
   }
-  MysqlSettings settings;
   LEDGER_RETURN_IF_ERROR(ParseUserInfo(rest.substr(0, at), settings));
   LEDGER_RETURN_IF_ERROR(ParseHostPort(rest.substr(at + 1, slash - at - 1), settings));
   LEDGER_ASSIGN_OR_RETURN(settings.database, PercentDecoded(rest.substr(slash + 1)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MysqlTlsMode> ParseTlsMode(std::string_view value) {
+  const std::string mode = absl::AsciiStrToLower(View(value));
+  if (mode == "disabled") return MysqlTlsMode::kDisabled;
+  if (mode == "required") return MysqlTlsMode::kRequired;
+  if (mode == "verify_ca") return MysqlTlsMode::kVerifyCa;
+  if (mode == "verify_identity") return MysqlTlsMode::kVerifyIdentity;
+  return absl::InvalidArgumentError(
+      absl::StrCat("mysql url: unknown ssl_mode \"", View(value),
+                   "\" (use disabled, required, verify_ca or verify_identity)"));
+}
+
+absl::Status ApplyParameter(const std::string& name, const std::string& value,
+                            MysqlSettings& settings) {
+  const std::pair<std::string_view, absl::Duration*> waits[] = {
+      {"pool_acquire_wait", &settings.waits.pool_acquire_wait},
+      {"connect_timeout", &settings.waits.connect_timeout},
+      {"account_lock_wait", &settings.waits.account_lock_wait},
+      {"statement_timeout", &settings.waits.statement_timeout},
+      {"read_timeout", &settings.waits.read_timeout},
+      {"write_timeout", &settings.waits.write_timeout}};
+  for (const auto& [wait_name, field] : waits) {
+    if (name != wait_name) continue;
+    LEDGER_ASSIGN_OR_RETURN(*field, engine_common::ParseWaitParameter("mysql", name, value));
+    return absl::OkStatus();
+  }
+  if (name == "ssl_mode") {
+    LEDGER_ASSIGN_OR_RETURN(settings.tls.mode, ParseTlsMode(value));
+    return absl::OkStatus();
+  }
+  const std::pair<std::string_view, std::string*> files[] = {{"ssl_ca", &settings.tls.ca},
+                                                             {"ssl_capath", &settings.tls.ca_path},
+                                                             {"ssl_cert", &settings.tls.cert},
+                                                             {"ssl_key", &settings.tls.key}};
+  for (const auto& [file_name, field] : files) {
+    if (name != file_name) continue;
+    LEDGER_ASSIGN_OR_RETURN(*field, PercentDecoded(value));
+    if (field->empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("mysql url: ", name, " is empty"));
+    }
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("mysql url: unknown parameter ", name));
+}
+
+absl::Status CheckWaits(const MysqlWaits& waits) {
+  using engine_common::CheckWait;
+  LEDGER_RETURN_IF_ERROR(CheckWait("mysql", "pool_acquire_wait", waits.pool_acquire_wait));
+  LEDGER_RETURN_IF_ERROR(CheckWait("mysql", "connect_timeout", waits.connect_timeout));
+  LEDGER_RETURN_IF_ERROR(CheckWait("mysql", "account_lock_wait", waits.account_lock_wait));
+  LEDGER_RETURN_IF_ERROR(CheckWait("mysql", "statement_timeout", waits.statement_timeout));
+  LEDGER_RETURN_IF_ERROR(CheckWait("mysql", "read_timeout", waits.read_timeout));
+  LEDGER_RETURN_IF_ERROR(CheckWait("mysql", "write_timeout", waits.write_timeout));
+  // A lock wait runs inside a statement, and a statement inside the client's wait: each
+  // bound must be shorter than the one around it, or it never gets to answer. InnoDB
+  // waits whole seconds: the rounded lock wait is the one compared.
+  LEDGER_RETURN_IF_ERROR(engine_common::CheckWaitExceeds(
+      "mysql", "statement_timeout", waits.statement_timeout, "account_lock_wait",
+      absl::Seconds(waits.AccountLockWaitSeconds())));
+  return engine_common::CheckWaitExceeds("mysql", "read_timeout", waits.read_timeout,
+                                         "statement_timeout", waits.statement_timeout);
+}
+
+absl::Status CheckTls(const MysqlTls& tls) {
+  const bool verifies =
+      tls.mode == MysqlTlsMode::kVerifyCa || tls.mode == MysqlTlsMode::kVerifyIdentity;
+  if (verifies && tls.ca.empty() && tls.ca_path.empty()) {
+    return absl::InvalidArgumentError(
+        "mysql url: ssl_mode=verify_ca and verify_identity need ssl_ca or ssl_capath (the "
+        "certificate authorities to check the server's certificate against)");
+  }
+  const bool files = !tls.ca.empty() || !tls.ca_path.empty() || !tls.cert.empty() ||
+                     !tls.key.empty();
+  if (tls.mode == MysqlTlsMode::kDisabled && files) {
+    return absl::InvalidArgumentError(
+        "mysql url: ssl_ca, ssl_capath, ssl_cert and ssl_key need an ssl_mode other than "
+        "disabled (the default)");
+  }
+  if (tls.cert.empty() != tls.key.empty()) {
+    return absl::InvalidArgumentError("mysql url: ssl_cert and ssl_key go together");
+  }
+  return absl::OkStatus();
+}
+
+// The driver's TLS options (Connector/C++ 1.1 names). Not OPT_SSL_MODE: over MariaDB
+// Connector/C the driver accepts it and silently connects in plain text.
+void SetTlsOptions(const MysqlTls& tls, sql::ConnectOptionsMap& options) {
+  if (tls.mode == MysqlTlsMode::kDisabled) return;
+  options["sslEnforce"] = true;  // refuse a server that does not speak TLS
+  if (!tls.ca.empty()) options["sslCA"] = sql::SQLString(tls.ca);  // CA given: chain checked
+  if (!tls.ca_path.empty()) options["sslCAPath"] = sql::SQLString(tls.ca_path);
+  if (!tls.cert.empty()) options["sslCert"] = sql::SQLString(tls.cert);
+  if (!tls.key.empty()) options["sslKey"] = sql::SQLString(tls.key);
+  if (tls.mode == MysqlTlsMode::kVerifyIdentity) options["sslVerify"] = true;  // host name
+}
+
+int Seconds(absl::Duration wait) {
+  return static_cast<int>(engine_common::WholeSecondsRoundedUp(wait, 1));
+}
+
+}  // namespace
+
+absl::StatusOr<MysqlSettings> ParseMysqlUrl(std::string_view url, const MysqlWaits& waits) {
+  if (url.substr(0, kUrlScheme.size()) != kUrlScheme) {
+    return absl::InvalidArgumentError("mysql url must start with mysql://");
+  }
+  // The shared parser: the query starts after the credentials, as everywhere else.
+  LEDGER_ASSIGN_OR_RETURN(DatabaseUrl parsed_url, ParseDatabaseUrl(url));
+  LEDGER_RETURN_IF_ERROR(CheckParameters(parsed_url, "mysql", MysqlUrlParameters()));
+  MysqlSettings settings;
+  settings.waits = waits;
+  LEDGER_RETURN_IF_ERROR(ParseAddress(parsed_url.base, settings));
+  for (const auto& [name, value] : parsed_url.parameters) {
+    LEDGER_RETURN_IF_ERROR(ApplyParameter(name, value, settings));
+  }
+  LEDGER_RETURN_IF_ERROR(CheckWaits(settings.waits));
+  LEDGER_RETURN_IF_ERROR(CheckTls(settings.tls));
   return settings;
 }
 
@@ -138,8 +272,11 @@ bool SqlRow::Bool(int column) const { return result_.getInt(column + 1) != 0; }
 
 bool SqlRow::IsNull(int column) const { return result_.isNull(column + 1); }
 
-MysqlConnection::MysqlConnection(std::unique_ptr<sql::Connection> connection)
-    : connection_(std::move(connection)), last_used_(absl::Now()) {}
+MysqlConnection::MysqlConnection(std::unique_ptr<sql::Connection> connection,
+                                 const MysqlWaits& waits)
+    : connection_(std::move(connection)),
+      account_lock_wait_seconds_(waits.AccountLockWaitSeconds()),
+      last_used_(absl::Now()) {}
 
 MysqlConnection::~MysqlConnection() {
   // Closing never throws past here: the destructors of the driver objects may. No
@@ -161,7 +298,10 @@ absl::StatusOr<std::unique_ptr<MysqlConnection>> MysqlConnection::Open(
     options["password"] = sql::SQLString(settings.password);
     options["schema"] = sql::SQLString(settings.database);
     options["OPT_RECONNECT"] = false;  // a silent reconnect would lose the transaction
-    options["OPT_CONNECT_TIMEOUT"] = kConnectTimeoutSeconds;
+    options["OPT_CONNECT_TIMEOUT"] = Seconds(settings.waits.connect_timeout);
+    options["OPT_READ_TIMEOUT"] = Seconds(settings.waits.read_timeout);
+    options["OPT_WRITE_TIMEOUT"] = Seconds(settings.waits.write_timeout);
+    SetTlsOptions(settings.tls, options);
     options["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
     options["characterSetResults"] = sql::SQLString("utf8mb4");
     options["CLIENT_FOUND_ROWS"] = true;
@@ -173,27 +313,48 @@ absl::StatusOr<std::unique_ptr<MysqlConnection>> MysqlConnection::Open(
     return MysqlErrorStatus(*error, absl::StrCat("connect to ", settings.Describe()),
                             ErrorContext::kConnect);
   }
-  std::unique_ptr<MysqlConnection> connection(new MysqlConnection(std::move(raw)));
-  LEDGER_RETURN_IF_ERROR(connection->SetUpSession());
+  std::unique_ptr<MysqlConnection> connection(new MysqlConnection(std::move(raw), settings.waits));
+  LEDGER_RETURN_IF_ERROR(connection->SetUpSession(settings.waits));
   return connection;
 }
 
-absl::Status MysqlConnection::SetUpSession() {
+absl::Status MysqlConnection::SetUpSession(const MysqlWaits& waits) {
   // READ COMMITTED: see docs/engines/mysql.md. Every read that decides anything is a
   // locking read or runs after the locks it depends on are held, and each statement's
   // consistent read sees what committed before it.
   LEDGER_RETURN_IF_ERROR(ExecuteText("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
                                      "set isolation level", ErrorContext::kConnect));
+  LEDGER_RETURN_IF_ERROR(Query(
+      "SELECT CONNECTION_ID(), VERSION()", {},
+      [&](const SqlRow& row) {
+        session_id_ = row.Int64(0);
+        mariadb_ = absl::StrContains(row.String(1), "MariaDB");
+      },
+      "read connection id", ErrorContext::kConnect));
   LEDGER_RETURN_IF_ERROR(ExecuteText(
       absl::StrCat("SET SESSION autocommit = 0, innodb_lock_wait_timeout = ",
-                   kLockWaitSecondsDefault,
+                   account_lock_wait_seconds_, ", ",
+                   StatementTimeoutAssignment(waits.statement_timeout),
                    ", sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'"),
       "set session variables", ErrorContext::kConnect));
-  lock_wait_seconds_ = kLockWaitSecondsDefault;
-  LEDGER_RETURN_IF_ERROR(Query(
-      "SELECT CONNECTION_ID()", {}, [&](const SqlRow& row) { session_id_ = row.Int64(0); },
-      "read connection id", ErrorContext::kConnect));
+  lock_wait_seconds_ = account_lock_wait_seconds_;
   return Commit(ErrorContext::kConnect);
+}
+
+std::string MysqlConnection::StatementTimeoutAssignment(absl::Duration timeout) const {
+  const int64_t millis =
+      timeout == absl::ZeroDuration() ? 0 : engine_common::WholeMillisecondsRoundedUp(timeout);
+  // MariaDB: seconds with a fraction, every statement. MySQL 8: milliseconds, read-only
+  // SELECTs only (it has no bound on other statements).
+  if (mariadb_) return absl::StrCat("max_statement_time = ", millis / 1000.0);
+  return absl::StrCat("max_execution_time = ", millis);
+}
+
+absl::Status MysqlConnection::LiftStatementTimeout() {
+  LEDGER_RETURN_IF_ERROR(ExecuteText(
+      absl::StrCat("SET SESSION ", StatementTimeoutAssignment(absl::ZeroDuration())),
+      "lift the statement timeout", ErrorContext::kStandalone));
+  return Commit(ErrorContext::kStandalone);
 }
 
 absl::Status MysqlConnection::Guard(const std::function<void()>& call, std::string_view what,

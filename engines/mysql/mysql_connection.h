@@ -12,8 +12,9 @@
 // mapped by mysql_errors.h; after an error that leaves the session unusable (lost
 // connection, killed, a driver failure) the connection reports broken() and must be
 // discarded. Sessions run with autocommit off, READ COMMITTED, strict SQL mode, the
-// utf8mb4 character set, and CLIENT_FOUND_ROWS (an UPDATE reports the rows it matched,
-// not only those it changed).
+// utf8mb4 character set, CLIENT_FOUND_ROWS (an UPDATE reports the rows it matched,
+// not only those it changed), the settings' waits (connect, read and write timeouts on
+// the client; lock wait and statement timeout on the server) and TLS.
 //
 // Internal to engines/mysql. Not thread-safe: one thread uses a connection at a time.
 #ifndef LEDGER_ENGINES_MYSQL_MYSQL_CONNECTION_H_
@@ -31,6 +32,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "engines/common/connection_pool.h"
+#include "engines/common/waits.h"
 #include "engines/mysql/mysql_errors.h"
 
 namespace sql {
@@ -41,18 +44,40 @@ class ResultSet;
 
 namespace ledger::mysql_internal {
 
-// The session's innodb_lock_wait_timeout outside a claim: how long a statement waits
-// for a row lock (an account, a work claim) before giving up with 1205. Equal to the
-// claim's default bound (key.h's kWaitDefault), so a submit with the default wait
-// policy never has to change the session variable.
-inline constexpr int kLockWaitSecondsDefault = 10;
 // InnoDB's bounds for innodb_lock_wait_timeout.
 inline constexpr int kLockWaitSecondsMin = 1;
 inline constexpr int kLockWaitSecondsMax = 1'073'741'824;
-inline constexpr int kConnectTimeoutSeconds = 10;
 // Prepared statements kept per connection; beyond it the cache starts over, so odd
 // statement shapes (multi-row inserts of every size) cannot pile up on the server.
 inline constexpr size_t kPreparedStatementsMax = 256;
+
+// Every wait of a session (MysqlOptions documents each), then the URL's parameters.
+struct MysqlWaits {
+  absl::Duration pool_acquire_wait = engine_common::kPoolAcquireWaitDefault;
+  absl::Duration connect_timeout = engine_common::kConnectTimeoutDefault;
+  // The session's innodb_lock_wait_timeout outside a claim: how long a statement waits
+  // for a row lock (an account, a work claim) before giving up with 1205.
+  absl::Duration account_lock_wait = engine_common::kAccountLockWaitDefault;
+  absl::Duration statement_timeout = engine_common::kStatementTimeoutDefault;
+  absl::Duration read_timeout = engine_common::kReadTimeoutDefault;
+  absl::Duration write_timeout = engine_common::kWriteTimeoutDefault;
+
+  int AccountLockWaitSeconds() const;  // whole seconds, rounded up, InnoDB's range
+};
+
+// TLS to the server (the ssl_* URL parameters). With Connector/C++ 1.1 over MariaDB
+// Connector/C (Debian's build): required encrypts without checking the certificate;
+// verify_ca also checks its chain against ssl_ca / ssl_capath; verify_identity also
+// checks that it names the host.
+enum class MysqlTlsMode { kDisabled, kRequired, kVerifyCa, kVerifyIdentity };
+
+struct MysqlTls {
+  MysqlTlsMode mode = MysqlTlsMode::kDisabled;
+  std::string ca;       // ssl_ca: PEM file of the trusted certificate authorities
+  std::string ca_path;  // ssl_capath: a folder of them
+  std::string cert;     // ssl_cert: the client's certificate, if the server asks for one
+  std::string key;      // ssl_key: its private key
+};
 
 // Where and how to connect: parsed from mysql://user[:password]@host[:port]/database.
 struct MysqlSettings {
@@ -61,13 +86,22 @@ struct MysqlSettings {
   std::string user;
   std::string password;
   std::string database;
+  MysqlWaits waits;
+  MysqlTls tls;
 
   std::string Describe() const;  // "user@host:port/database", never the password
 };
 
-// Parses the engine's URL. Percent-escapes are decoded in the user and password.
-// "localhost" is not special: the connection is always TCP. InvalidArgument otherwise.
-absl::StatusOr<MysqlSettings> ParseMysqlUrl(std::string_view url);
+// The query parameters the engine's URL accepts; anything else is refused by name.
+const std::vector<std::string_view>& MysqlUrlParameters();
+
+// Parses the engine's URL. Percent-escapes are decoded in the user, the password and
+// the TLS file names. "localhost" is not special: the connection is always TCP.
+// `waits` are the caller's; the URL's wait parameters override them. InvalidArgument
+// for a malformed URL, an unknown parameter or TLS mode, a wait that is not positive
+// and finite, waits out of order (account_lock_wait < statement_timeout <
+// read_timeout), or a verifying TLS mode without ssl_ca or ssl_capath.
+absl::StatusOr<MysqlSettings> ParseMysqlUrl(std::string_view url, const MysqlWaits& waits = {});
 
 // A parameter of a prepared statement: NULL, a BIGINT, or a string (bytes as given).
 using SqlValue = std::variant<std::monostate, int64_t, std::string>;
@@ -113,6 +147,12 @@ class MysqlConnection {
   // Sets the session's innodb_lock_wait_timeout; no round trip when it already holds
   // `seconds`.
   absl::Status SetLockWaitSeconds(int seconds, std::string_view what, ErrorContext context);
+  // The session's lock wait outside a claim (MysqlWaits::account_lock_wait), in seconds.
+  int account_lock_wait_seconds() const { return account_lock_wait_seconds_; }
+
+  // Lifts the server's statement timeout for the rest of the session (migrations: DDL
+  // may take long). The client's read timeout still applies.
+  absl::Status LiftStatementTimeout();
 
   absl::Status Commit(ErrorContext context);
   // Rolls back; a failure marks the connection broken (its state is then unknown).
@@ -126,8 +166,11 @@ class MysqlConnection {
   absl::Time last_used() const { return last_used_; }
 
  private:
-  explicit MysqlConnection(std::unique_ptr<sql::Connection> connection);
-  absl::Status SetUpSession();
+  MysqlConnection(std::unique_ptr<sql::Connection> connection, const MysqlWaits& waits);
+  absl::Status SetUpSession(const MysqlWaits& waits);
+  // SET of the server's statement timeout: MariaDB's max_statement_time or MySQL's
+  // max_execution_time; zero lifts it.
+  std::string StatementTimeoutAssignment(absl::Duration timeout) const;
   // Catches what `call` throws, marks the connection broken when needed, and maps.
   absl::Status Guard(const std::function<void()>& call, std::string_view what,
                      ErrorContext context);
@@ -139,6 +182,8 @@ class MysqlConnection {
   bool broken_ = false;
   int64_t session_id_ = 0;
   int lock_wait_seconds_ = 0;  // the session's value as last set; 0: unknown
+  const int account_lock_wait_seconds_;
+  bool mariadb_ = false;  // the server's flavour, from VERSION()
   absl::Time last_used_;
 };
 

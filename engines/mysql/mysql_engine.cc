@@ -48,6 +48,10 @@ int ClaimLockWaitSeconds(const WaitPolicy& wait) {
 
 absl::Status MysqlEngine::Migrate() {
   LEDGER_ASSIGN_OR_RETURN(PooledConnection connection, pool_->Acquire());
+  // DDL may take long: no statement timeout (the read timeout still bounds each reply).
+  // The session is closed afterwards, so no later call inherits that.
+  connection.Discard();
+  LEDGER_RETURN_IF_ERROR(connection->LiftStatementTimeout());
   return MigrateDatabase(*connection);
 }
 
@@ -64,8 +68,8 @@ absl::Status MysqlEngine::RunStandalone(
     Access access, const std::function<absl::Status(MysqlConnection&)>& body) {
   engine_common::StandaloneSteps<PooledConnection> steps;
   steps.begin = [](PooledConnection& connection) {
-    return connection->SetLockWaitSeconds(kLockWaitSecondsDefault, "set the lock wait",
-                                          ErrorContext::kStandalone);
+    return connection->SetLockWaitSeconds(connection->account_lock_wait_seconds(),
+                                          "set the lock wait", ErrorContext::kStandalone);
   };
   steps.finish = [access](PooledConnection& connection) -> absl::Status {
     if (access == Access::kWrite) return connection->Commit(ErrorContext::kCommit);
@@ -146,8 +150,9 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::C
   }
   // Account and work-claim rows wait the session's normal time, not the claim's: a
   // short claim bound must not turn an account lock wait into "in progress".
-  absl::Status restored = connection.SetLockWaitSeconds(
-      kLockWaitSecondsDefault, "restore the lock wait", ErrorContext::kTransaction);
+  absl::Status restored =
+      connection.SetLockWaitSeconds(connection.account_lock_wait_seconds(),
+                                    "restore the lock wait", ErrorContext::kTransaction);
   LEDGER_RETURN_IF_ERROR(claimed);
   LEDGER_RETURN_IF_ERROR(restored);
   return records;
@@ -448,22 +453,33 @@ void MysqlStorageTransaction::Rollback() {
 }  // namespace mysql_internal
 
 static_assert(MysqlOptions().pool_acquire_wait == engine_common::kPoolAcquireWaitDefault);
+static_assert(MysqlOptions().connect_timeout == engine_common::kConnectTimeoutDefault);
+static_assert(MysqlOptions().account_lock_wait == engine_common::kAccountLockWaitDefault);
+static_assert(MysqlOptions().statement_timeout == engine_common::kStatementTimeoutDefault);
+static_assert(MysqlOptions().read_timeout == engine_common::kReadTimeoutDefault);
+static_assert(MysqlOptions().write_timeout == engine_common::kWriteTimeoutDefault);
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenMysqlEngine(const MysqlOptions& options) {
   if (options.pool_size <= 0) {
     return absl::InvalidArgumentError("mysql: pool_size must be positive");
   }
+  const mysql_internal::MysqlWaits waits{.pool_acquire_wait = options.pool_acquire_wait,
+                                         .connect_timeout = options.connect_timeout,
+                                         .account_lock_wait = options.account_lock_wait,
+                                         .statement_timeout = options.statement_timeout,
+                                         .read_timeout = options.read_timeout,
+                                         .write_timeout = options.write_timeout};
   LEDGER_ASSIGN_OR_RETURN(mysql_internal::MysqlSettings settings,
-                          mysql_internal::ParseMysqlUrl(options.connection));
+                          mysql_internal::ParseMysqlUrl(options.connection, waits));
+  const absl::Duration pool_acquire_wait = settings.waits.pool_acquire_wait;  // URL applied
   LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<mysql_internal::MysqlConnectionPool> pool,
                           mysql_internal::CreateMysqlConnectionPool(
-                              std::move(settings), options.pool_size, options.pool_acquire_wait));
+                              std::move(settings), options.pool_size, pool_acquire_wait));
   {
     // Connect once now, so a wrong address or password fails here, not on first use.
     LEDGER_ASSIGN_OR_RETURN(mysql_internal::PooledConnection connection, pool->Acquire());
   }
-  auto engine =
-      std::make_unique<mysql_internal::MysqlEngine>(std::move(pool), options.pool_acquire_wait);
+  auto engine = std::make_unique<mysql_internal::MysqlEngine>(std::move(pool), pool_acquire_wait);
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return engine;
 }

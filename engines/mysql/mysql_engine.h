@@ -19,9 +19,14 @@
 
 namespace ledger {
 
+// Every wait is bounded; docs/engines/timeouts.md explains each one and what a submit
+// answers when it runs out. A URL query parameter of the same name overrides the field,
+// written as a duration with a unit ("500ms", "2s").
 struct MysqlOptions {
-  // mysql://user[:password]@host[:port]/database ; host "localhost" is not special:
-  // always TCP. The database must exist. Required. Default: empty.
+  // mysql://user[:password]@host[:port]/database[?parameters] ; host "localhost" is not
+  // special: always TCP. The database must exist. Parameters: the waits below, and TLS:
+  // ssl_mode (disabled, required, verify_ca, verify_identity), ssl_ca, ssl_capath,
+  // ssl_cert, ssl_key (docs/engines/mysql.md). Required. Default: empty.
   std::string connection;
   // Connections kept open, 1..1024; callers beyond it wait for one. Default: 16.
   int pool_size = 16;
@@ -29,6 +34,26 @@ struct MysqlOptions {
   // (then Unavailable). A submit waits its own claim wait bound instead, unless it
   // fails fast. Default: 10 s (engines/common/connection_pool.h).
   absl::Duration pool_acquire_wait = absl::Seconds(10);
+  // Opening a session, TLS and authentication included (OPT_CONNECT_TIMEOUT, whole
+  // seconds rounded up). Then Unavailable. Default: 10 s.
+  absl::Duration connect_timeout = absl::Seconds(10);
+  // How long a submit waits for an account's row lock held by another transaction (the
+  // session's innodb_lock_wait_timeout outside the claim, which waits the caller's own
+  // bound; whole seconds rounded up). Then RetryableError: the pipeline reruns the
+  // attempt. Must be shorter than statement_timeout. Default: 10 s.
+  absl::Duration account_lock_wait = absl::Seconds(10);
+  // The server's bound on one statement: MariaDB's max_statement_time (every statement,
+  // lock waits included, so it also caps a longer claim wait), MySQL's
+  // max_execution_time (read-only SELECTs only). Then DeadlineExceeded, nothing
+  // written. Migrations run without it. Default: 30 s.
+  absl::Duration statement_timeout = absl::Seconds(30);
+  // The client's bound on waiting for the server's reply, and on sending to a server
+  // that does not read (OPT_READ_TIMEOUT, OPT_WRITE_TIMEOUT; whole seconds rounded
+  // up): a frozen server or a partition. The connection is dropped and the call fails
+  // with Unavailable, or in doubt during COMMIT. read_timeout must exceed
+  // statement_timeout. Defaults: 40 s each.
+  absl::Duration read_timeout = absl::Seconds(40);
+  absl::Duration write_timeout = absl::Seconds(40);
   // Apply pending migrations on open. Default: true.
   bool migrate = true;
 };

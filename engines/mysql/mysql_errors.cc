@@ -16,6 +16,9 @@ constexpr int kClientHostError = 2003;          // CR_CONN_HOST_ERROR
 constexpr int kClientServerGone = 2006;         // CR_SERVER_GONE_ERROR
 constexpr int kClientServerLost = 2013;         // CR_SERVER_LOST
 constexpr int kClientServerLostExtended = 2055;  // CR_SERVER_LOST_EXTENDED
+// A TLS failure: at connect a handshake or certificate check, later a broken TLS stream
+// (a read timeout under TLS reports this, not 2013).
+constexpr int kClientTlsError = 2026;           // CR_SSL_CONNECTION_ERROR
 // Server errors that end the session.
 constexpr int kServerShutdown = 1053;           // ER_SERVER_SHUTDOWN
 constexpr int kQueryInterrupted = 1317;         // ER_QUERY_INTERRUPTED (MySQL KILL)
@@ -37,6 +40,8 @@ constexpr int kAccessDenied = 1045;             // ER_ACCESS_DENIED_ERROR
 constexpr int kTableAccessDenied = 1142;        // ER_TABLEACCESS_DENIED_ERROR
 constexpr int kUnknownDatabase = 1049;          // ER_BAD_DB_ERROR
 constexpr int kNoSuchTable = 1146;              // ER_NO_SUCH_TABLE
+constexpr int kStatementTimeoutMariadb = 1969;  // ER_STATEMENT_TIMEOUT (max_statement_time)
+constexpr int kStatementTimeoutMysql = 3024;    // ER_QUERY_TIMEOUT (max_execution_time)
 
 std::string Describe(const MysqlError& error, std::string_view what) {
   if (error.driver_failure && error.code == 0) {
@@ -103,6 +108,9 @@ absl::Status OwnStatus(const MysqlError& error, const std::string& text) {
     case kTooManyConnections:
     case kUserTooManyConnections:
       return absl::UnavailableError(text);
+    case kStatementTimeoutMariadb:
+    case kStatementTimeoutMysql:
+      return absl::DeadlineExceededError(text);
     case kDatabaseAccessDenied:
     case kAccessDenied:
     case kTableAccessDenied:
@@ -139,6 +147,7 @@ bool IsConnectionLost(const MysqlError& error) {
     case kClientServerGone:
     case kClientServerLost:
     case kClientServerLostExtended:
+    case kClientTlsError:
     case kServerShutdown:
     case kQueryInterrupted:
     case kConnectionKilled:

@@ -81,15 +81,17 @@ bool BreaksConnection(const MysqlError& error);
 // |--------------------------------------------------------|--------------------------|
 // | 1213 deadlock, 1020 record changed                     | deadlock / serialization |
 // | 1205 lock wait timeout, 3572 NOWAIT                    | lock wait timeout        |
-// | lost connection (2002, 2003, 2006, 2013, 2055, 1927    | connection lost          |
-// |   killed, 1053 shutdown, 1317 interrupted, 4031,       |                          |
-// |   SQLSTATE 08); any client error (2000..) in kConnect  |                          |
+// | lost connection (2002, 2003, 2006, 2013, 2055, 2026    | connection lost          |
+// |   TLS, 1927 killed, 1053 shutdown, 1317 interrupted,   |                          |
+// |   4031, SQLSTATE 08); any client error (2000..) in     |                          |
+// |   kConnect                                             |                          |
 // | 1062 duplicate key                                     | unique violation         |
 // | a driver failure (no server reply)                     | other: Internal          |
 // | 1451/1452 foreign key, 1049 unknown database, 1146     | other: FailedPrecondition|
 // | 1406 too long, 1366 bad string, 1264 range, 1048 null, | other: InvalidArgument   |
 // |   3819/4025 CHECK                                      |                          |
 // | 1040/1203 too many connections                         | other: Unavailable       |
+// | 1969/3024 statement timeout                            | other: DeadlineExceeded  |
 // | 1044/1045/1142 access denied                           | other: PermissionDenied  |
 // | anything else                                          | other: Internal          |
 absl::Status MysqlErrorStatus(const MysqlError& error, std::string_view what,

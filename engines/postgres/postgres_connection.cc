@@ -1,8 +1,9 @@
-// The claim mode rides in the connection URI ("?claim=row") so a database URL alone
-// configures the engine (ledger migrate --db ..., OpenEngine(url)); libpq must never
-// see the parameter, as it rejects unknown ones.
+// The claim mode and the engine's waits ride in the connection URI ("?claim=row",
+// "&read_timeout=5s") so a database URL alone configures the engine (ledger migrate
+// --db ..., OpenEngine(url)); libpq must never see them, as it rejects unknown ones.
 #include "engines/postgres/postgres_connection.h"
 
+#include <set>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status.h"
 #include "engines/common/database_url.h"
+#include "engines/common/waits.h"
 #include "engines/postgres/postgres_rows.h"
 
 namespace ledger::postgres_internal {
@@ -35,6 +37,62 @@ absl::StatusOr<PostgresClaimMode> ParseClaimMode(absl::string_view value) {
                                                  "or claim=row"));
 }
 
+// Applies one of the engine's own URI parameters to `options`; false for a libpq one.
+absl::StatusOr<bool> ApplyEngineParameter(const std::string& name, const std::string& value,
+                                          PostgresOptions& options) {
+  if (name == kClaimParameter) {
+    LEDGER_ASSIGN_OR_RETURN(options.claim_mode, ParseClaimMode(value));
+    return true;
+  }
+  const std::pair<std::string_view, absl::Duration*> waits[] = {
+      {"account_lock_wait", &options.account_lock_wait},
+      {"statement_timeout", &options.statement_timeout},
+      {"read_timeout", &options.read_timeout},
+      {"pool_acquire_wait", &options.pool_acquire_wait}};
+  for (const auto& [wait_name, field] : waits) {
+    if (name != wait_name) continue;
+    LEDGER_ASSIGN_OR_RETURN(*field, engine_common::ParseWaitParameter("postgres", name, value));
+    return true;
+  }
+  return false;
+}
+
+absl::Status CheckWaits(const PostgresOptions& options) {
+  using engine_common::CheckWait;
+  LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "connect_timeout", options.connect_timeout));
+  LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "account_lock_wait", options.account_lock_wait));
+  LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "statement_timeout", options.statement_timeout));
+  LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "read_timeout", options.read_timeout));
+  LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "keepalives_idle", options.keepalives_idle));
+  LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "keepalives_interval", options.keepalives_interval));
+  LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "tcp_user_timeout", options.tcp_user_timeout));
+  if (options.keepalives_count < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "postgres: keepalives_count must be at least 1, not ", options.keepalives_count));
+  }
+  // A lock wait runs inside a statement, and a statement inside the client's wait: each
+  // bound must be shorter than the one around it, or it never gets to answer.
+  LEDGER_RETURN_IF_ERROR(engine_common::CheckWaitExceeds(
+      "postgres", "statement_timeout", options.statement_timeout, "account_lock_wait",
+      options.account_lock_wait));
+  return engine_common::CheckWaitExceeds("postgres", "read_timeout", options.read_timeout,
+                                         "statement_timeout", options.statement_timeout);
+}
+
+// libpq's waits in libpq's units: seconds, tcp_user_timeout in milliseconds.
+std::vector<std::pair<std::string, std::string>> LibpqWaits(const PostgresOptions& options) {
+  using engine_common::WholeMillisecondsRoundedUp;
+  using engine_common::WholeSecondsRoundedUp;
+  constexpr int64_t kLibpqConnectTimeoutMin = 2;  // libpq reads 1 as 2
+  return {
+      {"connect_timeout",
+       absl::StrCat(WholeSecondsRoundedUp(options.connect_timeout, kLibpqConnectTimeoutMin))},
+      {"keepalives", "1"},
+      {"keepalives_idle", absl::StrCat(WholeSecondsRoundedUp(options.keepalives_idle, 1))},
+      {"keepalives_interval", absl::StrCat(WholeSecondsRoundedUp(options.keepalives_interval, 1))},
+      {"keepalives_count", absl::StrCat(options.keepalives_count)},
+      {"tcp_user_timeout", absl::StrCat(WholeMillisecondsRoundedUp(options.tcp_user_timeout))}};
+}
 
 std::string Sql(std::initializer_list<absl::string_view> parts) { return absl::StrJoin(parts, ""); }
 
@@ -181,21 +239,43 @@ std::vector<std::pair<const char*, std::string>> Statements() {
 }  // namespace
 
 
-absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const std::string& connection,
-                                                                 PostgresClaimMode default_mode) {
-  ParsedPostgresConnection parsed{connection, default_mode};
-  if (!IsUri(connection)) return parsed;
-  // The shared parser: the query starts after the credentials, as everywhere else.
-  LEDGER_ASSIGN_OR_RETURN(DatabaseUrl url, ParseDatabaseUrl(connection));
-  std::vector<std::string> kept;
-  for (const auto& [name, value] : url.parameters) {
-    if (name != kClaimParameter) {
+const std::vector<std::string_view>& PostgresUrlParameters() {
+  static const std::vector<std::string_view> parameters = {
+      kClaimParameter, "account_lock_wait", "statement_timeout", "read_timeout",
+      "pool_acquire_wait", "application_name", "connect_timeout", "keepalives",
+      "keepalives_count", "keepalives_idle", "keepalives_interval", "options", "password",
+      "sslcert", "sslcrl", "sslkey", "sslmode", "sslrootcert", "target_session_attrs",
+      "tcp_user_timeout", "user"};
+  return parameters;
+}
+
+absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const PostgresOptions& options) {
+  ParsedPostgresConnection parsed{options.connection, options};
+  std::vector<std::string> kept;  // the URI's libpq parameters, as written
+  std::set<std::string, std::less<>> given;
+  if (IsUri(options.connection)) {
+    // The shared parser: the query starts after the credentials, as everywhere else.
+    LEDGER_ASSIGN_OR_RETURN(DatabaseUrl url, ParseDatabaseUrl(options.connection));
+    LEDGER_RETURN_IF_ERROR(CheckParameters(url, "postgres", PostgresUrlParameters()));
+    for (const auto& [name, value] : url.parameters) {
+      LEDGER_ASSIGN_OR_RETURN(bool engines_own, ApplyEngineParameter(name, value, parsed.options));
+      if (engines_own) continue;
       kept.push_back(absl::StrCat(name, "=", value));
-      continue;
+      given.insert(name);
     }
-    LEDGER_ASSIGN_OR_RETURN(parsed.claim_mode, ParseClaimMode(value));
+    parsed.connection = url.base;
   }
-  parsed.connection = url.base;
+  LEDGER_RETURN_IF_ERROR(CheckWaits(parsed.options));
+  std::vector<std::string> added;
+  for (const auto& [name, value] : LibpqWaits(parsed.options)) {
+    if (!given.contains(name)) added.push_back(absl::StrCat(name, "=", value));
+  }
+  if (!IsUri(options.connection)) {
+    // key=value: the later of two equal keywords wins, so the caller's own go last.
+    parsed.connection = absl::StrCat(absl::StrJoin(added, " "), " ", options.connection);
+    return parsed;
+  }
+  kept.insert(kept.end(), added.begin(), added.end());
   if (!kept.empty()) absl::StrAppend(&parsed.connection, "?", absl::StrJoin(kept, "&"));
   return parsed;
 }

@@ -1,5 +1,5 @@
-// One PostgreSQL session's setup: the connection string (its "claim=" parameter is the
-// engine's, never libpq's), the server version check, and the named prepared statements
+// One PostgreSQL session's setup: the connection string (its "claim=" and wait
+// parameters are the engine's, never libpq's; libpq's waits are added to it), the server version check, and the named prepared statements
 // declared on every new connection (libpqxx registers each with the server on its
 // first use). The session itself is a pqxx::connection held by the pool
 // (postgres_connection_pool.h): libpqxx already is the connection wrapper that
@@ -11,6 +11,8 @@
 #define LEDGER_ENGINES_POSTGRES_POSTGRES_CONNECTION_H_
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engines/postgres/postgres_connection_pool.h"
@@ -20,15 +22,26 @@
 namespace ledger::postgres_internal {
 
 struct ParsedPostgresConnection {
-  std::string connection;  // what libpq gets: the claim parameter removed
-  PostgresClaimMode claim_mode = PostgresClaimMode::kAdvisoryLock;
+  // What libpq gets: the engine's own parameters removed, libpq's waits added where the
+  // connection string does not give them (connect_timeout, keepalives, keepalives_idle,
+  // keepalives_interval, keepalives_count, tcp_user_timeout).
+  std::string connection;
+  // The caller's options with the URI's parameters applied (claim, account_lock_wait,
+  // statement_timeout, read_timeout, pool_acquire_wait), every wait checked.
+  PostgresOptions options;
 };
 
-// Reads and removes a "claim=row|advisory" query parameter of a postgres:// or
-// postgresql:// URI; it overrides `default_mode`. Other strings pass through unchanged.
-// InvalidArgument for an unknown claim mode.
-absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const std::string& connection,
-                                                                 PostgresClaimMode default_mode);
+// The query parameters a postgres:// or postgresql:// URI may carry: the engine's own
+// and the libpq ones the engine lets through. Anything else is refused by name.
+const std::vector<std::string_view>& PostgresUrlParameters();
+
+// Reads `options.connection`. In a URI, the engine's parameters override their fields
+// and are removed; libpq's own pass through and win over the matching fields. A libpq
+// key=value string carries only libpq keywords; the fields' values go in front of it, so
+// a keyword it gives wins. InvalidArgument for an unknown parameter or claim mode, a
+// wait that is not positive and finite, or waits out of order (account_lock_wait <
+// statement_timeout < read_timeout).
+absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const PostgresOptions& options);
 
 // Run once on every new session: FailedPrecondition for a server older than
 // PostgreSQL 11, then declares the prepared statements.

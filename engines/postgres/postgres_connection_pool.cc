@@ -1,9 +1,15 @@
 #include "engines/postgres/postgres_connection_pool.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "engines/common/waits.h"
 #include "engines/postgres/postgres_errors.h"
 #include "base/status.h"
 #include "pqxx/nontransaction"
@@ -44,27 +50,68 @@ bool SessionLooksAlive(PostgresSession& session) {
   return false;  // still readable after several reads: not an idle session we understand
 }
 
-absl::StatusOr<std::unique_ptr<PostgresSession>> OpenSession(const std::string& connection_string,
-                                                             const SessionSetup& setup) {
-  auto session = std::make_unique<PostgresSession>();
-  LEDGER_RETURN_IF_ERROR(GuardPostgres({.operation = "connect"}, [&]() -> absl::Status {
-    session->handle = std::make_unique<pqxx::connection>(connection_string);
-    ForbidSilentReconnect(session->connection());
-    pqxx::nontransaction work(session->connection());
-    session->lock_timeout_default = work.exec("SHOW lock_timeout")[0][0].as<std::string>();
+// A server setting in milliseconds: "1500ms".
+std::string Milliseconds(absl::Duration wait) {
+  return absl::StrCat(engine_common::WholeMillisecondsRoundedUp(wait), "ms");
+}
+
+// Connects (libpq's connect_timeout bounds it) and keeps a duplicate of the socket for
+// the reply watchdog: libpq may close its own descriptor when the server goes away.
+absl::Status Connect(const std::string& connection_string, PostgresSession& session) {
+  return GuardPostgres({.operation = "connect"}, [&]() -> absl::Status {
+    session.handle = std::make_unique<pqxx::connection>(connection_string);
+    ForbidSilentReconnect(session.connection());
+    session.reply_socket = OwnedSocket(fcntl(session.connection().sock(), F_DUPFD_CLOEXEC, 0));
+    if (session.reply_socket.get() < 0) {
+      return absl::InternalError(absl::StrCat("postgres: connect: cannot duplicate the socket: ",
+                                              std::strerror(errno)));
+    }
     return absl::OkStatus();
-  }));
+  });
+}
+
+absl::StatusOr<std::unique_ptr<PostgresSession>> OpenSession(
+    const std::string& connection_string, const PostgresSessionWaits& waits,
+    const std::shared_ptr<ReplyWatchdog>& watchdog, const SessionSetup& setup) {
+  auto session = std::make_unique<PostgresSession>();
+  session->watchdog = watchdog;
+  session->read_timeout = waits.read_timeout;
+  LEDGER_RETURN_IF_ERROR(Connect(connection_string, *session));
+  // The session's own waits; the claim's SET LOCAL lock_timeout returns to this value.
+  session->lock_timeout_default = Milliseconds(waits.account_lock_wait);
+  LEDGER_RETURN_IF_ERROR(
+      GuardRoundTrip(*session, {.operation = "set the session's waits"}, [&]() -> absl::Status {
+        pqxx::nontransaction work(session->connection());
+        work.exec(absl::StrCat("SET lock_timeout = '", session->lock_timeout_default,
+                               "'; SET statement_timeout = '",
+                               Milliseconds(waits.statement_timeout), "'"));
+        return absl::OkStatus();
+      }));
   if (setup) LEDGER_RETURN_IF_ERROR(setup(*session));
   return session;
 }
 
 }  // namespace
 
+OwnedSocket& OwnedSocket::operator=(OwnedSocket&& other) noexcept {
+  if (this != &other) {
+    if (descriptor_ >= 0) ::close(descriptor_);
+    descriptor_ = std::exchange(other.descriptor_, -1);
+  }
+  return *this;
+}
+
+OwnedSocket::~OwnedSocket() {
+  if (descriptor_ >= 0) ::close(descriptor_);
+}
+
 absl::StatusOr<std::shared_ptr<PostgresConnectionPool>> CreatePostgresConnectionPool(
-    std::string connection_string, int size, absl::Duration acquire_wait, SessionSetup setup) {
+    std::string connection_string, int size, absl::Duration acquire_wait,
+    PostgresSessionWaits waits, SessionSetup setup) {
   engine_common::PoolHooks<PostgresSession> hooks;
-  hooks.open = [connection_string = std::move(connection_string), setup = std::move(setup)] {
-    return OpenSession(connection_string, setup);
+  hooks.open = [connection_string = std::move(connection_string), waits,
+                watchdog = std::make_shared<ReplyWatchdog>(), setup = std::move(setup)] {
+    return OpenSession(connection_string, waits, watchdog, setup);
   };
   hooks.still_alive = SessionLooksAlive;
   // A session whose connection closed under us (server restart, kill) is broken too.

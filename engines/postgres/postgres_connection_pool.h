@@ -2,14 +2,16 @@
 // (engines/common/connection_pool.h) over PostgresSession, with PostgreSQL's hooks.
 //
 //   LEDGER_ASSIGN_OR_RETURN(auto pool, CreatePostgresConnectionPool(
-//       "postgresql://app@db/ledger", 16, absl::Seconds(10), SetUpSession));
+//       "postgresql://app@db/ledger", 16, absl::Seconds(10), waits, SetUpSession));
 //   LEDGER_ASSIGN_OR_RETURN(PooledConnection lease, pool->Acquire());
 //   lease->connection().prepare(...);  // used by the holding thread only
 //
 // A lease discarded by the engine (its connection lost, or in an unknown state), or
 // whose connection closed under it, is closed on return instead of being reused. An
 // idle session the server terminated meanwhile is noticed (without a round trip)
-// before it is lent again, and replaced.
+// before it is lent again, and replaced. Every session runs with the pool's waits
+// (lock_timeout, statement_timeout) and every round trip on it under a reply deadline
+// (GuardRoundTrip).
 //
 // Internal to engines/postgres. Thread-safe; a lease belongs to one thread at a time.
 #ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_CONNECTION_POOL_H_
@@ -18,23 +20,73 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engines/common/connection_pool.h"
+#include "engines/common/standalone.h"
+#include "engines/postgres/postgres_errors.h"
+#include "engines/postgres/postgres_reply_watchdog.h"
 #include "pqxx/connection"
 
 namespace ledger::postgres_internal {
+
+// The waits every session of a pool is set up with (PostgresOptions).
+struct PostgresSessionWaits {
+  absl::Duration account_lock_wait;  // the session's lock_timeout
+  absl::Duration statement_timeout;  // the session's statement_timeout
+  absl::Duration read_timeout;       // each round trip's reply deadline (ReplyWatchdog)
+};
+
+// A file descriptor this process owns; closed on destruction. Move-only.
+class OwnedSocket {
+ public:
+  OwnedSocket() = default;
+  explicit OwnedSocket(int descriptor) : descriptor_(descriptor) {}
+  OwnedSocket(OwnedSocket&& other) noexcept : descriptor_(std::exchange(other.descriptor_, -1)) {}
+  OwnedSocket& operator=(OwnedSocket&& other) noexcept;
+  ~OwnedSocket();
+  int get() const { return descriptor_; }
+
+ private:
+  int descriptor_ = -1;
+};
 
 // One server session and what was learned about it when it opened.
 struct PostgresSession {
   pqxx::connection& connection() { return *handle; }
 
+  // The reply deadline of one round trip on this session (inert without a watchdog).
+  ReplyWatchdog::Armed ArmReplyDeadline() {
+    if (watchdog == nullptr || reply_socket.get() < 0) return ReplyWatchdog::Armed();
+    return watchdog->Arm(reply_socket.get(), read_timeout);
+  }
+
   std::unique_ptr<pqxx::connection> handle;
-  // The session's lock_timeout as configured (server, role, DSN options): the claim
+  // The session's lock_timeout (PostgresOptions::account_lock_wait): the claim
   // shortens it with SET LOCAL and puts this value back right after.
   std::string lock_timeout_default;
+  std::shared_ptr<ReplyWatchdog> watchdog;  // shared by the pool's sessions
+  OwnedSocket reply_socket;  // a duplicate of libpq's socket, for the watchdog
+  absl::Duration read_timeout = absl::InfiniteDuration();
 };
+
+// Runs one round trip on `session` (GuardPostgres) under the session's reply deadline.
+// A call the deadline cut off fails as a lost connection that says so: Unavailable, or
+// in doubt in the commit phase.
+template <typename Body>
+auto GuardRoundTrip(PostgresSession& session, const PostgresErrorContext& context, Body&& body)
+    -> std::invoke_result_t<Body&> {
+  ReplyWatchdog::Armed armed = session.ArmReplyDeadline();
+  auto result = GuardPostgres(context, body);
+  const bool cut_off = armed.Disarm();
+  if (cut_off && !engine_common::StatusOf(result).ok()) {
+    return NoReplyStatus(context, session.read_timeout);
+  }
+  return result;
+}
 
 // Called once on every new connection, e.g. to declare the prepared statements.
 using SessionSetup = std::function<absl::Status(PostgresSession&)>;
@@ -42,9 +94,11 @@ using SessionSetup = std::function<absl::Status(PostgresSession&)>;
 using PostgresConnectionPool = engine_common::ConnectionPool<PostgresSession>;
 using PooledConnection = PostgresConnectionPool::Lease;
 
-// InvalidArgument for a bad size or wait. Opens no connection yet.
+// InvalidArgument for a bad size or wait. Opens no connection yet; starts the pool's
+// reply watchdog.
 absl::StatusOr<std::shared_ptr<PostgresConnectionPool>> CreatePostgresConnectionPool(
-    std::string connection_string, int size, absl::Duration acquire_wait, SessionSetup setup);
+    std::string connection_string, int size, absl::Duration acquire_wait,
+    PostgresSessionWaits waits, SessionSetup setup);
 
 }  // namespace ledger::postgres_internal
 

@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engines/common/key_placeholder.h"
+#include "engines/common/waits.h"
 #include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_engine_internal.h"
@@ -160,7 +161,7 @@ template <typename Body>
 auto PostgresStorageTransaction::RoundTrip(const PostgresErrorContext& context, Body&& body)
     -> std::invoke_result_t<Body&> {
   if (absl::Status usable = Usable(); !usable.ok()) return usable;
-  auto result = GuardPostgres(context, body);
+  auto result = GuardRoundTrip(**lease_, context, body);
   if (!result.ok()) MarkFailed(StatusOf(result));
   return result;
 }
@@ -359,7 +360,8 @@ absl::Status PostgresStorageTransaction::Commit() {
 void PostgresStorageTransaction::Rollback() {
   if (stage_ == Stage::kEnded) return;
   if (begin_sent_ && lease_.has_value() && !lease_->discarded()) {
-    absl::Status rolled_back = GuardPostgres({.operation = "rollback"}, [&]() -> absl::Status {
+    absl::Status rolled_back =
+        GuardRoundTrip(**lease_, {.operation = "rollback"}, [&]() -> absl::Status {
       work_->exec("ROLLBACK");
       return absl::OkStatus();
     });
@@ -389,35 +391,45 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> PostgresEngine::Begin(
   return transaction;
 }
 
-// Migrations run on a pooled connection (postgres_migrations.h).
+// Migrations run on a pooled connection (postgres_migrations.h), without the session's
+// statement timeout and reply deadline: DDL on a large table may rightly take long.
 absl::Status PostgresEngine::Migrate() {
   LEDGER_ASSIGN_OR_RETURN(PooledConnection lease, pool_->Acquire());
   absl::Status migrated = GuardPostgres({.operation = "migrate"}, [&]() -> absl::Status {
     return MigrateDatabase(lease->connection());
   });
-  // Closing the session releases its advisory lock, whatever state it was left in.
-  if (!migrated.ok()) lease.Discard();
+  // Closed, never pooled: that releases the advisory lock whatever state the session was
+  // left in, and no later call inherits the migration's waits.
+  lease.Discard();
   return migrated;
 }
 
 }  // namespace postgres_internal
 
 static_assert(PostgresOptions().pool_acquire_wait == engine_common::kPoolAcquireWaitDefault);
+static_assert(PostgresOptions().connect_timeout == engine_common::kConnectTimeoutDefault);
+static_assert(PostgresOptions().account_lock_wait == engine_common::kAccountLockWaitDefault);
+static_assert(PostgresOptions().statement_timeout == engine_common::kStatementTimeoutDefault);
+static_assert(PostgresOptions().read_timeout == engine_common::kReadTimeoutDefault);
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions& options) {
+  LEDGER_ASSIGN_OR_RETURN(postgres_internal::ParsedPostgresConnection parsed,
+                          postgres_internal::ParsePostgresConnection(options));
+  const PostgresOptions& resolved = parsed.options;  // the URI's parameters applied
   LEDGER_ASSIGN_OR_RETURN(
-      postgres_internal::ParsedPostgresConnection parsed,
-      postgres_internal::ParsePostgresConnection(options.connection, options.claim_mode));
-  LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<postgres_internal::PostgresConnectionPool> pool,
-                          postgres_internal::CreatePostgresConnectionPool(
-                              parsed.connection, options.pool_size, options.pool_acquire_wait,
-                              postgres_internal::SetUpSession));
+      std::shared_ptr<postgres_internal::PostgresConnectionPool> pool,
+      postgres_internal::CreatePostgresConnectionPool(
+          parsed.connection, resolved.pool_size, resolved.pool_acquire_wait,
+          {.account_lock_wait = resolved.account_lock_wait,
+           .statement_timeout = resolved.statement_timeout,
+           .read_timeout = resolved.read_timeout},
+          postgres_internal::SetUpSession));
   {
     // The first connection proves the connection string and the server.
     LEDGER_ASSIGN_OR_RETURN(postgres_internal::PooledConnection first, pool->Acquire());
   }
   auto engine = std::make_unique<postgres_internal::PostgresEngine>(
-      std::move(pool), parsed.claim_mode, options.pool_acquire_wait);
+      std::move(pool), resolved.claim_mode, resolved.pool_acquire_wait);
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return engine;
 }

@@ -24,10 +24,16 @@ namespace ledger {
 
 enum class PostgresClaimMode { kAdvisoryLock, kRow };
 
+// Every wait is bounded; docs/engines/timeouts.md explains each one and what a submit
+// answers when it runs out. In a URI, a query parameter of the same name overrides the
+// field: libpq's own ones (connect_timeout, keepalives_*, tcp_user_timeout) in libpq's
+// units, the engine's (account_lock_wait, statement_timeout, read_timeout,
+// pool_acquire_wait) as a duration with a unit ("500ms", "2s").
 struct PostgresOptions {
   // A libpq connection string or URI. A "claim=row" or "claim=advisory" query
-  // parameter in a URI sets claim_mode and is removed before connecting. Required.
-  // Default: empty.
+  // parameter in a URI sets claim_mode, and the engine's wait parameters set their
+  // fields; both are removed before libpq sees the URI. TLS: libpq's sslmode,
+  // sslrootcert, sslcert, sslkey (docs/engines/postgres.md). Required. Default: empty.
   std::string connection;
   // How a submit claims its key (docs/engines/postgres.md). Default: kAdvisoryLock.
   PostgresClaimMode claim_mode = PostgresClaimMode::kAdvisoryLock;
@@ -37,6 +43,34 @@ struct PostgresOptions {
   // (then Unavailable). A submit waits its own claim wait bound instead, unless it
   // fails fast. Default: 10 s (engines/common/connection_pool.h).
   absl::Duration pool_acquire_wait = absl::Seconds(10);
+  // Opening a connection, TLS and authentication included (libpq connect_timeout, in
+  // whole seconds rounded up; libpq counts at least 2 s). Then Unavailable. Default: 10 s.
+  absl::Duration connect_timeout = absl::Seconds(10);
+  // How long a submit waits for an account's row lock held by another transaction (the
+  // session's lock_timeout outside the claim, which waits the caller's own bound).
+  // Then RetryableError: the pipeline reruns the attempt. Must be shorter than
+  // statement_timeout. Default: 10 s.
+  absl::Duration account_lock_wait = absl::Seconds(10);
+  // The server's bound on one statement (statement_timeout), lock waits included, so it
+  // also caps a claim wait longer than it. Then DeadlineExceeded, nothing written.
+  // Migrations run without it. Default: 30 s.
+  absl::Duration statement_timeout = absl::Seconds(30);
+  // The client's bound on one round trip, for a server that does not answer at all
+  // (frozen, or a partition the kernel has not noticed): the engine closes the
+  // connection, and the call fails with Unavailable, or in doubt during COMMIT. Must
+  // exceed statement_timeout. Migrations run without it.
+  // Default: 40 s.
+  absl::Duration read_timeout = absl::Seconds(40);
+  // TCP keepalive on every connection: the first probe after keepalives_idle of
+  // silence, then one every keepalives_interval; keepalives_count unanswered probes
+  // drop the connection. Notices a dead peer or a partition while a call waits.
+  // Defaults: 30 s, 10 s, 3.
+  absl::Duration keepalives_idle = absl::Seconds(30);
+  absl::Duration keepalives_interval = absl::Seconds(10);
+  int keepalives_count = 3;
+  // How long sent data may stay unacknowledged before the kernel drops the connection
+  // (TCP_USER_TIMEOUT; Linux). A partition while sending. Default: 30 s.
+  absl::Duration tcp_user_timeout = absl::Seconds(30);
   // Apply pending migrations on open. Default: true.
   bool migrate = true;
 };

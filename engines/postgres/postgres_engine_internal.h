@@ -158,7 +158,8 @@ auto PostgresEngine::WithConnection(const PostgresErrorContext& context, Body&& 
   return engine_common::RunStandalone(
       *pool_, steps,
       [&](PostgresSession& session) -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
-        return GuardPostgres(context, [&]() -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
+        return GuardRoundTrip(session, context,
+                              [&]() -> std::invoke_result_t<Body&, pqxx::nontransaction&> {
           pqxx::nontransaction work(session.connection());
           return body(work);
         });

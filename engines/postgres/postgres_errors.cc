@@ -75,8 +75,10 @@ absl::Status StatusFromCurrentException(const PostgresErrorContext& context) {
     commit.phase = engine_common::ErrorPhase::kCommit;
     return ForClass(commit, ErrorClass::kConnectionLost, Describe(context, e.what()));
   } catch (const pqxx::broken_connection& e) {
+    // While connecting there was no connection to lose (a refusal, a TLS check, a timeout).
+    const char* what_happened = context.operation == "connect" ? "" : "connection lost: ";
     return ForClass(context, ErrorClass::kConnectionLost,
-                    Describe(context, absl::StrCat("connection lost: ", e.what())));
+                    Describe(context, absl::StrCat(what_happened, e.what())));
   } catch (const pqxx::transaction_rollback& e) {
     // 40001 serialization failure, 40P01 deadlock, 40003, 40000: the server rolled back.
     return ForClass(context, ErrorClass::kDeadlockOrSerialization, Describe(context, e.what()));
@@ -95,6 +97,13 @@ absl::Status StatusFromCurrentException(const PostgresErrorContext& context) {
   } catch (...) {
     return ForClass(context, ErrorClass::kOther, Describe(context, "unknown exception"));
   }
+}
+
+absl::Status NoReplyStatus(const PostgresErrorContext& context, absl::Duration read_timeout) {
+  return ForClass(context, ErrorClass::kConnectionLost,
+                  Describe(context, absl::StrCat("no reply from the server within read_timeout (",
+                                                 absl::FormatDuration(read_timeout),
+                                                 "); the connection was closed")));
 }
 
 bool ConnectionLost(const absl::Status& status) {

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "engines/common/error_table.h"
 
 namespace ledger::postgres_internal {
@@ -43,6 +44,10 @@ struct PostgresErrorContext {
 // | 42P01 undefined_table, 25P02 failed txn     | other: FailedPrecondition          |
 // | anything else                               | other: Internal                    |
 absl::Status StatusFromCurrentException(const PostgresErrorContext& context);
+
+// The status of a round trip the reply deadline cut off (PostgresOptions::read_timeout):
+// a lost connection, so Unavailable, or in doubt in the commit phase.
+absl::Status NoReplyStatus(const PostgresErrorContext& context, absl::Duration read_timeout);
 
 // True for statuses after which the connection must not be reused.
 bool ConnectionLost(const absl::Status& status);

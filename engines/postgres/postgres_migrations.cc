@@ -23,6 +23,8 @@ absl::Status MigrateDatabase(pqxx::connection& connection) {
   std::set<int> applied;
   {
     pqxx::nontransaction work(connection);
+    work.exec(absl::StrCat("SET statement_timeout = 0; SET lock_timeout = '",
+                           kMigrationLockWaitSeconds, "s'"));
     work.exec(absl::StrCat("SELECT pg_advisory_lock(", kMigrationLock, ")"));
     work.exec(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "

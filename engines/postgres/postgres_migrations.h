@@ -21,9 +21,13 @@ std::vector<Migration> PostgresMigrations();
 
 namespace postgres_internal {
 
-// Takes the migration lock, creates schema_migrations if missing, applies the
-// migrations it does not record, and releases the lock. Statements outside a
-// migration may throw: call it inside GuardPostgres.
+// How long a migrator waits for another one to finish (then RetryableError), as on MySQL.
+inline constexpr int kMigrationLockWaitSeconds = 120;
+
+// Lifts the session's statement timeout (DDL may take long), takes the migration lock,
+// creates schema_migrations if missing, applies the migrations it does not record, and
+// releases the lock. The session keeps the migration's settings: close it afterwards.
+// Statements outside a migration may throw: call it inside GuardPostgres.
 absl::Status MigrateDatabase(pqxx::connection& connection);
 
 }  // namespace postgres_internal

@@ -3,6 +3,7 @@
 #include "engines/mysql/mysql_errors.h"
 
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "engines/mysql/mysql_connection.h"
@@ -40,7 +41,8 @@ TEST(MysqlErrorsTest, LockWaitTimeoutIsInProgressOnlyInTheClaim) {
 }
 
 TEST(MysqlErrorsTest, LostConnectionIsUnavailableBeforeCommitAndInDoubtDuringIt) {
-  for (int code : {2002, 2003, 2006, 2013, 2055, 1927, 1053, 1317, 4031}) {
+  // 2026: a TLS stream that broke (a read timeout under TLS reports this one).
+  for (int code : {2002, 2003, 2006, 2013, 2026, 2055, 1927, 1053, 1317, 4031}) {
     SCOPED_TRACE(code);
     EXPECT_TRUE(IsConnectionLost(ServerError(code)));
     EXPECT_TRUE(BreaksConnection(ServerError(code)));
@@ -85,6 +87,9 @@ TEST(MysqlErrorsTest, StatementErrorsMapByMeaning) {
             absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(Mapped(1040, ErrorContext::kConnect).code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(Mapped(1064, ErrorContext::kStandalone).code(), absl::StatusCode::kInternal);
+  // The server's statement timeout: MariaDB's max_statement_time, MySQL's max_execution_time.
+  EXPECT_EQ(Mapped(1969, ErrorContext::kWrite).code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(Mapped(3024, ErrorContext::kStandalone).code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_FALSE(BreaksConnection(ServerError(kErrorDuplicateKey)));
 }
 
@@ -120,6 +125,63 @@ TEST(MysqlUrlTest, DefaultsToPort3306AndKeepsLocalhostAsTcp) {
   EXPECT_EQ(settings->host, "localhost");
   EXPECT_EQ(settings->port, 3306);
   EXPECT_EQ(settings->password, "");
+}
+
+TEST(MysqlUrlTest, WaitParametersOverrideTheCallersWaits) {
+  MysqlWaits waits;
+  waits.read_timeout = absl::Seconds(50);
+  absl::StatusOr<MysqlSettings> settings = ParseMysqlUrl(
+      "mysql://app@db/ledger?connect_timeout=2s&account_lock_wait=1500ms&statement_timeout=3s"
+      "&write_timeout=4s&pool_acquire_wait=250ms",
+      waits);
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->waits.connect_timeout, absl::Seconds(2));
+  EXPECT_EQ(settings->waits.account_lock_wait, absl::Milliseconds(1500));
+  EXPECT_EQ(settings->waits.AccountLockWaitSeconds(), 2);  // InnoDB counts whole seconds
+  EXPECT_EQ(settings->waits.statement_timeout, absl::Seconds(3));
+  EXPECT_EQ(settings->waits.read_timeout, absl::Seconds(50));  // the caller's, untouched
+  EXPECT_EQ(settings->waits.write_timeout, absl::Seconds(4));
+  EXPECT_EQ(settings->waits.pool_acquire_wait, absl::Milliseconds(250));
+  EXPECT_EQ(settings->database, "ledger");
+}
+
+TEST(MysqlUrlTest, TlsParametersAreReadAndDecoded) {
+  absl::StatusOr<MysqlSettings> settings = ParseMysqlUrl(
+      "mysql://app:pa?ss@db/ledger?ssl_mode=VERIFY_IDENTITY&ssl_ca=/etc/ca%20dir/ca.pem"
+      "&ssl_cert=/c.pem&ssl_key=/k.pem");
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->password, "pa?ss");  // the query starts after the credentials
+  EXPECT_EQ(settings->tls.mode, MysqlTlsMode::kVerifyIdentity);
+  EXPECT_EQ(settings->tls.ca, "/etc/ca dir/ca.pem");
+  EXPECT_EQ(settings->tls.cert, "/c.pem");
+  EXPECT_EQ(settings->tls.key, "/k.pem");
+  settings = ParseMysqlUrl("mysql://app@db/ledger?ssl_mode=required");
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->tls.mode, MysqlTlsMode::kRequired);
+  EXPECT_EQ(ParseMysqlUrl("mysql://app@db/ledger")->tls.mode, MysqlTlsMode::kDisabled);
+}
+
+TEST(MysqlUrlTest, BadParametersAreInvalidArgumentNamingWhatIsWrong) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"mysql://app@db/ledger?read_timeout=5", "read_timeout"},  // no unit
+      {"mysql://app@db/ledger?read_timeout=0s", "read_timeout"},
+      {"mysql://app@db/ledger?read_timeout=20s", "statement_timeout"},  // not above it
+      {"mysql://app@db/ledger?statement_timeout=10s", "account_lock_wait"},
+      // InnoDB waits 2 s for 1.2 s: longer than the statement may run.
+      {"mysql://app@db/ledger?statement_timeout=1500ms&account_lock_wait=1200ms",
+       "account_lock_wait"},
+      {"mysql://app@db/ledger?ssl_mode=verify_ca", "ssl_ca"},
+      {"mysql://app@db/ledger?ssl_mode=strict", "ssl_mode"},
+      {"mysql://app@db/ledger?ssl_ca=/ca.pem", "ssl_mode"},
+      {"mysql://app@db/ledger?ssl_mode=required&ssl_cert=/c.pem", "ssl_key"},
+      {"mysql://app@db/ledger?sslmode=required", "sslmode"},
+      {"mysql://app@db/ledger?ssl_mode=required&ssl_mode=disabled", "twice"}};
+  for (const auto& [url, named] : cases) {
+    SCOPED_TRACE(url);
+    absl::Status refused = ParseMysqlUrl(url).status();
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.message().find(named), absl::string_view::npos) << refused;
+  }
 }
 
 TEST(MysqlUrlTest, MalformedUrlsAreInvalidArgument) {

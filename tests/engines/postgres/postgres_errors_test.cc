@@ -1,6 +1,8 @@
 // The PostgreSQL engine's error mapping and connection-string handling: no server needed.
 #include "engines/postgres/postgres_errors.h"
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "engines/postgres/postgres_connection.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
@@ -85,46 +87,137 @@ TEST(PostgresErrors, MessageNamesTheOperationOnOneLine) {
   EXPECT_EQ(status.message().find('\n'), absl::string_view::npos) << status;
 }
 
+absl::StatusOr<ParsedPostgresConnection> Parse(const std::string& connection,
+                                               PostgresClaimMode mode = PostgresClaimMode::kAdvisoryLock) {
+  PostgresOptions options;
+  options.connection = connection;
+  options.claim_mode = mode;
+  return ParsePostgresConnection(options);
+}
+
+// What the engine adds to every connection string with the default options.
+constexpr char kDefaultLibpqWaits[] =
+    "connect_timeout=10&keepalives=1&keepalives_idle=30&keepalives_interval=10&"
+    "keepalives_count=3&tcp_user_timeout=30000";
+
 TEST(PostgresConnectionString, ClaimParameterSelectsTheModeAndIsRemoved) {
   absl::StatusOr<ParsedPostgresConnection> parsed =
-      ParsePostgresConnection("postgresql://app@db:5432/ledger?claim=row&sslmode=disable",
-                              PostgresClaimMode::kAdvisoryLock);
+      Parse("postgresql://app@db:5432/ledger?claim=row&sslmode=disable");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_EQ(parsed->claim_mode, PostgresClaimMode::kRow);
-  EXPECT_EQ(parsed->connection, "postgresql://app@db:5432/ledger?sslmode=disable");
+  EXPECT_EQ(parsed->options.claim_mode, PostgresClaimMode::kRow);
+  EXPECT_EQ(parsed->connection,
+            absl::StrCat("postgresql://app@db:5432/ledger?sslmode=disable&", kDefaultLibpqWaits));
 
-  parsed = ParsePostgresConnection("postgres://db/ledger?claim=advisory", PostgresClaimMode::kRow);
+  parsed = Parse("postgres://db/ledger?claim=advisory", PostgresClaimMode::kRow);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_EQ(parsed->claim_mode, PostgresClaimMode::kAdvisoryLock);
-  EXPECT_EQ(parsed->connection, "postgres://db/ledger");
+  EXPECT_EQ(parsed->options.claim_mode, PostgresClaimMode::kAdvisoryLock);
+  EXPECT_EQ(parsed->connection, absl::StrCat("postgres://db/ledger?", kDefaultLibpqWaits));
 }
 
 TEST(PostgresConnectionString, AQuestionMarkInThePasswordDoesNotStartTheQuery) {
-  absl::StatusOr<ParsedPostgresConnection> parsed = ParsePostgresConnection(
-      "postgresql://app:pa?ss@db/ledger?claim=row", PostgresClaimMode::kAdvisoryLock);
+  absl::StatusOr<ParsedPostgresConnection> parsed =
+      Parse("postgresql://app:pa?ss@db/ledger?claim=row");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_EQ(parsed->claim_mode, PostgresClaimMode::kRow);
-  EXPECT_EQ(parsed->connection, "postgresql://app:pa?ss@db/ledger");
+  EXPECT_EQ(parsed->options.claim_mode, PostgresClaimMode::kRow);
+  EXPECT_EQ(parsed->connection, absl::StrCat("postgresql://app:pa?ss@db/ledger?", kDefaultLibpqWaits));
 }
 
 TEST(PostgresConnectionString, WithoutClaimParameterTheOptionDecides) {
   absl::StatusOr<ParsedPostgresConnection> parsed =
-      ParsePostgresConnection("postgresql://db/ledger?sslmode=require", PostgresClaimMode::kRow);
+      Parse("postgresql://db/ledger?sslmode=require", PostgresClaimMode::kRow);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_EQ(parsed->claim_mode, PostgresClaimMode::kRow);
-  EXPECT_EQ(parsed->connection, "postgresql://db/ledger?sslmode=require");
+  EXPECT_EQ(parsed->options.claim_mode, PostgresClaimMode::kRow);
+  EXPECT_EQ(parsed->connection,
+            absl::StrCat("postgresql://db/ledger?sslmode=require&", kDefaultLibpqWaits));
+}
 
-  parsed = ParsePostgresConnection("host=db dbname=ledger", PostgresClaimMode::kAdvisoryLock);
+TEST(PostgresConnectionString, TheOptionsWaitsGoToLibpqInItsUnits) {
+  PostgresOptions options;
+  options.connection = "postgresql://db/ledger";
+  options.connect_timeout = absl::Milliseconds(2500);  // whole seconds, rounded up
+  options.keepalives_idle = absl::Seconds(5);
+  options.keepalives_interval = absl::Seconds(2);
+  options.keepalives_count = 6;
+  options.tcp_user_timeout = absl::Milliseconds(1500);
+  absl::StatusOr<ParsedPostgresConnection> parsed = ParsePostgresConnection(options);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_EQ(parsed->connection, "host=db dbname=ledger");
+  EXPECT_EQ(parsed->connection,
+            "postgresql://db/ledger?connect_timeout=3&keepalives=1&keepalives_idle=5&"
+            "keepalives_interval=2&keepalives_count=6&tcp_user_timeout=1500");
+}
+
+TEST(PostgresConnectionString, ALibpqWaitInTheUriWinsOverTheOption) {
+  absl::StatusOr<ParsedPostgresConnection> parsed =
+      Parse("postgresql://db/ledger?connect_timeout=4&tcp_user_timeout=900");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->connection,
+            "postgresql://db/ledger?connect_timeout=4&tcp_user_timeout=900&keepalives=1&"
+            "keepalives_idle=30&keepalives_interval=10&keepalives_count=3");
+}
+
+TEST(PostgresConnectionString, AKeywordStringGetsTheWaitsInFrontSoItsOwnWin) {
+  absl::StatusOr<ParsedPostgresConnection> parsed = Parse("host=db dbname=ledger connect_timeout=4");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->connection,
+            "connect_timeout=10 keepalives=1 keepalives_idle=30 keepalives_interval=10 "
+            "keepalives_count=3 tcp_user_timeout=30000 host=db dbname=ledger connect_timeout=4");
+}
+
+TEST(PostgresConnectionString, TheEnginesWaitParametersSetTheirFieldsAndAreRemoved) {
+  absl::StatusOr<ParsedPostgresConnection> parsed =
+      Parse("postgresql://db/ledger?account_lock_wait=1500ms&statement_timeout=5s&"
+            "read_timeout=1m&pool_acquire_wait=250ms&sslmode=require");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->options.account_lock_wait, absl::Milliseconds(1500));
+  EXPECT_EQ(parsed->options.statement_timeout, absl::Seconds(5));
+  EXPECT_EQ(parsed->options.read_timeout, absl::Minutes(1));
+  EXPECT_EQ(parsed->options.pool_acquire_wait, absl::Milliseconds(250));
+  EXPECT_EQ(parsed->connection,
+            absl::StrCat("postgresql://db/ledger?sslmode=require&", kDefaultLibpqWaits));
+}
+
+TEST(PostgresConnectionString, BadWaitsAreInvalidArgumentNamingTheWait) {
+  for (const char* url :
+       {"postgresql://db/ledger?read_timeout=5",           // no unit
+        "postgresql://db/ledger?read_timeout=0s",          // not positive
+        "postgresql://db/ledger?read_timeout=inf",         // not finite
+        "postgresql://db/ledger?statement_timeout=-1s",
+        "postgresql://db/ledger?read_timeout=20s",         // not above statement_timeout (30 s)
+        "postgresql://db/ledger?statement_timeout=10s"}) {  // not above account_lock_wait
+    SCOPED_TRACE(url);
+    absl::StatusOr<ParsedPostgresConnection> parsed = Parse(url);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StrContains(parsed.status().message(), "read_timeout") ||
+                absl::StrContains(parsed.status().message(), "statement_timeout"))
+        << parsed.status();
+  }
+  PostgresOptions options;
+  options.connection = "postgresql://db/ledger";
+  options.account_lock_wait = absl::ZeroDuration();  // would mean "forever" to the server
+  EXPECT_EQ(ParsePostgresConnection(options).status().code(), absl::StatusCode::kInvalidArgument);
+  options.account_lock_wait = absl::Seconds(1);
+  options.keepalives_count = 0;
+  EXPECT_EQ(ParsePostgresConnection(options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(PostgresConnectionString, AnUnknownParameterIsRefusedByName) {
+  absl::Status refused = Parse("postgresql://db/ledger?sslmod=require").status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("sslmod"), absl::string_view::npos) << refused;
 }
 
 TEST(PostgresConnectionString, UnknownClaimModeIsInvalidArgument) {
-  EXPECT_EQ(ParsePostgresConnection("postgresql://db/ledger?claim=mutex",
-                                    PostgresClaimMode::kAdvisoryLock)
-                .status()
-                .code(),
+  EXPECT_EQ(Parse("postgresql://db/ledger?claim=mutex").status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(PostgresErrors, ARoundTripCutOffByTheReplyDeadlineIsALostConnection) {
+  absl::Status before = NoReplyStatus({.operation = "lock accounts"}, absl::Seconds(2));
+  EXPECT_TRUE(absl::IsUnavailable(before)) << before;
+  EXPECT_NE(before.message().find("read_timeout (2s)"), absl::string_view::npos) << before;
+  EXPECT_TRUE(IsInDoubt(
+      NoReplyStatus({.operation = "commit", .phase = engine_common::ErrorPhase::kCommit},
+                    absl::Seconds(2))));
 }
 
 TEST(PostgresConnectionString, OpeningWithBadPoolSizeIsInvalidArgument) {

@@ -1,0 +1,78 @@
+#include "engines/postgres/postgres_reply_watchdog.h"
+
+#include <sys/socket.h>
+
+#include <cassert>
+
+namespace ledger::postgres_internal {
+
+ReplyWatchdog::Armed& ReplyWatchdog::Armed::operator=(Armed&& other) noexcept {
+  if (this != &other) {
+    Disarm();
+    watchdog_ = std::exchange(other.watchdog_, nullptr);
+    id_ = std::exchange(other.id_, 0);
+  }
+  return *this;
+}
+
+bool ReplyWatchdog::Armed::Disarm() {
+  if (watchdog_ == nullptr) return false;
+  ReplyWatchdog* watchdog = std::exchange(watchdog_, nullptr);
+  return watchdog->Disarm(id_);
+}
+
+ReplyWatchdog::ReplyWatchdog() : thread_([this] { Run(); }) {}
+
+ReplyWatchdog::~ReplyWatchdog() {
+  {
+    absl::MutexLock lock(&mutex_);
+    assert(armed_.empty() && "a round trip outlived its engine's watchdog");
+    stopping_ = true;
+    changed_.Signal();
+  }
+  thread_.join();
+}
+
+ReplyWatchdog::Armed ReplyWatchdog::Arm(int socket, absl::Duration timeout) {
+  const Clock::time_point at = Clock::now() + absl::ToChronoNanoseconds(timeout);
+  absl::MutexLock lock(&mutex_);
+  const uint64_t id = next_id_++;
+  armed_.emplace(id, Deadline{socket, at, false});
+  pending_.emplace(at, id);
+  // Only a new earliest deadline changes when the thread must wake up.
+  if (pending_.begin()->second == id) changed_.Signal();
+  return Armed(this, id);
+}
+
+bool ReplyWatchdog::Disarm(uint64_t id) {
+  absl::MutexLock lock(&mutex_);
+  auto it = armed_.find(id);
+  assert(it != armed_.end());
+  const bool expired = it->second.expired;
+  if (!expired) pending_.erase({it->second.at, id});
+  armed_.erase(it);
+  return expired;
+}
+
+void ReplyWatchdog::Run() {
+  absl::MutexLock lock(&mutex_);
+  while (!stopping_) {
+    if (pending_.empty()) {
+      changed_.Wait(&mutex_);
+      continue;
+    }
+    const auto [at, id] = *pending_.begin();
+    const Clock::time_point now = Clock::now();
+    if (now < at) {
+      changed_.WaitWithTimeout(&mutex_, absl::FromChrono(at - now));
+      continue;
+    }
+    pending_.erase(pending_.begin());
+    Deadline& deadline = armed_.at(id);
+    deadline.expired = true;
+    // Under the mutex: Disarm cannot return, and the socket cannot be closed, meanwhile.
+    ::shutdown(deadline.socket, SHUT_RDWR);
+  }
+}
+
+}  // namespace ledger::postgres_internal

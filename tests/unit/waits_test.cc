@@ -1,0 +1,60 @@
+// The shared reading and checking of the server engines' waits (engines/common/waits.h).
+#include "engines/common/waits.h"
+
+#include "gtest/gtest.h"
+
+namespace ledger::engine_common {
+namespace {
+
+TEST(WaitParameterTest, TakesADurationWithItsUnit) {
+  EXPECT_EQ(*ParseWaitParameter("mysql", "read_timeout", "250ms"), absl::Milliseconds(250));
+  EXPECT_EQ(*ParseWaitParameter("mysql", "read_timeout", "1.5s"), absl::Milliseconds(1500));
+  EXPECT_EQ(*ParseWaitParameter("mysql", "read_timeout", "2m"), absl::Minutes(2));
+}
+
+TEST(WaitParameterTest, RefusesWhatIsNotABoundNamingTheParameter) {
+  for (const char* value : {"5", "", "0", "0s", "-1s", "inf", "soon", "5 s"}) {
+    SCOPED_TRACE(value);
+    absl::StatusOr<absl::Duration> wait = ParseWaitParameter("postgres", "statement_timeout", value);
+    EXPECT_EQ(wait.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(wait.status().message().find("statement_timeout"), absl::string_view::npos)
+        << wait.status();
+  }
+}
+
+TEST(WaitCheckTest, EveryWaitIsPositiveAndFinite) {
+  EXPECT_TRUE(CheckWait("mysql", "connect_timeout", absl::Seconds(1)).ok());
+  EXPECT_FALSE(CheckWait("mysql", "connect_timeout", absl::ZeroDuration()).ok());
+  EXPECT_FALSE(CheckWait("mysql", "connect_timeout", absl::InfiniteDuration()).ok());
+  EXPECT_FALSE(CheckWait("mysql", "connect_timeout", -absl::Seconds(1)).ok());
+}
+
+TEST(WaitCheckTest, TheClientsBoundMustExceedTheServers) {
+  EXPECT_TRUE(CheckWaitExceeds("mysql", "read_timeout", absl::Seconds(2), "statement_timeout",
+                               absl::Seconds(1))
+                  .ok());
+  absl::Status equal = CheckWaitExceeds("mysql", "read_timeout", absl::Seconds(1),
+                                        "statement_timeout", absl::Seconds(1));
+  EXPECT_EQ(equal.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(equal.message().find("read_timeout (1s) must exceed statement_timeout (1s)"),
+            absl::string_view::npos)
+      << equal;
+}
+
+TEST(WaitUnitsTest, RoundUpAndStayInTheServersRange) {
+  EXPECT_EQ(WholeSecondsRoundedUp(absl::Milliseconds(1001), 1), 2);
+  EXPECT_EQ(WholeSecondsRoundedUp(absl::Milliseconds(10), 1), 1);
+  EXPECT_EQ(WholeSecondsRoundedUp(absl::Seconds(1), 2), 2);
+  EXPECT_EQ(WholeSecondsRoundedUp(absl::Hours(1'000'000), 1), 2'147'483'647);
+  EXPECT_EQ(WholeMillisecondsRoundedUp(absl::Microseconds(1)), 1);
+  EXPECT_EQ(WholeMillisecondsRoundedUp(absl::Microseconds(1500)), 2);
+  EXPECT_EQ(WholeMillisecondsRoundedUp(absl::Hours(1'000)), 2'147'483'647);
+}
+
+TEST(WaitDefaultsTest, TheClientGivesUpAfterTheServerWould) {
+  EXPECT_GT(kReadTimeoutDefault, kStatementTimeoutDefault);
+  EXPECT_GT(kReadTimeoutDefault, kAccountLockWaitDefault);
+}
+
+}  // namespace
+}  // namespace ledger::engine_common
