@@ -7,11 +7,11 @@ void GroupCommitter::Submit(BatchItem& item, const BatchRunner& run) {
   absl::MutexLock lock(&mutex_);
   queue_.push_back(&self);
   while (!self.done) {
-    if (in_flight_) {
+    if (self.taken || in_flight_ >= in_flight_max_) {
       batch_done_.Wait(&mutex_);
       continue;
     }
-    in_flight_ = true;  // this thread leads the next batch
+    in_flight_ += 1;  // this thread leads the next batch
     std::vector<Waiter*> batch = TakeBatch();
     std::vector<BatchItem*> items;
     for (Waiter* waiter : batch) items.push_back(waiter->item);
@@ -19,7 +19,7 @@ void GroupCommitter::Submit(BatchItem& item, const BatchRunner& run) {
     run(items);  // sets every item's result; waiters read them only once marked done
     mutex_.Lock();
     for (Waiter* waiter : batch) waiter->done = true;
-    in_flight_ = false;
+    in_flight_ -= 1;
     batch_done_.SignalAll();
   }
 }
@@ -32,6 +32,7 @@ std::vector<GroupCommitter::Waiter*> GroupCommitter::TakeBatch() {
       ++it;
       continue;
     }
+    (*it)->taken = true;
     batch.push_back(*it);
     it = queue_.erase(it);
   }

@@ -1,10 +1,10 @@
 // Group commit: concurrent single submits share one batch transaction.
 //
-// A submit joins the queue. If no shared transaction is in flight, its thread becomes
-// the leader at once: it takes the queue's head (up to the batch bound, all with the
-// same claim wait as the first), runs them as one batch, hands every item its result
-// and wakes the waiters; one of those still undecided leads the next batch. So a lone
-// submit waits for nobody, and batches form only while a commit is in flight.
+// A submit joins the queue. If fewer shared transactions than the bound are in flight,
+// its thread becomes a leader at once: it takes the queue's head (up to the batch bound,
+// all with the same claim wait as the first), runs them as one batch, hands every item
+// its result and wakes the waiters; one of those still undecided leads a next batch. So
+// a lone submit waits for nobody, and batches form only while commits are in flight.
 //
 // Internal to ledger/. Thread-safe.
 #ifndef LEDGER_LEDGER_GROUP_COMMIT_H_
@@ -26,7 +26,8 @@ class GroupCommitter {
   // Decides every item it is given, each with its own result.
   using BatchRunner = std::function<void(const std::vector<BatchItem*>&)>;
 
-  explicit GroupCommitter(size_t batch_items_max) : batch_items_max_(batch_items_max) {}
+  GroupCommitter(size_t batch_items_max, int in_flight_max)
+      : batch_items_max_(batch_items_max), in_flight_max_(in_flight_max) {}
 
   // Returns once `item` has its result, run in some batch by `run` (on this thread or
   // another submitter's).
@@ -35,7 +36,8 @@ class GroupCommitter {
  private:
   struct Waiter {
     BatchItem* item;
-    bool done = false;  // guarded by mutex_: the item's result is set and may be read
+    bool taken = false;  // guarded by mutex_: in some leader's batch
+    bool done = false;   // guarded by mutex_: the item's result is set and may be read
   };
 
   // Takes the next batch off the queue: its head, and the items after it with the same
@@ -43,10 +45,11 @@ class GroupCommitter {
   std::vector<Waiter*> TakeBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const size_t batch_items_max_;
+  const int in_flight_max_;
   absl::Mutex mutex_;
   absl::CondVar batch_done_;
   std::deque<Waiter*> queue_ ABSL_GUARDED_BY(mutex_);
-  bool in_flight_ ABSL_GUARDED_BY(mutex_) = false;
+  int in_flight_ ABSL_GUARDED_BY(mutex_) = 0;  // shared transactions running
 };
 
 }  // namespace ledger::internal

@@ -55,6 +55,13 @@ absl::Status ValidateLedgerOptions(const LedgerOptions& options) {
         absl::StrCat("LedgerOptions.group_commit.batch_items_max must be 1 to ", kBatchItemsMax,
                      ", not ", options.group_commit.batch_items_max));
   }
+  if (options.group_commit.transactions_in_flight_max < 1 ||
+      options.group_commit.transactions_in_flight_max > kGroupCommitTransactionsInFlightLimit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LedgerOptions.group_commit.transactions_in_flight_max must be 1 to ",
+        kGroupCommitTransactionsInFlightLimit, ", not ",
+        options.group_commit.transactions_in_flight_max));
+  }
   for (size_t index = 0; index < options.velocity_limits.size(); ++index) {
     LEDGER_RETURN_IF_ERROR(ValidateVelocityLimit(options.velocity_limits[index], index));
   }
@@ -72,8 +79,8 @@ Ledger::Ledger(std::shared_ptr<Engine> engine, LedgerOptions options)
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : SystemClock::Default()) {
   if (options_.group_commit.enabled) {
-    group_committer_ =
-        std::make_unique<internal::GroupCommitter>(options_.group_commit.batch_items_max);
+    group_committer_ = std::make_unique<internal::GroupCommitter>(
+        options_.group_commit.batch_items_max, options_.group_commit.transactions_in_flight_max);
   }
 }
 

@@ -55,6 +55,8 @@ inline constexpr size_t kBatchItemsMax = 8190;
 // The most entries one SubmitBatch may post, counting each operation's postings before
 // the database is read: a reverse counts as kPostingsPerTransactionMax.
 inline constexpr size_t kBatchEntriesMax = 65536;
+// The most GroupCommitOptions::transactions_in_flight_max accepts.
+inline constexpr int kGroupCommitTransactionsInFlightLimit = 64;
 
 // Caps on what one non-system account may debit within a sliding window. Reversals
 // are exempt: they correct, they do not spend. A limit sets at least one cap.
@@ -70,15 +72,20 @@ struct VelocityLimit {
 
 // Group commit: concurrent Submit calls share database transactions (SubmitBatch, not
 // atomic), so callers that submit one operation at a time from many threads get batch
-// throughput. A lone submit starts at once; submits that arrive while a shared
-// transaction is in flight wait for it and go together in the next, up to
-// batch_items_max, and only with others of the same claim wait (a batch claims with the
-// least of its items' waits). Each caller gets exactly its own result.
+// throughput. A submit starts at once while fewer than transactions_in_flight_max shared
+// transactions run; submits that arrive while that many are in flight queue and go
+// together in the next, up to batch_items_max, and only with others of the same claim
+// wait (a batch claims with the least of its items' waits). Each caller gets exactly its
+// own result.
 struct GroupCommitOptions {
   // Default: false, every Submit its own transaction.
   bool enabled = false;
   // Most submits one shared transaction takes. 1 .. kBatchItemsMax. Default: 256.
   size_t batch_items_max = 256;
+  // Shared transactions running at once: more keeps a server's connections and cores
+  // busy, fewer makes bigger batches. 1 .. kGroupCommitTransactionsInFlightLimit (64).
+  // Default: 4.
+  int transactions_in_flight_max = 4;
 };
 
 // Checked by Ledger::Open: a bad field is InvalidArgument naming it, never clamped.

@@ -422,7 +422,9 @@ class CommitGate {
 };
 
 TEST_P(ConformanceTest, GroupCommitGivesEachConcurrentCallerExactlyItsOwnOutcome) {
-  std::unique_ptr<Ledger> grouped = LedgerWith({.group_commit = {.enabled = true}});
+  // One shared transaction at a time, so the gate makes every later caller queue.
+  std::unique_ptr<Ledger> grouped =
+      LedgerWith({.group_commit = {.enabled = true, .transactions_in_flight_max = 1}});
   Fund("alice", 100);
   ASSERT_TRUE(IsOutcome(Submit("taken", Transfer("alice", "carol", 1)), OutcomeKind::kCommitted));
   std::vector<SubmitRequest> requests = {
