@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cassert>
 
 namespace ledger::postgres_internal {
@@ -39,8 +40,10 @@ ReplyWatchdog::Armed ReplyWatchdog::Arm(int socket, absl::Duration timeout) {
   const uint64_t id = next_id_++;
   armed_.emplace(id, Deadline{socket, at, false});
   pending_.emplace(at, id);
-  // Only a new earliest deadline changes when the thread must wake up.
-  if (pending_.begin()->second == id) changed_.Signal();
+  shortest_timeout_ = std::min(shortest_timeout_, timeout);
+  // Wake the thread only if it would sleep past this deadline: with one timeout per
+  // engine it never does, so a round trip costs no context switch.
+  if (at < wake_at_) changed_.Signal();
   return Armed(this, id);
 }
 
@@ -57,13 +60,22 @@ bool ReplyWatchdog::Disarm(uint64_t id) {
 void ReplyWatchdog::Run() {
   absl::MutexLock lock(&mutex_);
   while (!stopping_) {
+    const Clock::time_point now = Clock::now();
     if (pending_.empty()) {
-      changed_.Wait(&mutex_);
+      // Idle: nap for the shortest timeout ever armed. A deadline armed meanwhile is at
+      // least that far away, so it needs no wake-up call.
+      if (shortest_timeout_ == absl::InfiniteDuration()) {
+        wake_at_ = Clock::time_point::max();
+        changed_.Wait(&mutex_);
+      } else {
+        wake_at_ = now + absl::ToChronoNanoseconds(shortest_timeout_);
+        changed_.WaitWithTimeout(&mutex_, shortest_timeout_);
+      }
       continue;
     }
     const auto [at, id] = *pending_.begin();
-    const Clock::time_point now = Clock::now();
     if (now < at) {
+      wake_at_ = at;
       changed_.WaitWithTimeout(&mutex_, absl::FromChrono(at - now));
       continue;
     }

@@ -9,7 +9,8 @@
 //   ... one blocking libpq call ...
 //   bool cut_off = armed.Disarm();  // true: the deadline closed the connection
 //
-// One thread per watchdog (per engine), asleep until the earliest deadline. The socket
+// One thread per watchdog (per engine), asleep until the earliest deadline (when idle,
+// for the shortest timeout it has seen, so arming needs no wake-up call). The socket
 // given to Arm must stay open until Disarm returns: sessions arm a duplicate of libpq's
 // socket that they own, so a socket libpq closes meanwhile can never be reused under
 // the watchdog.
@@ -77,6 +78,8 @@ class ReplyWatchdog {
   std::map<uint64_t, Deadline> armed_ ABSL_GUARDED_BY(mutex_);
   std::set<std::pair<Clock::time_point, uint64_t>> pending_ ABSL_GUARDED_BY(mutex_);  // not expired
   uint64_t next_id_ ABSL_GUARDED_BY(mutex_) = 1;
+  absl::Duration shortest_timeout_ ABSL_GUARDED_BY(mutex_) = absl::InfiniteDuration();
+  Clock::time_point wake_at_ ABSL_GUARDED_BY(mutex_) = Clock::time_point::max();  // the thread's
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;  // last: starts once every member above exists
 };
