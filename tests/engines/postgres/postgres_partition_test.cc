@@ -131,6 +131,10 @@ class PostgresPartitionTest : public ::testing::Test {
       EXPECT_TRUE(absl::IsUnavailable(first.outcome->fault)) << first.outcome->fault;
     }
     EXPECT_LT(first.elapsed, bound + kSlack) << "the submit waited on the frozen server";
+    // The engine's reply deadline cut it off, not some other failure.
+    EXPECT_NE(first.outcome->fault.message().find("no reply from the server within read_timeout"), absl::string_view::npos)
+        << first.outcome->fault;
+    RecordProperty("frozen_submit_ms", absl::ToInt64Milliseconds(first.elapsed));
     ASSERT_TRUE(server_->Thaw().ok());
     faults_->Clear();
     absl::StatusOr<Outcome> resent = ResendUntilDefinite(*ledger_, request, kResendsMax);
