@@ -346,7 +346,10 @@ std::string MysqlConnection::StatementTimeoutAssignment(absl::Duration timeout) 
       timeout == absl::ZeroDuration() ? 0 : engine_common::WholeMillisecondsRoundedUp(timeout);
   // MariaDB: seconds with a fraction, every statement. MySQL 8: milliseconds, read-only
   // SELECTs only (it has no bound on other statements).
-  if (mariadb_) return absl::StrCat("max_statement_time = ", millis / 1000.0);
+  if (mariadb_) {
+    return absl::StrCat("max_statement_time = ", millis / 1000, ".",
+                        absl::Dec(millis % 1000, absl::kZeroPad3));
+  }
   return absl::StrCat("max_execution_time = ", millis);
 }
 

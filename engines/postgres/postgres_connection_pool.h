@@ -60,7 +60,10 @@ struct PostgresSession {
 
   // The reply deadline of one round trip on this session (inert without a watchdog).
   ReplyWatchdog::Armed ArmReplyDeadline() {
-    if (watchdog == nullptr || reply_socket.get() < 0) return ReplyWatchdog::Armed();
+    if (watchdog == nullptr || reply_socket.get() < 0 ||
+        read_timeout == absl::InfiniteDuration()) {
+      return ReplyWatchdog::Armed();
+    }
     return watchdog->Arm(reply_socket.get(), read_timeout);
   }
 
