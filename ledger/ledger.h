@@ -82,10 +82,11 @@ struct GroupCommitOptions {
   bool enabled = false;
   // Most submits one shared transaction takes. 1 .. kBatchItemsMax. Default: 256.
   size_t batch_items_max = 256;
-  // Shared transactions running at once: more keeps a server's connections and cores
-  // busy, fewer makes bigger batches. 1 .. kGroupCommitTransactionsInFlightLimit (64).
-  // Default: 4.
-  int transactions_in_flight_max = 4;
+  // Shared transactions running at once. More keeps a database server's connections and
+  // cores busy (PostgreSQL, MariaDB); fewer makes bigger batches, and SQLite and the
+  // memory engine run one writer at a time anyway, so more only splits their batches.
+  // 1 .. kGroupCommitTransactionsInFlightLimit (64). Default: 1.
+  int transactions_in_flight_max = 1;
 };
 
 // Checked by Ledger::Open: a bad field is InvalidArgument naming it, never clamped.

@@ -422,9 +422,9 @@ class CommitGate {
 };
 
 TEST_P(ConformanceTest, GroupCommitGivesEachConcurrentCallerExactlyItsOwnOutcome) {
-  // One shared transaction at a time, so the gate makes every later caller queue.
-  std::unique_ptr<Ledger> grouped =
-      LedgerWith({.group_commit = {.enabled = true, .transactions_in_flight_max = 1}});
+  // One shared transaction at a time (the default), so the gate makes every later caller
+  // queue.
+  std::unique_ptr<Ledger> grouped = LedgerWith({.group_commit = {.enabled = true}});
   Fund("alice", 100);
   ASSERT_TRUE(IsOutcome(Submit("taken", Transfer("alice", "carol", 1)), OutcomeKind::kCommitted));
   std::vector<SubmitRequest> requests = {
