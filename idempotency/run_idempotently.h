@@ -2,7 +2,7 @@
 // a payment gateway, sending a payout) runs once per identity, and retries get the
 // result it stored instead of running it again.
 //
-//   ledger::IdempotentRunner runner(engine, clock);  // any WorkClaimStore, any Clock
+//   ledger::IdempotentRunner runner(engine.work_claims(), clock);  // any WorkClaimStore
 //   ledger::KeyIdentity identity{"gateway.charge", {"acme", "user-42"}, "order-1001"};
 //   nlohmann::json payload = {{"amount", "1500"}, {"currency", "USD"}};
 //   absl::StatusOr<std::string> receipt = runner.Run(identity, payload, {}, [&] {

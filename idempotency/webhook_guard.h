@@ -3,7 +3,7 @@
 // (webhook_events), apart from the submit keys and the work claims, so a string used in
 // one layer never collides with the same string in another.
 //
-//   ledger::WebhookGuard guard(engine, clock);  // any WebhookStore, any Clock
+//   ledger::WebhookGuard guard(engine.webhooks(), clock);  // any WebhookStore, any Clock
 //   absl::StatusOr<ledger::WebhookDelivery> delivery =
 //       guard.Handle("stripe", event.id, [&] { return ApplyEvent(event); });
 //   if (!delivery.ok()) return Http500();  // the event was forgotten: a redelivery retries

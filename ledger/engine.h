@@ -19,6 +19,10 @@
 // wait runs out, InDoubtError when COMMIT's result is unknown, Unavailable for a lost
 // connection, AlreadyExists for identity clashes. No driver exception leaves an engine.
 //
+// Idempotency for work outside the ledger (run-idempotently, the webhook guard) is not
+// part of this contract: an engine hands out those stores as separate objects,
+// work_claims() and webhooks() (idempotency/stores.h).
+//
 // Thread safety: an Engine is shared by all threads; a StorageTransaction belongs to
 // the one thread that began it.
 #ifndef LEDGER_LEDGER_ENGINE_H_
@@ -119,9 +123,9 @@ class StorageTransaction {
   virtual void Rollback() = 0;
 };
 
-class Engine : public WorkClaimStore, public WebhookStore {
+class Engine {
  public:
-  ~Engine() override = default;
+  virtual ~Engine() = default;
 
   virtual std::string_view name() const = 0;
 
@@ -168,6 +172,12 @@ class Engine : public WorkClaimStore, public WebhookStore {
   // Outbox events with sequence > after_sequence, ascending.
   virtual absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
                                                               int64_t limit) = 0;
+
+  // The storage for idempotency outside the ledger (idempotency/stores.h), in the same
+  // database: run-idempotently's work claims and the webhook guard's events. Owned by
+  // the engine and valid as long as it lives; thread-safe like the engine.
+  virtual WorkClaimStore& work_claims() = 0;
+  virtual WebhookStore& webhooks() = 0;
 };
 
 }  // namespace ledger

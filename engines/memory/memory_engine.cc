@@ -15,6 +15,8 @@
 #include "absl/synchronization/mutex.h"
 #include "base/status.h"
 #include "engines/common/error_table.h"
+#include "engines/memory/memory_webhook_store.h"
+#include "engines/memory/memory_work_claim_store.h"
 
 namespace ledger {
 namespace {
@@ -24,8 +26,6 @@ using IdentityKey = std::tuple<std::string, std::string, std::string>;
 IdentityKey KeyOf(const KeyIdentity& identity) {
   return {identity.key_namespace, identity.scope.Encoded(), identity.key};
 }
-
-
 
 struct State {
   std::map<std::string, Asset, std::less<>> assets;
@@ -38,8 +38,6 @@ struct State {
   std::map<std::string, std::multimap<absl::Time, Amount>, std::less<>> debits_by_time;
   std::map<IdentityKey, KeyRecord> keys;
   std::vector<OutboxEvent> events;
-  std::map<IdentityKey, WorkClaim> work_claims;
-  std::map<std::pair<std::string, std::string>, absl::Time> webhook_events;
 };
 
 class MemoryEngine;
@@ -214,74 +212,8 @@ class MemoryEngine final : public Engine {
     return page;
   }
 
-  absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) override {
-    absl::MutexLock lock(&state_mutex_);
-    return state_.work_claims.emplace(KeyOf(fresh.identity), fresh).first->second;
-  }
-
-  absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
-                                        const std::string& expected_owner,
-                                        int64_t expected_attempt,
-                                        const WorkClaim& replacement) override {
-    absl::MutexLock lock(&state_mutex_);
-    auto it = state_.work_claims.find(KeyOf(identity));
-    if (it == state_.work_claims.end() || it->second.owner != expected_owner ||
-        it->second.attempt != expected_attempt) {
-      return false;
-    }
-    it->second = replacement;
-    return true;
-  }
-
-  absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
-                                       const std::string& owner) override {
-    absl::MutexLock lock(&state_mutex_);
-    auto it = state_.work_claims.find(KeyOf(identity));
-    if (it == state_.work_claims.end() || it->second.owner != owner ||
-        it->second.state != WorkState::kPending) {
-      return false;
-    }
-    state_.work_claims.erase(it);
-    return true;
-  }
-
-  absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) override {
-    absl::MutexLock lock(&state_mutex_);
-    int64_t marked = 0;
-    for (auto& [key, claim] : state_.work_claims) {
-      if (claim.state == WorkState::kPending && claim.lease_expires_at <= now) {
-        claim.state = WorkState::kAbandoned;
-        claim.updated_at = now;
-        ++marked;
-      }
-    }
-    return marked;
-  }
-
-  absl::StatusOr<int64_t> PruneWorkClaims(absl::Time now) override {
-    absl::MutexLock lock(&state_mutex_);
-    return static_cast<int64_t>(std::erase_if(
-        state_.work_claims, [now](const auto& item) { return item.second.expires_at <= now; }));
-  }
-
-  absl::StatusOr<bool> InsertWebhookEventIfAbsent(const std::string& provider,
-                                                  const std::string& event_id,
-                                                  absl::Time received_at) override {
-    absl::MutexLock lock(&state_mutex_);
-    return state_.webhook_events.emplace(std::make_pair(provider, event_id), received_at).second;
-  }
-
-  absl::StatusOr<bool> DeleteWebhookEvent(const std::string& provider,
-                                          const std::string& event_id) override {
-    absl::MutexLock lock(&state_mutex_);
-    return state_.webhook_events.erase(std::make_pair(provider, event_id)) > 0;
-  }
-
-  absl::StatusOr<int64_t> PruneWebhookEvents(absl::Time before) override {
-    absl::MutexLock lock(&state_mutex_);
-    return static_cast<int64_t>(std::erase_if(
-        state_.webhook_events, [before](const auto& item) { return item.second < before; }));
-  }
+  WorkClaimStore& work_claims() override { return work_claims_; }
+  WebhookStore& webhooks() override { return webhooks_; }
 
  private:
   friend class MemoryTransaction;
@@ -321,6 +253,9 @@ class MemoryEngine final : public Engine {
   absl::Mutex state_mutex_;  // held by a transaction across calls: see LockedState()
   State state_ ABSL_GUARDED_BY(state_mutex_);
   int64_t next_event_sequence_ ABSL_GUARDED_BY(state_mutex_) = 1;
+
+  memory_internal::MemoryWorkClaimStore work_claims_;
+  memory_internal::MemoryWebhookStore webhooks_;
 };
 
 State& MemoryTransaction::LockedState() ABSL_NO_THREAD_SAFETY_ANALYSIS {

@@ -1,6 +1,6 @@
 // The MySQL engine's classes, shared by its source files: mysql_engine.cc (open,
 // migrate, the submit transaction), mysql_reads.cc (assets, accounts, history, keys,
-// events) and mysql_stores.cc (work claims, webhook events).
+// events) and its two stores, mysql_work_claim_store.cc and mysql_webhook_store.cc.
 //
 // The submit transaction's claim is a placeholder row (see docs/engines/mysql.md):
 //   INSERT the key row (state pending) under the claim's lock wait timeout;
@@ -30,6 +30,8 @@
 #include "absl/status/statusor.h"
 #include "engines/mysql/mysql_connection.h"
 #include "engines/mysql/mysql_connection_pool.h"
+#include "engines/mysql/mysql_webhook_store.h"
+#include "engines/mysql/mysql_work_claim_store.h"
 #include "ledger/engine.h"
 
 namespace ledger::mysql_internal {
@@ -71,33 +73,23 @@ class MysqlEngine final : public Engine {
   absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
                                                       int64_t limit) override;
 
-  absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) override;
-  absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
-                                        const std::string& expected_owner,
-                                        int64_t expected_attempt,
-                                        const WorkClaim& replacement) override;
-  absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
-                                       const std::string& owner) override;
-  absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) override;
-  absl::StatusOr<int64_t> PruneWorkClaims(absl::Time now) override;
-  absl::StatusOr<bool> InsertWebhookEventIfAbsent(const std::string& provider,
-                                                  const std::string& event_id,
-                                                  absl::Time received_at) override;
-  absl::StatusOr<bool> DeleteWebhookEvent(const std::string& provider,
-                                          const std::string& event_id) override;
-  absl::StatusOr<int64_t> PruneWebhookEvents(absl::Time before) override;
+  WorkClaimStore& work_claims() override { return work_claims_; }
+  WebhookStore& webhooks() override { return webhooks_; }
 
- private:
   enum class Access { kRead, kWrite };
   // Runs `body` in one transaction on a pooled connection (engines/common/standalone.h):
   // COMMIT after a write (a failed COMMIT is in doubt), ROLLBACK after a read. A session
   // found lost before COMMIT on a reused connection (dropped while idle) is retried on
-  // a new one: nothing was committed, so that is safe for writes too.
+  // a new one: nothing was committed, so that is safe for writes too. Public for the
+  // stores.
   absl::Status RunStandalone(Access access,
                              const std::function<absl::Status(MysqlConnection&)>& body);
 
+ private:
   std::shared_ptr<MysqlConnectionPool> pool_;
   const absl::Duration pool_acquire_wait_;
+  MysqlWorkClaimStore work_claims_{*this};
+  MysqlWebhookStore webhooks_{*this};
 };
 
 class MysqlStorageTransaction final : public StorageTransaction {

@@ -1,8 +1,9 @@
 // The PostgreSQL engine's classes, shared by the files that implement it:
 // postgres_engine.cc (open, migrate, the submit transaction), postgres_reads.cc
-// (assets, accounts, history, keys, events) and postgres_stores.cc (work claims,
-// webhook events). postgres_migrations.cc applies the schema; postgres_connection.cc
-// sets up each session (connection string, prepared statements).
+// (assets, accounts, history, keys, events) and its two stores,
+// postgres_work_claim_store.cc and postgres_webhook_store.cc. postgres_migrations.cc
+// applies the schema; postgres_connection.cc sets up each session (connection string,
+// prepared statements).
 //
 // Internal to engines/postgres. PostgresEngine is thread-safe; a
 // PostgresStorageTransaction belongs to the thread that began it.
@@ -23,6 +24,8 @@
 #include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_engine.h"
 #include "engines/postgres/postgres_errors.h"
+#include "engines/postgres/postgres_webhook_store.h"
+#include "engines/postgres/postgres_work_claim_store.h"
 #include "engines/postgres/postgres_write_batch.h"
 #include "ledger/engine.h"
 #include "pqxx/nontransaction"
@@ -118,31 +121,21 @@ class PostgresEngine final : public Engine {
   absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
                                                       int64_t limit) override;
 
-  absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) override;
-  absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
-                                        const std::string& expected_owner, int64_t expected_attempt,
-                                        const WorkClaim& replacement) override;
-  absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
-                                       const std::string& owner) override;
-  absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) override;
-  absl::StatusOr<int64_t> PruneWorkClaims(absl::Time now) override;
+  WorkClaimStore& work_claims() override { return work_claims_; }
+  WebhookStore& webhooks() override { return webhooks_; }
 
-  absl::StatusOr<bool> InsertWebhookEventIfAbsent(const std::string& provider,
-                                                  const std::string& event_id,
-                                                  absl::Time received_at) override;
-  absl::StatusOr<bool> DeleteWebhookEvent(const std::string& provider,
-                                          const std::string& event_id) override;
-  absl::StatusOr<int64_t> PruneWebhookEvents(absl::Time before) override;
-
- private:
-  // Runs `body(work)` as autocommit statements on a pooled connection.
+  // Runs `body(work)` as autocommit statements on a pooled connection. Public for the
+  // stores.
   template <typename Body>
   auto WithConnection(const PostgresErrorContext& context, Body&& body)
       -> std::invoke_result_t<Body&, pqxx::nontransaction&>;
 
+ private:
   std::shared_ptr<PostgresConnectionPool> pool_;
   const PostgresClaimMode claim_mode_;
   const absl::Duration pool_acquire_wait_;
+  PostgresWorkClaimStore work_claims_{*this};
+  PostgresWebhookStore webhooks_{*this};
 };
 
 template <typename Body>

@@ -1,6 +1,7 @@
 // The SQLite Engine's class, shared by the files that implement it:
-// sqlite_engine.cc (open, migrate, the submit transaction), sqlite_reads.cc (every
-// read) and sqlite_stores.cc (assets, accounts, keys, work claims, webhooks).
+// sqlite_engine.cc (open, migrate, the submit transaction), sqlite_reads.cc (assets,
+// accounts, history, keys, events), and its two stores, sqlite_work_claim_store.cc and
+// sqlite_webhook_store.cc, which run through the engine's write runner.
 //
 // How a submit claims its key: the submit's first statement is BEGIN IMMEDIATE, which
 // takes SQLite's single writer lock for the whole transaction; while it is held no
@@ -20,6 +21,8 @@
 
 #include "engines/sqlite/sqlite_connection.h"
 #include "engines/sqlite/sqlite_connection_pool.h"
+#include "engines/sqlite/sqlite_webhook_store.h"
+#include "engines/sqlite/sqlite_work_claim_store.h"
 #include "ledger/engine.h"
 
 namespace ledger::sqlite_internal {
@@ -62,27 +65,14 @@ class SqliteEngine final : public Engine {
   absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
                                                       int64_t limit) override;
 
-  absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) override;
-  absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
-                                        const std::string& expected_owner,
-                                        int64_t expected_attempt,
-                                        const WorkClaim& replacement) override;
-  absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
-                                       const std::string& owner) override;
-  absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) override;
-  absl::StatusOr<int64_t> PruneWorkClaims(absl::Time now) override;
+  WorkClaimStore& work_claims() override { return work_claims_; }
+  WebhookStore& webhooks() override { return webhooks_; }
 
-  absl::StatusOr<bool> InsertWebhookEventIfAbsent(const std::string& provider,
-                                                  const std::string& event_id,
-                                                  absl::Time received_at) override;
-  absl::StatusOr<bool> DeleteWebhookEvent(const std::string& provider,
-                                          const std::string& event_id) override;
-  absl::StatusOr<int64_t> PruneWebhookEvents(absl::Time before) override;
+  // A short write outside the submit path: queue, BEGIN IMMEDIATE with the default
+  // busy timeout, `work`, COMMIT (ROLLBACK if `work` failed). Public for the stores.
+  absl::Status InWriteTransaction(const ConnectionWork& work);
 
  private:
-  // A short write outside the submit path: queue, BEGIN IMMEDIATE with the default
-  // busy timeout, `work`, COMMIT (ROLLBACK if `work` failed).
-  absl::Status InWriteTransaction(const ConnectionWork& work);
   // Reads of more than one statement run in one deferred (read) transaction, so they
   // see one snapshot; WAL lets them run beside the writer.
   absl::Status InReadTransaction(const ConnectionWork& work);
@@ -94,6 +84,8 @@ class SqliteEngine final : public Engine {
   const std::shared_ptr<WriterQueue> writer_queue_;
   const absl::Duration busy_timeout_;
   const absl::Duration pool_acquire_wait_;
+  SqliteWorkClaimStore work_claims_{*this};
+  SqliteWebhookStore webhooks_{*this};
 };
 
 // Takes this engine's writer queue, then SQLite's writer lock (BEGIN IMMEDIATE),

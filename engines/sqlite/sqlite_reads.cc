@@ -1,7 +1,11 @@
-// The SQLite engine's reads. They never take the writer lock: in WAL mode a reader sees
-// the last committed state and runs beside the one writer.
+// The SQLite engine outside the submit path: assets, accounts, transaction history,
+// key records and outbox events. Reads never take the writer lock: in WAL mode a reader
+// sees the last committed state and runs beside the one writer. The few writes (an
+// asset, an account, closing one, pruning keys) are each one short BEGIN IMMEDIATE
+// transaction with the default busy timeout (SqliteOptions::busy_timeout).
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "engines/sqlite/sqlite_engine_internal.h"
 #include "engines/sqlite/sqlite_rows.h"
 #include "base/status.h"
@@ -11,6 +15,17 @@ namespace {
 
 // SQLite reads LIMIT -1 as "no limit"; the contract's limits are counts of rows.
 bool NothingToList(int64_t limit) { return limit <= 0; }
+
+absl::StatusOr<std::optional<int>> SelectAssetScale(Connection& connection,
+                                                    std::string_view code) {
+  LEDGER_ASSIGN_OR_RETURN(
+      Query query, connection.Prepare("SELECT scale FROM assets WHERE code = ?", "select asset"));
+  query.BindText(code);
+  LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
+  if (!found) return std::nullopt;
+  return static_cast<int>(query.Int(0));
+}
+
 
 }  // namespace
 
@@ -180,6 +195,82 @@ absl::StatusOr<std::vector<OutboxEvent>> SqliteEngine::ListEvents(int64_t after_
     }
   }));
   return events;
+}
+
+// ---------------------------------------------------------------- writes
+
+absl::Status SqliteEngine::PutAsset(const Asset& asset) {
+  return InWriteTransaction([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(std::optional<int> scale, SelectAssetScale(connection, asset.code));
+    if (scale.has_value()) {
+      if (*scale == asset.scale) return absl::OkStatus();
+      return absl::AlreadyExistsError(absl::StrCat("asset ", asset.code,
+                                                   " exists with scale ", *scale));
+    }
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query,
+        connection.Prepare("INSERT INTO assets (code, scale) VALUES (?, ?)", "insert asset"));
+    query.BindText(asset.code).BindInt(asset.scale);
+    return query.Run();
+  });
+}
+
+absl::Status SqliteEngine::InsertAccount(const Account& account) {
+  return InWriteTransaction([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(std::optional<int> scale, SelectAssetScale(connection, account.asset));
+    if (!scale.has_value()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("account ", account.id, ": unknown asset ", account.asset));
+    }
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query, connection.Prepare("INSERT INTO accounts (" LEDGER_SQLITE_ACCOUNT_COLUMNS
+                                        ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                        "insert account"));
+    query.BindText(account.id)
+        .BindText(account.asset)
+        .BindInt(account.allow_negative ? 1 : 0)
+        .BindInt(account.overdraft_limit)
+        .BindInt(account.closed ? 1 : 0)
+        .BindInt(account.balance)
+        .BindInt(account.version)
+        .BindTime(account.created_at);
+    return Annotate(query.Run(), absl::StrCat("account ", account.id));
+  });
+}
+
+absl::StatusOr<bool> SqliteEngine::CloseAccountIfZeroBalance(std::string_view id) {
+  bool closed = false;
+  LEDGER_RETURN_IF_ERROR(InWriteTransaction([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query, connection.Prepare("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0",
+                                        "close account if zero balance"));
+    query.BindText(id);
+    LEDGER_RETURN_IF_ERROR(query.Run());
+    closed = connection.ChangedRows() == 1;  // counts matched rows, changed or not
+    return absl::OkStatus();
+  }));
+  return closed;
+}
+
+absl::StatusOr<int64_t> SqliteEngine::PruneExpiredKeys(absl::Time now, int64_t limit) {
+  int64_t deleted = 0;
+  if (limit <= 0) return deleted;
+  LEDGER_RETURN_IF_ERROR(InWriteTransaction([&](Connection& connection) -> absl::Status {
+    // The subquery walks idempotency_keys_by_expiry; the batch bounds how long the
+    // writer lock is held.
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query,
+        connection.Prepare("DELETE FROM idempotency_keys WHERE (namespace, scope, key) IN"
+                           " (SELECT namespace, scope, key FROM idempotency_keys"
+                           " WHERE expires_at <= ? AND state = 'committed'"
+                           " ORDER BY expires_at LIMIT ?)",
+                           "prune expired keys"));
+    query.BindTime(now).BindInt(limit);
+    LEDGER_RETURN_IF_ERROR(query.Run());
+    deleted = connection.ChangedRows();
+    return absl::OkStatus();
+  }));
+  return deleted;
 }
 
 }  // namespace ledger::sqlite_internal

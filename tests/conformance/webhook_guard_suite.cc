@@ -29,7 +29,7 @@ std::string DeliveryOf(const absl::StatusOr<WebhookDelivery>& delivery) {
 }
 
 TEST_P(ConformanceTest, WebhookFirstDeliveryIsFirstAndRedeliveryIsDuplicate) {
-  WebhookGuard guard(engine(), clock());
+  WebhookGuard guard(engine().webhooks(), clock());
   EXPECT_EQ(DeliveryOf(guard.Accept("stripe", "evt_1")), "first");
   EXPECT_EQ(DeliveryOf(guard.Accept("stripe", "evt_1")), "duplicate");
   clock().Advance(absl::Hours(30));  // no expiry of its own: only Prune forgets
@@ -42,7 +42,7 @@ TEST_P(ConformanceTest, WebhookFirstDeliveryIsFirstAndRedeliveryIsDuplicate) {
 }
 
 TEST_P(ConformanceTest, WebhookEventIdsAreCaseSensitiveAndStoredExactly) {
-  WebhookGuard guard(engine(), clock());
+  WebhookGuard guard(engine().webhooks(), clock());
   const std::string longest_event_id(kWebhookEventIdBytesMax, 'e');
   const std::string longest_provider(kWebhookProviderBytesMax, 'p');
   EXPECT_EQ(DeliveryOf(guard.Accept("stripe", "evt_ABC")), "first");
@@ -56,7 +56,7 @@ TEST_P(ConformanceTest, WebhookEventIdsAreCaseSensitiveAndStoredExactly) {
 }
 
 TEST_P(ConformanceTest, WebhookForgetLetsRedeliveryThrough) {
-  WebhookGuard guard(engine(), clock());
+  WebhookGuard guard(engine().webhooks(), clock());
   ASSERT_EQ(DeliveryOf(guard.Accept("stripe", "evt_1")), "first");
   ASSERT_EQ(DeliveryOf(guard.Accept("stripe", "evt_2")), "first");
 
@@ -68,7 +68,7 @@ TEST_P(ConformanceTest, WebhookForgetLetsRedeliveryThrough) {
 }
 
 TEST_P(ConformanceTest, WebhookHandleForgetsEventWhenHandlerFails) {
-  WebhookGuard guard(engine(), clock());
+  WebhookGuard guard(engine().webhooks(), clock());
   int handled = 0;
   auto failing = [&]() -> absl::Status {
     ++handled;
@@ -91,7 +91,7 @@ TEST_P(ConformanceTest, WebhookHandleForgetsEventWhenHandlerFails) {
 }
 
 TEST_P(ConformanceTest, WebhookHandlerThatThrowsIsAFailureAndTheEventIsForgotten) {
-  WebhookGuard guard(engine(), clock());
+  WebhookGuard guard(engine().webhooks(), clock());
   auto throwing = []() -> absl::Status { throw std::runtime_error("handler bug"); };
 
   absl::StatusOr<WebhookDelivery> failed = guard.Handle("stripe", "evt_throw", throwing);
@@ -102,7 +102,7 @@ TEST_P(ConformanceTest, WebhookHandlerThatThrowsIsAFailureAndTheEventIsForgotten
 }
 
 TEST_P(ConformanceTest, WebhookPruneRemovesEventsOlderThanRetention) {
-  WebhookGuard guard(engine(), clock());
+  WebhookGuard guard(engine().webhooks(), clock());
   ASSERT_EQ(DeliveryOf(guard.Accept("stripe", "evt_old")), "first");
   clock().Advance(absl::Hours(24));
   ASSERT_EQ(DeliveryOf(guard.Accept("stripe", "evt_boundary")), "first");
@@ -134,8 +134,8 @@ TEST_P(ConformanceTest, WebhookEventsSubmitKeysAndWorkClaimsDoNotCollide) {
   ASSERT_EQ(committed->kind, OutcomeKind::kCommitted);
   const Snapshot after_submit = TakeSnapshot();
 
-  WebhookGuard guard(engine(), clock());
-  IdempotentRunner runner(engine(), clock());
+  WebhookGuard guard(engine().webhooks(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   EXPECT_EQ(DeliveryOf(guard.Accept(provider, event_id)), "first");
   int runs = 0;
   auto work = [&]() -> absl::StatusOr<std::string> {
@@ -172,7 +172,7 @@ TEST_P(ConformanceTest, WebhookEventsSubmitKeysAndWorkClaimsDoNotCollide) {
 }
 
 TEST_P(ConformanceTest, WebhookBadInputIsInvalidArgumentAndWritesNothing) {
-  WebhookGuard guard(engine(), clock());
+  WebhookGuard guard(engine().webhooks(), clock());
   const std::vector<std::pair<std::string, std::string>> bad_events = {
       {"", "evt_1"},
       {std::string(kWebhookProviderBytesMax + 1, 'p'), "evt_1"},

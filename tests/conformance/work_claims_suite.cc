@@ -65,7 +65,7 @@ WorkOptions LeaseOf(absl::Duration lease) {
 }
 
 TEST_P(ConformanceTest, WorkFirstRunRunsWorkAndRetryReplaysStoredResult) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   CountingWork first{"receipt-1"};
   CountingWork retry{"receipt-2"};
 
@@ -83,7 +83,7 @@ TEST_P(ConformanceTest, WorkFirstRunRunsWorkAndRetryReplaysStoredResult) {
 }
 
 TEST_P(ConformanceTest, WorkThatThrowsIsAFailureAndReleasesTheClaim) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   auto throwing = []() -> absl::StatusOr<std::string> { throw std::runtime_error("gateway bug"); };
   CountingWork retry{"receipt-after-throw"};
 
@@ -98,7 +98,7 @@ TEST_P(ConformanceTest, WorkThatThrowsIsAFailureAndReleasesTheClaim) {
 }
 
 TEST_P(ConformanceTest, WorkReserveOfCompletedWorkReplaysTheStoredClaim) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   absl::StatusOr<Reservation> reserved = runner.Reserve(ChargeIdentity(), ChargePayload(), {});
   ASSERT_TRUE(reserved.ok()) << reserved.status();
   ASSERT_TRUE(reserved->reserved());
@@ -117,7 +117,7 @@ TEST_P(ConformanceTest, WorkReserveOfCompletedWorkReplaysTheStoredClaim) {
 }
 
 TEST_P(ConformanceTest, WorkRetryUnderReplayPolicyErrorIsDuplicate) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   CountingWork work{"receipt-1"};
   ASSERT_TRUE(runner.Run(ChargeIdentity(), ChargePayload(), {}, work.Fn()).ok());
 
@@ -131,7 +131,7 @@ TEST_P(ConformanceTest, WorkRetryUnderReplayPolicyErrorIsDuplicate) {
 }
 
 TEST_P(ConformanceTest, WorkRetryWithDifferentPayloadIsConflictAndChangesNothing) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   CountingWork work{"receipt-1"};
   ASSERT_TRUE(runner.Run(ChargeIdentity(), ChargePayload("1500"), {}, work.Fn()).ok());
 
@@ -147,7 +147,7 @@ TEST_P(ConformanceTest, WorkRetryWithDifferentPayloadIsConflictAndChangesNothing
 }
 
 TEST_P(ConformanceTest, WorkDifferentPayloadWhileReservedIsConflict) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   absl::StatusOr<Reservation> held = runner.Reserve(ChargeIdentity(), ChargePayload("1500"), {});
   ASSERT_TRUE(held.ok()) << held.status();
 
@@ -156,7 +156,7 @@ TEST_P(ConformanceTest, WorkDifferentPayloadWhileReservedIsConflict) {
 }
 
 TEST_P(ConformanceTest, WorkPendingClaimIsInProgressForSecondCaller) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   absl::StatusOr<Reservation> first = runner.Reserve(ChargeIdentity(), ChargePayload(), {});
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(first->reserved());
@@ -178,7 +178,7 @@ TEST_P(ConformanceTest, WorkPendingClaimIsInProgressForSecondCaller) {
 }
 
 TEST_P(ConformanceTest, WorkCrashedWorkersClaimIsTakenOverAndOldOwnerCannotComplete) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   const WorkOptions options = LeaseOf(absl::Minutes(1));
   absl::StatusOr<Reservation> crashed = runner.Reserve(ChargeIdentity(), ChargePayload(), options);
   ASSERT_TRUE(crashed.ok()) << crashed.status();
@@ -207,7 +207,7 @@ TEST_P(ConformanceTest, WorkCrashedWorkersClaimIsTakenOverAndOldOwnerCannotCompl
 }
 
 TEST_P(ConformanceTest, WorkOwnerPastItsLeaseStillCompletesWhenNobodyTookOver) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   const WorkOptions options = LeaseOf(absl::Minutes(1));
   absl::StatusOr<Reservation> slow = runner.Reserve(ChargeIdentity(), ChargePayload(), options);
   ASSERT_TRUE(slow.ok()) << slow.status();
@@ -222,7 +222,7 @@ TEST_P(ConformanceTest, WorkOwnerPastItsLeaseStillCompletesWhenNobodyTookOver) {
 }
 
 TEST_P(ConformanceTest, WorkFailReleasesClaimAndRetryRunsAgain) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   std::atomic<int> failing_invocations{0};
   absl::StatusOr<std::string> failed =
       runner.Run(ChargeIdentity(), ChargePayload(), {}, FailingWork(failing_invocations));
@@ -239,7 +239,7 @@ TEST_P(ConformanceTest, WorkFailReleasesClaimAndRetryRunsAgain) {
 }
 
 TEST_P(ConformanceTest, WorkExplicitFailLetsAnotherPayloadReserve) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   absl::StatusOr<Reservation> held = runner.Reserve(ChargeIdentity(), ChargePayload("1500"), {});
   ASSERT_TRUE(held.ok()) << held.status();
   ASSERT_TRUE(runner.Fail(*held).ok());
@@ -254,7 +254,7 @@ TEST_P(ConformanceTest, WorkExplicitFailLetsAnotherPayloadReserve) {
 }
 
 TEST_P(ConformanceTest, WorkSweeperMarksExpiredLeasesAbandonedAndAbandonedClaimIsTakenOver) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   absl::StatusOr<Reservation> short_lease =
       runner.Reserve(ChargeIdentity("short"), ChargePayload(), LeaseOf(absl::Minutes(1)));
   absl::StatusOr<Reservation> long_lease =
@@ -286,7 +286,7 @@ TEST_P(ConformanceTest, WorkSweeperMarksExpiredLeasesAbandonedAndAbandonedClaimI
 }
 
 TEST_P(ConformanceTest, WorkAbandonedClaimWithAnotherPayloadIsConflict) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   const WorkOptions options = LeaseOf(absl::Minutes(1));
   ASSERT_TRUE(runner.Reserve(ChargeIdentity(), ChargePayload("1500"), options).ok());
   clock().Advance(absl::Minutes(2));
@@ -298,7 +298,7 @@ TEST_P(ConformanceTest, WorkAbandonedClaimWithAnotherPayloadIsConflict) {
 }
 
 TEST_P(ConformanceTest, WorkExpiredClaimIsReusableWithAnotherPayload) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   WorkOptions hour;
   hour.ttl = absl::Hours(1);
   CountingWork first{"receipt-1"};
@@ -327,7 +327,7 @@ TEST_P(ConformanceTest, WorkExpiredClaimIsReusableWithAnotherPayload) {
 }
 
 TEST_P(ConformanceTest, WorkPruneDeletesOnlyExpiredClaims) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   WorkOptions hour;
   hour.ttl = absl::Hours(1);
   WorkOptions day;  // the default ttl, 24 h
@@ -351,7 +351,7 @@ TEST_P(ConformanceTest, WorkPruneDeletesOnlyExpiredClaims) {
 }
 
 TEST_P(ConformanceTest, WorkRacingRunsOnOneIdentityRunTheWorkExactlyOnce) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   CountingWork work{"receipt-race"};
   absl::Barrier start(kRacingWorkers);
   std::vector<absl::StatusOr<std::string>> results(kRacingWorkers,
@@ -384,7 +384,7 @@ TEST_P(ConformanceTest, WorkRacingRunsOnOneIdentityRunTheWorkExactlyOnce) {
 }
 
 TEST_P(ConformanceTest, WorkSameKeyInAnotherScopeOrNamespaceIsSeparateWork) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   KeyIdentity acme = ChargeIdentity("shared-key");
   KeyIdentity other_tenant = acme;
   other_tenant.scope.tenant = "globex";
@@ -417,7 +417,7 @@ TEST_P(ConformanceTest, WorkSameKeyInAnotherScopeOrNamespaceIsSeparateWork) {
 }
 
 TEST_P(ConformanceTest, WorkResultIsStoredByteForByte) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   // Quotes, backslashes, multi-byte UTF-8 and the largest size every engine accepts.
   const std::string unusual = "{\"note\":\"caf\xC3\xA9 \\\\ 'quoted' \xE2\x82\xAC\"}\n\t";
   const std::string largest(kWorkResultBytesMax, 'x');
@@ -436,7 +436,7 @@ TEST_P(ConformanceTest, WorkResultIsStoredByteForByte) {
 }
 
 TEST_P(ConformanceTest, WorkBadInputIsInvalidArgumentAndWritesNothing) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   CountingWork work{"receipt"};
   std::vector<KeyIdentity> bad_identities = {
       ChargeIdentity(""),
@@ -478,7 +478,7 @@ TEST_P(ConformanceTest, WorkBadInputIsInvalidArgumentAndWritesNothing) {
 }
 
 TEST_P(ConformanceTest, WorkUnstorableResultIsInvalidArgumentAndClaimStaysPending) {
-  IdempotentRunner runner(engine(), clock());
+  IdempotentRunner runner(engine().work_claims(), clock());
   absl::StatusOr<Reservation> held = runner.Reserve(ChargeIdentity(), ChargePayload(), {});
   ASSERT_TRUE(held.ok()) << held.status();
 

@@ -61,36 +61,8 @@ class ForwardingEngine : public Engine {
                                                       int64_t limit) override {
     return inner_->ListEvents(after_sequence, limit);
   }
-  absl::StatusOr<WorkClaim> InsertWorkClaimIfAbsent(const WorkClaim& fresh) override {
-    return inner_->InsertWorkClaimIfAbsent(fresh);
-  }
-  absl::StatusOr<bool> ReplaceWorkClaim(const KeyIdentity& identity,
-                                        const std::string& expected_owner, int64_t expected_attempt,
-                                        const WorkClaim& replacement) override {
-    return inner_->ReplaceWorkClaim(identity, expected_owner, expected_attempt, replacement);
-  }
-  absl::StatusOr<bool> DeleteWorkClaim(const KeyIdentity& identity,
-                                       const std::string& owner) override {
-    return inner_->DeleteWorkClaim(identity, owner);
-  }
-  absl::StatusOr<int64_t> MarkAbandonedWorkClaims(absl::Time now) override {
-    return inner_->MarkAbandonedWorkClaims(now);
-  }
-  absl::StatusOr<int64_t> PruneWorkClaims(absl::Time now) override {
-    return inner_->PruneWorkClaims(now);
-  }
-  absl::StatusOr<bool> InsertWebhookEventIfAbsent(const std::string& provider,
-                                                  const std::string& event_id,
-                                                  absl::Time received_at) override {
-    return inner_->InsertWebhookEventIfAbsent(provider, event_id, received_at);
-  }
-  absl::StatusOr<bool> DeleteWebhookEvent(const std::string& provider,
-                                          const std::string& event_id) override {
-    return inner_->DeleteWebhookEvent(provider, event_id);
-  }
-  absl::StatusOr<int64_t> PruneWebhookEvents(absl::Time before) override {
-    return inner_->PruneWebhookEvents(before);
-  }
+  WorkClaimStore& work_claims() override { return inner_->work_claims(); }
+  WebhookStore& webhooks() override { return inner_->webhooks(); }
 
  public:
   Engine& inner() { return *inner_; }

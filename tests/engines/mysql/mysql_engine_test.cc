@@ -469,11 +469,11 @@ TEST_F(MysqlEngineTest, UpdatesCountTheRowsTheyMatchNotOnlyThoseTheyChange) {
   claim.fingerprint = "f";
   claim.owner = "worker-1";
   claim.result = "caf\xC3\xA9";
-  absl::StatusOr<WorkClaim> stored = engine_->InsertWorkClaimIfAbsent(claim);
+  absl::StatusOr<WorkClaim> stored = engine_->work_claims().InsertWorkClaimIfAbsent(claim);
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_EQ(*stored, claim);
-  EXPECT_TRUE(*engine_->ReplaceWorkClaim(claim.identity, "worker-1", 1, claim));
-  EXPECT_FALSE(*engine_->ReplaceWorkClaim(claim.identity, "worker-2", 1, claim));
+  EXPECT_TRUE(*engine_->work_claims().ReplaceWorkClaim(claim.identity, "worker-1", 1, claim));
+  EXPECT_FALSE(*engine_->work_claims().ReplaceWorkClaim(claim.identity, "worker-2", 1, claim));
 }
 
 TEST_F(MysqlEngineTest, PooledSessionKilledWhileIdleIsReplacedNotReused) {

@@ -1,0 +1,133 @@
+// The SQLite engine's run-idempotently work claims (idempotency/stores.h). Each
+// operation is one short BEGIN IMMEDIATE transaction with the default busy timeout
+// (SqliteOptions::busy_timeout); the decisions live in run_idempotently.cc.
+#include "engines/sqlite/sqlite_work_claim_store.h"
+
+#include "engines/common/insert_or_read.h"
+#include "engines/sqlite/sqlite_engine_internal.h"
+#include "engines/sqlite/sqlite_rows.h"
+#include "base/status.h"
+
+namespace ledger::sqlite_internal {
+namespace {
+
+void BindWorkClaimState(Query& query, const WorkClaim& claim) {
+  query.BindText(claim.fingerprint)
+      .BindText(WorkStateName(claim.state))
+      .BindText(claim.owner)
+      .BindInt(claim.attempt)
+      .BindTime(claim.lease_expires_at)
+      .BindText(claim.result)
+      .BindTime(claim.created_at)
+      .BindTime(claim.updated_at)
+      .BindTime(claim.expires_at);
+}
+
+}  // namespace
+
+absl::StatusOr<WorkClaim> SqliteWorkClaimStore::InsertWorkClaimIfAbsent(const WorkClaim& fresh) {
+  // Inside one write transaction nothing else can insert or delete the row, so the
+  // first round always finds it; the shared loop keeps the engines' answers alike.
+  return engine_common::InsertOrRead<WorkClaim>(
+      "sqlite", "work claim", [&]() -> absl::StatusOr<std::optional<WorkClaim>> {
+        std::optional<WorkClaim> stored;
+        LEDGER_RETURN_IF_ERROR(
+            engine_.InWriteTransaction([&](Connection& connection) -> absl::Status {
+              {
+                LEDGER_ASSIGN_OR_RETURN(
+                    Query insert,
+                    connection.Prepare("INSERT INTO work_claims (" LEDGER_SQLITE_WORK_CLAIM_COLUMNS
+                                       ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                                       " ON CONFLICT (namespace, scope, key) DO NOTHING",
+                                       "insert work claim"));
+                BindIdentity(insert, fresh.identity);
+                BindWorkClaimState(insert, fresh);
+                LEDGER_RETURN_IF_ERROR(insert.Run());
+              }
+              LEDGER_ASSIGN_OR_RETURN(
+                  Query select,
+                  connection.Prepare("SELECT " LEDGER_SQLITE_WORK_CLAIM_COLUMNS " FROM work_claims"
+                                     " WHERE namespace = ? AND scope = ? AND key = ?",
+                                     "select work claim"));
+              BindIdentity(select, fresh.identity);
+              LEDGER_ASSIGN_OR_RETURN(bool found, select.Step());
+              if (!found) return absl::OkStatus();
+              LEDGER_ASSIGN_OR_RETURN(stored, ReadWorkClaim(select));
+              return absl::OkStatus();
+            }));
+        return stored;
+      });
+}
+
+absl::StatusOr<bool> SqliteWorkClaimStore::ReplaceWorkClaim(const KeyIdentity& identity,
+                                                            const std::string& expected_owner,
+                                                            int64_t expected_attempt,
+                                                            const WorkClaim& replacement) {
+  bool replaced = false;
+  LEDGER_RETURN_IF_ERROR(engine_.InWriteTransaction([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query,
+        connection.Prepare("UPDATE work_claims SET fingerprint = ?, state = ?, owner = ?,"
+                           " attempt = ?, lease_expires_at = ?, result = ?, created_at = ?,"
+                           " updated_at = ?, expires_at = ?"
+                           " WHERE namespace = ? AND scope = ? AND key = ?"
+                           " AND owner = ? AND attempt = ?",
+                           "replace work claim"));
+    BindWorkClaimState(query, replacement);
+    BindIdentity(query, identity);
+    query.BindText(expected_owner).BindInt(expected_attempt);
+    LEDGER_RETURN_IF_ERROR(query.Run());
+    replaced = connection.ChangedRows() == 1;
+    return absl::OkStatus();
+  }));
+  return replaced;
+}
+
+absl::StatusOr<bool> SqliteWorkClaimStore::DeleteWorkClaim(const KeyIdentity& identity,
+                                                           const std::string& owner) {
+  bool deleted = false;
+  LEDGER_RETURN_IF_ERROR(engine_.InWriteTransaction([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query,
+        connection.Prepare("DELETE FROM work_claims WHERE namespace = ? AND scope = ? AND key = ?"
+                           " AND state = 'pending' AND owner = ?",
+                           "delete work claim"));
+    BindIdentity(query, identity);
+    query.BindText(owner);
+    LEDGER_RETURN_IF_ERROR(query.Run());
+    deleted = connection.ChangedRows() == 1;
+    return absl::OkStatus();
+  }));
+  return deleted;
+}
+
+absl::StatusOr<int64_t> SqliteWorkClaimStore::MarkAbandonedWorkClaims(absl::Time now) {
+  int64_t marked = 0;
+  LEDGER_RETURN_IF_ERROR(engine_.InWriteTransaction([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query, connection.Prepare("UPDATE work_claims SET state = 'abandoned', updated_at = ?"
+                                        " WHERE state = 'pending' AND lease_expires_at <= ?",
+                                        "mark abandoned work claims"));
+    query.BindTime(now).BindTime(now);
+    LEDGER_RETURN_IF_ERROR(query.Run());
+    marked = connection.ChangedRows();
+    return absl::OkStatus();
+  }));
+  return marked;
+}
+
+absl::StatusOr<int64_t> SqliteWorkClaimStore::PruneWorkClaims(absl::Time now) {
+  int64_t deleted = 0;
+  LEDGER_RETURN_IF_ERROR(engine_.InWriteTransaction([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query,
+        connection.Prepare("DELETE FROM work_claims WHERE expires_at <= ?", "prune work claims"));
+    query.BindTime(now);
+    LEDGER_RETURN_IF_ERROR(query.Run());
+    deleted = connection.ChangedRows();
+    return absl::OkStatus();
+  }));
+  return deleted;
+}
+
+}  // namespace ledger::sqlite_internal
