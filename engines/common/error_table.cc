@@ -6,6 +6,23 @@
 
 namespace ledger::engine_common {
 
+ErrorPhase PhaseOf(ErrorContext context) {
+  switch (context) {
+    case ErrorContext::kClaim:
+      return ErrorPhase::kClaim;
+    case ErrorContext::kTransaction:
+      return ErrorPhase::kLockAccounts;
+    case ErrorContext::kWrite:
+      return ErrorPhase::kWrite;
+    case ErrorContext::kCommit:
+      return ErrorPhase::kCommit;
+    case ErrorContext::kConnect:
+    case ErrorContext::kStandalone:
+      break;
+  }
+  return ErrorPhase::kStandalone;
+}
+
 absl::Status StatusForError(ErrorClass error_class, ErrorPhase phase, std::string_view message,
                             absl::Status own_status) {
   switch (error_class) {

@@ -43,6 +43,21 @@ enum class ErrorPhase {
   kStandalone,    // anything outside a submit: reads, administration, stores, migrations
 };
 
+// Where a failing statement ran, as the SQLite and MySQL connections tag their calls:
+// the phases above, with connecting told apart from the rest of "standalone" (a client
+// error while connecting means the server cannot be reached).
+enum class ErrorContext {
+  kConnect,      // opening a connection and setting up its session
+  kClaim,        // the statements of ClaimKey: lock waits there are the key's holder
+  kTransaction,  // any other read or lock inside a submit's transaction
+  kWrite,        // the inserts and updates of a submit (transaction, entries, key, events)
+  kCommit,       // COMMIT of a submit: its result may be unknown
+  kStandalone,   // reads, account administration, work claims, webhooks, migrations
+};
+
+// The table's phase for a context (connecting is standalone).
+ErrorPhase PhaseOf(ErrorContext context);
+
 // The status for an error of `error_class` in `phase`, with `message` (already naming
 // the engine and the step). `own_status` is the engine's status for a kOther error
 // (ignored for the other classes and during COMMIT); Internal when it is OK.

@@ -58,23 +58,6 @@ bool IsLockWaitTimeout(int code) {
   return code == kErrorLockWaitTimeout || code == kErrorLockNowait;
 }
 
-engine_common::ErrorPhase PhaseOf(ErrorContext context) {
-  switch (context) {
-    case ErrorContext::kClaim:
-      return engine_common::ErrorPhase::kClaim;
-    case ErrorContext::kTransaction:
-      return engine_common::ErrorPhase::kLockAccounts;
-    case ErrorContext::kWrite:
-      return engine_common::ErrorPhase::kWrite;
-    case ErrorContext::kCommit:
-      return engine_common::ErrorPhase::kCommit;
-    case ErrorContext::kConnect:
-    case ErrorContext::kStandalone:
-      break;
-  }
-  return engine_common::ErrorPhase::kStandalone;
-}
-
 engine_common::ErrorClass ClassOf(const MysqlError& error, ErrorContext context) {
   if (error.code == kErrorDeadlock || error.code == kRecordChanged) {
     return engine_common::ErrorClass::kDeadlockOrSerialization;  // InnoDB rolled back
@@ -166,7 +149,7 @@ bool BreaksConnection(const MysqlError& error) {
 absl::Status MysqlErrorStatus(const MysqlError& error, std::string_view what,
                               ErrorContext context) {
   const std::string text = Describe(error, what);
-  return engine_common::StatusForError(ClassOf(error, context), PhaseOf(context), text,
+  return engine_common::StatusForError(ClassOf(error, context), engine_common::PhaseOf(context), text,
                                        OwnStatus(error, text));
 }
 

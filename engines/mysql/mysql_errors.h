@@ -17,6 +17,7 @@
 #include <cppconn/exception.h>
 
 #include "absl/status/status.h"
+#include "engines/common/error_table.h"
 
 namespace ledger::mysql_internal {
 
@@ -29,15 +30,9 @@ inline constexpr int kErrorDeadlock = 1213;             // ER_LOCK_DEADLOCK
 inline constexpr int kErrorLockNowait = 3572;           // ER_LOCK_NOWAIT (MySQL 8)
 inline constexpr int kErrorForeignKeyMissingParent = 1452;  // ER_NO_REFERENCED_ROW_2
 
-// Where a failing call ran; decides how its error is mapped.
-enum class ErrorContext {
-  kConnect,      // opening a connection and setting up its session
-  kClaim,        // the statements of ClaimKey: lock waits there are the key's holder
-  kTransaction,  // any other read or lock inside a submit's transaction
-  kWrite,        // the inserts and updates of a submit (transaction, entries, key record)
-  kCommit,       // COMMIT of a submit: its result may be unknown
-  kStandalone,   // reads, account administration, work claims, webhooks, migrations
-};
+// Where a failing call ran (engines/common/error_table.h); decides how its error is
+// mapped.
+using engine_common::ErrorContext;
 
 // A driver failure, copied out of the exception so no driver type leaves the catch.
 struct MysqlError {

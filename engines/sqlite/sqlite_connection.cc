@@ -146,7 +146,7 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionSet
   std::unique_ptr<sqlite3, DatabaseCloser> database(raw);
   if (result != SQLITE_OK) {
     const char* message = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(result);
-    return Annotate(SqliteErrorStatus(result, message, "open database", ErrorContext::kOpen),
+    return Annotate(SqliteErrorStatus(result, message, "open database", ErrorContext::kConnect),
                     settings.path);
   }
   std::unique_ptr<Connection> connection(new Connection(std::move(database), settings));
@@ -164,10 +164,10 @@ absl::Status Connection::ApplySettings() {
         "\""));
   }
   LEDGER_RETURN_IF_ERROR(Execute("PRAGMA foreign_keys = ON", "enable foreign keys",
-                                 ErrorContext::kOpen));
+                                 ErrorContext::kConnect));
   LEDGER_RETURN_IF_ERROR(EnableWriteAheadLog());
   return Execute(absl::StrCat("PRAGMA synchronous = ", settings_.synchronous),
-                 "set synchronous", ErrorContext::kOpen);
+                 "set synchronous", ErrorContext::kConnect);
 }
 
 absl::Status Connection::EnableWriteAheadLog() {
@@ -194,7 +194,7 @@ absl::Status Connection::EnableWriteAheadLog() {
 
 absl::StatusOr<std::string> Connection::SetJournalModeToWal() {
   LEDGER_ASSIGN_OR_RETURN(Query query, Prepare("PRAGMA journal_mode = WAL", "enable WAL",
-                                               ErrorContext::kOpen));
+                                               ErrorContext::kConnect));
   LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
   return has_row ? absl::AsciiStrToLower(query.Text(0)) : std::string();
 }

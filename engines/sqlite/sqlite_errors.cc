@@ -16,23 +16,6 @@ std::string Describe(int extended_code, std::string_view message, std::string_vi
                       ", code ", extended_code, ")");
 }
 
-engine_common::ErrorPhase PhaseOf(ErrorContext context) {
-  switch (context) {
-    case ErrorContext::kClaim:
-      return engine_common::ErrorPhase::kClaim;
-    case ErrorContext::kTransaction:
-      return engine_common::ErrorPhase::kLockAccounts;
-    case ErrorContext::kWrite:
-      return engine_common::ErrorPhase::kWrite;
-    case ErrorContext::kCommit:
-      return engine_common::ErrorPhase::kCommit;
-    case ErrorContext::kOpen:
-    case ErrorContext::kStandalone:
-      break;
-  }
-  return engine_common::ErrorPhase::kStandalone;
-}
-
 engine_common::ErrorClass ClassOf(int extended_code) {
   switch (extended_code & 0xff) {
     case SQLITE_BUSY:
@@ -88,7 +71,7 @@ absl::Status OwnStatus(int extended_code, const std::string& text) {
 absl::Status SqliteErrorStatus(int extended_code, std::string_view message,
                                std::string_view what, ErrorContext context) {
   const std::string text = Describe(extended_code, message, what);
-  return engine_common::StatusForError(ClassOf(extended_code), PhaseOf(context), text,
+  return engine_common::StatusForError(ClassOf(extended_code), engine_common::PhaseOf(context), text,
                                        OwnStatus(extended_code, text));
 }
 
@@ -97,7 +80,7 @@ absl::Status WriterQueueTimeoutStatus(absl::Duration waited, ErrorContext contex
       absl::StrCat("sqlite: another writer of this engine held the database for longer than ",
                    absl::FormatDuration(waited));
   return engine_common::StatusForError(engine_common::ErrorClass::kLockWaitTimeout,
-                                       PhaseOf(context), text);
+                                       engine_common::PhaseOf(context), text);
 }
 
 absl::Status TransactionLostStatus(std::string_view what) {

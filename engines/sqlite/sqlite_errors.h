@@ -12,18 +12,14 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "engines/common/error_table.h"
 
 namespace ledger::sqlite_internal {
 
-// Where a failing call ran; decides how its result code is mapped.
-enum class ErrorContext {
-  kOpen,         // opening a connection and setting its pragmas
-  kClaim,        // BEGIN IMMEDIATE of a submit: the writer lock is the key's claim
-  kTransaction,  // a read or lock inside a submit's transaction, before its writes
-  kWrite,        // the inserts and updates of a submit (transaction, entries, key, events)
-  kCommit,       // COMMIT of a submit: its result may be unknown
-  kStandalone,   // reads, account administration, work claims, webhooks, migrations
-};
+// Where a failing call ran (engines/common/error_table.h); decides how its result code
+// is mapped. kClaim is BEGIN IMMEDIATE of a submit: the writer lock is the key's claim;
+// kConnect is opening a connection and setting its pragmas.
+using engine_common::ErrorContext;
 
 // Maps a failing SQLite result (an extended result code) to a status: sorts the code
 // into a shared class and lets the one error table (engines/common/error_table.h)

@@ -67,5 +67,16 @@ TEST(ErrorTableTest, OtherWithoutAnOwnStatusIsInternal) {
             absl::StatusCode::kInternal);
 }
 
+// The SQLite and MySQL connections tag calls with a context; connecting is standalone,
+// so a lost server while connecting is Unavailable, never in doubt.
+TEST(ErrorTableTest, EachContextFallsInItsPhase) {
+  EXPECT_EQ(PhaseOf(ErrorContext::kConnect), ErrorPhase::kStandalone);
+  EXPECT_EQ(PhaseOf(ErrorContext::kClaim), ErrorPhase::kClaim);
+  EXPECT_EQ(PhaseOf(ErrorContext::kTransaction), ErrorPhase::kLockAccounts);
+  EXPECT_EQ(PhaseOf(ErrorContext::kWrite), ErrorPhase::kWrite);
+  EXPECT_EQ(PhaseOf(ErrorContext::kCommit), ErrorPhase::kCommit);
+  EXPECT_EQ(PhaseOf(ErrorContext::kStandalone), ErrorPhase::kStandalone);
+}
+
 }  // namespace
 }  // namespace ledger::engine_common
