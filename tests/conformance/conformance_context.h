@@ -37,6 +37,22 @@ struct ConformanceContext {
   // Only one submit can hold an open transaction at a time (SQLite, memory): event
   // sequences follow commit order by construction, and a test cannot hold two open.
   bool one_open_submit_at_a_time = false;
+
+  // Server-side controls of the database the last open_fresh made, for the error table's
+  // rows that need a second party (error_table_suite.cc). Each is empty where the engine
+  // cannot meet the situation; the case then skips and says why.
+  //
+  // Ends every session of the database on the server (pg_terminate_backend, KILL
+  // CONNECTION), idle pooled ones too. Empty in process: there is no connection to lose.
+  std::function<absl::Status()> kill_sessions;
+  // Waits until at least `count` sessions of the database wait for a lock (an error
+  // after a minute). Empty where writers are serialized: no deadlock can form there.
+  std::function<absl::Status(int count)> await_lock_waiters;
+  // Adds a deferred foreign key that every new transaction row violates, so COMMIT of a
+  // submit fails; stop_failing_commits removes it. Empty where nothing can be deferred
+  // to COMMIT (InnoDB checks every constraint at the statement; memory has none).
+  std::function<absl::Status()> fail_commits;
+  std::function<absl::Status()> stop_failing_commits;
 };
 
 using ContextFactory = ConformanceContext (*)();

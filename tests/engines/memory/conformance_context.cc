@@ -9,6 +9,8 @@ ConformanceContext MemoryContext() {
   context.engine_name = "memory";
   context.one_open_submit_at_a_time = true;  // a submit holds the state lock until it ends
   context.open_fresh = []() -> absl::StatusOr<std::unique_ptr<Engine>> { return OpenMemoryEngine(); };
+  // No server-side controls: nothing to lose in process, one writer at a time, and no
+  // constraint to defer, so COMMIT cannot fail.
   return context;
 }
 

@@ -1,7 +1,8 @@
 // Behaviour of the MySQL engine beyond the shared conformance suite: the placeholder
-// claim under heavy contention, a session KILLed mid-transaction, concurrent transfers
-// audited afterwards, lock waits (claim vs account), deadlocks, byte-wise identities,
-// pooled sessions dropped by the server, and concurrent migrations. Each test gets a
+// claim under heavy contention, concurrent transfers audited afterwards, lock waits
+// (claim vs account), byte-wise identities, pooled sessions dropped by the server, and
+// concurrent migrations. (A session KILLed mid-transaction and deadlocks are error-table
+// rows: tests/conformance/error_table_suite.cc runs them on every engine.) Each test gets a
 // scratch database of its own on the server named by LEDGER_TEST_MYSQL_DSN.
 #include "engines/mysql/mysql_migrations.h"
 #include "engines/mysql/mysql_engine.h"
@@ -176,65 +177,6 @@ TEST_F(MysqlEngineTest, SixtyFourSubmittersOfOneKeyCommitOnceAndReplayTheIdentic
   ExpectVerifiedLedger();
 }
 
-TEST_F(MysqlEngineTest, SessionKilledMidTransactionWritesNothingAndTheRetryCommitsOnce) {
-  ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
-  ASSERT_NO_FATAL_FAILURE(Fund("alice", 100));
-  const std::vector<Transaction> transactions_before = *engine_->ListTransactions("", 100);
-  const std::vector<KeyRecord> keys_before = *engine_->ListKeyRecords(std::nullopt, 100);
-  const std::vector<OutboxEvent> events_before = *engine_->ListEvents(0, 100);
-
-  // Pause after the entries and balances are written, before the key is recorded.
-  absl::Notification paused, release;
-  faults_->SetHook(FaultPoint::kAfterWrite, [&] {
-    if (!paused.HasBeenNotified()) {
-      paused.Notify();
-      release.WaitForNotification();
-    }
-  });
-  absl::StatusOr<Outcome> killed;
-  std::thread submitter([&] { killed = Submit("kill-me", Transfer("alice", "bob", 30)); });
-  paused.WaitForNotification();
-
-  // From another session, as an operator would: the engine's session with an open
-  // InnoDB transaction in this database is the paused submit.
-  // INNODB_TRX is a cache InnoDB refreshes at most every 100 ms (another session may
-  // just have filled it), so look again for a bounded while until it shows the pause.
-  absl::StatusOr<std::vector<int64_t>> in_transaction;
-  for (int look = 0; look < 100; ++look) {
-    in_transaction = server_->SessionsInTransaction(database_);
-    ASSERT_TRUE(in_transaction.ok()) << in_transaction.status();
-    if (!in_transaction->empty()) break;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  ASSERT_EQ(in_transaction->size(), 1u);
-  ASSERT_TRUE(server_->Kill(in_transaction->front()).ok());
-  release.Notify();
-  submitter.join();
-  faults_->Clear();
-
-  ASSERT_TRUE(killed.ok()) << killed.status();
-  ASSERT_EQ(killed->kind, OutcomeKind::kFaulted) << OutcomeToJson(*killed).dump();
-  EXPECT_EQ(killed->fault.code(), absl::StatusCode::kUnavailable) << killed->fault;
-  EXPECT_FALSE(killed->in_doubt);
-  // Nothing written: no transaction, no key record, no event, balances unchanged.
-  EXPECT_EQ(*engine_->ListTransactions("", 100), transactions_before);
-  EXPECT_EQ(*engine_->ListKeyRecords(std::nullopt, 100), keys_before);
-  EXPECT_EQ(*engine_->ListEvents(0, 100), events_before);
-  EXPECT_EQ(BalanceOf("alice"), 100);
-  EXPECT_EQ(BalanceOf("bob"), 0);
-
-  // The key is unused: the retry commits, once.
-  absl::StatusOr<Outcome> retried = Submit("kill-me", Transfer("alice", "bob", 30));
-  ASSERT_TRUE(retried.ok()) << retried.status();
-  ASSERT_EQ(retried->kind, OutcomeKind::kCommitted) << OutcomeToJson(*retried).dump();
-  absl::StatusOr<Outcome> again = Submit("kill-me", Transfer("alice", "bob", 30));
-  ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ(again->kind, OutcomeKind::kDuplicate);
-  EXPECT_EQ(again->transaction, retried->transaction);
-  EXPECT_EQ(BalanceOf("bob"), 30);
-  ExpectVerifiedLedger();
-}
-
 TEST_F(MysqlEngineTest, ConcurrentTransfersOverSharedAccountsLeaveAVerifiedLedger) {
   constexpr int kThreads = 12;
   constexpr int kSubmitsPerThread = 40;
@@ -392,26 +334,6 @@ TEST_F(MysqlEngineTest, AccountLockWaitOutlastsTheFailFastClaimsTimeout) {
   ASSERT_TRUE(locked.ok()) << locked.status();
   ASSERT_EQ(locked->size(), 1u);
   EXPECT_EQ(locked->front().id, "alice");
-}
-
-TEST_F(MysqlEngineTest, DeadlockBetweenTwoTransactionsIsRetryable) {
-  ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
-  absl::StatusOr<std::unique_ptr<StorageTransaction>> first = engine_->Begin({});
-  absl::StatusOr<std::unique_ptr<StorageTransaction>> second = engine_->Begin({});
-  ASSERT_TRUE(first.ok() && second.ok());
-  // Against the contract's single lock order on purpose: alice then bob, bob then alice.
-  ASSERT_TRUE((*first)->LockAccounts({"alice"}).ok());
-  ASSERT_TRUE((*second)->LockAccounts({"bob"}).ok());
-  absl::StatusOr<std::vector<Account>> first_result;
-  std::thread other([&] { first_result = (*first)->LockAccounts({"bob"}); });
-  absl::StatusOr<std::vector<Account>> second_result = (*second)->LockAccounts({"alice"});
-  if (!second_result.ok()) (*second)->Rollback();  // the victim's locks go; the other proceeds
-  other.join();
-  if (!first_result.ok()) (*first)->Rollback();
-  // InnoDB picks one victim; it rolled back and may be rerun as a whole.
-  EXPECT_NE(first_result.ok(), second_result.ok());
-  const absl::Status& victim = first_result.ok() ? second_result.status() : first_result.status();
-  EXPECT_TRUE(IsRetryable(victim)) << victim;
 }
 
 // The claim's placeholder row of a batch item that was rejected while others committed

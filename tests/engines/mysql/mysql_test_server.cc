@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "base/status.h"
 #include "engines/mysql/mysql_engine.h"
 #include "tests/conformance/conformance_context.h"
@@ -171,6 +173,24 @@ absl::StatusOr<int> MysqlScratchDatabase::Kill(bool one_busy_at_random) {
     if (server_->Kill(session).ok()) ++killed;
   }
   return killed;
+}
+
+absl::Status MysqlScratchDatabase::AwaitLockWaiters(int count) {
+  absl::MutexLock lock(&mutex_);
+  LEDGER_RETURN_IF_ERROR(ConnectLocked());
+  const std::string sql = absl::StrCat(
+      "SELECT COUNT(*) FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p"
+      " ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT' AND p.DB = '",
+      name_, "'");
+  const absl::Time deadline = absl::Now() + absl::Minutes(1);
+  while (absl::Now() < deadline) {
+    LEDGER_ASSIGN_OR_RETURN(std::string waiting, server_->QueryText(sql));
+    if (std::stoi(waiting) >= count) return absl::OkStatus();
+    // InnoDB refreshes the view only when nobody read it for 100 ms: polling faster
+    // would keep it stale for good.
+    absl::SleepFor(absl::Milliseconds(150));
+  }
+  return absl::DeadlineExceededError(absl::StrCat("fewer than ", count, " lock waiters"));
 }
 
 void MysqlScratchDatabase::Drop() {

@@ -92,6 +92,10 @@ class MysqlScratchDatabase {
   // information_schema.INNODB_TRX is a cache InnoDB refreshes at most every 100 ms: a
   // kill soon after the previous one would miss the paused session.
   absl::StatusOr<int> Kill(bool one_busy_at_random) ABSL_LOCKS_EXCLUDED(mutex_);
+  // Waits until at least `count` transactions of the scratch database wait for a lock
+  // (INNODB_TRX's LOCK WAIT, polled slower than InnoDB's 100 ms cache refresh);
+  // DeadlineExceeded after a minute.
+  absl::Status AwaitLockWaiters(int count) ABSL_LOCKS_EXCLUDED(mutex_);
   // Call once all tests ran (a gtest environment's TearDown), while the driver lives.
   void Drop() ABSL_LOCKS_EXCLUDED(mutex_);
 

@@ -16,6 +16,7 @@ ConformanceContext PostgresContext(std::string engine_name, PostgresClaimMode cl
   context.open_fresh = [claim_mode, dsn_suffix]() {
     return OpenFreshPostgresEngine(claim_mode, /*pool_size=*/16, dsn_suffix);
   };
+  AddPostgresServerControls(context);
   return context;
 }
 

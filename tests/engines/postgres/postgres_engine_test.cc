@@ -1,7 +1,8 @@
 // The PostgreSQL engine's own tests, beyond the shared conformance suite: many
-// connections at once, a backend killed mid-transaction, pooled connections killed
-// while idle, lock timeouts, the locks each claim mode takes, concurrent migrations.
-// Every test runs in both claim modes.
+// connections at once, pooled connections killed while idle, lock timeouts, the locks
+// each claim mode takes, concurrent migrations. Every test runs in both claim modes. (A
+// backend killed mid-transaction and deadlocks are error-table rows:
+// tests/conformance/error_table_suite.cc runs them on every engine.)
 #include "engines/postgres/postgres_migrations.h"
 #include "engines/postgres/postgres_engine.h"
 
@@ -52,26 +53,6 @@ struct Written {
   std::vector<OutboxEvent> events;
   friend bool operator==(const Written&, const Written&) = default;
 };
-
-// Waits, on the server, until `condition_sql` (a boolean expression) holds; false if
-// it did not within a minute. Polls an observable state, never a guessed duration;
-// pg_stat_clear_snapshot makes each poll see fresh activity statistics.
-bool WaitOnServerUntil(const std::string& condition_sql) {
-  absl::StatusOr<std::string> satisfied = QueryPostgresValue(absl::StrCat(
-      "DO $$ BEGIN FOR poll IN 1..12000 LOOP PERFORM pg_stat_clear_snapshot(); EXIT WHEN ",
-      condition_sql, "; PERFORM pg_sleep(0.005); END LOOP; END $$;", "SELECT ", condition_sql));
-  return satisfied.ok() && *satisfied == "t";
-}
-
-// Terminates the backends of the test database that are in `state`, other than the
-// asking one, and waits until they are gone. Returns how many it terminated.
-std::string TerminateBackendsIn(const std::string& state) {
-  absl::StatusOr<std::string> terminated = QueryPostgresValue(absl::StrCat(
-      "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 60000)) FROM pg_stat_activity "
-      "WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = '",
-      state, "'"));
-  return terminated.ok() ? *terminated : terminated.status().ToString();
-}
 
 class PostgresEngineTest : public ::testing::TestWithParam<PostgresClaimMode> {
  protected:
@@ -175,40 +156,6 @@ TEST_P(PostgresEngineTest, SixtyFourSubmittersOfOneKeyCommitOnceAndReplayTheRest
   ExpectVerifiedClean();
 }
 
-TEST_P(PostgresEngineTest, BackendKilledMidTransactionWritesNothingAndRetryCommitsOnce) {
-  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/4));
-  absl::Notification paused, killed;
-  faults_->SetHook(FaultPoint::kAfterWrite, [&] {
-    if (paused.HasBeenNotified()) return;
-    paused.Notify();
-    killed.WaitForNotification();
-  });
-  const Written before = TakeWritten();
-  absl::StatusOr<Outcome> first;
-  std::thread submitter([&] { first = Submit("kill-1", Transfer("alice", "bob", 40)); });
-  paused.WaitForNotification();
-  // The submitter's session holds its claim and account locks, idle in transaction.
-  EXPECT_EQ(TerminateBackendsIn("idle in transaction"), "1");
-  killed.Notify();
-  submitter.join();
-
-  ASSERT_TRUE(first.ok()) << first.status();
-  ASSERT_EQ(first->kind, OutcomeKind::kFaulted) << OutcomeToJson(*first).dump();
-  EXPECT_EQ(first->fault.code(), absl::StatusCode::kUnavailable) << first->fault;
-  EXPECT_FALSE(first->in_doubt);
-  EXPECT_EQ(TakeWritten(), before);  // nothing written, the key unused
-
-  faults_->Clear();
-  absl::StatusOr<Outcome> retry = Submit("kill-1", Transfer("alice", "bob", 40));
-  ASSERT_TRUE(retry.ok()) << retry.status();
-  ASSERT_EQ(retry->kind, OutcomeKind::kCommitted) << OutcomeToJson(*retry).dump();
-  absl::StatusOr<Outcome> again = Submit("kill-1", Transfer("alice", "bob", 40));
-  ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ(again->kind, OutcomeKind::kDuplicate);
-  EXPECT_EQ(BalanceOf("bob"), 40);  // posted once
-  ExpectVerifiedClean();
-}
-
 TEST_P(PostgresEngineTest, SixteenConnectionsTransferringOverTenAccountsLeaveAVerifiedLedger) {
   constexpr int kConnections = 16;
   constexpr int kTransfersPerConnection = 40;
@@ -267,7 +214,8 @@ TEST_P(PostgresEngineTest, FailFastClaimStillWaitsForAnAccountLockHeldElsewhere)
   std::thread submitter([&] { outcome = Submit("ff-1", Transfer("alice", "bob", 5), fail_fast); });
   // The claim's 1 ms lock_timeout must be gone by the time the account lock is awaited.
   EXPECT_TRUE(
-      WaitOnServerUntil("EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
+      WaitOnPostgresServerUntil(
+          "EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
                         "AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' "
                         "AND query LIKE '%FOR UPDATE OF a%')"));
   locker.exec("COMMIT");
@@ -281,7 +229,7 @@ TEST_P(PostgresEngineTest, FailFastClaimStillWaitsForAnAccountLockHeldElsewhere)
 TEST_P(PostgresEngineTest, IdlePooledConnectionKilledByTheServerIsReplaced) {
   ASSERT_NO_FATAL_FAILURE(
       OpenLedger(/*pool_size=*/1));  // one connection: the next submit must reuse or replace it
-  EXPECT_EQ(TerminateBackendsIn("idle"), "1");
+  EXPECT_EQ(TerminatePostgresBackends("idle"), "1");
   absl::StatusOr<Outcome> outcome = Submit("after-kill", Transfer("alice", "bob", 3));
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <exception>
 
 #include "absl/strings/str_cat.h"
@@ -134,6 +136,57 @@ absl::StatusOr<std::string> QueryPostgresValue(const std::string& sql) {
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("postgres test query failed: ", e.what()));
   }
+}
+
+bool WaitOnPostgresServerUntil(const std::string& condition_sql) {
+  // pg_stat_clear_snapshot makes each poll see fresh activity statistics.
+  absl::StatusOr<std::string> satisfied = QueryPostgresValue(absl::StrCat(
+      "DO $$ BEGIN FOR poll IN 1..12000 LOOP PERFORM pg_stat_clear_snapshot(); EXIT WHEN ",
+      condition_sql, "; PERFORM pg_sleep(0.005); END LOOP; END $$;", "SELECT ", condition_sql));
+  return satisfied.ok() && *satisfied == "t";
+}
+
+std::string TerminatePostgresBackends(const std::string& state) {
+  absl::StatusOr<std::string> terminated = QueryPostgresValue(absl::StrCat(
+      "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 60000)) FROM pg_stat_activity "
+      "WHERE datname = current_database() AND pid <> pg_backend_pid()",
+      state.empty() ? "" : absl::StrCat(" AND state = '", state, "'")));
+  return terminated.ok() ? *terminated : terminated.status().ToString();
+}
+
+void AddPostgresServerControls(ConformanceContext& context) {
+  context.kill_sessions = []() -> absl::Status {
+    const std::string terminated = TerminatePostgresBackends();
+    if (terminated.empty() || !std::all_of(terminated.begin(), terminated.end(), ::isdigit)) {
+      return absl::InternalError(absl::StrCat("terminating the backends failed: ", terminated));
+    }
+    return absl::OkStatus();
+  };
+  context.await_lock_waiters = [](int count) -> absl::Status {
+    // A row lock wait is a wait for the holder's transaction id: wait_event_type Lock.
+    if (WaitOnPostgresServerUntil(absl::StrCat(
+            "(SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock') >= ",
+            count))) {
+      return absl::OkStatus();
+    }
+    return absl::DeadlineExceededError(absl::StrCat("fewer than ", count, " lock waiters"));
+  };
+  // NOT VALID: the rows already there are not checked, every new one is, at COMMIT.
+  context.fail_commits = []() {
+    return QueryPostgresValue(
+               "CREATE TABLE commit_checks (transaction_id TEXT COLLATE \"C\" PRIMARY KEY);"
+               "ALTER TABLE transactions ADD CONSTRAINT transactions_commit_check"
+               " FOREIGN KEY (id) REFERENCES commit_checks (transaction_id)"
+               " DEFERRABLE INITIALLY DEFERRED NOT VALID")
+        .status();
+  };
+  context.stop_failing_commits = []() {
+    return QueryPostgresValue(
+               "ALTER TABLE transactions DROP CONSTRAINT transactions_commit_check;"
+               "DROP TABLE commit_checks")
+        .status();
+  };
 }
 
 }  // namespace ledger::testing

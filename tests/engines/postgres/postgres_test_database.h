@@ -43,6 +43,21 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenFreshPostgresEngine(PostgresClaimMod
 // and returns the first column of the first row of the last statement, or "" if none.
 absl::StatusOr<std::string> QueryPostgresValue(const std::string& sql);
 
+// Waits, on the server, until `condition_sql` (a boolean SQL expression, evaluated in
+// the private database) holds; false if it did not within a minute. Polls what the
+// server shows, never a guessed duration.
+bool WaitOnPostgresServerUntil(const std::string& condition_sql);
+
+// Terminates the backends of the private database other than the asking one (only
+// those in `state`, e.g. "idle in transaction", when it is not empty) and waits until
+// they are gone. Returns how many it terminated, as text, or the error's text.
+std::string TerminatePostgresBackends(const std::string& state = "");
+
+// The conformance suite's server-side controls (tests/conformance/conformance_context.h):
+// end every session, wait for lock waiters, fail COMMITs with a deferred foreign key.
+struct ConformanceContext;
+void AddPostgresServerControls(ConformanceContext& context);
+
 }  // namespace ledger::testing
 
 #endif  // LEDGER_TESTS_ENGINES_POSTGRES_POSTGRES_TEST_DATABASE_H_
