@@ -4,27 +4,21 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
+#include "engines/common/row_readers.h"
 
 namespace ledger::mysql_internal {
 namespace {
 
-absl::Status CorruptRow(std::string_view table, const absl::Status& cause) {
-  return absl::DataLossError(
-      absl::StrCat("mysql: unreadable row in ", View(table), ": ", cause.message()));
-}
-
-absl::StatusOr<Transaction> ReadTransactionHeader(const SqlRow& row) {
-  Transaction transaction;
-  transaction.id = row.String(0);
-  absl::StatusOr<OperationKind> kind = ParseOperationKind(row.String(1));
-  if (!kind.ok()) return CorruptRow("transactions", kind.status());
-  transaction.kind = *kind;
-  transaction.created_at = FromMicros(row.Int64(2));
-  transaction.metadata = row.String(3);
-  transaction.reversal_of = row.OptionalString(4);
-  transaction.fingerprint = row.String(5);
-  return transaction;
-}
+// The shared readers' view of a row (engines/common/row_readers.h).
+struct MysqlColumns {
+  const SqlRow& row;
+  std::string_view engine() const { return "mysql"; }
+  std::string Text(int column) const { return row.String(column); }
+  std::optional<std::string> OptionalText(int column) const { return row.OptionalString(column); }
+  int64_t Int(int column) const { return row.Int64(column); }
+  bool Bool(int column) const { return row.Bool(column); }
+  absl::Time Time(int column) const { return FromMicros(row.Int64(column)); }
+};
 
 }  // namespace
 
@@ -36,85 +30,22 @@ Asset ReadAsset(const SqlRow& row) {
   return Asset{row.String(0), static_cast<int>(row.Int64(1))};
 }
 
-Account ReadAccount(const SqlRow& row) {
-  Account account;
-  account.id = row.String(0);
-  account.asset = row.String(1);
-  account.allow_negative = row.Bool(2);
-  account.overdraft_limit = row.Int64(3);
-  account.closed = row.Bool(4);
-  account.balance = row.Int64(5);
-  account.version = row.Int64(6);
-  account.created_at = FromMicros(row.Int64(7));
-  return account;
-}
+Account ReadAccount(const SqlRow& row) { return engine_common::ReadAccount(MysqlColumns{row}); }
 
 Entry ReadEntry(const SqlRow& row, int first_column) {
-  Entry entry;
-  entry.account_id = row.String(first_column);
-  entry.asset = row.String(first_column + 1);
-  entry.amount = row.Int64(first_column + 2);
-  entry.balance_after = row.Int64(first_column + 3);
-  entry.account_version = row.Int64(first_column + 4);
-  return entry;
-}
-
-absl::StatusOr<Scope> DecodeScope(std::string_view encoded) {
-  size_t slash = encoded.find('/');
-  if (slash == std::string_view::npos) {
-    return absl::DataLossError(absl::StrCat("scope \"", View(encoded), "\" has no '/'"));
-  }
-  return Scope{std::string(encoded.substr(0, slash)), std::string(encoded.substr(slash + 1))};
+  return engine_common::ReadEntry(MysqlColumns{row}, first_column);
 }
 
 absl::StatusOr<std::optional<KeyRecord>> ReadKeyRecord(const SqlRow& row) {
-  if (row.String(4) != kKeyStateCommitted) return std::nullopt;
-  KeyRecord record;
-  record.identity.key_namespace = row.String(0);
-  absl::StatusOr<Scope> scope = DecodeScope(row.String(1));
-  if (!scope.ok()) return CorruptRow("idempotency_keys", scope.status());
-  record.identity.scope = *std::move(scope);
-  record.identity.key = row.String(2);
-  record.fingerprint = row.String(3);
-  std::optional<std::string> transaction_id = row.OptionalString(5);
-  if (!transaction_id.has_value()) {
-    return CorruptRow("idempotency_keys", absl::InternalError("committed without a transaction"));
-  }
-  record.transaction_id = *std::move(transaction_id);
-  record.created_at = FromMicros(row.Int64(6));
-  record.expires_at = FromMicros(row.Int64(7));
-  return record;
+  return engine_common::ReadKeyRow(MysqlColumns{row});
 }
 
 absl::StatusOr<WorkClaim> ReadWorkClaim(const SqlRow& row) {
-  WorkClaim claim;
-  claim.identity.key_namespace = row.String(0);
-  absl::StatusOr<Scope> scope = DecodeScope(row.String(1));
-  if (!scope.ok()) return CorruptRow("work_claims", scope.status());
-  claim.identity.scope = *std::move(scope);
-  claim.identity.key = row.String(2);
-  claim.fingerprint = row.String(3);
-  absl::StatusOr<WorkState> state = ParseWorkState(row.String(4));
-  if (!state.ok()) return CorruptRow("work_claims", state.status());
-  claim.state = *state;
-  claim.owner = row.String(5);
-  claim.attempt = row.Int64(6);
-  claim.lease_expires_at = FromMicros(row.Int64(7));
-  claim.result = row.String(8);
-  claim.created_at = FromMicros(row.Int64(9));
-  claim.updated_at = FromMicros(row.Int64(10));
-  claim.expires_at = FromMicros(row.Int64(11));
-  return claim;
+  return engine_common::ReadWorkClaim(MysqlColumns{row});
 }
 
 OutboxEvent ReadOutboxEvent(const SqlRow& row) {
-  OutboxEvent event;
-  event.sequence = row.Int64(0);
-  event.transaction_id = row.String(1);
-  event.type = row.String(2);
-  event.payload = row.String(3);
-  event.created_at = FromMicros(row.Int64(4));
-  return event;
+  return engine_common::ReadOutboxEvent(MysqlColumns{row});
 }
 
 SqlParams IdentityParams(const KeyIdentity& identity) {
@@ -153,7 +84,8 @@ absl::StatusOr<std::vector<Transaction>> QueryTransactions(MysqlConnection& conn
       sql, params,
       [&](const SqlRow& row) {
         if (transactions.empty() || transactions.back().id != row.String(0)) {
-          absl::StatusOr<Transaction> header = ReadTransactionHeader(row);
+          absl::StatusOr<Transaction> header =
+              engine_common::ReadTransactionHeader(MysqlColumns{row});
           if (!header.ok()) {
             unreadable.Update(header.status());
             return;

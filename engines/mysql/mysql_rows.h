@@ -46,11 +46,6 @@
 
 namespace ledger::mysql_internal {
 
-// The key table's row states: a placeholder lives only inside the transaction that
-// claims the key; a committed row names its transaction.
-inline constexpr char kKeyStatePending[] = "pending";
-inline constexpr char kKeyStateCommitted[] = "committed";
-
 int64_t ToMicros(absl::Time time);
 absl::Time FromMicros(int64_t micros);
 
@@ -61,9 +56,6 @@ Entry ReadEntry(const SqlRow& row, int first_column);
 absl::StatusOr<std::optional<KeyRecord>> ReadKeyRecord(const SqlRow& row);
 absl::StatusOr<WorkClaim> ReadWorkClaim(const SqlRow& row);
 OutboxEvent ReadOutboxEvent(const SqlRow& row);
-
-// "tenant/actor" back to a Scope; neither part may contain '/' (ValidateScope).
-absl::StatusOr<Scope> DecodeScope(std::string_view encoded);
 
 // namespace, scope, key: the identity's primary-key columns, in that order.
 SqlParams IdentityParams(const KeyIdentity& identity);

@@ -56,9 +56,6 @@ absl::StatusOr<std::optional<KeyRecord>> KeyRecordFromRow(const pqxx::row& row);
 // Groups rows of kTransactionWithEntryColumns, ordered by transaction then entry.
 absl::StatusOr<std::vector<Transaction>> TransactionsFromRows(const pqxx::result& rows);
 
-// "tenant/actor" back into a Scope (the tenant never contains '/').
-Scope ScopeFromEncoded(const std::string& encoded);
-
 // PostgreSQL array literals ('{"a","b"}', '{1,2}') for text[] / bigint[] parameters.
 // Every text element is quoted and escaped, so any printable or UTF-8 text survives.
 std::string TextArrayLiteral(const std::vector<std::string>& values);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
+#include "engines/common/row_readers.h"
 
 namespace ledger::sqlite_internal {
 namespace {
@@ -27,100 +28,44 @@ const std::string& InsertEntriesSql(size_t rows) {
   return statements[rows];
 }
 
-absl::Status CorruptRow(std::string_view table, const absl::Status& cause) {
-  return absl::DataLossError(absl::StrCat("sqlite: unreadable ", std::string(table), " row: ",
-                                          cause.message()));
-}
+// The shared readers' view of a row (engines/common/row_readers.h).
+struct SqliteColumns {
+  const Query& row;
+  std::string_view engine() const { return "sqlite"; }
+  std::string Text(int column) const { return row.Text(column); }
+  std::optional<std::string> OptionalText(int column) const { return row.OptionalText(column); }
+  int64_t Int(int column) const { return row.Int(column); }
+  bool Bool(int column) const { return row.Int(column) != 0; }
+  absl::Time Time(int column) const { return row.Time(column); }
+};
 
 }  // namespace
 
-Account ReadAccount(const Query& row) {
-  Account account;
-  account.id = row.Text(0);
-  account.asset = row.Text(1);
-  account.allow_negative = row.Int(2) != 0;
-  account.overdraft_limit = row.Int(3);
-  account.closed = row.Int(4) != 0;
-  account.balance = row.Int(5);
-  account.version = row.Int(6);
-  account.created_at = row.Time(7);
-  return account;
-}
+Account ReadAccount(const Query& row) { return engine_common::ReadAccount(SqliteColumns{row}); }
 
 absl::StatusOr<Transaction> ReadTransactionHeader(const Query& row) {
-  Transaction transaction;
-  transaction.id = row.Text(0);
-  absl::StatusOr<OperationKind> kind = ParseOperationKind(row.Text(1));
-  if (!kind.ok()) return CorruptRow("transactions", kind.status());
-  transaction.kind = *kind;
-  transaction.created_at = row.Time(2);
-  transaction.metadata = row.Text(3);
-  transaction.reversal_of = row.OptionalText(4);
-  transaction.fingerprint = row.Text(5);
-  return transaction;
+  return engine_common::ReadTransactionHeader(SqliteColumns{row});
 }
 
-Entry ReadEntry(const Query& row) {
-  Entry entry;
-  entry.account_id = row.Text(0);
-  entry.asset = row.Text(1);
-  entry.amount = row.Int(2);
-  entry.balance_after = row.Int(3);
-  entry.account_version = row.Int(4);
-  return entry;
-}
+Entry ReadEntry(const Query& row) { return engine_common::ReadEntry(SqliteColumns{row}); }
 
-absl::StatusOr<Scope> DecodeScope(std::string_view encoded) {
-  const size_t slash = encoded.find('/');
-  if (slash == std::string_view::npos) {
-    return absl::DataLossError(absl::StrCat("sqlite: scope \"", std::string(encoded), "\" has no '/'"));
-  }
-  return Scope{std::string(encoded.substr(0, slash)), std::string(encoded.substr(slash + 1))};
-}
-
+// No state column: every statement reading key records selects committed rows only.
 absl::StatusOr<KeyRecord> ReadKeyRecord(const Query& row) {
-  KeyRecord record;
-  record.identity.key_namespace = row.Text(0);
-  absl::StatusOr<Scope> scope = DecodeScope(row.Text(1));
-  if (!scope.ok()) return CorruptRow("idempotency_keys", scope.status());
-  record.identity.scope = *std::move(scope);
-  record.identity.key = row.Text(2);
-  record.fingerprint = row.Text(3);
-  record.transaction_id = row.OptionalText(4).value_or("");
-  record.created_at = row.Time(5);
-  record.expires_at = row.Time(6);
-  return record;
+  LEDGER_ASSIGN_OR_RETURN(KeyIdentity identity,
+                          engine_common::ReadIdentity(SqliteColumns{row}, "idempotency_keys"));
+  return KeyRecord{.identity = std::move(identity),
+                   .fingerprint = row.Text(3),
+                   .transaction_id = row.OptionalText(4).value_or(""),
+                   .created_at = row.Time(5),
+                   .expires_at = row.Time(6)};
 }
 
 absl::StatusOr<WorkClaim> ReadWorkClaim(const Query& row) {
-  WorkClaim claim;
-  claim.identity.key_namespace = row.Text(0);
-  absl::StatusOr<Scope> scope = DecodeScope(row.Text(1));
-  if (!scope.ok()) return CorruptRow("work_claims", scope.status());
-  claim.identity.scope = *std::move(scope);
-  claim.identity.key = row.Text(2);
-  claim.fingerprint = row.Text(3);
-  absl::StatusOr<WorkState> state = ParseWorkState(row.Text(4));
-  if (!state.ok()) return CorruptRow("work_claims", state.status());
-  claim.state = *state;
-  claim.owner = row.Text(5);
-  claim.attempt = row.Int(6);
-  claim.lease_expires_at = row.Time(7);
-  claim.result = row.Text(8);
-  claim.created_at = row.Time(9);
-  claim.updated_at = row.Time(10);
-  claim.expires_at = row.Time(11);
-  return claim;
+  return engine_common::ReadWorkClaim(SqliteColumns{row});
 }
 
 OutboxEvent ReadOutboxEvent(const Query& row) {
-  OutboxEvent event;
-  event.sequence = row.Int(0);
-  event.transaction_id = row.Text(1);
-  event.type = row.Text(2);
-  event.payload = row.Text(3);
-  event.created_at = row.Time(4);
-  return event;
+  return engine_common::ReadOutboxEvent(SqliteColumns{row});
 }
 
 void BindIdentity(Query& query, const KeyIdentity& identity) {

@@ -1,5 +1,6 @@
 // Row <-> struct mapping for the SQLite engine: the column lists every SELECT uses,
-// the readers that turn a row in that order into a struct, and the few multi-statement
+// the readers that turn a row in that order into a struct (through the shared ones of
+// engines/common/row_readers.h), and the few multi-statement
 // reads and writes shared by the submit transaction and the engine's own reads.
 //
 // Times are stored as integer microseconds since the epoch, amounts as integers of
@@ -48,9 +49,6 @@ Entry ReadEntry(const Query& row);
 absl::StatusOr<KeyRecord> ReadKeyRecord(const Query& row);
 absl::StatusOr<WorkClaim> ReadWorkClaim(const Query& row);
 OutboxEvent ReadOutboxEvent(const Query& row);
-
-// "tenant/actor" back to a Scope; neither part may contain '/' (ValidateScope).
-absl::StatusOr<Scope> DecodeScope(std::string_view encoded);
 
 // Binds namespace, scope, key: the identity's primary-key columns, in that order.
 void BindIdentity(Query& query, const KeyIdentity& identity);
