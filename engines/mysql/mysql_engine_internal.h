@@ -84,6 +84,9 @@ class MysqlEngine final : public Engine {
   // stores.
   absl::Status RunStandalone(Access access,
                              const std::function<absl::Status(MysqlConnection&)>& body);
+  // One write statement run that way: the rows it matched.
+  absl::StatusOr<int64_t> ExecuteStandalone(std::string_view sql, const SqlParams& params,
+                                            std::string_view what);
 
  private:
   std::shared_ptr<MysqlConnectionPool> pool_;

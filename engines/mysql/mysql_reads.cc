@@ -112,17 +112,12 @@ absl::StatusOr<std::vector<Account>> MysqlEngine::ListAccounts(std::string_view 
 }
 
 absl::StatusOr<bool> MysqlEngine::CloseAccountIfZeroBalance(std::string_view id) {
-  bool closed = false;
-  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
-    // CLIENT_FOUND_ROWS: a closed account closed again still counts as matched.
-    LEDGER_ASSIGN_OR_RETURN(
-        int64_t matched,
-        connection.Execute("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0",
-                           {std::string(id)}, "close the account", ErrorContext::kStandalone));
-    closed = matched == 1;
-    return absl::OkStatus();
-  }));
-  return closed;
+  // CLIENT_FOUND_ROWS: a closed account closed again still counts as matched.
+  LEDGER_ASSIGN_OR_RETURN(
+      int64_t matched,
+      ExecuteStandalone("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0",
+                        {std::string(id)}, "close the account"));
+  return matched == 1;
 }
 
 absl::StatusOr<std::optional<Transaction>> MysqlEngine::GetTransaction(std::string_view id) {
@@ -218,19 +213,25 @@ absl::StatusOr<std::vector<KeyRecord>> MysqlEngine::ListKeyRecords(
 }
 
 absl::StatusOr<int64_t> MysqlEngine::PruneExpiredKeys(absl::Time now, int64_t limit) {
-  int64_t deleted = 0;
+  // Through the expiry index, oldest first. Placeholders carry the largest expires_at,
+  // so the range never reaches a key that is being claimed.
+  return ExecuteStandalone(
+      "DELETE FROM idempotency_keys WHERE expires_at <= ? AND state = 'committed'"
+      " ORDER BY expires_at LIMIT ?",
+      {ToMicros(now), limit}, "prune expired keys");
+}
+
+absl::StatusOr<int64_t> MysqlEngine::ExecuteStandalone(std::string_view sql,
+                                                       const SqlParams& params,
+                                                       std::string_view what) {
+  int64_t matched = 0;
   LEDGER_RETURN_IF_ERROR(
       RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
-        // Through the expiry index, oldest first. Placeholders carry the largest
-        // expires_at, so the range never reaches a key that is being claimed.
-        LEDGER_ASSIGN_OR_RETURN(
-            deleted, connection.Execute("DELETE FROM idempotency_keys WHERE expires_at <= ?"
-                                        " AND state = 'committed' ORDER BY expires_at LIMIT ?",
-                                        {ToMicros(now), limit}, "prune expired keys",
-                                        ErrorContext::kStandalone));
+        LEDGER_ASSIGN_OR_RETURN(matched,
+                                connection.Execute(sql, params, what, ErrorContext::kStandalone));
         return absl::OkStatus();
       }));
-  return deleted;
+  return matched;
 }
 
 absl::StatusOr<std::vector<OutboxEvent>> MysqlEngine::ListEvents(int64_t after_sequence,

@@ -65,19 +65,13 @@ absl::StatusOr<bool> MysqlWorkClaimStore::ReplaceWorkClaim(const KeyIdentity& id
   SqlParams where = IdentityParams(identity);
   params.insert(params.end(), where.begin(), where.end());
   params.insert(params.end(), {expected_owner, expected_attempt});
-  int64_t matched = 0;
-  LEDGER_RETURN_IF_ERROR(engine_.RunStandalone(
-      MysqlEngine::Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
-        LEDGER_ASSIGN_OR_RETURN(
-            matched,
-            connection.Execute(
-                "UPDATE work_claims SET fingerprint = ?, state = ?, owner = ?, attempt = ?,"
-                " lease_expires_at = ?, result = ?, created_at = ?, updated_at = ?,"
-                " expires_at = ? WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
-                " AND owner = ? AND attempt = ?",
-                params, "replace the work claim", ErrorContext::kStandalone));
-        return absl::OkStatus();
-      }));
+  LEDGER_ASSIGN_OR_RETURN(
+      int64_t matched,
+      engine_.ExecuteStandalone(
+          "UPDATE work_claims SET fingerprint = ?, state = ?, owner = ?, attempt = ?,"
+          " lease_expires_at = ?, result = ?, created_at = ?, updated_at = ?,"
+          " expires_at = ? WHERE " LEDGER_MYSQL_IDENTITY_MATCHES " AND owner = ? AND attempt = ?",
+          params, "replace the work claim"));
   return matched > 0;
 }
 
@@ -85,44 +79,24 @@ absl::StatusOr<bool> MysqlWorkClaimStore::DeleteWorkClaim(const KeyIdentity& ide
                                                           const std::string& owner) {
   SqlParams params = IdentityParams(identity);
   params.push_back(owner);
-  int64_t deleted = 0;
-  LEDGER_RETURN_IF_ERROR(engine_.RunStandalone(
-      MysqlEngine::Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
-        LEDGER_ASSIGN_OR_RETURN(
-            deleted,
-            connection.Execute("DELETE FROM work_claims WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
-                               " AND owner = ? AND state = 'pending'",
-                               params, "delete the work claim", ErrorContext::kStandalone));
-        return absl::OkStatus();
-      }));
+  LEDGER_ASSIGN_OR_RETURN(
+      int64_t deleted,
+      engine_.ExecuteStandalone("DELETE FROM work_claims WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
+                                " AND owner = ? AND state = 'pending'",
+                                params, "delete the work claim"));
   return deleted > 0;
 }
 
 absl::StatusOr<int64_t> MysqlWorkClaimStore::MarkAbandonedWorkClaims(absl::Time now) {
-  int64_t marked = 0;
-  LEDGER_RETURN_IF_ERROR(engine_.RunStandalone(
-      MysqlEngine::Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
-        LEDGER_ASSIGN_OR_RETURN(
-            marked, connection.Execute("UPDATE work_claims SET state = 'abandoned', updated_at = ?"
-                                       " WHERE state = 'pending' AND lease_expires_at <= ?",
-                                       {ToMicros(now), ToMicros(now)}, "mark abandoned work claims",
-                                       ErrorContext::kStandalone));
-        return absl::OkStatus();
-      }));
-  return marked;
+  return engine_.ExecuteStandalone(
+      "UPDATE work_claims SET state = 'abandoned', updated_at = ?"
+      " WHERE state = 'pending' AND lease_expires_at <= ?",
+      {ToMicros(now), ToMicros(now)}, "mark abandoned work claims");
 }
 
 absl::StatusOr<int64_t> MysqlWorkClaimStore::PruneWorkClaims(absl::Time now) {
-  int64_t deleted = 0;
-  LEDGER_RETURN_IF_ERROR(engine_.RunStandalone(
-      MysqlEngine::Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
-        LEDGER_ASSIGN_OR_RETURN(
-            deleted,
-            connection.Execute("DELETE FROM work_claims WHERE expires_at <= ?", {ToMicros(now)},
-                               "prune work claims", ErrorContext::kStandalone));
-        return absl::OkStatus();
-      }));
-  return deleted;
+  return engine_.ExecuteStandalone("DELETE FROM work_claims WHERE expires_at <= ?",
+                                   {ToMicros(now)}, "prune work claims");
 }
 
 }  // namespace ledger::mysql_internal

@@ -71,6 +71,10 @@ class SqliteEngine final : public Engine {
   // A short write outside the submit path: queue, BEGIN IMMEDIATE with the default
   // busy timeout, `work`, COMMIT (ROLLBACK if `work` failed). Public for the stores.
   absl::Status InWriteTransaction(const ConnectionWork& work);
+  // One statement in such a write transaction; `bind` binds its parameters. Returns the
+  // rows it changed (matched, for an UPDATE).
+  absl::StatusOr<int64_t> WriteStatement(std::string_view sql, std::string_view what,
+                                         const std::function<void(Query&)>& bind);
 
  private:
   // Reads of more than one statement run in one deferred (read) transaction, so they

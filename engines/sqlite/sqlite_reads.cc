@@ -199,6 +199,19 @@ absl::StatusOr<std::vector<OutboxEvent>> SqliteEngine::ListEvents(int64_t after_
 
 // ---------------------------------------------------------------- writes
 
+absl::StatusOr<int64_t> SqliteEngine::WriteStatement(std::string_view sql, std::string_view what,
+                                                     const std::function<void(Query&)>& bind) {
+  int64_t changed = 0;
+  LEDGER_RETURN_IF_ERROR(InWriteTransaction([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(Query query, connection.Prepare(sql, what));
+    bind(query);
+    LEDGER_RETURN_IF_ERROR(query.Run());
+    changed = connection.ChangedRows();
+    return absl::OkStatus();
+  }));
+  return changed;
+}
+
 absl::Status SqliteEngine::PutAsset(const Asset& asset) {
   return InWriteTransaction([&](Connection& connection) -> absl::Status {
     LEDGER_ASSIGN_OR_RETURN(std::optional<int> scale, SelectAssetScale(connection, asset.code));
@@ -239,38 +252,22 @@ absl::Status SqliteEngine::InsertAccount(const Account& account) {
 }
 
 absl::StatusOr<bool> SqliteEngine::CloseAccountIfZeroBalance(std::string_view id) {
-  bool closed = false;
-  LEDGER_RETURN_IF_ERROR(InWriteTransaction([&](Connection& connection) -> absl::Status {
-    LEDGER_ASSIGN_OR_RETURN(
-        Query query, connection.Prepare("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0",
-                                        "close account if zero balance"));
-    query.BindText(id);
-    LEDGER_RETURN_IF_ERROR(query.Run());
-    closed = connection.ChangedRows() == 1;  // counts matched rows, changed or not
-    return absl::OkStatus();
-  }));
-  return closed;
+  LEDGER_ASSIGN_OR_RETURN(
+      int64_t matched,  // counts matched rows, changed or not
+      WriteStatement("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0",
+                     "close account if zero balance", [&](Query& query) { query.BindText(id); }));
+  return matched == 1;
 }
 
 absl::StatusOr<int64_t> SqliteEngine::PruneExpiredKeys(absl::Time now, int64_t limit) {
-  int64_t deleted = 0;
-  if (limit <= 0) return deleted;
-  LEDGER_RETURN_IF_ERROR(InWriteTransaction([&](Connection& connection) -> absl::Status {
-    // The subquery walks idempotency_keys_by_expiry; the batch bounds how long the
-    // writer lock is held.
-    LEDGER_ASSIGN_OR_RETURN(
-        Query query,
-        connection.Prepare("DELETE FROM idempotency_keys WHERE (namespace, scope, key) IN"
-                           " (SELECT namespace, scope, key FROM idempotency_keys"
-                           " WHERE expires_at <= ? AND state = 'committed'"
-                           " ORDER BY expires_at LIMIT ?)",
-                           "prune expired keys"));
-    query.BindTime(now).BindInt(limit);
-    LEDGER_RETURN_IF_ERROR(query.Run());
-    deleted = connection.ChangedRows();
-    return absl::OkStatus();
-  }));
-  return deleted;
+  if (limit <= 0) return 0;
+  // The subquery walks idempotency_keys_by_expiry; the batch bounds how long the writer
+  // lock is held.
+  return WriteStatement(
+      "DELETE FROM idempotency_keys WHERE (namespace, scope, key) IN"
+      " (SELECT namespace, scope, key FROM idempotency_keys"
+      " WHERE expires_at <= ? AND state = 'committed' ORDER BY expires_at LIMIT ?)",
+      "prune expired keys", [&](Query& query) { query.BindTime(now).BindInt(limit); });
 }
 
 }  // namespace ledger::sqlite_internal

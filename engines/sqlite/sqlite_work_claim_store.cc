@@ -63,71 +63,43 @@ absl::StatusOr<bool> SqliteWorkClaimStore::ReplaceWorkClaim(const KeyIdentity& i
                                                             const std::string& expected_owner,
                                                             int64_t expected_attempt,
                                                             const WorkClaim& replacement) {
-  bool replaced = false;
-  LEDGER_RETURN_IF_ERROR(engine_.InWriteTransaction([&](Connection& connection) -> absl::Status {
-    LEDGER_ASSIGN_OR_RETURN(
-        Query query,
-        connection.Prepare("UPDATE work_claims SET fingerprint = ?, state = ?, owner = ?,"
-                           " attempt = ?, lease_expires_at = ?, result = ?, created_at = ?,"
-                           " updated_at = ?, expires_at = ?"
-                           " WHERE namespace = ? AND scope = ? AND key = ?"
-                           " AND owner = ? AND attempt = ?",
-                           "replace work claim"));
-    BindWorkClaimState(query, replacement);
-    BindIdentity(query, identity);
-    query.BindText(expected_owner).BindInt(expected_attempt);
-    LEDGER_RETURN_IF_ERROR(query.Run());
-    replaced = connection.ChangedRows() == 1;
-    return absl::OkStatus();
-  }));
-  return replaced;
+  LEDGER_ASSIGN_OR_RETURN(
+      int64_t replaced,
+      engine_.WriteStatement(
+          "UPDATE work_claims SET fingerprint = ?, state = ?, owner = ?, attempt = ?,"
+          " lease_expires_at = ?, result = ?, created_at = ?, updated_at = ?, expires_at = ?"
+          " WHERE namespace = ? AND scope = ? AND key = ? AND owner = ? AND attempt = ?",
+          "replace work claim", [&](Query& query) {
+            BindWorkClaimState(query, replacement);
+            BindIdentity(query, identity);
+            query.BindText(expected_owner).BindInt(expected_attempt);
+          }));
+  return replaced == 1;
 }
 
 absl::StatusOr<bool> SqliteWorkClaimStore::DeleteWorkClaim(const KeyIdentity& identity,
                                                            const std::string& owner) {
-  bool deleted = false;
-  LEDGER_RETURN_IF_ERROR(engine_.InWriteTransaction([&](Connection& connection) -> absl::Status {
-    LEDGER_ASSIGN_OR_RETURN(
-        Query query,
-        connection.Prepare("DELETE FROM work_claims WHERE namespace = ? AND scope = ? AND key = ?"
-                           " AND state = 'pending' AND owner = ?",
-                           "delete work claim"));
-    BindIdentity(query, identity);
-    query.BindText(owner);
-    LEDGER_RETURN_IF_ERROR(query.Run());
-    deleted = connection.ChangedRows() == 1;
-    return absl::OkStatus();
-  }));
-  return deleted;
+  LEDGER_ASSIGN_OR_RETURN(
+      int64_t deleted,
+      engine_.WriteStatement("DELETE FROM work_claims WHERE namespace = ? AND scope = ?"
+                             " AND key = ? AND state = 'pending' AND owner = ?",
+                             "delete work claim", [&](Query& query) {
+                               BindIdentity(query, identity);
+                               query.BindText(owner);
+                             }));
+  return deleted == 1;
 }
 
 absl::StatusOr<int64_t> SqliteWorkClaimStore::MarkAbandonedWorkClaims(absl::Time now) {
-  int64_t marked = 0;
-  LEDGER_RETURN_IF_ERROR(engine_.InWriteTransaction([&](Connection& connection) -> absl::Status {
-    LEDGER_ASSIGN_OR_RETURN(
-        Query query, connection.Prepare("UPDATE work_claims SET state = 'abandoned', updated_at = ?"
-                                        " WHERE state = 'pending' AND lease_expires_at <= ?",
-                                        "mark abandoned work claims"));
-    query.BindTime(now).BindTime(now);
-    LEDGER_RETURN_IF_ERROR(query.Run());
-    marked = connection.ChangedRows();
-    return absl::OkStatus();
-  }));
-  return marked;
+  return engine_.WriteStatement(
+      "UPDATE work_claims SET state = 'abandoned', updated_at = ?"
+      " WHERE state = 'pending' AND lease_expires_at <= ?",
+      "mark abandoned work claims", [&](Query& query) { query.BindTime(now).BindTime(now); });
 }
 
 absl::StatusOr<int64_t> SqliteWorkClaimStore::PruneWorkClaims(absl::Time now) {
-  int64_t deleted = 0;
-  LEDGER_RETURN_IF_ERROR(engine_.InWriteTransaction([&](Connection& connection) -> absl::Status {
-    LEDGER_ASSIGN_OR_RETURN(
-        Query query,
-        connection.Prepare("DELETE FROM work_claims WHERE expires_at <= ?", "prune work claims"));
-    query.BindTime(now);
-    LEDGER_RETURN_IF_ERROR(query.Run());
-    deleted = connection.ChangedRows();
-    return absl::OkStatus();
-  }));
-  return deleted;
+  return engine_.WriteStatement("DELETE FROM work_claims WHERE expires_at <= ?",
+                                "prune work claims", [&](Query& query) { query.BindTime(now); });
 }
 
 }  // namespace ledger::sqlite_internal
