@@ -129,6 +129,10 @@ class PostgresEngine final : public Engine {
   template <typename Body>
   auto WithConnection(const PostgresErrorContext& context, Body&& body)
       -> std::invoke_result_t<Body&, pqxx::nontransaction&>;
+  // One prepared statement run that way: the rows it affected.
+  template <typename... Params>
+  absl::StatusOr<int64_t> ExecuteStandalone(std::string_view what, const char* statement,
+                                            const Params&... params);
 
  private:
   std::shared_ptr<PostgresConnectionPool> pool_;
@@ -157,6 +161,17 @@ auto PostgresEngine::WithConnection(const PostgresErrorContext& context, Body&& 
           return body(work);
         });
       });
+}
+
+template <typename... Params>
+absl::StatusOr<int64_t> PostgresEngine::ExecuteStandalone(std::string_view what,
+                                                          const char* statement,
+                                                          const Params&... params) {
+  return WithConnection({.operation = what},
+                        [&](pqxx::nontransaction& work) -> absl::StatusOr<int64_t> {
+                          return static_cast<int64_t>(
+                              work.exec_prepared(statement, params...).affected_rows());
+                        });
 }
 
 }  // namespace ledger::postgres_internal

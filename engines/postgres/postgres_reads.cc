@@ -90,12 +90,11 @@ absl::StatusOr<std::vector<Account>> PostgresEngine::ListAccounts(std::string_vi
 }
 
 absl::StatusOr<bool> PostgresEngine::CloseAccountIfZeroBalance(std::string_view id) {
-  return WithConnection(
-      {.operation = "close account"}, [&](pqxx::nontransaction& work) -> absl::StatusOr<bool> {
-        // The UPDATE waits for a submit holding the row and re-checks the balance after it.
-        return work.exec_prepared(statement::kCloseAccountIfZeroBalance, std::string(id))
-                   .affected_rows() == 1;
-      });
+  // The UPDATE waits for a submit holding the row and re-checks the balance after it.
+  LEDGER_ASSIGN_OR_RETURN(int64_t closed,
+                          ExecuteStandalone("close account", statement::kCloseAccountIfZeroBalance,
+                                            std::string(id)));
+  return closed == 1;
 }
 
 absl::StatusOr<std::optional<Transaction>> PostgresEngine::GetTransaction(std::string_view id) {
@@ -160,13 +159,7 @@ absl::StatusOr<std::vector<KeyRecord>> PostgresEngine::ListKeyRecords(
 
 absl::StatusOr<int64_t> PostgresEngine::PruneExpiredKeys(absl::Time now, int64_t limit) {
   if (limit <= 0) return 0;
-  return WithConnection(
-      {.operation = "prune expired keys"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<int64_t> {
-        return static_cast<int64_t>(
-            work.exec_prepared(statement::kPruneExpiredKeys, postgres_internal::Micros(now), limit)
-                .affected_rows());
-      });
+  return ExecuteStandalone("prune expired keys", statement::kPruneExpiredKeys, Micros(now), limit);
 }
 
 namespace {

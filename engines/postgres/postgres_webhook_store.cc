@@ -15,31 +15,25 @@ namespace ledger::postgres_internal {
 absl::StatusOr<bool> PostgresWebhookStore::InsertWebhookEventIfAbsent(const std::string& provider,
                                                                       const std::string& event_id,
                                                                       absl::Time received_at) {
-  return engine_.WithConnection({.operation = "insert webhook event"},
-                                [&](pqxx::nontransaction& work) -> absl::StatusOr<bool> {
-                                  return work.exec_prepared(statement::kInsertWebhookEvent,
-                                                            provider, event_id, Micros(received_at))
-                                             .affected_rows() > 0;
-                                });
+  LEDGER_ASSIGN_OR_RETURN(int64_t inserted,
+                          engine_.ExecuteStandalone("insert webhook event",
+                                                    statement::kInsertWebhookEvent, provider,
+                                                    event_id, Micros(received_at)));
+  return inserted > 0;
 }
 
 absl::StatusOr<bool> PostgresWebhookStore::DeleteWebhookEvent(const std::string& provider,
                                                               const std::string& event_id) {
-  return engine_.WithConnection({.operation = "delete webhook event"},
-                                [&](pqxx::nontransaction& work) -> absl::StatusOr<bool> {
-                                  return work.exec_prepared(statement::kDeleteWebhookEvent,
-                                                            provider, event_id)
-                                             .affected_rows() > 0;
-                                });
+  LEDGER_ASSIGN_OR_RETURN(int64_t deleted,
+                          engine_.ExecuteStandalone("delete webhook event",
+                                                    statement::kDeleteWebhookEvent, provider,
+                                                    event_id));
+  return deleted > 0;
 }
 
 absl::StatusOr<int64_t> PostgresWebhookStore::PruneWebhookEvents(absl::Time before) {
-  return engine_.WithConnection(
-      {.operation = "prune webhook events"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<int64_t> {
-        return static_cast<int64_t>(
-            work.exec_prepared(statement::kPruneWebhookEvents, Micros(before)).affected_rows());
-      });
+  return engine_.ExecuteStandalone("prune webhook events", statement::kPruneWebhookEvents,
+                                   Micros(before));
 }
 
 }  // namespace ledger::postgres_internal

@@ -40,45 +40,36 @@ absl::StatusOr<bool> PostgresWorkClaimStore::ReplaceWorkClaim(const KeyIdentity&
   if (!(replacement.identity == identity)) {
     return absl::InvalidArgumentError("postgres: a work claim replacement must keep its identity");
   }
-  return engine_.WithConnection(
-      {.operation = "replace work claim"}, [&](pqxx::nontransaction& work) -> absl::StatusOr<bool> {
-        const pqxx::result result = work.exec_prepared(
-            statement::kReplaceWorkClaim, identity.key_namespace, identity.scope.Encoded(),
-            identity.key, expected_owner, expected_attempt, replacement.fingerprint,
-            std::string(WorkStateName(replacement.state)), replacement.owner, replacement.attempt,
-            Micros(replacement.lease_expires_at), replacement.result,
-            Micros(replacement.created_at), Micros(replacement.updated_at),
-            Micros(replacement.expires_at));
-        return result.affected_rows() > 0;
-      });
+  LEDGER_ASSIGN_OR_RETURN(
+      int64_t replaced,
+      engine_.ExecuteStandalone(
+          "replace work claim", statement::kReplaceWorkClaim, identity.key_namespace,
+          identity.scope.Encoded(), identity.key, expected_owner, expected_attempt,
+          replacement.fingerprint, std::string(WorkStateName(replacement.state)),
+          replacement.owner, replacement.attempt, Micros(replacement.lease_expires_at),
+          replacement.result, Micros(replacement.created_at), Micros(replacement.updated_at),
+          Micros(replacement.expires_at)));
+  return replaced > 0;
 }
 
 absl::StatusOr<bool> PostgresWorkClaimStore::DeleteWorkClaim(const KeyIdentity& identity,
                                                              const std::string& owner) {
-  return engine_.WithConnection(
-      {.operation = "delete work claim"}, [&](pqxx::nontransaction& work) -> absl::StatusOr<bool> {
-        return work.exec_prepared(statement::kDeleteWorkClaim, identity.key_namespace,
-                                  identity.scope.Encoded(), identity.key, owner)
-                   .affected_rows() > 0;
-      });
+  LEDGER_ASSIGN_OR_RETURN(
+      int64_t deleted,
+      engine_.ExecuteStandalone("delete work claim", statement::kDeleteWorkClaim,
+                                identity.key_namespace, identity.scope.Encoded(), identity.key,
+                                owner));
+  return deleted > 0;
 }
 
 absl::StatusOr<int64_t> PostgresWorkClaimStore::MarkAbandonedWorkClaims(absl::Time now) {
-  return engine_.WithConnection(
-      {.operation = "mark abandoned work claims"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<int64_t> {
-        return static_cast<int64_t>(
-            work.exec_prepared(statement::kMarkAbandonedWorkClaims, Micros(now)).affected_rows());
-      });
+  return engine_.ExecuteStandalone("mark abandoned work claims",
+                                   statement::kMarkAbandonedWorkClaims, Micros(now));
 }
 
 absl::StatusOr<int64_t> PostgresWorkClaimStore::PruneWorkClaims(absl::Time now) {
-  return engine_.WithConnection(
-      {.operation = "prune work claims"},
-      [&](pqxx::nontransaction& work) -> absl::StatusOr<int64_t> {
-        return static_cast<int64_t>(
-            work.exec_prepared(statement::kPruneWorkClaims, Micros(now)).affected_rows());
-      });
+  return engine_.ExecuteStandalone("prune work claims", statement::kPruneWorkClaims,
+                                   Micros(now));
 }
 
 }  // namespace ledger::postgres_internal
