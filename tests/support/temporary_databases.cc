@@ -38,4 +38,9 @@ std::string TemporaryDatabases::NextPath() {
   return previous_;
 }
 
+std::string TemporaryDatabases::CurrentPath() {
+  absl::MutexLock lock(&mutex_);
+  return previous_;
+}
+
 }  // namespace ledger::testing

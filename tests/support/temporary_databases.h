@@ -28,6 +28,8 @@ class TemporaryDatabases {
   // A path for a new, empty database; the previous one is deleted first (callers
   // destroy an engine before opening the next).
   std::string NextPath() ABSL_LOCKS_EXCLUDED(mutex_);
+  // The path NextPath returned last ("" before the first call).
+  std::string CurrentPath() ABSL_LOCKS_EXCLUDED(mutex_);
 
  private:
   const std::filesystem::path folder_;

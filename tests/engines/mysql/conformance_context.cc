@@ -16,18 +16,8 @@ namespace {
 // Enough sessions for the suite's widest race (32 submitters) to run at once.
 constexpr int kPoolSize = 40;
 
-MysqlScratchDatabase& Scratch() {
-  static MysqlScratchDatabase* scratch = new MysqlScratchDatabase("conformance", kPoolSize);
-  return *scratch;  // lives for the process; Drop() runs when the tests end
-}
-
-class DropScratchDatabase : public ::testing::Environment {
- public:
-  void TearDown() override { Scratch().Drop(); }
-};
-
-[[maybe_unused]] ::testing::Environment* const kDropScratch =
-    ::testing::AddGlobalTestEnvironment(new DropScratchDatabase());
+MysqlScratchDatabase* const kScratch = ScratchDatabaseDroppedAtExit("conformance", kPoolSize);
+MysqlScratchDatabase& Scratch() { return *kScratch; }
 
 ConformanceContext MysqlContext() {
   ConformanceContext context;

@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "base/status.h"
 #include "engines/mysql/mysql_engine.h"
+#include "gtest/gtest.h"
 #include "tests/conformance/conformance_context.h"
 
 namespace ledger::testing {
@@ -212,6 +213,22 @@ absl::Status MysqlScratchDatabase::WithReconnect(const std::function<absl::Statu
   server_.reset();
   LEDGER_RETURN_IF_ERROR(ConnectLocked());
   return action();
+}
+
+MysqlScratchDatabase* ScratchDatabaseDroppedAtExit(std::string purpose, int pool_size) {
+  // Lives for the process: the environment's TearDown drops the database while the
+  // driver still lives.
+  auto* scratch = new MysqlScratchDatabase(std::move(purpose), pool_size);
+  class DropScratchDatabase : public ::testing::Environment {
+   public:
+    explicit DropScratchDatabase(MysqlScratchDatabase& scratch) : scratch_(scratch) {}
+    void TearDown() override { scratch_.Drop(); }
+
+   private:
+    MysqlScratchDatabase& scratch_;
+  };
+  ::testing::AddGlobalTestEnvironment(new DropScratchDatabase(*scratch));
+  return scratch;
 }
 
 }  // namespace ledger::testing

@@ -114,6 +114,12 @@ class MysqlScratchDatabase {
   std::mt19937_64 random_ ABSL_GUARDED_BY(mutex_){std::random_device()()};
 };
 
+// The process's scratch database for `purpose`, with a gtest environment that drops it
+// when the tests end. Call it at namespace scope, so the drop is registered before the
+// tests run:
+//   MysqlScratchDatabase* const kScratch = ScratchDatabaseDroppedAtExit("property", 8);
+MysqlScratchDatabase* ScratchDatabaseDroppedAtExit(std::string purpose, int pool_size);
+
 }  // namespace ledger::testing
 
 #endif  // LEDGER_TESTS_ENGINES_MYSQL_MYSQL_TEST_SERVER_H_

@@ -10,6 +10,7 @@
 #include "sqlite3.h"
 #include "tests/conformance/conformance_context.h"
 #include "tests/conformance/conformance_fixture.h"
+#include "tests/engines/sqlite/sqlite_test_database.h"
 #include "tests/support/temporary_databases.h"
 
 namespace ledger::testing {
@@ -43,27 +44,21 @@ ConformanceContext SqliteContext() {
   context.engine_name = "sqlite";
   context.writers_serialized = true;
   context.one_open_submit_at_a_time = true;
-  auto path = std::make_shared<std::string>();  // the database the last open made
-  context.open_fresh = [path]() -> absl::StatusOr<std::unique_ptr<Engine>> {
-    SqliteOptions options;
-    options.path = *path = Databases().NextPath();
-    options.migrate = true;
-    return OpenSqliteEngine(options);
-  };
+  context.open_fresh = [] { return OpenFreshSqliteEngine(Databases()); };
   // kill_sessions and await_lock_waiters stay empty: the database is in process (no
   // connection to lose) and its writers are serialized (no deadlock can form).
   // SQLite cannot add a constraint to a table, so a trigger copies each new transaction
   // id into a table whose foreign key, checked at COMMIT, nothing satisfies.
-  context.fail_commits = [path]() {
-    return RunOnFile(*path,
+  context.fail_commits = [] {
+    return RunOnFile(Databases().CurrentPath(),
                      "CREATE TABLE commit_checks (transaction_id TEXT PRIMARY KEY);"
                      "CREATE TABLE commit_checked (transaction_id TEXT REFERENCES"
                      " commit_checks (transaction_id) DEFERRABLE INITIALLY DEFERRED);"
                      "CREATE TRIGGER commit_check AFTER INSERT ON transactions"
                      " BEGIN INSERT INTO commit_checked VALUES (NEW.id); END;");
   };
-  context.stop_failing_commits = [path]() {
-    return RunOnFile(*path,
+  context.stop_failing_commits = [] {
+    return RunOnFile(Databases().CurrentPath(),
                      "DROP TRIGGER commit_check; DROP TABLE commit_checked;"
                      " DROP TABLE commit_checks;");
   };

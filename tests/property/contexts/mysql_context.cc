@@ -18,18 +18,9 @@ namespace {
 
 constexpr int kPoolSize = 8;
 
-testing::MysqlScratchDatabase& Scratch() {
-  static auto* scratch = new testing::MysqlScratchDatabase("property", kPoolSize);
-  return *scratch;  // lives for the process; Drop() runs when the tests end
-}
-
-class DropScratchDatabase : public ::testing::Environment {
- public:
-  void TearDown() override { Scratch().Drop(); }
-};
-
-[[maybe_unused]] ::testing::Environment* const kDropScratch =
-    ::testing::AddGlobalTestEnvironment(new DropScratchDatabase());
+testing::MysqlScratchDatabase* const kScratch =
+    testing::ScratchDatabaseDroppedAtExit("property", kPoolSize);
+testing::MysqlScratchDatabase& Scratch() { return *kScratch; }
 
 PropertyContext MysqlContext() {
   PropertyContext context;

@@ -3,7 +3,7 @@
 // and -shm) goes at the next open, the folder at exit (tests/support/temporary_databases.h).
 #include <memory>
 
-#include "engines/sqlite/sqlite_engine.h"
+#include "tests/engines/sqlite/sqlite_test_database.h"
 #include "tests/property/property_suite.h"
 #include "tests/support/temporary_databases.h"
 
@@ -19,12 +19,7 @@ PropertyContext SqliteContext() {
   PropertyContext context;
   context.engine_name = "sqlite";
   context.default_seed_count = 4;
-  context.open_fresh = []() -> absl::StatusOr<std::unique_ptr<Engine>> {
-    SqliteOptions options;
-    options.path = Databases().NextPath();
-    options.migrate = true;
-    return OpenSqliteEngine(options);
-  };
+  context.open_fresh = [] { return testing::OpenFreshSqliteEngine(Databases()); };
   return context;
 }
 
