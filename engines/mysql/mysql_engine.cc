@@ -1,6 +1,6 @@
 // The MySQL engine: opening, migrating, and the submit transaction. Reads and the
 // administration of assets and accounts are in mysql_reads.cc, work claims and webhook
-// events in mysql_stores.cc. The claim protocol is described in mysql_engine_internal.h
+// events in mysql_work_claim_store.cc and mysql_webhook_store.cc. The claim protocol is described in mysql_engine_internal.h
 // and docs/engines/mysql.md.
 #include "engines/mysql/mysql_engine.h"
 
