@@ -16,9 +16,9 @@ using posting_rules::AccountsById;
 constexpr char kCommittedEventType[] = "transaction.committed";
 
 // The global claim order: (namespace, scope, key), byte-wise.
-bool ClaimsBefore(const KeyIdentity* a, const KeyIdentity* b) {
-  return std::forward_as_tuple(a->key_namespace, a->scope.Encoded(), a->key) <
-         std::forward_as_tuple(b->key_namespace, b->scope.Encoded(), b->key);
+using ClaimOrder = std::tuple<std::string, std::string, std::string>;
+ClaimOrder ClaimOrderOf(const KeyIdentity& identity) {
+  return {identity.key_namespace, identity.scope.Encoded(), identity.key};
 }
 
 }  // namespace
@@ -30,6 +30,7 @@ Ledger::BatchAttempt::BatchAttempt(Ledger& ledger, std::vector<internal::BatchIt
       atomic_(atomic),
       claim_one_by_one_(claim_one_by_one),
       decisions_(items_.size()),
+      postings_(items_.size()),
       rides_on_commit_(items_.size(), false) {}
 
 absl::Status Ledger::BatchAttempt::Run() {
@@ -62,14 +63,12 @@ absl::Status Ledger::BatchAttempt::RunSteps() {
 
 absl::Status Ledger::BatchAttempt::ClaimKeys() {
   if (ledger_.skip_idempotency_) return absl::OkStatus();
-  std::vector<const KeyIdentity*> order;
-  for (const internal::BatchItem* item : items_) order.push_back(&item->identity);
-  std::sort(order.begin(), order.end(), ClaimsBefore);
-  order.erase(std::unique(order.begin(), order.end(),
-                          [](const KeyIdentity* a, const KeyIdentity* b) { return *a == *b; }),
-              order.end());
+  std::map<ClaimOrder, const KeyIdentity*> order;  // sorted and distinct
+  for (const internal::BatchItem* item : items_) {
+    order.emplace(ClaimOrderOf(item->identity), &item->identity);
+  }
   std::vector<KeyIdentity> identities;
-  for (const KeyIdentity* identity : order) identities.push_back(*identity);
+  for (const auto& [position, identity] : order) identities.push_back(*identity);
 
   std::vector<std::optional<KeyRecord>> claimed;
   if (claim_one_by_one_ || identities.size() == 1) {
@@ -102,7 +101,7 @@ absl::Status Ledger::BatchAttempt::ClaimKeys() {
 absl::Status Ledger::BatchAttempt::LoadReversalTargets() {
   for (const internal::BatchItem* item : items_) {
     const Operation& op = item->request->operation;
-    if (op.kind != OperationKind::kReverse || records_.count(item->identity.Encoded()) > 0) {
+    if (op.kind != OperationKind::kReverse || records_.count(item->encoded_identity) > 0) {
       continue;  // not a reverse, or a replay
     }
     if (targets_.count(op.transaction_id) > 0) continue;
@@ -114,9 +113,9 @@ absl::Status Ledger::BatchAttempt::LoadReversalTargets() {
 absl::Status Ledger::BatchAttempt::LockAccounts() {
   std::vector<Posting> all;
   for (size_t i = 0; i < items_.size(); ++i) {
-    if (records_.count(items_[i]->identity.Encoded()) > 0) continue;  // replays lock nothing
-    std::variant<Outcome, std::vector<Posting>> planned = PostingsFor(i);
-    if (auto* postings = std::get_if<std::vector<Posting>>(&planned)) {
+    if (records_.count(items_[i]->encoded_identity) > 0) continue;  // replays lock nothing
+    postings_[i] = PostingsFor(i);
+    if (auto* postings = std::get_if<std::vector<Posting>>(&*postings_[i])) {
       all.insert(all.end(), postings->begin(), postings->end());
     }
   }
@@ -151,11 +150,12 @@ std::variant<Outcome, std::vector<Posting>> Ledger::BatchAttempt::PostingsFor(si
 
 absl::Status Ledger::BatchAttempt::Decide(size_t i) {
   const internal::BatchItem& item = *items_[i];
-  if (auto record = records_.find(item.identity.Encoded()); record != records_.end()) {
+  if (auto record = records_.find(item.encoded_identity); record != records_.end()) {
     return Replay(i, record->second);
   }
   const Operation& op = item.request->operation;
-  std::variant<Outcome, std::vector<Posting>> planned = PostingsFor(i);
+  // Set by LockAccounts: an item that is no replay now was none then (records_ only grow).
+  std::variant<Outcome, std::vector<Posting>>& planned = *postings_[i];
   if (Outcome* rejection = std::get_if<Outcome>(&planned)) {
     decisions_[i] = std::move(*rejection);
     return absl::OkStatus();
@@ -228,7 +228,7 @@ absl::Status Ledger::BatchAttempt::Replay(size_t i, const KeyRecord& record) {
     return absl::OkStatus();
   }
   if (auto committing = committing_.find(record.transaction_id); committing != committing_.end()) {
-    decisions_[i] = Outcome::Duplicate(committing->second.first);  // earlier in this batch
+    decisions_[i] = Outcome::Duplicate(plans_[committing->second].transaction);  // earlier in this batch
     rides_on_commit_[i] = true;
     return absl::OkStatus();
   }
@@ -311,8 +311,8 @@ void Ledger::BatchAttempt::Accept(size_t i, Transaction transaction,
   if (transaction.reversal_of.has_value()) reversed_.insert(*transaction.reversal_of);
   KeyRecord record{item.identity, item.fingerprint, transaction.id, now_,
                    now_ + item.request->claim.ttl};
-  records_[item.identity.Encoded()] = record;
-  committing_.emplace(transaction.id, std::make_pair(transaction, i));
+  records_[item.encoded_identity] = record;
+  committing_.emplace(transaction.id, plans_.size());
   decisions_[i] = Outcome::Committed(transaction);
   rides_on_commit_[i] = true;
   plans_.push_back(Plan{std::move(transaction), std::move(updated), std::move(record)});

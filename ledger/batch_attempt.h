@@ -39,6 +39,7 @@ struct BatchItem {
   size_t index = 0;  // position in the batch, for messages
   const SubmitRequest* request = nullptr;
   KeyIdentity identity;
+  std::string encoded_identity;  // identity.Encoded(), computed once
   std::string fingerprint;
   std::optional<SubmitResult> result;  // set once the item is decided for good
 };
@@ -103,6 +104,9 @@ class Ledger::BatchAttempt {
   std::optional<KeyIdentity> busy_key_;
 
   std::vector<std::optional<SubmitResult>> decisions_;
+  // Each item's postings (or the rejection before them), worked out once by LockAccounts
+  // for the items that were not replays then.
+  std::vector<std::optional<std::variant<Outcome, std::vector<Posting>>>> postings_;
   std::vector<bool> rides_on_commit_;
   std::vector<Plan> plans_;
 
@@ -110,7 +114,7 @@ class Ledger::BatchAttempt {
   // then those this attempt commits), reversal targets, locked accounts as the items
   // before have left them, transactions reversed, debits made by this attempt.
   std::map<std::string, KeyRecord> records_;
-  std::map<std::string, std::pair<Transaction, size_t>> committing_;  // id -> (it, item)
+  std::map<std::string, size_t> committing_;  // transaction id -> its index in plans_
   std::map<std::string, std::optional<Transaction>> targets_;
   posting_rules::AccountsById accounts_;
   std::set<std::string> reversed_;

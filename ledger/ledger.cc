@@ -114,6 +114,7 @@ void PrepareItem(const SubmitRequest& request, size_t index, internal::BatchItem
                                   ? std::string(OperationKindName(request.operation.kind))
                                   : request.key_namespace,
                               request.scope, request.key};
+  item.encoded_identity = item.identity.Encoded();
 }
 
 // The entries a batch may post, counted before the database is read.
