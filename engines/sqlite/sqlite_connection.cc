@@ -85,6 +85,12 @@ Query& Query::BindOptionalText(const std::optional<std::string>& value) {
 
 Query& Query::BindTime(absl::Time value) { return BindInt(absl::ToUnixMicros(value)); }
 
+Query& Query::BindOptionalTime(const std::optional<absl::Time>& value) {
+  if (value.has_value()) return BindTime(*value);
+  NoteBindResult(sqlite3_bind_null(statement_, next_parameter_));
+  return *this;
+}
+
 absl::StatusOr<bool> Query::Step() {
   if (bind_error_ != 0) return connection_->Fail(bind_error_, what_, context_);
   const int result = sqlite3_step(statement_);

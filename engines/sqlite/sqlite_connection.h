@@ -56,6 +56,7 @@ class Query {
   Query& BindText(std::string_view value);
   Query& BindOptionalText(const std::optional<std::string>& value);
   Query& BindTime(absl::Time value);  // integer microseconds since the epoch
+  Query& BindOptionalTime(const std::optional<absl::Time>& value);  // nullopt: NULL
 
   // True when a row is ready to read, false when the statement is done.
   absl::StatusOr<bool> Step();

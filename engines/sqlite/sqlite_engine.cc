@@ -1,8 +1,6 @@
 // The SQLite engine: opening, migrations, the submit transaction, and the write and
 // read helpers the other files of the engine use. See sqlite_engine_internal.h for
 // how the claim works.
-#include "engines/common/error_table.h"
-#include "engines/common/standalone.h"
 #include "engines/sqlite/sqlite_engine.h"
 
 #include <sqlite3.h>
@@ -18,6 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "engines/common/database_url.h"
+#include "engines/common/error_table.h"
+#include "engines/common/standalone.h"
 #include "engines/sqlite/sqlite_engine_internal.h"
 #include "engines/sqlite/sqlite_errors.h"
 #include "engines/sqlite/sqlite_migrations.h"
@@ -70,6 +70,9 @@ class SqliteStorageTransaction final : public StorageTransaction {
       const std::vector<std::string>& sorted_ids) override;
   absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id,
                                             absl::Time since) override;
+  absl::StatusOr<std::vector<Hold>> LoadHolds(const std::vector<std::string>& ids) override;
+  absl::StatusOr<PendingHoldTotals> LoadHoldTotals(std::string_view account_id, absl::Time now,
+                                                   absl::Time since) override;
   absl::Status WriteTransaction(const Transaction& transaction,
                                 const std::vector<Account>& updated_accounts) override;
   absl::Status RecordKey(const KeyRecord& record) override;
@@ -184,12 +187,25 @@ absl::StatusOr<DebitUsage> SqliteStorageTransaction::LoadDebitUsage(std::string_
   }
 }
 
+absl::StatusOr<std::vector<Hold>> SqliteStorageTransaction::LoadHolds(
+    const std::vector<std::string>& ids) {
+  LEDGER_RETURN_IF_ERROR(Ready());
+  return SelectHolds(**connection_, ids, ErrorContext::kTransaction);
+}
+
+absl::StatusOr<PendingHoldTotals> SqliteStorageTransaction::LoadHoldTotals(
+    std::string_view account_id, absl::Time now, absl::Time since) {
+  LEDGER_RETURN_IF_ERROR(Ready());
+  return SelectHoldTotals(**connection_, account_id, now, since, ErrorContext::kTransaction);
+}
+
 absl::Status SqliteStorageTransaction::WriteTransaction(
     const Transaction& transaction, const std::vector<Account>& updated_accounts) {
+  LEDGER_RETURN_IF_ERROR(CheckHoldFields(transaction));
   LEDGER_RETURN_IF_ERROR(Ready());
-  // A taken id or reversal_of is AlreadyExists (the engine contract), not retryable:
-  // writers are serialized, so the pipeline's IsReversed check under this same lock is
-  // authoritative and a retry could not turn out differently.
+  // A taken id, reversal_of or hold_id is retryable (the error table): writers are
+  // serialized, so it cannot happen after the pipeline's checks under this same lock,
+  // unless a writer outside this engine (another process) got in first.
   LEDGER_RETURN_IF_ERROR(InsertTransactionRows(**connection_, transaction));
   for (const Account& account : updated_accounts) {
     LEDGER_RETURN_IF_ERROR(UpdateAccount(transaction, account));
@@ -202,10 +218,16 @@ absl::Status SqliteStorageTransaction::UpdateAccount(const Transaction& transact
   const int64_t version_before = VersionBefore(transaction, account);
   LEDGER_ASSIGN_OR_RETURN(
       Query query,
-      (*connection_)->Prepare("UPDATE accounts SET balance = ?, version = ?"
+      (*connection_)->Prepare("UPDATE accounts SET balance = ?, version = ?,"
+                              " pending_debits = ?, pending_credits = ?"
                               " WHERE id = ? AND version = ?",
                               "update account balance", ErrorContext::kWrite));
-  query.BindInt(account.balance).BindInt(account.version).BindText(account.id).BindInt(version_before);
+  query.BindInt(account.balance)
+      .BindInt(account.version)
+      .BindInt(account.pending_debits)
+      .BindInt(account.pending_credits)
+      .BindText(account.id)
+      .BindInt(version_before);
   LEDGER_RETURN_IF_ERROR(query.Run());
   if ((*connection_)->ChangedRows() != 1) {
     // The version guard: the row is not the one LockAccounts returned. Cannot happen

@@ -1,7 +1,8 @@
 // The SQLite Engine's class, shared by the files that implement it:
 // sqlite_engine.cc (open, migrate, the submit transaction), sqlite_reads.cc (assets,
-// accounts, history, keys, events), and its two stores, sqlite_work_claim_store.cc and
-// sqlite_webhook_store.cc, which run through the engine's write runner.
+// accounts, history, keys, holds, events), and its two stores,
+// sqlite_work_claim_store.cc and sqlite_webhook_store.cc, which run through the
+// engine's write runner.
 //
 // How a submit claims its key: the submit's first statement is BEGIN IMMEDIATE, which
 // takes SQLite's single writer lock for the whole transaction; while it is held no
@@ -61,6 +62,14 @@ class SqliteEngine final : public Engine {
   absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
                                                         int64_t limit) override;
   absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) override;
+
+  absl::StatusOr<std::optional<Hold>> GetHold(std::string_view id) override;
+  absl::StatusOr<std::vector<Hold>> ListHolds(std::string_view account_id,
+                                              std::string_view after_id,
+                                              int64_t limit) override;
+  absl::StatusOr<std::vector<Hold>> ListLapsedHolds(absl::Time now, int64_t limit) override;
+  absl::StatusOr<PendingHoldTotals> HoldTotals(std::string_view account_id, absl::Time now,
+                                               absl::Time since) override;
 
   absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
                                                       int64_t limit) override;

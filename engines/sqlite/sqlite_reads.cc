@@ -1,6 +1,6 @@
 // The SQLite engine outside the submit path: assets, accounts, transaction history,
-// key records and outbox events. Reads never take the writer lock: in WAL mode a reader
-// sees the last committed state and runs beside the one writer. The few writes (an
+// key records, holds and outbox events. Reads never take the writer lock: in WAL mode a
+// reader sees the last committed state and runs beside the one writer. The few writes (an
 // asset, an account, closing one, pruning keys) are each one short BEGIN IMMEDIATE
 // transaction with the default busy timeout (SqliteOptions::busy_timeout).
 #include <utility>
@@ -104,8 +104,8 @@ absl::StatusOr<std::vector<Transaction>> SqliteEngine::ListTransactions(std::str
     {
       LEDGER_ASSIGN_OR_RETURN(
           Query query,
-          connection.Prepare("SELECT " LEDGER_SQLITE_TRANSACTION_COLUMNS
-                             " FROM transactions WHERE id > ? ORDER BY id LIMIT ?",
+          connection.Prepare(LEDGER_SQLITE_SELECT_TRANSACTION
+                             " WHERE t.id > ? ORDER BY t.id LIMIT ?",
                              "list transactions"));
       query.BindText(after_id).BindInt(limit);
       while (true) {
@@ -177,6 +177,82 @@ absl::StatusOr<std::vector<KeyRecord>> SqliteEngine::ListKeyRecords(
   return records;
 }
 
+absl::StatusOr<std::optional<Hold>> SqliteEngine::GetHold(std::string_view id) {
+  std::optional<Hold> hold;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(hold, SelectHold(connection, id, ErrorContext::kStandalone));
+    return absl::OkStatus();
+  }));
+  return hold;
+}
+
+absl::StatusOr<std::vector<Hold>> SqliteEngine::ListHolds(std::string_view account_id,
+                                                          std::string_view after_id,
+                                                          int64_t limit) {
+  std::vector<Hold> holds;
+  if (NothingToList(limit)) return holds;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    // For one account, each side's page comes from its own (account, id) index, so a
+    // page reads at most twice `limit` rows however many holds the account has; UNION
+    // keeps a hold from an account to itself once. Both statements number their
+    // parameters alike (every account: ?1 is bound and unused).
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query,
+        account_id.empty()
+            ? connection.Prepare("SELECT " LEDGER_SQLITE_HOLD_COLUMNS
+                                 " FROM holds WHERE id > ?2 ORDER BY id LIMIT ?3",
+                                 "list holds")
+            : connection.Prepare(
+                  "SELECT * FROM (SELECT " LEDGER_SQLITE_HOLD_COLUMNS " FROM holds"
+                  " WHERE from_account = ?1 AND id > ?2 ORDER BY id LIMIT ?3)"
+                  " UNION"
+                  " SELECT * FROM (SELECT " LEDGER_SQLITE_HOLD_COLUMNS " FROM holds"
+                  " WHERE to_account = ?1 AND id > ?2 ORDER BY id LIMIT ?3)"
+                  " ORDER BY id LIMIT ?3",
+                  "list holds of account"));
+    query.BindText(account_id).BindText(after_id).BindInt(limit);
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+      if (!has_row) return absl::OkStatus();
+      LEDGER_ASSIGN_OR_RETURN(Hold hold, ReadHold(query));
+      holds.push_back(std::move(hold));
+    }
+  }));
+  return holds;
+}
+
+absl::StatusOr<std::vector<Hold>> SqliteEngine::ListLapsedHolds(absl::Time now, int64_t limit) {
+  std::vector<Hold> holds;
+  if (NothingToList(limit)) return holds;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    // Walks holds_pending_by_expiry from its start: settled holds are not in it.
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_HOLD_COLUMNS " FROM holds"
+                                        " WHERE status = 'pending' AND expires_at <= ?"
+                                        " ORDER BY expires_at, id LIMIT ?",
+                                        "list lapsed holds"));
+    query.BindTime(now).BindInt(limit);
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+      if (!has_row) return absl::OkStatus();
+      LEDGER_ASSIGN_OR_RETURN(Hold hold, ReadHold(query));
+      holds.push_back(std::move(hold));
+    }
+  }));
+  return holds;
+}
+
+absl::StatusOr<PendingHoldTotals> SqliteEngine::HoldTotals(std::string_view account_id,
+                                                           absl::Time now, absl::Time since) {
+  PendingHoldTotals totals;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        totals, SelectHoldTotals(connection, account_id, now, since, ErrorContext::kStandalone));
+    return absl::OkStatus();
+  }));
+  return totals;
+}
+
 absl::StatusOr<std::vector<OutboxEvent>> SqliteEngine::ListEvents(int64_t after_sequence,
                                                                   int64_t limit) {
   std::vector<OutboxEvent> events;
@@ -237,7 +313,7 @@ absl::Status SqliteEngine::InsertAccount(const Account& account) {
     }
     LEDGER_ASSIGN_OR_RETURN(
         Query query, connection.Prepare("INSERT INTO accounts (" LEDGER_SQLITE_ACCOUNT_COLUMNS
-                                        ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                        ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                         "insert account"));
     query.BindText(account.id)
         .BindText(account.asset)
@@ -246,7 +322,9 @@ absl::Status SqliteEngine::InsertAccount(const Account& account) {
         .BindInt(account.closed ? 1 : 0)
         .BindInt(account.balance)
         .BindInt(account.version)
-        .BindTime(account.created_at);
+        .BindTime(account.created_at)
+        .BindInt(account.pending_debits)
+        .BindInt(account.pending_credits);
     return Annotate(query.Run(), absl::StrCat("account ", account.id));
   });
 }
@@ -254,7 +332,8 @@ absl::Status SqliteEngine::InsertAccount(const Account& account) {
 absl::StatusOr<bool> SqliteEngine::CloseAccountIfZeroBalance(std::string_view id) {
   LEDGER_ASSIGN_OR_RETURN(
       int64_t matched,  // counts matched rows, changed or not
-      WriteStatement("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0",
+      WriteStatement("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0"
+                     " AND pending_debits = 0 AND pending_credits = 0",
                      "close account if zero balance", [&](Query& query) { query.BindText(id); }));
   return matched == 1;
 }

@@ -11,6 +11,7 @@
 #define LEDGER_ENGINES_SQLITE_SQLITE_ROWS_H_
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,14 +21,25 @@
 #include "idempotency/stores.h"
 #include "ledger/account.h"
 #include "ledger/engine.h"
+#include "ledger/hold.h"
 #include "ledger/transaction.h"
 
 // Column lists as macros so that statements stay compile-time literals (the statement
 // cache is keyed by their text). Each reader below expects exactly this order.
-#define LEDGER_SQLITE_ACCOUNT_COLUMNS \
-  "id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at"
+#define LEDGER_SQLITE_ACCOUNT_COLUMNS                                                     \
+  "id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at, " \
+  "pending_debits, pending_credits"
+// The columns a transaction's INSERT names...
 #define LEDGER_SQLITE_TRANSACTION_COLUMNS \
-  "id, kind, created_at, metadata, reversal_of, fingerprint"
+  "id, kind, created_at, metadata, reversal_of, fingerprint, hold_id"
+// ...and what its reads select (the columns, then the terms of the hold it places, if
+// any), to be followed by conditions on t.
+#define LEDGER_SQLITE_SELECT_TRANSACTION                                                   \
+  "SELECT t.id, t.kind, t.created_at, t.metadata, t.reversal_of, t.fingerprint, t.hold_id," \
+  " h.from_account, h.to_account, h.asset, h.amount, h.expires_at"                          \
+  " FROM transactions AS t LEFT JOIN holds AS h ON h.id = t.id"
+#define LEDGER_SQLITE_HOLD_COLUMNS \
+  "id, from_account, to_account, asset, amount, expires_at, created_at, status, settled_by"
 #define LEDGER_SQLITE_ENTRY_COLUMNS "account_id, asset, amount, balance_after, account_version"
 #define LEDGER_SQLITE_KEY_RECORD_COLUMNS \
   "namespace, scope, key, fingerprint, transaction_id, created_at, expires_at"
@@ -41,12 +53,20 @@ namespace ledger::sqlite_internal {
 // Entries per multi-row INSERT: one statement for any realistic transaction, and a
 // handful of cached statement shapes per connection.
 inline constexpr size_t kEntriesPerInsertMax = 16;
+// Holds per SELECT ... WHERE id IN (...) of LoadHolds, for the same reasons.
+inline constexpr size_t kHoldsPerSelectMax = 16;
 
 Account ReadAccount(const Query& row);
-// Everything but the entries, which live in their own table.
+// Everything but the entries, which live in their own table: the columns of
+// LEDGER_SQLITE_SELECT_TRANSACTION. DataLoss when the hold fields do not fit the kind.
 absl::StatusOr<Transaction> ReadTransactionHeader(const Query& row);
+// Whether a transaction about to be written has hold terms exactly when it is a hold and
+// a hold_id exactly when it is a capture, void or expire: InvalidArgument, nothing
+// written, if not. The write-side twin of the read-back check above.
+absl::Status CheckHoldFields(const Transaction& transaction);
 Entry ReadEntry(const Query& row);
 absl::StatusOr<KeyRecord> ReadKeyRecord(const Query& row);
+absl::StatusOr<Hold> ReadHold(const Query& row);
 absl::StatusOr<WorkClaim> ReadWorkClaim(const Query& row);
 OutboxEvent ReadOutboxEvent(const Query& row);
 
@@ -63,8 +83,25 @@ absl::StatusOr<std::optional<Transaction>> SelectTransaction(Connection& connect
 absl::Status SelectEntriesInto(Connection& connection, Transaction& transaction,
                                ErrorContext context);
 
-// The transaction row and its entries (multi-row INSERTs of up to kEntriesPerInsertMax).
+// The transaction row and its entries (multi-row INSERTs of up to kEntriesPerInsertMax),
+// then what it does to a hold: a hold inserts its holds row, pending; a capture, void or
+// expire settles the hold it names (RetryableError if that hold is not pending: the
+// pipeline saw it pending under the writer lock, so a rerun re-checks). The caller checks
+// the hold fields fit the kind (CheckHoldFields) first.
 absl::Status InsertTransactionRows(Connection& connection, const Transaction& transaction);
+
+absl::StatusOr<std::optional<Hold>> SelectHold(Connection& connection, std::string_view id,
+                                               ErrorContext context);
+// The holds with these ids that exist, in no particular order.
+absl::StatusOr<std::vector<Hold>> SelectHolds(Connection& connection,
+                                              const std::vector<std::string>& ids,
+                                              ErrorContext context);
+// What the account's pending holds amount to at `now` (ledger/engine.h), as committed or
+// as written so far by the caller's transaction. One statement, shared by
+// Engine::HoldTotals and StorageTransaction::LoadHoldTotals.
+absl::StatusOr<PendingHoldTotals> SelectHoldTotals(Connection& connection,
+                                                   std::string_view account_id, absl::Time now,
+                                                   absl::Time since, ErrorContext context);
 
 }  // namespace ledger::sqlite_internal
 
