@@ -10,6 +10,8 @@
 //     int64_t Int(int column) const;
 //     bool Bool(int column) const;
 //     absl::Time Time(int column) const;                // integer microseconds
+//     // Only for the hold readers: a nullable time (NULL: nullopt).
+//     std::optional<absl::Time> OptionalTime(int column) const;
 //   };
 //   Account account = engine_common::ReadAccount(SqliteColumns{query});
 //
@@ -27,6 +29,7 @@
 #include "idempotency/stores.h"
 #include "ledger/account.h"
 #include "ledger/engine.h"
+#include "ledger/hold.h"
 #include "ledger/operation.h"
 #include "ledger/transaction.h"
 
@@ -85,6 +88,57 @@ absl::StatusOr<Transaction> ReadTransactionHeader(const Row& row) {
   transaction.reversal_of = row.OptionalText(4);
   transaction.fingerprint = row.Text(5);
   return transaction;
+}
+
+// From `first`: from_account, to_account, asset, amount, expires_at (NULL: none)
+template <typename Row>
+HoldTerms ReadHoldTerms(const Row& row, int first) {
+  HoldTerms terms;
+  terms.from = row.Text(first);
+  terms.to = row.Text(first + 1);
+  terms.asset = row.Text(first + 2);
+  terms.amount = row.Int(first + 3);
+  terms.expires_at = row.OptionalTime(first + 4);
+  return terms;
+}
+
+// ReadTransactionHeader's six columns, then hold_id and the hold's from_account,
+// to_account, asset, amount, expires_at (a LEFT JOIN of the holds row with the
+// transaction's id: NULL unless it is a hold). DataLoss when a hold comes without its
+// holds row or a capture, void or expire without its hold_id.
+template <typename Row>
+absl::StatusOr<Transaction> ReadTransactionHeaderWithHold(const Row& row) {
+  absl::StatusOr<Transaction> transaction = ReadTransactionHeader(row);
+  if (!transaction.ok()) return transaction;
+  transaction->hold_id = row.OptionalText(6);
+  if (row.OptionalText(7).has_value()) transaction->hold = ReadHoldTerms(row, 7);
+  const OperationKind kind = transaction->kind;
+  if (kind == OperationKind::kHold && !transaction->hold.has_value()) {
+    return CorruptRow(row.engine(), "transactions",
+                      absl::InternalError("a hold without its holds row"));
+  }
+  const bool settles = kind == OperationKind::kCapture || kind == OperationKind::kVoid ||
+                       kind == OperationKind::kExpire;
+  if (settles != transaction->hold_id.has_value()) {
+    return CorruptRow(row.engine(), "transactions",
+                      absl::InternalError(settles ? "a settlement without its hold_id"
+                                                  : "a hold_id on a transaction that settles none"));
+  }
+  return transaction;
+}
+
+// id, from_account, to_account, asset, amount, expires_at, created_at, status, settled_by
+template <typename Row>
+absl::StatusOr<Hold> ReadHold(const Row& row) {
+  absl::StatusOr<HoldStatus> status = ParseHoldStatus(row.Text(7));
+  if (!status.ok()) return CorruptRow(row.engine(), "holds", status.status());
+  Hold hold;
+  hold.id = row.Text(0);
+  hold.terms = ReadHoldTerms(row, 1);
+  hold.created_at = row.Time(6);
+  hold.status = *status;
+  hold.settled_by = row.OptionalText(8);
+  return hold;
 }
 
 // From `first`: namespace, scope, key

@@ -5,12 +5,11 @@
 #include "engines/mysql/mysql_engine.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engines/common/error_table.h"
 #include "engines/common/key_placeholder.h"
 #include "engines/common/standalone.h"
 #include "engines/mysql/mysql_engine_internal.h"
@@ -22,16 +21,19 @@ namespace ledger {
 namespace mysql_internal {
 namespace {
 
-// SUM(amount) of debits as DECIMAL text ("-1500", "0"), negated into a saturating
-// Amount: the sum of many int64 amounts may not fit in one.
-Amount DebitTotalOf(const std::string& sum_of_negative_amounts) {
-  std::string_view digits = sum_of_negative_amounts;
-  if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
-  Amount total = 0;
-  if (!absl::SimpleAtoi(absl::string_view(digits.data(), digits.size()), &total)) {
-    return std::numeric_limits<Amount>::max();
+// The status a settlement leaves its hold in.
+absl::StatusOr<HoldStatus> SettledStatus(OperationKind kind) {
+  switch (kind) {
+    case OperationKind::kCapture:
+      return HoldStatus::kCaptured;
+    case OperationKind::kVoid:
+      return HoldStatus::kVoided;
+    case OperationKind::kExpire:
+      return HoldStatus::kExpired;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "mysql: a ", View(OperationKindName(kind)), " transaction cannot settle a hold"));
   }
-  return total;
 }
 
 }  // namespace
@@ -294,30 +296,91 @@ absl::StatusOr<DebitUsage> MysqlStorageTransaction::LoadDebitUsage(std::string_v
         {std::string(account_id), ToMicros(since)},
         [&](const SqlRow& row) {
           usage.count = row.Int64(0);
-          usage.amount = DebitTotalOf(row.String(1));
+          usage.amount = SaturatedTotal(row.String(1));
         },
         "load debit usage", ErrorContext::kTransaction));
     return usage;
   });
 }
 
+absl::StatusOr<std::vector<Hold>> MysqlStorageTransaction::LoadHolds(
+    const std::vector<std::string>& ids) {
+  return RunStep([&](MysqlConnection& connection) -> absl::StatusOr<std::vector<Hold>> {
+    if (ids.empty()) return std::vector<Hold>();
+    // A consistent read of the latest committed rows (READ COMMITTED): after
+    // LockAccounts no settlement of these holds can commit any more.
+    return QueryHolds(connection,
+                      absl::StrCat("SELECT " LEDGER_MYSQL_HOLD_COLUMNS " FROM holds WHERE id IN (",
+                                   Placeholders(ids.size()), ")"),
+                      SqlParams(ids.begin(), ids.end()), "load holds", ErrorContext::kTransaction);
+  });
+}
+
+absl::StatusOr<PendingHoldTotals> MysqlStorageTransaction::LoadHoldTotals(
+    std::string_view account_id, absl::Time now, absl::Time since) {
+  return RunStep([&](MysqlConnection& connection) {
+    return SelectPendingHoldTotals(connection, account_id, now, since, ErrorContext::kTransaction);
+  });
+}
+
+// A plain transfer costs the same three statements as before holds: the transaction
+// row (hold_id NULL), its entries, and the balances with their pending amounts. A hold
+// adds its holds row, a settlement the UPDATE of its hold.
 absl::Status MysqlStorageTransaction::WriteTransaction(
     const Transaction& transaction, const std::vector<Account>& updated_accounts) {
   return RunStep([&](MysqlConnection& connection) -> absl::Status {
+    // A taken id, reversal_of or hold_id fails here as a unique violation: retryable in
+    // the write phase (mysql_errors.cc, docs/engines/errors.md).
     LEDGER_RETURN_IF_ERROR(
         connection
             .Execute("INSERT INTO transactions (id, kind, created_at, metadata, reversal_of,"
-                     " fingerprint) VALUES (?, ?, ?, ?, ?, ?)",
+                     " fingerprint, hold_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
                      {transaction.id, std::string(OperationKindName(transaction.kind)),
                       ToMicros(transaction.created_at), transaction.metadata,
-                      transaction.reversal_of.has_value() ? SqlValue(*transaction.reversal_of)
-                                                          : SqlValue(std::monostate()),
-                      transaction.fingerprint},
+                      NullableText(transaction.reversal_of), transaction.fingerprint,
+                      NullableText(transaction.hold_id)},
                      "insert the transaction", ErrorContext::kWrite)
             .status());
+    if (transaction.hold.has_value()) LEDGER_RETURN_IF_ERROR(InsertHold(connection, transaction));
+    if (transaction.hold_id.has_value()) {
+      LEDGER_RETURN_IF_ERROR(SettleHold(connection, transaction));
+    }
     LEDGER_RETURN_IF_ERROR(WriteEntries(connection, transaction));
     return WriteBalances(connection, updated_accounts);
   });
+}
+
+absl::Status MysqlStorageTransaction::InsertHold(MysqlConnection& connection,
+                                                 const Transaction& transaction) {
+  const HoldTerms& terms = *transaction.hold;
+  return connection
+      .Execute("INSERT INTO holds (id, from_account, to_account, asset, amount, expires_at,"
+               " created_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')",
+               {transaction.id, terms.from, terms.to, terms.asset, terms.amount,
+                NullableMicros(terms.expires_at),
+                ToMicros(transaction.created_at)},
+               "insert the hold", ErrorContext::kWrite)
+      .status();
+}
+
+absl::Status MysqlStorageTransaction::SettleHold(MysqlConnection& connection,
+                                                 const Transaction& transaction) {
+  LEDGER_ASSIGN_OR_RETURN(const HoldStatus status, SettledStatus(transaction.kind));
+  LEDGER_ASSIGN_OR_RETURN(
+      const int64_t matched,
+      connection.Execute("UPDATE holds SET status = ?, settled_by = ?"
+                         " WHERE id = ? AND status = 'pending'",
+                         {std::string(HoldStatusName(status)), transaction.id,
+                          *transaction.hold_id},
+                         "settle the hold", ErrorContext::kWrite));
+  // The unique hold_id above already stops a second settlement; a hold missing or
+  // settled anyway is the same lost race (as on the memory engine): rerun, re-check.
+  if (matched != 1) {
+    return engine_common::StatusForError(
+        engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
+        absl::StrCat("mysql: hold ", *transaction.hold_id, " is not pending"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status MysqlStorageTransaction::WriteEntries(MysqlConnection& connection,
@@ -346,23 +409,24 @@ absl::Status MysqlStorageTransaction::WriteBalances(MysqlConnection& connection,
                                                     const std::vector<Account>& accounts) {
   if (accounts.empty()) return absl::OkStatus();
   // One UPDATE for every account (CASE over the id; no MySQL-8-only row aliases).
-  std::string balance_cases;
-  std::string version_cases;
-  SqlParams balances, versions, ids;
-  for (const Account& account : accounts) {
-    balance_cases.append(" WHEN ? THEN ?");
-    version_cases.append(" WHEN ? THEN ?");
-    balances.insert(balances.end(), {account.id, account.balance});
-    versions.insert(versions.end(), {account.id, account.version});
-    ids.push_back(account.id);
+  std::string cases;
+  for (size_t i = 0; i < accounts.size(); ++i) cases.append(" WHEN ? THEN ?");
+  constexpr size_t kColumns = 4;  // balance, version, pending_debits, pending_credits
+  SqlParams params;
+  params.reserve(accounts.size() * (2 * kColumns + 1));
+  for (int64_t Account::*column : {&Account::balance, &Account::version,
+                                  &Account::pending_debits, &Account::pending_credits}) {
+    for (const Account& account : accounts) {
+      params.insert(params.end(), {account.id, account.*column});
+    }
   }
-  SqlParams params = std::move(balances);
-  params.insert(params.end(), versions.begin(), versions.end());
-  params.insert(params.end(), ids.begin(), ids.end());
+  for (const Account& account : accounts) params.push_back(account.id);
   LEDGER_ASSIGN_OR_RETURN(
       int64_t matched,
-      connection.Execute(absl::StrCat("UPDATE accounts SET balance = CASE id", balance_cases,
-                                      " END, version = CASE id", version_cases,
+      connection.Execute(absl::StrCat("UPDATE accounts SET balance = CASE id", cases,
+                                      " END, version = CASE id", cases,
+                                      " END, pending_debits = CASE id", cases,
+                                      " END, pending_credits = CASE id", cases,
                                       " END WHERE id IN (", Placeholders(accounts.size()), ")"),
                          params, "update balances", ErrorContext::kWrite));
   if (matched != static_cast<int64_t>(accounts.size())) {

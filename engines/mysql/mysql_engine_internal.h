@@ -1,6 +1,6 @@
 // The MySQL engine's classes, shared by its source files: mysql_engine.cc (open,
 // migrate, the submit transaction), mysql_reads.cc (assets, accounts, history, keys,
-// events) and its two stores, mysql_work_claim_store.cc and mysql_webhook_store.cc.
+// holds, events) and its two stores, mysql_work_claim_store.cc and mysql_webhook_store.cc.
 //
 // The submit transaction's claim is a placeholder row (see docs/engines/mysql.md):
 //   INSERT the key row (state pending) under the claim's lock wait timeout;
@@ -70,6 +70,12 @@ class MysqlEngine final : public Engine {
   absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
                                                         int64_t limit) override;
   absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) override;
+  absl::StatusOr<std::optional<Hold>> GetHold(std::string_view id) override;
+  absl::StatusOr<std::vector<Hold>> ListHolds(std::string_view account_id,
+                                              std::string_view after_id, int64_t limit) override;
+  absl::StatusOr<std::vector<Hold>> ListLapsedHolds(absl::Time now, int64_t limit) override;
+  absl::StatusOr<PendingHoldTotals> HoldTotals(std::string_view account_id, absl::Time now,
+                                               absl::Time since) override;
   absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
                                                       int64_t limit) override;
 
@@ -89,6 +95,11 @@ class MysqlEngine final : public Engine {
                                             std::string_view what);
 
  private:
+  // One read of holds run that way.
+  absl::StatusOr<std::vector<Hold>> QueryHoldsStandalone(std::string_view sql,
+                                                         const SqlParams& params,
+                                                         std::string_view what);
+
   std::shared_ptr<MysqlConnectionPool> pool_;
   const absl::Duration pool_acquire_wait_;
   MysqlWorkClaimStore work_claims_{*this};
@@ -111,6 +122,9 @@ class MysqlStorageTransaction final : public StorageTransaction {
       const std::vector<std::string>& sorted_ids) override;
   absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id,
                                             absl::Time since) override;
+  absl::StatusOr<std::vector<Hold>> LoadHolds(const std::vector<std::string>& ids) override;
+  absl::StatusOr<PendingHoldTotals> LoadHoldTotals(std::string_view account_id, absl::Time now,
+                                                   absl::Time since) override;
   absl::Status WriteTransaction(const Transaction& transaction,
                                 const std::vector<Account>& updated_accounts) override;
   absl::Status RecordKey(const KeyRecord& record) override;
@@ -145,6 +159,10 @@ class MysqlStorageTransaction final : public StorageTransaction {
                                                    const KeyIdentity& identity);
   absl::StatusOr<LockedKeyRow> LockKeyRow(MysqlConnection& connection,
                                           const KeyIdentity& identity, bool nowait);
+  // The holds row of a hold transaction, pending.
+  absl::Status InsertHold(MysqlConnection& connection, const Transaction& transaction);
+  // The hold a capture, void or expire settles: its status and settled_by, if pending.
+  absl::Status SettleHold(MysqlConnection& connection, const Transaction& transaction);
   absl::Status WriteEntries(MysqlConnection& connection, const Transaction& transaction);
   absl::Status WriteBalances(MysqlConnection& connection, const std::vector<Account>& accounts);
   // Deletes the placeholders of claimed keys that no RecordKey filled (a batch's rejected

@@ -72,12 +72,13 @@ absl::Status ApplyMigration(MysqlConnection& connection, const Migration& migrat
 
 }  // namespace
 
-absl::Status MigrateDatabase(MysqlConnection& connection) {
+absl::Status MigrateDatabase(MysqlConnection& connection,
+                             const std::vector<Migration>& migrations) {
   LEDGER_RETURN_IF_ERROR(TakeMigrationLock(connection));
   absl::StatusOr<std::set<int>> applied = AppliedVersions(connection);
   absl::Status status = applied.status();
   if (status.ok()) {
-    status = ApplyPendingMigrations(MysqlMigrations(), *applied, [&](const Migration& migration) {
+    status = ApplyPendingMigrations(migrations, *applied, [&](const Migration& migration) {
       return ApplyMigration(connection, migration);
     });
   }

@@ -28,8 +28,10 @@ namespace mysql_internal {
 inline constexpr int kMigrationLockWaitSeconds = 120;
 
 // Takes the database's migration lock, creates schema_migrations if missing, applies
-// the migrations it does not record, and releases the lock.
-absl::Status MigrateDatabase(MysqlConnection& connection);
+// those of `migrations` it does not record, and releases the lock. Tests pass the first
+// few of MysqlMigrations() to build an older schema.
+absl::Status MigrateDatabase(MysqlConnection& connection,
+                             const std::vector<Migration>& migrations = MysqlMigrations());
 
 }  // namespace mysql_internal
 }  // namespace ledger

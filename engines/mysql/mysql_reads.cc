@@ -1,5 +1,5 @@
 // The MySQL engine outside the submit path: assets, accounts, transaction history,
-// key records and outbox events. Each call is one short transaction of its own
+// key records, holds and outbox events. Each call is one short transaction of its own
 // (MysqlEngine::RunStandalone).
 #include <map>
 #include <utility>
@@ -71,7 +71,7 @@ absl::Status MysqlEngine::InsertAccount(const Account& account) {
   absl::Status status = RunStandalone(Access::kWrite, [&](MysqlConnection& connection) {
     return connection
         .Execute("INSERT INTO accounts (" LEDGER_MYSQL_ACCOUNT_COLUMNS
-                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                  AccountParams(account), "insert the account", ErrorContext::kStandalone)
         .status();
   });
@@ -115,7 +115,8 @@ absl::StatusOr<bool> MysqlEngine::CloseAccountIfZeroBalance(std::string_view id)
   // CLIENT_FOUND_ROWS: a closed account closed again still counts as matched.
   LEDGER_ASSIGN_OR_RETURN(
       int64_t matched,
-      ExecuteStandalone("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0",
+      ExecuteStandalone("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0"
+                        " AND pending_debits = 0 AND pending_credits = 0",
                         {std::string(id)}, "close the account"));
   return matched == 1;
 }
@@ -136,13 +137,13 @@ absl::StatusOr<std::vector<Transaction>> MysqlEngine::ListTransactions(std::stri
   std::vector<Transaction> transactions;
   LEDGER_RETURN_IF_ERROR(
       RunStandalone(Access::kRead, [&](MysqlConnection& connection) -> absl::Status {
-        // One round trip: the page of transactions joined with their entries.
+        // One round trip: the page of transactions joined with their holds and entries.
         LEDGER_ASSIGN_OR_RETURN(
             transactions,
             QueryTransactions(connection,
                               "SELECT " LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
                               " FROM (SELECT * FROM transactions WHERE id > ? ORDER BY id"
-                              " LIMIT ?) t LEFT JOIN entries e ON e.transaction_id = t.id"
+                              " LIMIT ?) t" LEDGER_MYSQL_TRANSACTION_JOINS
                               " ORDER BY t.id, e.entry_index",
                               {std::string(after_id), limit}, "list transactions",
                               ErrorContext::kStandalone));
@@ -219,6 +220,67 @@ absl::StatusOr<int64_t> MysqlEngine::PruneExpiredKeys(absl::Time now, int64_t li
       "DELETE FROM idempotency_keys WHERE expires_at <= ? AND state = 'committed'"
       " ORDER BY expires_at LIMIT ?",
       {ToMicros(now), limit}, "prune expired keys");
+}
+
+absl::StatusOr<std::optional<Hold>> MysqlEngine::GetHold(std::string_view id) {
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> found,
+                          QueryHoldsStandalone("SELECT " LEDGER_MYSQL_HOLD_COLUMNS
+                                               " FROM holds WHERE id = ?",
+                                               {std::string(id)}, "read the hold"));
+  if (found.empty()) return std::nullopt;
+  return std::move(found.front());
+}
+
+absl::StatusOr<std::vector<Hold>> MysqlEngine::ListHolds(std::string_view account_id,
+                                                         std::string_view after_id,
+                                                         int64_t limit) {
+  if (account_id.empty()) {
+    return QueryHoldsStandalone("SELECT " LEDGER_MYSQL_HOLD_COLUMNS
+                                " FROM holds WHERE id > ? ORDER BY id LIMIT ?",
+                                {std::string(after_id), limit}, "list holds");
+  }
+  // One branch per side, each an ordered range of its (account, id) index; UNION drops
+  // the second copy of a hold from an account to itself.
+  const std::string account(account_id), after(after_id);
+  return QueryHoldsStandalone(
+      "(SELECT " LEDGER_MYSQL_HOLD_COLUMNS " FROM holds"
+      " WHERE from_account = ? AND id > ? ORDER BY id LIMIT ?)"
+      " UNION (SELECT " LEDGER_MYSQL_HOLD_COLUMNS " FROM holds"
+      " WHERE to_account = ? AND id > ? ORDER BY id LIMIT ?) ORDER BY id LIMIT ?",
+      {account, after, limit, account, after, limit, limit}, "list an account's holds");
+}
+
+absl::StatusOr<std::vector<Hold>> MysqlEngine::ListLapsedHolds(absl::Time now, int64_t limit) {
+  // A range of holds_pending_by_expiry, in its order.
+  return QueryHoldsStandalone("SELECT " LEDGER_MYSQL_HOLD_COLUMNS " FROM holds"
+                              " WHERE status = 'pending' AND expires_at <= ?"
+                              " ORDER BY expires_at, id LIMIT ?",
+                              {ToMicros(now), limit}, "list lapsed holds");
+}
+
+absl::StatusOr<PendingHoldTotals> MysqlEngine::HoldTotals(std::string_view account_id,
+                                                          absl::Time now, absl::Time since) {
+  PendingHoldTotals totals;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kRead, [&](MysqlConnection& connection) -> absl::Status {
+        LEDGER_ASSIGN_OR_RETURN(totals, SelectPendingHoldTotals(connection, account_id, now,
+                                                                since, ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return totals;
+}
+
+absl::StatusOr<std::vector<Hold>> MysqlEngine::QueryHoldsStandalone(std::string_view sql,
+                                                                   const SqlParams& params,
+                                                                   std::string_view what) {
+  std::vector<Hold> holds;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kRead, [&](MysqlConnection& connection) -> absl::Status {
+        LEDGER_ASSIGN_OR_RETURN(holds,
+                                QueryHolds(connection, sql, params, what, ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return holds;
 }
 
 absl::StatusOr<int64_t> MysqlEngine::ExecuteStandalone(std::string_view sql,

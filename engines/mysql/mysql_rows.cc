@@ -1,7 +1,9 @@
 #include "engines/mysql/mysql_rows.h"
 
+#include <limits>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "engines/common/row_readers.h"
@@ -18,7 +20,14 @@ struct MysqlColumns {
   int64_t Int(int column) const { return row.Int64(column); }
   bool Bool(int column) const { return row.Bool(column); }
   absl::Time Time(int column) const { return FromMicros(row.Int64(column)); }
+  std::optional<absl::Time> OptionalTime(int column) const {
+    if (row.IsNull(column)) return std::nullopt;
+    return Time(column);
+  }
 };
+
+// Where the entry columns start in LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS.
+constexpr int kFirstEntryColumn = 12;
 
 }  // namespace
 
@@ -30,7 +39,17 @@ Asset ReadAsset(const SqlRow& row) {
   return Asset{row.String(0), static_cast<int>(row.Int64(1))};
 }
 
-Account ReadAccount(const SqlRow& row) { return engine_common::ReadAccount(MysqlColumns{row}); }
+Account ReadAccount(const SqlRow& row) {
+  Account account = engine_common::ReadAccount(MysqlColumns{row});
+  // The shared reader stops at created_at until every engine stores pending amounts.
+  account.pending_debits = row.Int64(8);
+  account.pending_credits = row.Int64(9);
+  return account;
+}
+
+absl::StatusOr<Hold> ReadHold(const SqlRow& row) {
+  return engine_common::ReadHold(MysqlColumns{row});
+}
 
 Entry ReadEntry(const SqlRow& row, int first_column) {
   return engine_common::ReadEntry(MysqlColumns{row}, first_column);
@@ -62,6 +81,16 @@ SqlParams WorkClaimParams(const WorkClaim& claim) {
   return params;
 }
 
+SqlValue NullableText(const std::optional<std::string>& text) {
+  if (!text.has_value()) return std::monostate();
+  return *text;
+}
+
+SqlValue NullableMicros(const std::optional<absl::Time>& time) {
+  if (!time.has_value()) return std::monostate();
+  return ToMicros(*time);
+}
+
 SqlParams AccountParams(const Account& account) {
   return {account.id,
           account.asset,
@@ -70,7 +99,77 @@ SqlParams AccountParams(const Account& account) {
           int64_t{account.closed ? 1 : 0},
           account.balance,
           account.version,
-          ToMicros(account.created_at)};
+          ToMicros(account.created_at),
+          account.pending_debits,
+          account.pending_credits};
+}
+
+Amount SaturatedTotal(std::string_view decimal_sum) {
+  std::string_view digits = decimal_sum;
+  if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
+  Amount total = 0;
+  if (!absl::SimpleAtoi(View(digits), &total)) return std::numeric_limits<Amount>::max();
+  return total;
+}
+
+absl::StatusOr<PendingHoldTotals> SelectPendingHoldTotals(MysqlConnection& connection,
+                                                          std::string_view account_id,
+                                                          absl::Time now, absl::Time since,
+                                                          ErrorContext context) {
+  // Two aggregates over the account's pending holds, each read from its covering index
+  // (holds_pending_by_from_account, holds_pending_by_to_account): out of the account,
+  // the lapsed amounts and the reserving holds placed since `since`; into it, the
+  // lapsed amounts. Derived tables of aggregates always give one row each.
+  constexpr char kSql[] =
+      "SELECT CAST(COALESCE(d.lapsed, 0) AS CHAR), CAST(COALESCE(c.lapsed, 0) AS CHAR),"
+      " d.reserving_count, CAST(COALESCE(d.reserving_amount, 0) AS CHAR)"
+      " FROM (SELECT SUM(CASE WHEN expires_at <= ? THEN amount END) AS lapsed,"
+      " COUNT(CASE WHEN (expires_at IS NULL OR expires_at > ?) AND created_at >= ?"
+      " THEN 1 END) AS reserving_count,"
+      " SUM(CASE WHEN (expires_at IS NULL OR expires_at > ?) AND created_at >= ?"
+      " THEN amount END) AS reserving_amount"
+      " FROM holds WHERE status = 'pending' AND from_account = ?) d"
+      " CROSS JOIN (SELECT SUM(amount) AS lapsed FROM holds"
+      " WHERE status = 'pending' AND to_account = ? AND expires_at <= ?) c";
+  const int64_t now_micros = ToMicros(now);
+  const int64_t since_micros = ToMicros(since);
+  const std::string account(account_id);
+  PendingHoldTotals totals;
+  bool read = false;
+  LEDGER_RETURN_IF_ERROR(connection.Query(
+      kSql,
+      {now_micros, now_micros, since_micros, now_micros, since_micros, account, account,
+       now_micros},
+      [&](const SqlRow& row) {
+        totals.lapsed_debits = SaturatedTotal(row.String(0));
+        totals.lapsed_credits = SaturatedTotal(row.String(1));
+        totals.reserving_since.count = row.Int64(2);
+        totals.reserving_since.amount = SaturatedTotal(row.String(3));
+        read = true;
+      },
+      "load the pending hold totals", context));
+  if (!read) return absl::InternalError("mysql: the pending hold totals gave no row");
+  return totals;
+}
+
+absl::StatusOr<std::vector<Hold>> QueryHolds(MysqlConnection& connection, std::string_view sql,
+                                             const SqlParams& params, std::string_view what,
+                                             ErrorContext context) {
+  std::vector<Hold> holds;
+  absl::Status unreadable;
+  LEDGER_RETURN_IF_ERROR(connection.Query(
+      sql, params,
+      [&](const SqlRow& row) {
+        absl::StatusOr<Hold> hold = ReadHold(row);
+        if (hold.ok()) {
+          holds.push_back(*std::move(hold));
+        } else {
+          unreadable.Update(hold.status());
+        }
+      },
+      what, context));
+  LEDGER_RETURN_IF_ERROR(unreadable);
+  return holds;
 }
 
 absl::StatusOr<std::vector<Transaction>> QueryTransactions(MysqlConnection& connection,
@@ -85,14 +184,16 @@ absl::StatusOr<std::vector<Transaction>> QueryTransactions(MysqlConnection& conn
       [&](const SqlRow& row) {
         if (transactions.empty() || transactions.back().id != row.String(0)) {
           absl::StatusOr<Transaction> header =
-              engine_common::ReadTransactionHeader(MysqlColumns{row});
+              engine_common::ReadTransactionHeaderWithHold(MysqlColumns{row});
           if (!header.ok()) {
             unreadable.Update(header.status());
             return;
           }
           transactions.push_back(*std::move(header));
         }
-        if (!row.IsNull(6)) transactions.back().entries.push_back(ReadEntry(row, 6));
+        if (!row.IsNull(kFirstEntryColumn)) {
+          transactions.back().entries.push_back(ReadEntry(row, kFirstEntryColumn));
+        }
       },
       what, context));
   LEDGER_RETURN_IF_ERROR(unreadable);
@@ -106,7 +207,7 @@ absl::StatusOr<std::optional<Transaction>> SelectTransaction(MysqlConnection& co
       std::vector<Transaction> found,
       QueryTransactions(connection,
                         "SELECT " LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
-                        " FROM transactions t LEFT JOIN entries e ON e.transaction_id = t.id"
+                        " FROM transactions t" LEDGER_MYSQL_TRANSACTION_JOINS
                         " WHERE t.id = ? ORDER BY e.entry_index",
                         {std::string(id)}, "load transaction", context));
   if (found.empty()) return std::nullopt;

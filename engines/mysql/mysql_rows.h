@@ -23,18 +23,27 @@
 #include "idempotency/stores.h"
 #include "ledger/account.h"
 #include "ledger/engine.h"
+#include "ledger/hold.h"
 #include "ledger/transaction.h"
 
 // Column lists as macros so that statements stay compile-time literals (the prepared
 // statement cache is keyed by their text). Each reader below expects exactly this order.
 #define LEDGER_MYSQL_ASSET_COLUMNS "code, scale"
-#define LEDGER_MYSQL_ACCOUNT_COLUMNS \
-  "id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at"
-// A transaction joined with its entries (LEFT JOIN: a transaction without entries
-// still gives one row), ordered by transaction then entry.
-#define LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS                                    \
-  "t.id, t.kind, t.created_at, t.metadata, t.reversal_of, t.fingerprint, e.account_id, " \
-  "e.asset, e.amount, e.balance_after, e.account_version"
+#define LEDGER_MYSQL_ACCOUNT_COLUMNS                                                       \
+  "id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at, " \
+  "pending_debits, pending_credits"
+// A transaction (t) joined with its hold (h: the terms of a hold transaction) and its
+// entries (e), both LEFT JOINs: a transaction without either still gives one row.
+// Ordered by transaction then entry.
+#define LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS                                       \
+  "t.id, t.kind, t.created_at, t.metadata, t.reversal_of, t.fingerprint, t.hold_id, "    \
+  "h.from_account, h.to_account, h.asset, h.amount, h.expires_at, e.account_id, e.asset, " \
+  "e.amount, e.balance_after, e.account_version"
+// What the transaction reads join to `transactions t` for those columns.
+#define LEDGER_MYSQL_TRANSACTION_JOINS \
+  " LEFT JOIN holds h ON h.id = t.id LEFT JOIN entries e ON e.transaction_id = t.id"
+#define LEDGER_MYSQL_HOLD_COLUMNS \
+  "id, from_account, to_account, asset, amount, expires_at, created_at, status, settled_by"
 #define LEDGER_MYSQL_ENTRY_COLUMNS "account_id, asset, amount, balance_after, account_version"
 #define LEDGER_MYSQL_KEY_RECORD_COLUMNS \
   "namespace, scope, `key`, fingerprint, state, transaction_id, created_at, expires_at"
@@ -51,6 +60,7 @@ absl::Time FromMicros(int64_t micros);
 
 Asset ReadAsset(const SqlRow& row);
 Account ReadAccount(const SqlRow& row);
+absl::StatusOr<Hold> ReadHold(const SqlRow& row);
 Entry ReadEntry(const SqlRow& row, int first_column);
 // Null when the row is a placeholder (state pending): no committed record.
 absl::StatusOr<std::optional<KeyRecord>> ReadKeyRecord(const SqlRow& row);
@@ -61,8 +71,27 @@ OutboxEvent ReadOutboxEvent(const SqlRow& row);
 SqlParams IdentityParams(const KeyIdentity& identity);
 // Every column of LEDGER_MYSQL_WORK_CLAIM_COLUMNS, in that order.
 SqlParams WorkClaimParams(const WorkClaim& claim);
+// NULL for nullopt.
+SqlValue NullableText(const std::optional<std::string>& text);
+SqlValue NullableMicros(const std::optional<absl::Time>& time);
 // Every column of LEDGER_MYSQL_ACCOUNT_COLUMNS, in that order.
 SqlParams AccountParams(const Account& account);
+
+// The magnitude of a SUM over amounts, which MySQL returns as DECIMAL (sent as text,
+// "-1500", "0"), as an Amount saturating at the maximum: many int64 amounts may not add
+// up to one.
+Amount SaturatedTotal(std::string_view decimal_sum);
+
+// The pending holds of an account at a moment (Engine::HoldTotals), one statement
+// shared by the submit transaction (LoadHoldTotals) and the engine's read.
+absl::StatusOr<PendingHoldTotals> SelectPendingHoldTotals(MysqlConnection& connection,
+                                                          std::string_view account_id,
+                                                          absl::Time now, absl::Time since,
+                                                          ErrorContext context);
+// Runs `sql`, which selects LEDGER_MYSQL_HOLD_COLUMNS, and reads every row as a Hold.
+absl::StatusOr<std::vector<Hold>> QueryHolds(MysqlConnection& connection, std::string_view sql,
+                                             const SqlParams& params, std::string_view what,
+                                             ErrorContext context);
 
 // Reads transactions with their entries through LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
 // rows: runs `sql` with `params` and groups the rows by transaction, in row order.

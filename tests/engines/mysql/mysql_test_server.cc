@@ -21,9 +21,9 @@ using mysql_internal::SqlRow;
 
 // The ledger's tables, children before parents (foreign keys are off while emptying
 // anyway, but the order keeps that honest).
-constexpr const char* kLedgerTables[] = {"entries",        "outbox_events", "idempotency_keys",
-                                         "transactions",   "accounts",      "assets",
-                                         "webhook_events", "work_claims"};
+constexpr const char* kLedgerTables[] = {"entries",      "holds",          "outbox_events",
+                                         "idempotency_keys", "transactions", "accounts",
+                                         "assets",       "webhook_events", "work_claims"};
 
 std::string Quoted(std::string_view identifier) {
   return absl::StrCat("`", View(identifier), "`");
