@@ -4,6 +4,11 @@
 // units, the scale is only for display. An account holds one asset. User accounts may
 // not go below zero, or below minus their overdraft limit; system accounts (issuance,
 // the outside world) carry allow_negative. A closed account takes no new postings.
+//
+// Holds (ledger/hold.h) reserve money without posting it: an account's pending debits
+// are what its pending holds reserve out of it, its pending credits what they reserve
+// for it. Its available balance (balance - pending debits) is what every solvency and
+// overdraft check uses; pending credits are not spendable.
 #ifndef LEDGER_LEDGER_ACCOUNT_H_
 #define LEDGER_LEDGER_ACCOUNT_H_
 
@@ -42,13 +47,23 @@ struct Account {
   bool allow_negative = false;
   Amount overdraft_limit = 0;
   bool closed = false;
-  Amount balance = 0;
+  Amount balance = 0;    // posted: the sum of the account's entries
   int64_t version = 0;  // number of entries ever posted to the account
   absl::Time created_at;
+  Amount pending_debits = 0;   // >= 0: reserved out of the account by pending holds
+  Amount pending_credits = 0;  // >= 0: reserved for the account by pending holds
 
   // The lowest balance a posting may leave behind.
   Amount BalanceFloor() const {
     return allow_negative ? std::numeric_limits<Amount>::min() : -overdraft_limit;
+  }
+  // balance - pending_debits, saturating at the lowest amount: what may still be spent
+  // down to BalanceFloor.
+  Amount Available() const {
+    if (balance < std::numeric_limits<Amount>::min() + pending_debits) {
+      return std::numeric_limits<Amount>::min();
+    }
+    return balance - pending_debits;
   }
   friend bool operator==(const Account&, const Account&) = default;
 };

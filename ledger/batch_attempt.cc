@@ -21,6 +21,18 @@ ClaimOrder ClaimOrderOf(const KeyIdentity& identity) {
   return {identity.key_namespace, identity.scope.Encoded(), identity.key};
 }
 
+// What the account has debited since `since` as committed: its debit entries, and the
+// holds out of it still reserving at `now` (when it had pending debits at all).
+absl::StatusOr<DebitUsage> LoadUsage(StorageTransaction& tx, const std::string& account_id,
+                                     absl::Time now, absl::Time since, bool has_holds) {
+  LEDGER_ASSIGN_OR_RETURN(DebitUsage usage, tx.LoadDebitUsage(account_id, since));
+  if (!has_holds) return usage;
+  LEDGER_ASSIGN_OR_RETURN(PendingHoldTotals holds, tx.LoadHoldTotals(account_id, now, since));
+  usage.count += holds.reserving_since.count;
+  usage.amount = posting_rules::SaturatingAdd(usage.amount, holds.reserving_since.amount);
+  return usage;
+}
+
 }  // namespace
 
 Ledger::BatchAttempt::BatchAttempt(Ledger& ledger, std::vector<internal::BatchItem*> items,
@@ -48,7 +60,7 @@ absl::Status Ledger::BatchAttempt::RunSteps() {
   }
   LEDGER_ASSIGN_OR_RETURN(tx_, ledger_.engine_->Begin(BeginOptions{wait}));
   LEDGER_RETURN_IF_ERROR(ClaimKeys());
-  LEDGER_RETURN_IF_ERROR(LoadReversalTargets());
+  LEDGER_RETURN_IF_ERROR(LoadTargets());
   LEDGER_RETURN_IF_ERROR(LockAccounts());
   for (size_t i = 0; i < items_.size(); ++i) {
     LEDGER_RETURN_IF_ERROR(Decide(i));
@@ -98,54 +110,101 @@ absl::Status Ledger::BatchAttempt::ClaimKeys() {
   return absl::OkStatus();
 }
 
-absl::Status Ledger::BatchAttempt::LoadReversalTargets() {
+absl::Status Ledger::BatchAttempt::LoadTargets() {
+  std::vector<std::string> hold_ids;
   for (const internal::BatchItem* item : items_) {
     const Operation& op = item->request->operation;
-    if (op.kind != OperationKind::kReverse || records_.count(item->encoded_identity) > 0) {
-      continue;  // not a reverse, or a replay
+    if (records_.count(item->encoded_identity) > 0) continue;  // a replay
+    if (op.kind == OperationKind::kReverse && targets_.count(op.transaction_id) == 0) {
+      LEDGER_ASSIGN_OR_RETURN(targets_[op.transaction_id],
+                              tx_->LoadTransaction(op.transaction_id));
     }
-    if (targets_.count(op.transaction_id) > 0) continue;
-    LEDGER_ASSIGN_OR_RETURN(targets_[op.transaction_id], tx_->LoadTransaction(op.transaction_id));
+    if (!op.hold_id.empty() && holds_.emplace(op.hold_id, std::nullopt).second) {
+      hold_ids.push_back(op.hold_id);
+    }
+  }
+  return LoadHolds(hold_ids);
+}
+
+absl::Status Ledger::BatchAttempt::LoadHolds(const std::vector<std::string>& ids) {
+  if (ids.empty()) return absl::OkStatus();
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> loaded, tx_->LoadHolds(ids));
+  for (Hold& hold : loaded) {
+    std::string id = hold.id;
+    holds_[id] = std::move(hold);
   }
   return absl::OkStatus();
 }
 
 absl::Status Ledger::BatchAttempt::LockAccounts() {
   std::vector<Posting> all;
+  std::vector<std::string> ids;
   for (size_t i = 0; i < items_.size(); ++i) {
     if (records_.count(items_[i]->encoded_identity) > 0) continue;  // replays lock nothing
     postings_[i] = PostingsFor(i);
     if (auto* postings = std::get_if<std::vector<Posting>>(&*postings_[i])) {
       all.insert(all.end(), postings->begin(), postings->end());
+      for (std::string& id : ReservationAccountsOf(i)) ids.push_back(std::move(id));
     }
   }
-  std::vector<std::string> ids = posting_rules::SortedDistinctAccounts(all);
+  for (std::string& id : posting_rules::SortedDistinctAccounts(all)) ids.push_back(std::move(id));
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   if (ids.empty()) return absl::OkStatus();
   // One lock order for every submit, so two batches never deadlock each other.
   LEDGER_ASSIGN_OR_RETURN(std::vector<Account> locked, tx_->LockAccounts(ids));
-  for (Account& account : locked) accounts_.emplace(account.id, std::move(account));
-  // Checked under the account locks: a concurrent reversal has committed or waits.
+  for (Account& account : locked) {
+    if (account.pending_debits > 0) held_from_.insert(account.id);
+    accounts_.emplace(account.id, std::move(account));
+  }
+  // Checked under the account locks: a concurrent reversal or settlement (each locks
+  // the same accounts first) has committed or waits.
   for (const auto& [id, target] : targets_) {
     if (!target.has_value()) continue;
     LEDGER_ASSIGN_OR_RETURN(bool reversed, tx_->IsReversed(id));
     if (reversed) reversed_.insert(id);
   }
-  return absl::OkStatus();
+  std::vector<std::string> hold_ids;
+  for (const auto& [id, hold] : holds_) {
+    if (hold.has_value()) hold_ids.push_back(id);
+  }
+  return LoadHolds(hold_ids);
 }
 
 std::variant<Outcome, std::vector<Posting>> Ledger::BatchAttempt::PostingsFor(size_t i) const {
   const Operation& op = items_[i]->request->operation;
+  if (op.kind == OperationKind::kCapture || op.kind == OperationKind::kVoid) {
+    const std::optional<Hold>& hold = holds_.at(op.hold_id);
+    if (!hold.has_value()) {
+      return Outcome::Rejected(RejectionReason::kHoldNotFound, absl::StrCat("no hold ", op.hold_id));
+    }
+    if (op.kind == OperationKind::kVoid) return std::vector<Posting>{};
+    return CapturePostings(hold->terms, op.capture_amount.value_or(hold->terms.amount));
+  }
   if (op.kind != OperationKind::kReverse) return PostingsOf(op);
   const std::optional<Transaction>& target = targets_.at(op.transaction_id);
   if (!target.has_value()) {
     return Outcome::Rejected(RejectionReason::kTransactionNotFound,
                              absl::StrCat("no transaction ", op.transaction_id));
   }
-  if (target->reversal_of.has_value()) {
+  if (target->reversal_of.has_value() || target->entries.empty()) {
     return Outcome::Rejected(RejectionReason::kNotReversible,
-                             "a reversal cannot itself be reversed");
+                             target->entries.empty()
+                                 ? absl::StrCat("a ", View(OperationKindName(target->kind)),
+                                                " posted nothing to reverse")
+                                 : "a reversal cannot itself be reversed");
   }
   return ReversalPostings(*target);
+}
+
+std::vector<std::string> Ledger::BatchAttempt::ReservationAccountsOf(size_t i) const {
+  const Operation& op = items_[i]->request->operation;
+  if (op.kind == OperationKind::kHold) return {op.from, op.to};
+  if (op.kind == OperationKind::kVoid) {
+    const HoldTerms& terms = holds_.at(op.hold_id)->terms;  // PostingsFor found it
+    return {terms.from, terms.to};
+  }
+  return {};
 }
 
 absl::Status Ledger::BatchAttempt::Decide(size_t i) {
@@ -161,46 +220,61 @@ absl::Status Ledger::BatchAttempt::Decide(size_t i) {
     return absl::OkStatus();
   }
   const std::vector<Posting>& postings = std::get<std::vector<Posting>>(planned);
-  std::optional<std::string> reversal_of;
-  if (op.kind == OperationKind::kReverse) {
-    reversal_of = op.transaction_id;
-    if (reversed_.count(*reversal_of) > 0) {
-      decisions_[i] = Outcome::Rejected(RejectionReason::kAlreadyReversed,
-                                        absl::StrCat(*reversal_of, " was reversed before"));
+  if (op.kind == OperationKind::kReverse && reversed_.count(op.transaction_id) > 0) {
+    decisions_[i] = Outcome::Rejected(RejectionReason::kAlreadyReversed,
+                                      absl::StrCat(op.transaction_id, " was reversed before"));
+    return absl::OkStatus();
+  }
+  if (!op.hold_id.empty()) {
+    if (std::optional<Outcome> rejection =
+            posting_rules::CheckHoldSettleable(op.hold_id, holds_.at(op.hold_id), now_)) {
+      decisions_[i] = *std::move(rejection);
       return absl::OkStatus();
     }
   }
-  if (std::optional<Outcome> rejection = posting_rules::CheckAccountsUsable(postings, accounts_)) {
+  if (op.kind == OperationKind::kHold && op.expires_at.has_value() && *op.expires_at <= now_) {
+    decisions_[i] = absl::InvalidArgumentError(absl::StrCat(
+        "expires_at ", FormatTimestamp(*op.expires_at), " is not in the future"));
+    return absl::OkStatus();
+  }
+  // A hold posts nothing but must name usable accounts, like the transfer it reserves.
+  std::vector<Posting> used = op.kind == OperationKind::kHold
+                                  ? CapturePostings({op.from, op.to, op.asset, op.amount}, op.amount)
+                                  : postings;
+  if (std::optional<Outcome> rejection = posting_rules::CheckAccountsUsable(used, accounts_)) {
     decisions_[i] = *std::move(rejection);
     return absl::OkStatus();
   }
   AccountsById touched;  // copies: the running state changes only if the item commits
   std::vector<Account> before;
-  for (const std::string& id : posting_rules::SortedDistinctAccounts(postings)) {
+  std::vector<std::string> ids = posting_rules::SortedDistinctAccounts(used);
+  for (std::string& id : ReservationAccountsOf(i)) ids.push_back(std::move(id));
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  for (const std::string& id : ids) {
     touched.emplace(id, accounts_.at(id));
     before.push_back(accounts_.at(id));
   }
-  auto built = posting_rules::BuildEntries(postings, touched);
-  if (Outcome* rejection = std::get_if<Outcome>(&built)) {
+  LEDGER_RETURN_IF_ERROR(LoadLapsedDebits(touched));
+
+  Made made;
+  if (op.kind == OperationKind::kHold) {
+    LEDGER_ASSIGN_OR_RETURN(made, MakeHold(i, touched));
+  } else if (!op.hold_id.empty()) {
+    made = MakeSettlement(i, postings, touched);
+  } else {
+    LEDGER_ASSIGN_OR_RETURN(made, MakePosting(i, postings, touched));
+  }
+  if (Outcome* rejection = std::get_if<Outcome>(&made)) {
     decisions_[i] = std::move(*rejection);
     return absl::OkStatus();
   }
-  if (op.kind != OperationKind::kReverse) {
-    LEDGER_ASSIGN_OR_RETURN(std::optional<Outcome> rejection, CheckVelocity(postings, touched));
-    if (rejection.has_value()) {
-      decisions_[i] = *std::move(rejection);
-      return absl::OkStatus();
-    }
-  }
-
-  Transaction transaction;
+  Transaction transaction = std::get<Transaction>(std::move(made));
   transaction.id = NewTransactionId(now_);
   transaction.kind = op.kind;
   transaction.created_at = now_;
   LEDGER_ASSIGN_OR_RETURN(transaction.metadata, CanonicalJson(op.metadata));
-  transaction.reversal_of = reversal_of;
   transaction.fingerprint = item.fingerprint;
-  transaction.entries = std::get<std::vector<Entry>>(std::move(built));
   std::vector<Account> updated;
   for (auto& [id, account] : touched) updated.push_back(account);
 
@@ -211,6 +285,68 @@ absl::Status Ledger::BatchAttempt::Decide(size_t i) {
     return absl::OkStatus();
   }
   Accept(i, std::move(transaction), std::move(updated));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Ledger::BatchAttempt::Made> Ledger::BatchAttempt::MakePosting(
+    size_t i, const std::vector<Posting>& postings, AccountsById& touched) {
+  const Operation& op = items_[i]->request->operation;
+  auto built = posting_rules::BuildEntries(postings, touched, lapsed_);
+  if (Outcome* rejection = std::get_if<Outcome>(&built)) return std::move(*rejection);
+  if (op.kind != OperationKind::kReverse) {  // reversals correct, they do not spend
+    LEDGER_ASSIGN_OR_RETURN(std::optional<Outcome> rejection, CheckVelocity(postings, touched));
+    if (rejection.has_value()) return *std::move(rejection);
+  }
+  Transaction transaction;
+  if (op.kind == OperationKind::kReverse) transaction.reversal_of = op.transaction_id;
+  transaction.entries = std::get<std::vector<Entry>>(std::move(built));
+  return transaction;
+}
+
+absl::StatusOr<Ledger::BatchAttempt::Made> Ledger::BatchAttempt::MakeHold(size_t i,
+                                                                         AccountsById& touched) {
+  const Operation& op = items_[i]->request->operation;
+  HoldTerms terms{op.from, op.to, op.asset, op.amount, op.expires_at};
+  if (op.timeout.has_value()) terms.expires_at = now_ + *op.timeout;
+  if (std::optional<Outcome> rejection = posting_rules::Reserve(terms, touched, lapsed_)) {
+    return *std::move(rejection);
+  }
+  // Velocity counts a hold as the debit it reserves (its capture is not checked again).
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Outcome> rejection,
+                          CheckVelocity({{op.from, op.asset, -op.amount}}, touched));
+  if (rejection.has_value()) return *std::move(rejection);
+  Transaction transaction;
+  transaction.hold = std::move(terms);
+  return transaction;
+}
+
+Ledger::BatchAttempt::Made Ledger::BatchAttempt::MakeSettlement(
+    size_t i, const std::vector<Posting>& postings, AccountsById& touched) {
+  const Operation& op = items_[i]->request->operation;
+  const Hold& hold = *holds_.at(op.hold_id);  // CheckHoldSettleable found it pending
+  if (op.capture_amount.value_or(0) > hold.terms.amount) {
+    return Outcome::Rejected(RejectionReason::kCaptureExceedsHold,
+                             absl::StrCat("capture of ", *op.capture_amount, " from hold ",
+                                          hold.id, " of ", hold.terms.amount));
+  }
+  posting_rules::Release(hold.terms, touched);
+  Transaction transaction;
+  transaction.hold_id = hold.id;
+  if (postings.empty()) return transaction;  // a void
+  // The release covers the captured amount, so the capture cannot go below a floor.
+  auto built = posting_rules::BuildEntries(postings, touched, lapsed_);
+  if (Outcome* rejection = std::get_if<Outcome>(&built)) return std::move(*rejection);
+  transaction.entries = std::get<std::vector<Entry>>(std::move(built));
+  return transaction;
+}
+
+absl::Status Ledger::BatchAttempt::LoadLapsedDebits(const AccountsById& touched) {
+  for (const auto& [id, account] : touched) {
+    if (held_from_.count(id) == 0 || account.allow_negative) continue;  // nothing to check
+    if (!lapsed_loaded_.insert(id).second) continue;
+    LEDGER_ASSIGN_OR_RETURN(PendingHoldTotals totals, tx_->LoadHoldTotals(id, now_, now_));
+    if (totals.lapsed_debits > 0) lapsed_[id] = totals.lapsed_debits;
+  }
   return absl::OkStatus();
 }
 
@@ -283,15 +419,23 @@ absl::StatusOr<DebitUsage> Ledger::BatchAttempt::UsageSince(const std::string& a
                                                             absl::Duration window) {
   auto [stored, inserted] = stored_usage_.try_emplace({account_id, window});
   if (inserted) {
-    absl::StatusOr<DebitUsage> loaded = tx_->LoadDebitUsage(account_id, now_ - window);
+    absl::StatusOr<DebitUsage> loaded = LoadUsage(*tx_, account_id, now_, now_ - window,
+                                                  held_from_.count(account_id) > 0);
     if (!loaded.ok()) {
       stored_usage_.erase(stored);
       return loaded.status();
     }
     stored->second = *loaded;
   }
-  // This attempt's own debits all carry now_, inside every window.
+  // The holds this attempt settles still count in the database's usage; their captures'
+  // entries count as this attempt's own debits.
   DebitUsage usage = stored->second;
+  for (const Hold& hold : settled_) {
+    if (hold.terms.from != account_id || hold.created_at < now_ - window) continue;
+    usage.count -= 1;
+    usage.amount -= hold.terms.amount;
+  }
+  // This attempt's own debits all carry now_, inside every window.
   const DebitUsage& own = own_debits_[account_id];
   usage.count += own.count;
   usage.amount = posting_rules::SaturatingAdd(usage.amount, own.amount);
@@ -302,13 +446,24 @@ void Ledger::BatchAttempt::Accept(size_t i, Transaction transaction,
                                   std::vector<Account> updated) {
   const internal::BatchItem& item = *items_[i];
   for (const Account& account : updated) accounts_[account.id] = account;
-  for (const Entry& entry : transaction.entries) {  // counted as LoadDebitUsage counts them
-    if (entry.amount >= 0) continue;
-    DebitUsage& own = own_debits_[entry.account_id];
+  std::vector<std::pair<std::string, Amount>> debits;  // counted as LoadUsage counts them
+  for (const Entry& entry : transaction.entries) {
+    if (entry.amount < 0) debits.emplace_back(entry.account_id, -entry.amount);
+  }
+  if (transaction.hold.has_value()) debits.emplace_back(transaction.hold->from, transaction.hold->amount);
+  for (const auto& [account_id, amount] : debits) {
+    DebitUsage& own = own_debits_[account_id];
     own.count += 1;
-    own.amount = posting_rules::SaturatingAdd(own.amount, -entry.amount);
+    own.amount = posting_rules::SaturatingAdd(own.amount, amount);
   }
   if (transaction.reversal_of.has_value()) reversed_.insert(*transaction.reversal_of);
+  if (transaction.hold_id.has_value()) {  // settled: later items see it so
+    Hold& hold = *holds_.at(*transaction.hold_id);
+    if (held_from_.count(hold.terms.from) > 0) settled_.push_back(hold);
+    hold.status = transaction.kind == OperationKind::kCapture ? HoldStatus::kCaptured
+                                                                : HoldStatus::kVoided;
+    hold.settled_by = transaction.id;
+  }
   KeyRecord record{item.identity, item.fingerprint, transaction.id, now_,
                    now_ + item.request->claim.ttl};
   records_[item.encoded_identity] = record;

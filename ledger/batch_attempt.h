@@ -2,8 +2,10 @@
 // items. Every submit, single or batched, runs through it:
 //
 //   ClaimKeys            every distinct key, in (namespace, scope, key) byte order
-//   LoadReversalTargets  the transactions the reverse items name
-//   LockAccounts         the union of the items' accounts, in id order, once
+//   LoadTargets          the transactions the reverse items name, the holds the capture
+//                        and void items name
+//   LockAccounts         the union of the items' accounts, in id order, once; then the
+//                        targets' reversals and hold statuses, final under the locks
 //   Decide               each item in batch order, in memory: replay against a live
 //                        record, or check the rules against the running state (the
 //                        balances, versions, debits and reversals of the items before it)
@@ -80,12 +82,30 @@ class Ledger::BatchAttempt {
 
   absl::Status RunSteps();
   absl::Status ClaimKeys();
-  absl::Status LoadReversalTargets();
+  absl::Status LoadTargets();
+  // Reads these holds into holds_ (again after the locks: the statuses are final then).
+  absl::Status LoadHolds(const std::vector<std::string>& ids);
   absl::Status LockAccounts();
   absl::Status Decide(size_t i);
   absl::Status Replay(size_t i, const KeyRecord& record);
-  // The item's postings, or the rejection that stops a reverse before them.
+  // The item's postings (none for a hold or a void), or the rejection that stops it
+  // before them: a reverse of a missing or reversal transaction, a settlement of a
+  // missing hold.
   std::variant<Outcome, std::vector<Posting>> PostingsFor(size_t i) const;
+  // The accounts a hold or a void touches without posting to them.
+  std::vector<std::string> ReservationAccountsOf(size_t i) const;
+  // The kind's own rules over `touched` (copies of the locked accounts the item touches),
+  // once the accounts are known usable: the rejection, or the transaction's hold terms,
+  // hold_id and entries (the rest of it is filled in by Decide).
+  using Made = std::variant<Outcome, Transaction>;
+  absl::StatusOr<Made> MakePosting(size_t i, const std::vector<Posting>& postings,
+                                   posting_rules::AccountsById& touched);
+  absl::StatusOr<Made> MakeHold(size_t i, posting_rules::AccountsById& touched);
+  Made MakeSettlement(size_t i, const std::vector<Posting>& postings,
+                      posting_rules::AccountsById& touched);
+  // Loads into lapsed_ the lapsed holds of each account that had pending debits when
+  // locked, once.
+  absl::Status LoadLapsedDebits(const posting_rules::AccountsById& touched);
   absl::StatusOr<std::optional<Outcome>> CheckVelocity(const std::vector<Posting>& postings,
                                                        const posting_rules::AccountsById& accounts);
   absl::StatusOr<DebitUsage> UsageSince(const std::string& account_id, absl::Duration window);
@@ -116,7 +136,16 @@ class Ledger::BatchAttempt {
   std::map<std::string, KeyRecord> records_;
   std::map<std::string, size_t> committing_;  // transaction id -> its index in plans_
   std::map<std::string, std::optional<Transaction>> targets_;
+  // Holds the capture and void items name, as the items before have left them.
+  std::map<std::string, std::optional<Hold>> holds_;
+  // Holds this attempt settles, for the velocity usage the database still counts.
+  std::vector<Hold> settled_;
   posting_rules::AccountsById accounts_;
+  // Accounts that had pending debits when locked: only they can have lapsed holds, or
+  // holds the velocity usage counts.
+  std::set<std::string> held_from_;
+  posting_rules::LapsedDebits lapsed_;
+  std::set<std::string> lapsed_loaded_;
   std::set<std::string> reversed_;
   std::map<std::pair<std::string, absl::Duration>, DebitUsage> stored_usage_;
   std::map<std::string, DebitUsage> own_debits_;

@@ -3,8 +3,9 @@
 // The submit pipeline (ledger/batch_attempt.h) is engine-agnostic: it opens one
 // StorageTransaction per attempt of a batch (a single submit is a batch of one) and calls,
 // in this order,
-//   ClaimKeys (or ClaimKey per key) -> [LoadTransaction*] -> LockAccounts once
-//   -> [IsReversed*, LoadDebitUsage*, LoadTransaction* for replays]
+//   ClaimKeys (or ClaimKey per key) -> [LoadTransaction*, LoadHolds] -> LockAccounts once
+//   -> [IsReversed*, LoadHolds, LoadHoldTotals*, LoadDebitUsage*, LoadTransaction* for
+//   replays]
 //   -> (WriteTransaction -> RecordKey -> AppendEvent) per committing item -> Commit
 // and Rollback (or the destructor) on every other path, also when nothing is to be
 // written. Commit must leave no placeholder of a claimed key that RecordKey did not
@@ -40,6 +41,7 @@
 #include "idempotency/key.h"
 #include "idempotency/stores.h"
 #include "ledger/account.h"
+#include "ledger/hold.h"
 #include "ledger/transaction.h"
 
 namespace ledger {
@@ -47,6 +49,7 @@ namespace ledger {
 struct DebitUsage {
   int64_t count = 0;   // debit entries
   Amount amount = 0;   // sum of their absolute amounts (saturates at the maximum)
+  friend bool operator==(const DebitUsage&, const DebitUsage&) = default;
 };
 
 // One line of an account's history: the entry and the transaction it belongs to.
@@ -55,6 +58,19 @@ struct HistoryEntry {
   std::string transaction_id;
   absl::Time created_at;
   friend bool operator==(const HistoryEntry&, const HistoryEntry&) = default;
+};
+
+// What an account's pending holds amount to at a moment `now` (ledger/hold.h).
+struct PendingHoldTotals {
+  // Pending holds past their expires_at (released, their expiry not yet recorded): the
+  // amounts still counted in the account's stored pending debits and credits.
+  Amount lapsed_debits = 0;
+  Amount lapsed_credits = 0;
+  // Holds out of the account still reserving at `now` that were placed at or after
+  // `since`: for velocity limits, a hold counts as a debit while it is pending (its
+  // capture then counts as the entry it posts).
+  DebitUsage reserving_since;
+  friend bool operator==(const PendingHoldTotals&, const PendingHoldTotals&) = default;
 };
 
 struct OutboxEvent {
@@ -104,11 +120,24 @@ class StorageTransaction {
   virtual absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id,
                                                     absl::Time since) = 0;
 
-  // Inserts the transaction and its entries and stores each account's new balance and
-  // version (the accounts were locked by LockAccounts). The id or the reversal_of being
+  // The holds with these ids (distinct) that exist, in any order, with their status as
+  // last committed. Read before LockAccounts to learn a hold's accounts, and again after
+  // it: every settlement locks both accounts first, so the second read is final.
+  virtual absl::StatusOr<std::vector<Hold>> LoadHolds(const std::vector<std::string>& ids) = 0;
+
+  // Engine::HoldTotals inside this transaction (the account is locked).
+  virtual absl::StatusOr<PendingHoldTotals> LoadHoldTotals(std::string_view account_id,
+                                                           absl::Time now,
+                                                           absl::Time since) = 0;
+
+  // Inserts the transaction and its entries and stores each account's new balance,
+  // version and pending amounts (the accounts were locked by LockAccounts). A hold
+  // transaction (transaction.hold) also inserts its hold, pending; a capture, void or
+  // expire (transaction.hold_id) also settles that hold: status captured, voided or
+  // expired, settled_by the transaction. The id, the reversal_of or the hold_id being
   // taken is RetryableError on every engine (docs/engines/errors.md: a concurrent writer
-  // won a race; the retry re-checks and rejects or replays). An engine may hold writes back and
-  // send them with Commit, so write errors may surface from Commit too.
+  // won a race; the retry re-checks and rejects or replays). An engine may hold writes
+  // back and send them with Commit, so write errors may surface from Commit too.
   virtual absl::Status WriteTransaction(const Transaction& transaction,
                                         const std::vector<Account>& updated_accounts) = 0;
 
@@ -146,10 +175,11 @@ class Engine {
   // Accounts ordered by id, strictly after `after_id` ("" for the start).
   virtual absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id,
                                                             int64_t limit) = 0;
-  // Closes the account if its balance is zero, in one statement under the account's row
-  // lock, so a submit holding the account finishes first and is seen. True when the
-  // account is now closed; false when no account `id` has a zero balance (missing, or
-  // money still in it): nothing changed.
+  // Closes the account if its balance and both pending amounts are zero, in one
+  // statement under the account's row lock, so a submit holding the account finishes
+  // first and is seen. True when the account is now closed; false when no account `id`
+  // is empty (missing, money still in it, or a hold still recorded pending): nothing
+  // changed.
   virtual absl::StatusOr<bool> CloseAccountIfZeroBalance(std::string_view id) = 0;
 
   virtual absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) = 0;
@@ -168,6 +198,18 @@ class Engine {
       const std::optional<KeyIdentity>& after, int64_t limit) = 0;
   // Deletes up to `limit` key records with expires_at <= now, through the expiry index.
   virtual absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) = 0;
+
+  // Holds: by id; those from or to an account ("" for every account) ordered by id,
+  // strictly after `after_id`; pending ones past their expires_at at `now`, ordered by
+  // (expires_at, id), for the sweeper.
+  virtual absl::StatusOr<std::optional<Hold>> GetHold(std::string_view id) = 0;
+  virtual absl::StatusOr<std::vector<Hold>> ListHolds(std::string_view account_id,
+                                                      std::string_view after_id,
+                                                      int64_t limit) = 0;
+  virtual absl::StatusOr<std::vector<Hold>> ListLapsedHolds(absl::Time now, int64_t limit) = 0;
+  // The account's pending holds at `now` (see PendingHoldTotals), as last committed.
+  virtual absl::StatusOr<PendingHoldTotals> HoldTotals(std::string_view account_id,
+                                                       absl::Time now, absl::Time since) = 0;
 
   // Outbox events with sequence > after_sequence, ascending.
   virtual absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,

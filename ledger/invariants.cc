@@ -64,6 +64,12 @@ absl::Status CheckAccountsContinue(const AccountsById& locked, const std::vector
     account.balance = entry.balance_after;
   }
   for (const Account& written : updated) {
+    if (written.pending_debits < 0 || written.pending_credits < 0) {
+      return Violation("pending_non_negative",
+                       absl::StrCat("account ", written.id, " would be written with pending debits ",
+                                    written.pending_debits, " and credits ",
+                                    written.pending_credits));
+    }
     auto found = running.find(written.id);
     if (found == running.end() || found->second.version != written.version ||
         found->second.balance != written.balance) {

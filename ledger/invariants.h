@@ -4,7 +4,8 @@
 //   1. per asset, the entries sum to zero;
 //   2. per account, the entries continue the locked account: versions contiguous
 //      (locked version + 1, + 2, ...), each balance_after the previous balance plus the
-//      amount, and the account as written carries the last entry's balance and version;
+//      amount, and the account as written carries the last entry's balance and version,
+//      and no pending amount below zero;
 //   3. no entry leaves an account below its floor (BalanceFloor: 0, or -overdraft_limit,
 //      unbounded only for allow_negative accounts).
 //

@@ -239,11 +239,24 @@ absl::Status Ledger::CloseAccount(std::string_view id) {
   for (int round = 0; round < kCloseAccountRoundsMax; ++round) {
     LEDGER_ASSIGN_OR_RETURN(bool closed, engine_->CloseAccountIfZeroBalance(id));
     if (closed) return absl::OkStatus();
-    LEDGER_ASSIGN_OR_RETURN(Account account, GetAccount(id));
-    if (account.balance != 0) {
-      return absl::FailedPreconditionError(absl::StrCat("account ", account.id, " has balance ",
-                                                        account.balance,
+    LEDGER_ASSIGN_OR_RETURN(std::optional<Account> stored, engine_->GetAccount(id));
+    if (!stored.has_value()) {
+      return absl::NotFoundError(absl::StrCat("account ", View(id), " does not exist"));
+    }
+    if (stored->balance != 0) {
+      return absl::FailedPreconditionError(absl::StrCat("account ", stored->id, " has balance ",
+                                                        stored->balance,
                                                         "; move it out before closing"));
+    }
+    LEDGER_ASSIGN_OR_RETURN(Account now, AsOfNow(*stored, clock_->Now()));
+    if (now.pending_debits != 0 || now.pending_credits != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "account ", stored->id, " has pending holds (debits ", now.pending_debits,
+          ", credits ", now.pending_credits, "); capture or void them before closing"));
+    }
+    // Only lapsed holds are left: record their expiry, then the close can go through.
+    if (stored->pending_debits != 0 || stored->pending_credits != 0) {
+      LEDGER_RETURN_IF_ERROR(ExpireHolds().status());
     }
   }
   return absl::AbortedError(absl::StrCat("account ", View(id), " kept changing while closing; retry"));
@@ -255,7 +268,45 @@ absl::StatusOr<Account> Ledger::GetAccount(std::string_view id) {
   if (!account.has_value()) {
     return absl::NotFoundError(absl::StrCat("account ", View(id), " does not exist"));
   }
-  return *std::move(account);
+  return AsOfNow(*std::move(account), clock_->Now());
+}
+
+absl::StatusOr<std::vector<Account>> Ledger::ListAccounts(std::string_view after_id,
+                                                          int64_t limit) {
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Account> accounts, engine_->ListAccounts(after_id, limit));
+  absl::Time now = clock_->Now();
+  for (Account& account : accounts) {
+    LEDGER_ASSIGN_OR_RETURN(account, AsOfNow(std::move(account), now));
+  }
+  return accounts;
+}
+
+absl::StatusOr<Account> Ledger::AsOfNow(Account account, absl::Time now) {
+  if (account.pending_debits == 0 && account.pending_credits == 0) return account;
+  LEDGER_ASSIGN_OR_RETURN(PendingHoldTotals totals,
+                          engine_->HoldTotals(account.id, now, now));
+  account.pending_debits -= totals.lapsed_debits;
+  account.pending_credits -= totals.lapsed_credits;
+  return account;
+}
+
+absl::StatusOr<Hold> Ledger::GetHold(std::string_view id) {
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Hold> hold, engine_->GetHold(id));
+  if (!hold.has_value()) return absl::NotFoundError(absl::StrCat("hold ", View(id), " does not exist"));
+  if (hold->LapsedAt(clock_->Now())) hold->status = HoldStatus::kExpired;
+  return *std::move(hold);
+}
+
+absl::StatusOr<std::vector<Hold>> Ledger::ListHolds(std::string_view account_id,
+                                                    std::string_view after_id, int64_t limit) {
+  LEDGER_RETURN_IF_ERROR(GetAccount(account_id).status());
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> holds,
+                          engine_->ListHolds(account_id, after_id, limit));
+  absl::Time now = clock_->Now();
+  for (Hold& hold : holds) {
+    if (hold.LapsedAt(now)) hold.status = HoldStatus::kExpired;
+  }
+  return holds;
 }
 
 absl::StatusOr<Transaction> Ledger::GetTransaction(std::string_view id) {

@@ -35,6 +35,7 @@
 #include "idempotency/key.h"
 #include "ledger/account.h"
 #include "ledger/engine.h"
+#include "ledger/hold.h"
 #include "ledger/operation.h"
 #include "ledger/outcome.h"
 
@@ -168,8 +169,27 @@ class Ledger {
   // FailedPrecondition (naming the balance) while money is in it, NotFound if missing.
   // Closing a closed account with zero balance is OK.
   absl::Status CloseAccount(std::string_view id);
+  // Accounts as they stand now: pending amounts count only holds still reserving (a hold
+  // past its expires_at is released even before ExpireHolds records it).
   absl::StatusOr<Account> GetAccount(std::string_view id);
+  // By id, strictly after `after_id` ("" for the start).
+  absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id, int64_t limit);
   absl::StatusOr<Transaction> GetTransaction(std::string_view id);
+
+  // Holds as they stand now: a pending hold past its expires_at reads as expired.
+  // NotFound if there is no hold `id`.
+  absl::StatusOr<Hold> GetHold(std::string_view id);
+  // The holds from or to the account, by id, strictly after `after_id`. NotFound if the
+  // account does not exist.
+  absl::StatusOr<std::vector<Hold>> ListHolds(std::string_view account_id,
+                                              std::string_view after_id, int64_t limit);
+  // Records the expiry of every hold past its expires_at, in pages: one database
+  // transaction per page locks the holds' accounts (in id order, like a submit), releases
+  // each still-pending hold from the stored pending amounts, marks it expired and commits
+  // an expire transaction (kind expire, hold_id, no entries, no key) with its event.
+  // Safe to run concurrently with itself, submits, captures and voids: exactly one
+  // settles a hold. Returns how many holds it expired.
+  absl::StatusOr<int64_t> ExpireHolds();
   // Prunes expired keys in batches; returns how many were deleted.
   absl::StatusOr<int64_t> PruneExpiredKeys();
 
@@ -184,6 +204,10 @@ class Ledger {
 
   // Runs attempts until every item is decided.
   void RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic);
+  // Expires the lapsed holds among `holds` in one database transaction (ledger/hold_sweep.cc).
+  absl::StatusOr<int64_t> ExpireHoldPage(const std::vector<Hold>& holds);
+  // The account with its lapsed holds no longer counted as pending, at `now`.
+  absl::StatusOr<Account> AsOfNow(Account account, absl::Time now);
 
   std::shared_ptr<Engine> engine_;
   LedgerOptions options_;

@@ -18,6 +18,15 @@ bool MovesBetweenTwoAccounts(OperationKind kind) {
          kind == OperationKind::kTransfer || kind == OperationKind::kPayout;
 }
 
+// The kinds with from, to, asset and amount: the moves, and a hold (which reserves them).
+bool NamesTwoAccounts(OperationKind kind) {
+  return MovesBetweenTwoAccounts(kind) || kind == OperationKind::kHold;
+}
+
+bool SettlesAHold(OperationKind kind) {
+  return kind == OperationKind::kCapture || kind == OperationKind::kVoid;
+}
+
 absl::Status FieldNotAllowed(std::string_view field, OperationKind kind) {
   return absl::InvalidArgumentError(absl::StrCat("field \"", View(field), "\" is not allowed for ",
                                                  View(OperationKindName(kind))));
@@ -25,8 +34,7 @@ absl::Status FieldNotAllowed(std::string_view field, OperationKind kind) {
 
 // Fields that belong to other kinds must be left empty, so a payload means one thing.
 absl::Status CheckUnusedFields(const Operation& op) {
-  bool two_party = MovesBetweenTwoAccounts(op.kind);
-  if (!two_party) {
+  if (!NamesTwoAccounts(op.kind)) {
     if (!op.asset.empty()) return FieldNotAllowed("asset", op.kind);
     if (!op.from.empty()) return FieldNotAllowed("from", op.kind);
     if (!op.to.empty()) return FieldNotAllowed("to", op.kind);
@@ -38,6 +46,14 @@ absl::Status CheckUnusedFields(const Operation& op) {
   }
   if (!op.postings.empty() && op.kind != OperationKind::kPost) {
     return FieldNotAllowed("postings", op.kind);
+  }
+  if (op.kind != OperationKind::kHold) {
+    if (op.expires_at.has_value()) return FieldNotAllowed("expires_at", op.kind);
+    if (op.timeout.has_value()) return FieldNotAllowed("timeout_seconds", op.kind);
+  }
+  if (!op.hold_id.empty() && !SettlesAHold(op.kind)) return FieldNotAllowed("hold_id", op.kind);
+  if (op.capture_amount.has_value() && op.kind != OperationKind::kCapture) {
+    return FieldNotAllowed("amount", op.kind);
   }
   return absl::OkStatus();
 }
@@ -63,14 +79,45 @@ absl::Status ValidateTwoPartyMove(const Operation& op) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateTransactionReference(const std::string& id) {
+// `field`: transaction_id (reverse) or hold_id (capture, void; a hold is a transaction).
+absl::Status ValidateTransactionReference(std::string_view field, const std::string& id) {
   if (id.empty() || id.size() > 64) {
-    return absl::InvalidArgumentError("transaction_id must be 1..64 bytes");
+    return absl::InvalidArgumentError(absl::StrCat(View(field), " must be 1..64 bytes"));
   }
   for (char c : id) {
     if (c <= 0x20 || c > 0x7e) {
-      return absl::InvalidArgumentError("transaction_id must be printable ASCII");
+      return absl::InvalidArgumentError(absl::StrCat(View(field), " must be printable ASCII"));
     }
+  }
+  return absl::OkStatus();
+}
+
+// The expiry a hold may carry; whether expires_at is still ahead is the ledger's check at
+// commit, when it knows the time.
+absl::Status ValidateHoldExpiry(const Operation& op) {
+  if (op.expires_at.has_value() && op.timeout.has_value()) {
+    return absl::InvalidArgumentError("a hold takes expires_at or timeout_seconds, not both");
+  }
+  if (op.expires_at.has_value() && (*op.expires_at == absl::InfiniteFuture() ||
+                                    *op.expires_at == absl::InfinitePast())) {
+    return absl::InvalidArgumentError("expires_at must be a finite time");
+  }
+  if (!op.timeout.has_value()) return absl::OkStatus();
+  if (*op.timeout < absl::Seconds(1) || *op.timeout > kHoldTimeoutMax ||
+      *op.timeout != absl::Trunc(*op.timeout, absl::Seconds(1))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("timeout_seconds must be a whole number of seconds from 1 to ",
+                     absl::ToInt64Seconds(kHoldTimeoutMax)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateCapture(const Operation& op) {
+  LEDGER_RETURN_IF_ERROR(ValidateTransactionReference("hold_id", op.hold_id));
+  if (op.capture_amount.has_value() && *op.capture_amount <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a capture's amount must be positive (omit it to capture the whole hold), got ",
+        *op.capture_amount));
   }
   return absl::OkStatus();
 }
@@ -161,6 +208,29 @@ Operation Operation::Reverse(std::string transaction_id) {
   return op;
 }
 
+Operation Operation::Hold(std::string from, std::string to, std::string asset, Amount amount,
+                          std::optional<absl::Time> expires_at) {
+  Operation op = TopUp(std::move(from), std::move(to), std::move(asset), amount);
+  op.kind = OperationKind::kHold;
+  op.expires_at = expires_at;
+  return op;
+}
+
+Operation Operation::Capture(std::string hold_id, std::optional<Amount> amount) {
+  Operation op;
+  op.kind = OperationKind::kCapture;
+  op.hold_id = std::move(hold_id);
+  op.capture_amount = amount;
+  return op;
+}
+
+Operation Operation::Void(std::string hold_id) {
+  Operation op;
+  op.kind = OperationKind::kVoid;
+  op.hold_id = std::move(hold_id);
+  return op;
+}
+
 Operation Operation::Post(std::vector<Posting> postings) {
   Operation op;
   op.kind = OperationKind::kPost;
@@ -169,16 +239,32 @@ Operation Operation::Post(std::vector<Posting> postings) {
 }
 
 absl::Status ValidateOperation(const Operation& op) {
+  if (op.kind == OperationKind::kExpire) {
+    return absl::InvalidArgumentError(
+        "expire is not submitted: the ledger records a hold's expiry itself (ExpireHolds)");
+  }
   LEDGER_RETURN_IF_ERROR(CheckUnusedFields(op));
   LEDGER_RETURN_IF_ERROR(ValidateMetadata(op.metadata));
-  if (MovesBetweenTwoAccounts(op.kind)) return ValidateTwoPartyMove(op);
-  if (op.kind == OperationKind::kReverse) return ValidateTransactionReference(op.transaction_id);
-  return ValidatePostings(op.postings);
+  switch (op.kind) {
+    case OperationKind::kHold:
+      LEDGER_RETURN_IF_ERROR(ValidateHoldExpiry(op));
+      return ValidateTwoPartyMove(op);
+    case OperationKind::kCapture:
+      return ValidateCapture(op);
+    case OperationKind::kVoid:
+      return ValidateTransactionReference("hold_id", op.hold_id);
+    case OperationKind::kReverse:
+      return ValidateTransactionReference("transaction_id", op.transaction_id);
+    case OperationKind::kPost:
+      return ValidatePostings(op.postings);
+    default:
+      return ValidateTwoPartyMove(op);
+  }
 }
 
 nlohmann::json OperationPayload(const Operation& op) {
   nlohmann::json payload = {{"kind", OperationKindName(op.kind)}, {"metadata", op.metadata}};
-  if (MovesBetweenTwoAccounts(op.kind)) {
+  if (NamesTwoAccounts(op.kind)) {
     payload["asset"] = op.asset;
     payload["from"] = op.from;
     payload["to"] = op.to;
@@ -186,8 +272,13 @@ nlohmann::json OperationPayload(const Operation& op) {
     if (op.fee.has_value()) {
       payload["fee"] = {{"to", op.fee->to}, {"amount", AmountJson(op.fee->amount)}};
     }
+    if (op.expires_at.has_value()) payload["expires_at"] = FormatTimestamp(*op.expires_at);
+    if (op.timeout.has_value()) payload["timeout_seconds"] = absl::ToInt64Seconds(*op.timeout);
   } else if (op.kind == OperationKind::kReverse) {
     payload["transaction_id"] = op.transaction_id;
+  } else if (SettlesAHold(op.kind)) {
+    payload["hold_id"] = op.hold_id;
+    if (op.capture_amount.has_value()) payload["amount"] = AmountJson(*op.capture_amount);
   } else {
     nlohmann::json postings = nlohmann::json::array();
     for (const Posting& posting : op.postings) {
@@ -216,9 +307,17 @@ std::vector<Posting> PostingsOf(const Operation& op) {
     case OperationKind::kPayout:
       return {{op.from, op.asset, -op.amount}, {op.to, op.asset, op.amount}};
     case OperationKind::kReverse:
+    case OperationKind::kHold:
+    case OperationKind::kCapture:
+    case OperationKind::kVoid:
+    case OperationKind::kExpire:
       break;
   }
   return {};
+}
+
+std::vector<Posting> CapturePostings(const HoldTerms& terms, Amount amount) {
+  return {{terms.from, terms.asset, -amount}, {terms.to, terms.asset, amount}};
 }
 
 std::vector<Posting> ReversalPostings(const Transaction& original) {

@@ -67,15 +67,55 @@ absl::StatusOr<Amount> RequiredAmount(const Json& object, const std::string& nam
       " must be an integer of minor units (a decimal string or a JSON integer)"));
 }
 
+// A hold's expiry: "expires_at" (RFC 3339 text) or "timeout_seconds" (an integer).
+absl::Status ParseHoldExpiry(const Json& json, Operation& op) {
+  if (auto at = json.find("expires_at"); at != json.end()) {
+    absl::Time parsed;
+    std::string error;
+    if (!at->is_string() ||
+        !absl::ParseTime(absl::RFC3339_full, at->get<std::string>(), &parsed, &error)) {
+      return absl::InvalidArgumentError(
+          "field \"expires_at\" in hold must be an RFC 3339 time, e.g. 2026-12-01T12:00:00Z");
+    }
+    op.expires_at = parsed;
+  }
+  if (auto timeout = json.find("timeout_seconds"); timeout != json.end()) {
+    if (!timeout->is_number_integer()) {
+      return absl::InvalidArgumentError(
+          "field \"timeout_seconds\" in hold must be an integer number of seconds");
+    }
+    if (timeout->is_number_unsigned() &&
+        timeout->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return absl::InvalidArgumentError("field \"timeout_seconds\" in hold is out of range");
+    }
+    op.timeout = absl::Seconds(timeout->get<int64_t>());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseHoldSettlement(const Json& json, Operation& op) {
+  std::string context(OperationKindName(op.kind));
+  std::set<std::string> allowed = {"kind", "hold_id", "metadata"};
+  if (op.kind == OperationKind::kCapture) allowed.insert("amount");
+  LEDGER_RETURN_IF_ERROR(CheckFields(json, allowed, context));
+  LEDGER_ASSIGN_OR_RETURN(op.hold_id, RequiredString(json, "hold_id", context));
+  if (json.contains("amount")) {
+    LEDGER_ASSIGN_OR_RETURN(op.capture_amount, RequiredAmount(json, "amount", context));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseTwoPartyMove(const Json& json, Operation& op) {
   std::string context(OperationKindName(op.kind));
   std::set<std::string> allowed = {"kind", "asset", "from", "to", "amount", "metadata"};
   if (op.kind == OperationKind::kSpend) allowed.insert("fee");
+  if (op.kind == OperationKind::kHold) allowed.insert({"expires_at", "timeout_seconds"});
   LEDGER_RETURN_IF_ERROR(CheckFields(json, allowed, context));
   LEDGER_ASSIGN_OR_RETURN(op.asset, RequiredString(json, "asset", context));
   LEDGER_ASSIGN_OR_RETURN(op.from, RequiredString(json, "from", context));
   LEDGER_ASSIGN_OR_RETURN(op.to, RequiredString(json, "to", context));
   LEDGER_ASSIGN_OR_RETURN(op.amount, RequiredAmount(json, "amount", context));
+  if (op.kind == OperationKind::kHold) return ParseHoldExpiry(json, op);
   auto fee = json.find("fee");
   if (fee == json.end()) return absl::OkStatus();
   if (!fee->is_object()) return absl::InvalidArgumentError("field \"fee\" must be an object");
@@ -131,6 +171,13 @@ absl::StatusOr<Operation> OperationFromJson(const Json& json) {
     case OperationKind::kPost:
       LEDGER_RETURN_IF_ERROR(ParsePostings(json, op));
       break;
+    case OperationKind::kCapture:
+    case OperationKind::kVoid:
+      LEDGER_RETURN_IF_ERROR(ParseHoldSettlement(json, op));
+      break;
+    case OperationKind::kExpire:
+      return absl::InvalidArgumentError(
+          "expire is not submitted: the ledger records a hold's expiry itself");
     default:
       LEDGER_RETURN_IF_ERROR(ParseTwoPartyMove(json, op));
       break;

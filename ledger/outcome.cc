@@ -25,6 +25,11 @@ std::string_view RejectionReasonName(RejectionReason reason) {
     case RejectionReason::kTransactionNotFound: return "transaction_not_found";
     case RejectionReason::kNotReversible: return "not_reversible";
     case RejectionReason::kAlreadyReversed: return "already_reversed";
+    case RejectionReason::kHoldNotFound: return "hold_not_found";
+    case RejectionReason::kHoldCaptured: return "hold_captured";
+    case RejectionReason::kHoldVoided: return "hold_voided";
+    case RejectionReason::kHoldExpired: return "hold_expired";
+    case RejectionReason::kCaptureExceedsHold: return "capture_exceeds_hold";
     case RejectionReason::kAccountNotFound: return "account_not_found";
     case RejectionReason::kAccountClosed: return "account_closed";
     case RejectionReason::kAssetMismatch: return "asset_mismatch";
@@ -66,6 +71,27 @@ Outcome Outcome::Faulted(absl::Status fault) {
   return outcome;
 }
 
+nlohmann::json HoldTermsToJson(const HoldTerms& terms) {
+  nlohmann::json json = {{"from", terms.from},
+                         {"to", terms.to},
+                         {"asset", terms.asset},
+                         {"amount", FormatAmount(terms.amount)}};
+  json["expires_at"] = terms.expires_at.has_value()
+                           ? nlohmann::json(FormatTimestamp(*terms.expires_at))
+                           : nlohmann::json(nullptr);
+  return json;
+}
+
+nlohmann::json HoldToJson(const Hold& hold) {
+  nlohmann::json json = HoldTermsToJson(hold.terms);
+  json["id"] = hold.id;
+  json["created_at"] = FormatTimestamp(hold.created_at);
+  json["status"] = HoldStatusName(hold.status);
+  json["settled_by"] =
+      hold.settled_by.has_value() ? nlohmann::json(*hold.settled_by) : nlohmann::json(nullptr);
+  return json;
+}
+
 nlohmann::json TransactionToJson(const Transaction& transaction) {
   nlohmann::json entries = nlohmann::json::array();
   for (const Entry& entry : transaction.entries) {
@@ -83,6 +109,8 @@ nlohmann::json TransactionToJson(const Transaction& transaction) {
       {"fingerprint", transaction.fingerprint},
       {"entries", std::move(entries)}};
   if (transaction.reversal_of.has_value()) json["reversal_of"] = *transaction.reversal_of;
+  if (transaction.hold.has_value()) json["hold"] = HoldTermsToJson(*transaction.hold);
+  if (transaction.hold_id.has_value()) json["hold_id"] = *transaction.hold_id;
   return json;
 }
 

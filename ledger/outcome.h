@@ -26,6 +26,11 @@ enum class RejectionReason {
   kTransactionNotFound,      // reverse: no such transaction
   kNotReversible,            // reverse: the target is itself a reversal
   kAlreadyReversed,          // reverse: the target was reversed before
+  kHoldNotFound,             // capture, void: no such hold
+  kHoldCaptured,             // capture, void: the hold was captured before
+  kHoldVoided,               // capture, void: the hold was voided before
+  kHoldExpired,              // capture, void: the hold is past its expires_at
+  kCaptureExceedsHold,       // capture: capture_amount is more than the hold reserves
   kAccountNotFound,
   kAccountClosed,
   kAssetMismatch,            // the posting's asset differs from the account's
@@ -56,6 +61,9 @@ struct Outcome {
 };
 
 nlohmann::json TransactionToJson(const Transaction& transaction);
+// A hold as stored, with its status (its terms alone are part of the hold transaction).
+nlohmann::json HoldToJson(const Hold& hold);
+nlohmann::json HoldTermsToJson(const HoldTerms& terms);
 nlohmann::json OutcomeToJson(const Outcome& outcome);
 
 }  // namespace ledger

@@ -40,8 +40,17 @@ std::optional<Outcome> CheckAccountsUsable(const std::vector<Posting>& postings,
   return std::nullopt;
 }
 
+Amount AvailableOf(const Account& account, const LapsedDebits& lapsed) {
+  Account reserving = account;
+  if (auto found = lapsed.find(account.id); found != lapsed.end()) {
+    reserving.pending_debits -= found->second;
+  }
+  return reserving.Available();
+}
+
 std::variant<Outcome, std::vector<Entry>> BuildEntries(const std::vector<Posting>& postings,
-                                                       AccountsById& accounts) {
+                                                       AccountsById& accounts,
+                                                       const LapsedDebits& lapsed) {
   std::vector<Entry> entries;
   for (const Posting& posting : postings) {
     Account& account = accounts.at(posting.account_id);
@@ -56,15 +65,73 @@ std::variant<Outcome, std::vector<Entry>> BuildEntries(const std::vector<Posting
         {account.id, posting.asset, posting.amount, account.balance, account.version});
   }
   for (const Entry& entry : entries) {
-    const Account& account = accounts.at(entry.account_id);
-    if (entry.balance_after < account.BalanceFloor()) {
-      return Outcome::Rejected(
-          RejectionReason::kInsufficientFunds,
-          absl::StrCat("account ", account.id, " would go to ", entry.balance_after,
-                       ", below its floor of ", account.BalanceFloor()));
+    Account after = accounts.at(entry.account_id);
+    after.balance = entry.balance_after;
+    Amount available = AvailableOf(after, lapsed);
+    if (available < after.BalanceFloor()) {
+      return Outcome::Rejected(RejectionReason::kInsufficientFunds,
+                               absl::StrCat("account ", after.id, " would go to an available ",
+                                            available, ", below its floor of ",
+                                            after.BalanceFloor()));
     }
   }
   return entries;
+}
+
+std::optional<Outcome> CheckHoldSettleable(const std::string& id, const std::optional<Hold>& hold,
+                                           absl::Time now) {
+  if (!hold.has_value()) {
+    return Outcome::Rejected(RejectionReason::kHoldNotFound, absl::StrCat("no hold ", id));
+  }
+  std::string settled_by = hold->settled_by.value_or("");
+  switch (hold->status) {
+    case HoldStatus::kCaptured:
+      return Outcome::Rejected(RejectionReason::kHoldCaptured,
+                               absl::StrCat("hold ", id, " was captured by ", settled_by));
+    case HoldStatus::kVoided:
+      return Outcome::Rejected(RejectionReason::kHoldVoided,
+                               absl::StrCat("hold ", id, " was voided by ", settled_by));
+    case HoldStatus::kExpired:
+      return Outcome::Rejected(RejectionReason::kHoldExpired,
+                               absl::StrCat("hold ", id, " expired"));
+    case HoldStatus::kPending:
+      break;
+  }
+  if (hold->LapsedAt(now)) {
+    return Outcome::Rejected(RejectionReason::kHoldExpired,
+                             absl::StrCat("hold ", id, " expired at ",
+                                          FormatTimestamp(*hold->terms.expires_at)));
+  }
+  return std::nullopt;
+}
+
+std::optional<Outcome> Reserve(const HoldTerms& terms, AccountsById& accounts,
+                               const LapsedDebits& lapsed) {
+  Account& from = accounts.at(terms.from);
+  Account& to = accounts.at(terms.to);
+  std::optional<Amount> debits = CheckedAdd(from.pending_debits, terms.amount);
+  std::optional<Amount> credits = CheckedAdd(to.pending_credits, terms.amount);
+  if (!debits.has_value() || !credits.has_value()) {
+    return Outcome::Rejected(
+        RejectionReason::kBalanceOverflow,
+        absl::StrCat("account ", !debits.has_value() ? from.id : to.id,
+                     "'s pending amount would overflow"));
+  }
+  from.pending_debits = *debits;
+  to.pending_credits = *credits;
+  Amount available = AvailableOf(from, lapsed);
+  if (available < from.BalanceFloor()) {
+    return Outcome::Rejected(RejectionReason::kInsufficientFunds,
+                             absl::StrCat("account ", from.id, " would go to an available ",
+                                          available, ", below its floor of ",
+                                          from.BalanceFloor()));
+  }
+  return std::nullopt;
+}
+
+void Release(const HoldTerms& terms, AccountsById& accounts) {
+  accounts.at(terms.from).pending_debits -= terms.amount;
+  accounts.at(terms.to).pending_credits -= terms.amount;
 }
 
 Amount SaturatingAdd(Amount a, Amount b) {

@@ -19,6 +19,10 @@ std::string_view OperationKindName(OperationKind kind) {
     case OperationKind::kPayout: return "payout";
     case OperationKind::kReverse: return "reverse";
     case OperationKind::kPost: return "post";
+    case OperationKind::kHold: return "hold";
+    case OperationKind::kCapture: return "capture";
+    case OperationKind::kVoid: return "void";
+    case OperationKind::kExpire: return "expire";
   }
   return "unknown";  // only for a value cast from outside the enumeration
 }
@@ -34,7 +38,7 @@ absl::StatusOr<OperationKind> ParseOperationKind(std::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown operation kind \"", View(name),
-      "\" (expected top_up, spend, transfer, payout, reverse or post)"));
+      "\" (expected top_up, spend, transfer, payout, reverse, post, hold, capture or void)"));
 }
 
 std::string FormatTimestamp(absl::Time t) {

@@ -14,13 +14,18 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "ledger/amount.h"
+#include "ledger/hold.h"
 
 namespace ledger {
 
-enum class OperationKind { kTopUp, kSpend, kTransfer, kPayout, kReverse, kPost };
+// The kind of an operation, and of the transaction it commits. kExpire is the one kind no
+// caller submits: the ledger writes it when it records a lapsed hold's expiry.
+enum class OperationKind {
+  kTopUp, kSpend, kTransfer, kPayout, kReverse, kPost, kHold, kCapture, kVoid, kExpire
+};
 
-// "top_up", "spend", "transfer", "payout", "reverse", "post": the operation's name in
-// JSON and the idempotency namespace of its keys.
+// "top_up", "spend", "transfer", "payout", "reverse", "post", "hold", "capture", "void",
+// "expire": the operation's name in JSON and the idempotency namespace of its keys.
 std::string_view OperationKindName(OperationKind kind);
 absl::StatusOr<OperationKind> ParseOperationKind(std::string_view name);
 
@@ -39,8 +44,12 @@ struct Transaction {
   absl::Time created_at;
   std::string metadata = "{}";  // canonical JSON object from the operation
   std::optional<std::string> reversal_of;
-  std::string fingerprint;  // of the operation that produced it
-  std::vector<Entry> entries;
+  std::string fingerprint;  // of the operation that produced it; "" for an expire
+  std::vector<Entry> entries;  // none for a hold, a void or an expire
+  // A hold's terms, as placed (expires_at resolved from a timeout). Only on a hold.
+  std::optional<HoldTerms> hold;
+  // The hold a capture, void or expire settles. Unique: a hold is settled once.
+  std::optional<std::string> hold_id;
   friend bool operator==(const Transaction&, const Transaction&) = default;
 };
 

@@ -17,6 +17,7 @@ class Auditor {
 
   absl::StatusOr<VerifyReport> Run() {
     LEDGER_RETURN_IF_ERROR(AuditTransactions());
+    LEDGER_RETURN_IF_ERROR(AuditHolds());
     LEDGER_RETURN_IF_ERROR(AuditAccounts());
     AuditConservation();
     LEDGER_RETURN_IF_ERROR(AuditKeys());
@@ -33,20 +34,23 @@ class Auditor {
     std::string after;
     while (true) {
       LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> page, engine_.ListTransactions(after, kPageSize));
-      for (const Transaction& transaction : page) AuditTransaction(transaction);
+      for (const Transaction& transaction : page) {
+        LEDGER_RETURN_IF_ERROR(AuditTransaction(transaction));
+      }
       if (static_cast<int64_t>(page.size()) < kPageSize) return absl::OkStatus();
       after = page.back().id;
     }
   }
 
-  void AuditTransaction(const Transaction& transaction) {
+  absl::Status AuditTransaction(const Transaction& transaction) {
     report_.transactions += 1;
+    LEDGER_RETURN_IF_ERROR(AuditHoldReference(transaction));
     std::map<std::string, Amount> sum_by_asset;
     for (const Entry& entry : transaction.entries) {
       std::optional<Amount> sum = CheckedAdd(sum_by_asset[entry.asset], entry.amount);
       if (!sum.has_value()) {
         Violation(absl::StrCat("transaction ", transaction.id, ": ", entry.asset, " sum overflows"));
-        return;
+        return absl::OkStatus();
       }
       sum_by_asset[entry.asset] = *sum;
     }
@@ -56,7 +60,95 @@ class Auditor {
                                " entries sum to ", sum));
       }
     }
-    if (transaction.entries.empty()) Violation(absl::StrCat("transaction ", transaction.id, " has no entries"));
+    bool posts = transaction.kind != OperationKind::kHold && transaction.kind != OperationKind::kVoid &&
+                 transaction.kind != OperationKind::kExpire;
+    if (posts == transaction.entries.empty()) {
+      Violation(absl::StrCat("transaction ", transaction.id, " (", View(OperationKindName(transaction.kind)),
+                             ") has ", transaction.entries.size(), " entries"));
+    }
+    return absl::OkStatus();
+  }
+
+  // A hold carries its terms; a capture, void or expire names the hold, which names it
+  // back as its settlement with the status of its kind.
+  absl::Status AuditHoldReference(const Transaction& transaction) {
+    bool is_hold = transaction.kind == OperationKind::kHold;
+    bool settles = transaction.kind == OperationKind::kCapture ||
+                   transaction.kind == OperationKind::kVoid || transaction.kind == OperationKind::kExpire;
+    if (is_hold != transaction.hold.has_value() || settles != transaction.hold_id.has_value()) {
+      Violation(absl::StrCat("transaction ", transaction.id, " (", View(OperationKindName(transaction.kind)),
+                             ") has hold terms or a hold_id its kind does not take, or lacks them"));
+      return absl::OkStatus();
+    }
+    if (!settles) return absl::OkStatus();
+    LEDGER_ASSIGN_OR_RETURN(std::optional<Hold> hold, engine_.GetHold(*transaction.hold_id));
+    if (!hold.has_value()) {
+      Violation(absl::StrCat("transaction ", transaction.id, " settles missing hold ", *transaction.hold_id));
+      return absl::OkStatus();
+    }
+    if (hold->settled_by != transaction.id || hold->status != SettledStatusOf(transaction.kind)) {
+      Violation(absl::StrCat("hold ", hold->id, " is ", View(HoldStatusName(hold->status)), " by ",
+                             hold->settled_by.value_or("nothing"), ", but transaction ", transaction.id,
+                             " ", View(OperationKindName(transaction.kind)), "s it"));
+    }
+    if (transaction.kind == OperationKind::kCapture) AuditCapture(transaction, *hold);
+    return absl::OkStatus();
+  }
+
+  static HoldStatus SettledStatusOf(OperationKind kind) {
+    if (kind == OperationKind::kCapture) return HoldStatus::kCaptured;
+    return kind == OperationKind::kVoid ? HoldStatus::kVoided : HoldStatus::kExpired;
+  }
+
+  void AuditCapture(const Transaction& capture, const Hold& hold) {
+    bool shaped = capture.entries.size() == 2 && capture.entries[0].account_id == hold.terms.from &&
+                  capture.entries[1].account_id == hold.terms.to &&
+                  capture.entries[0].asset == hold.terms.asset &&
+                  capture.entries[1].amount > 0 && capture.entries[1].amount <= hold.terms.amount;
+    if (!shaped) {
+      Violation(absl::StrCat("capture ", capture.id, " does not move at most ", hold.terms.amount,
+                             " ", hold.terms.asset, " from ", hold.terms.from, " to ", hold.terms.to));
+    }
+  }
+
+  absl::Status AuditHolds() {
+    std::string after;
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> page, engine_.ListHolds("", after, kPageSize));
+      for (const Hold& hold : page) {
+        report_.holds += 1;
+        if (hold.terms.amount <= 0) Violation(absl::StrCat("hold ", hold.id, " holds ", hold.terms.amount));
+        if ((hold.status == HoldStatus::kPending) == hold.settled_by.has_value()) {
+          Violation(absl::StrCat("hold ", hold.id, " is ", View(HoldStatusName(hold.status)), " by ",
+                                 hold.settled_by.value_or("nothing")));
+        }
+      }
+      if (static_cast<int64_t>(page.size()) < kPageSize) return absl::OkStatus();
+      after = page.back().id;
+    }
+  }
+
+  // The account's stored pending amounts against the holds recorded pending.
+  absl::Status AuditPending(const Account& account) {
+    Amount debits = 0;
+    Amount credits = 0;
+    std::string after;
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> page, engine_.ListHolds(account.id, after, kPageSize));
+      for (const Hold& hold : page) {
+        if (hold.status != HoldStatus::kPending) continue;
+        if (hold.terms.from == account.id) debits = CheckedAdd(debits, hold.terms.amount).value_or(-1);
+        if (hold.terms.to == account.id) credits = CheckedAdd(credits, hold.terms.amount).value_or(-1);
+      }
+      if (static_cast<int64_t>(page.size()) < kPageSize) break;
+      after = page.back().id;
+    }
+    if (account.pending_debits != debits || account.pending_credits != credits) {
+      Violation(absl::StrCat("account ", account.id, ": pending debits ", account.pending_debits,
+                             " and credits ", account.pending_credits, " but its pending holds sum to ",
+                             debits, " and ", credits));
+    }
+    return absl::OkStatus();
   }
 
   absl::Status AuditAccounts() {
@@ -71,6 +163,7 @@ class Auditor {
 
   absl::Status AuditAccount(const Account& account) {
     report_.accounts += 1;
+    LEDGER_RETURN_IF_ERROR(AuditPending(account));
     Amount sum = 0;
     int64_t version = 0;
     Amount last_balance_after = 0;
@@ -163,7 +256,8 @@ std::string VerifyReport::ToText() const {
                                   "  accounts      ", accounts, "\n",
                                   "  transactions  ", transactions, "\n",
                                   "  entries       ", entries, "\n",
-                                  "  key records   ", key_records, "\n");
+                                  "  key records   ", key_records, "\n",
+                                  "  holds         ", holds, "\n");
   for (const auto& [asset, total] : balance_totals) {
     absl::StrAppend(&text, "  sum of ", asset, " balances ", total, "\n");
   }
@@ -178,6 +272,7 @@ nlohmann::json VerifyReport::ToJson() const {
           {"transactions", transactions},
           {"entries", entries},
           {"key_records", key_records},
+          {"holds", holds},
           {"balance_totals", balance_totals},
           {"violation_count", violation_count},
           {"violations", violations}};

@@ -38,7 +38,38 @@ struct State {
   std::map<std::string, std::multimap<absl::Time, Amount>, std::less<>> debits_by_time;
   std::map<IdentityKey, KeyRecord> keys;
   std::vector<OutboxEvent> events;
+  std::map<std::string, Hold, std::less<>> holds;
 };
+
+PendingHoldTotals TotalsOf(const State& state, std::string_view account_id, absl::Time now,
+                           absl::Time since) {
+  PendingHoldTotals totals;
+  for (const auto& [id, hold] : state.holds) {
+    if (hold.status != HoldStatus::kPending) continue;
+    const HoldTerms& terms = hold.terms;
+    if (hold.LapsedAt(now)) {
+      if (terms.from == account_id) totals.lapsed_debits += terms.amount;
+      if (terms.to == account_id) totals.lapsed_credits += terms.amount;
+    } else if (terms.from == account_id && hold.created_at >= since) {
+      totals.reserving_since.count += 1;
+      totals.reserving_since.amount += terms.amount;
+    }
+  }
+  return totals;
+}
+
+std::vector<Hold> FindHolds(const State& state, const std::vector<std::string>& ids) {
+  std::vector<Hold> found;
+  for (const std::string& id : ids) {
+    if (auto it = state.holds.find(id); it != state.holds.end()) found.push_back(it->second);
+  }
+  return found;
+}
+
+HoldStatus SettledStatusOf(OperationKind kind) {
+  if (kind == OperationKind::kCapture) return HoldStatus::kCaptured;
+  return kind == OperationKind::kVoid ? HoldStatus::kVoided : HoldStatus::kExpired;
+}
 
 class MemoryEngine;
 
@@ -53,6 +84,13 @@ class MemoryTransaction final : public StorageTransaction {
   absl::StatusOr<bool> IsReversed(std::string_view id) override;
   absl::StatusOr<std::vector<Account>> LockAccounts(const std::vector<std::string>& sorted_ids) override;
   absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id, absl::Time since) override;
+  absl::StatusOr<std::vector<Hold>> LoadHolds(const std::vector<std::string>& ids) override {
+    return FindHolds(LockedState(), ids);
+  }
+  absl::StatusOr<PendingHoldTotals> LoadHoldTotals(std::string_view account_id, absl::Time now,
+                                                   absl::Time since) override {
+    return TotalsOf(LockedState(), account_id, now, since);
+  }
   absl::Status WriteTransaction(const Transaction& transaction,
                                 const std::vector<Account>& updated_accounts) override;
   absl::Status RecordKey(const KeyRecord& record) override;
@@ -139,7 +177,10 @@ class MemoryEngine final : public Engine {
   absl::StatusOr<bool> CloseAccountIfZeroBalance(std::string_view id) override {
     absl::MutexLock lock(&state_mutex_);  // a submit holds it until it commits
     auto it = state_.accounts.find(id);
-    if (it == state_.accounts.end() || it->second.balance != 0) return false;
+    if (it == state_.accounts.end() || it->second.balance != 0 || it->second.pending_debits != 0 ||
+        it->second.pending_credits != 0) {
+      return false;
+    }
     it->second.closed = true;
     return true;
   }
@@ -210,6 +251,46 @@ class MemoryEngine final : public Engine {
       }
     }
     return page;
+  }
+
+  absl::StatusOr<std::optional<Hold>> GetHold(std::string_view id) override {
+    absl::MutexLock lock(&state_mutex_);
+    auto it = state_.holds.find(id);
+    if (it == state_.holds.end()) return std::nullopt;
+    return it->second;
+  }
+
+  absl::StatusOr<std::vector<Hold>> ListHolds(std::string_view account_id, std::string_view after_id,
+                                              int64_t limit) override {
+    absl::MutexLock lock(&state_mutex_);
+    std::vector<Hold> page;
+    for (auto it = state_.holds.upper_bound(after_id);
+         it != state_.holds.end() && static_cast<int64_t>(page.size()) < limit; ++it) {
+      const HoldTerms& terms = it->second.terms;
+      if (account_id.empty() || terms.from == account_id || terms.to == account_id) {
+        page.push_back(it->second);
+      }
+    }
+    return page;
+  }
+
+  absl::StatusOr<std::vector<Hold>> ListLapsedHolds(absl::Time now, int64_t limit) override {
+    absl::MutexLock lock(&state_mutex_);
+    std::vector<Hold> lapsed;
+    for (const auto& [id, hold] : state_.holds) {
+      if (hold.LapsedAt(now)) lapsed.push_back(hold);
+    }
+    std::sort(lapsed.begin(), lapsed.end(), [](const Hold& a, const Hold& b) {
+      return std::tie(*a.terms.expires_at, a.id) < std::tie(*b.terms.expires_at, b.id);
+    });
+    if (static_cast<int64_t>(lapsed.size()) > limit) lapsed.resize(limit);
+    return lapsed;
+  }
+
+  absl::StatusOr<PendingHoldTotals> HoldTotals(std::string_view account_id, absl::Time now,
+                                                      absl::Time since) override {
+    absl::MutexLock lock(&state_mutex_);
+    return TotalsOf(state_, account_id, now, since);
   }
 
   WorkClaimStore& work_claims() override { return work_claims_; }
@@ -343,6 +424,15 @@ absl::Status MemoryTransaction::WriteTransaction(const Transaction& transaction,
         engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
         absl::StrCat("memory: ", *transaction.reversal_of, " is already reversed"));
   }
+  if (transaction.hold_id.has_value()) {
+    auto hold = state.holds.find(*transaction.hold_id);
+    if (hold == state.holds.end() || hold->second.status != HoldStatus::kPending ||
+        taken([&](const Transaction& pending) { return pending.hold_id == transaction.hold_id; })) {
+      return engine_common::StatusForError(
+          engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
+          absl::StrCat("memory: hold ", *transaction.hold_id, " is not pending"));
+    }
+  }
   pending_transactions_.push_back(transaction);
   pending_accounts_.insert(pending_accounts_.end(), updated_accounts.begin(),
                            updated_accounts.end());
@@ -380,6 +470,16 @@ absl::Status MemoryTransaction::Commit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
       }
     }
     if (transaction.reversal_of.has_value()) state.reversed.insert(*transaction.reversal_of);
+    if (transaction.hold.has_value()) {
+      state.holds.emplace(transaction.id, Hold{transaction.id, *transaction.hold,
+                                               transaction.created_at, HoldStatus::kPending,
+                                               std::nullopt});
+    }
+    if (transaction.hold_id.has_value()) {
+      Hold& hold = state.holds.at(*transaction.hold_id);
+      hold.status = SettledStatusOf(transaction.kind);
+      hold.settled_by = transaction.id;
+    }
     state.transactions.emplace(transaction.id, transaction);
   }
   for (const Account& account : pending_accounts_) state.accounts[account.id] = account;

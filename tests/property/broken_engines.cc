@@ -44,6 +44,15 @@ class SplitClaimTransaction final : public StorageTransaction {
     LEDGER_RETURN_IF_ERROR(EnsureBegun());
     return inner_->LoadDebitUsage(account_id, since);
   }
+  absl::StatusOr<std::vector<Hold>> LoadHolds(const std::vector<std::string>& ids) override {
+    LEDGER_RETURN_IF_ERROR(EnsureBegun());
+    return inner_->LoadHolds(ids);
+  }
+  absl::StatusOr<PendingHoldTotals> LoadHoldTotals(std::string_view account_id, absl::Time now,
+                                                   absl::Time since) override {
+    LEDGER_RETURN_IF_ERROR(EnsureBegun());
+    return inner_->LoadHoldTotals(account_id, now, since);
+  }
   absl::Status WriteTransaction(const Transaction& transaction,
                                 const std::vector<Account>& updated_accounts) override {
     LEDGER_RETURN_IF_ERROR(EnsureBegun());

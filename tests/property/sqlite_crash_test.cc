@@ -67,42 +67,25 @@ class CrashingEngine final : public ForwardingEngine {
   int writes_ = 0;  // committing submits so far (one process, one client thread)
 };
 
-class CrashingTransaction final : public StorageTransaction {
+class CrashingTransaction final : public ::ledger::testing::ForwardingTransaction {
  public:
   CrashingTransaction(CrashingEngine& engine, std::unique_ptr<StorageTransaction> inner)
-      : engine_(engine), inner_(std::move(inner)) {}
+      : ForwardingTransaction(std::move(inner)), engine_(engine) {}
 
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
-    return inner_->ClaimKey(identity);
-  }
-  absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override {
-    return inner_->LoadTransaction(id);
-  }
-  absl::StatusOr<bool> IsReversed(std::string_view id) override { return inner_->IsReversed(id); }
-  absl::StatusOr<std::vector<Account>> LockAccounts(const std::vector<std::string>& ids) override {
-    return inner_->LockAccounts(ids);
-  }
-  absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view id, absl::Time since) override {
-    return inner_->LoadDebitUsage(id, since);
-  }
   absl::Status WriteTransaction(const Transaction& transaction,
                                 const std::vector<Account>& updated) override {
     engine_.Reached(CrashPoint::kBeforeWrite, /*counts=*/true);
-    return inner_->WriteTransaction(transaction, updated);
+    return inner().WriteTransaction(transaction, updated);
   }
-  absl::Status RecordKey(const KeyRecord& record) override { return inner_->RecordKey(record); }
-  absl::Status AppendEvent(const OutboxEvent& event) override { return inner_->AppendEvent(event); }
   absl::Status Commit() override {
     engine_.Reached(CrashPoint::kBeforeCommit, false);
-    LEDGER_RETURN_IF_ERROR(inner_->Commit());
+    LEDGER_RETURN_IF_ERROR(inner().Commit());
     engine_.Reached(CrashPoint::kAfterCommit, false);
     return absl::OkStatus();
   }
-  void Rollback() override { inner_->Rollback(); }
 
  private:
   CrashingEngine& engine_;
-  std::unique_ptr<StorageTransaction> inner_;
 };
 
 absl::StatusOr<std::unique_ptr<StorageTransaction>> CrashingEngine::Begin(

@@ -7,14 +7,14 @@
 namespace ledger::testing {
 namespace {
 
-class FaultInjectingTransaction final : public StorageTransaction {
+class FaultInjectingTransaction final : public ForwardingTransaction {
  public:
   FaultInjectingTransaction(FaultInjectingEngine& engine, std::unique_ptr<StorageTransaction> inner)
-      : engine_(engine), inner_(std::move(inner)) {}
+      : ForwardingTransaction(std::move(inner)), engine_(engine) {}
 
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
     LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kClaim));
-    auto result = inner_->ClaimKey(identity);
+    auto result = inner().ClaimKey(identity);
     if (result.ok()) LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kAfterClaim));
     return result;
   }
@@ -22,43 +22,33 @@ class FaultInjectingTransaction final : public StorageTransaction {
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
       const std::vector<KeyIdentity>& identities) override {
     LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kClaim));
-    auto result = inner_->ClaimKeys(identities);
+    auto result = inner().ClaimKeys(identities);
     if (result.ok()) LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kAfterClaim));
     return result;
   }
-  absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override {
-    return inner_->LoadTransaction(id);
-  }
-  absl::StatusOr<bool> IsReversed(std::string_view id) override { return inner_->IsReversed(id); }
   absl::StatusOr<std::vector<Account>> LockAccounts(const std::vector<std::string>& ids) override {
     LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kLockAccounts));
-    return inner_->LockAccounts(ids);
-  }
-  absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id, absl::Time since) override {
-    return inner_->LoadDebitUsage(account_id, since);
+    return inner().LockAccounts(ids);
   }
   absl::Status WriteTransaction(const Transaction& transaction,
                                 const std::vector<Account>& updated_accounts) override {
     LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kWrite));
-    return inner_->WriteTransaction(transaction, updated_accounts);
+    return inner().WriteTransaction(transaction, updated_accounts);
   }
   absl::Status RecordKey(const KeyRecord& record) override {
     LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kAfterWrite));
-    return inner_->RecordKey(record);
+    return inner().RecordKey(record);
   }
-  absl::Status AppendEvent(const OutboxEvent& event) override { return inner_->AppendEvent(event); }
   absl::Status Commit() override {
     LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kCommit));
     absl::Status lost = engine_.Reach(FaultPoint::kCommitReplyLost);
-    LEDGER_RETURN_IF_ERROR(inner_->Commit());
+    LEDGER_RETURN_IF_ERROR(inner().Commit());
     if (!lost.ok()) return InDoubtError(std::string(lost.message()));
     return absl::OkStatus();
   }
-  void Rollback() override { inner_->Rollback(); }
 
  private:
   FaultInjectingEngine& engine_;
-  std::unique_ptr<StorageTransaction> inner_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
-// An Engine that forwards every call to a wrapped engine: the base of test wrappers
-// (the fault-injecting engine, the property suite's broken engines), which override only
-// what they change. Thread-safe as far as the wrapped engine is.
+// An Engine (and a StorageTransaction) that forwards every call to a wrapped one: the
+// base of test wrappers (the fault-injecting engine, the property suite's broken and
+// crashing engines), which override only what they change. Thread-safe as far as the
+// wrapped engine is.
 #ifndef LEDGER_TESTS_SUPPORT_FORWARDING_ENGINE_H_
 #define LEDGER_TESTS_SUPPORT_FORWARDING_ENGINE_H_
 
@@ -10,6 +11,51 @@
 #include "ledger/engine.h"
 
 namespace ledger::testing {
+
+class ForwardingTransaction : public StorageTransaction {
+ public:
+  explicit ForwardingTransaction(std::unique_ptr<StorageTransaction> inner)
+      : inner_(std::move(inner)) {}
+
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
+    return inner_->ClaimKey(identity);
+  }
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
+      const std::vector<KeyIdentity>& identities) override {
+    return inner_->ClaimKeys(identities);
+  }
+  absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override {
+    return inner_->LoadTransaction(id);
+  }
+  absl::StatusOr<bool> IsReversed(std::string_view id) override { return inner_->IsReversed(id); }
+  absl::StatusOr<std::vector<Account>> LockAccounts(const std::vector<std::string>& ids) override {
+    return inner_->LockAccounts(ids);
+  }
+  absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id, absl::Time since) override {
+    return inner_->LoadDebitUsage(account_id, since);
+  }
+  absl::StatusOr<std::vector<Hold>> LoadHolds(const std::vector<std::string>& ids) override {
+    return inner_->LoadHolds(ids);
+  }
+  absl::StatusOr<PendingHoldTotals> LoadHoldTotals(std::string_view account_id, absl::Time now,
+                                                   absl::Time since) override {
+    return inner_->LoadHoldTotals(account_id, now, since);
+  }
+  absl::Status WriteTransaction(const Transaction& transaction,
+                                const std::vector<Account>& updated_accounts) override {
+    return inner_->WriteTransaction(transaction, updated_accounts);
+  }
+  absl::Status RecordKey(const KeyRecord& record) override { return inner_->RecordKey(record); }
+  absl::Status AppendEvent(const OutboxEvent& event) override { return inner_->AppendEvent(event); }
+  absl::Status Commit() override { return inner_->Commit(); }
+  void Rollback() override { inner_->Rollback(); }
+
+ protected:
+  StorageTransaction& inner() { return *inner_; }
+
+ private:
+  std::unique_ptr<StorageTransaction> inner_;
+};
 
 class ForwardingEngine : public Engine {
  public:
@@ -60,6 +106,20 @@ class ForwardingEngine : public Engine {
   absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
                                                       int64_t limit) override {
     return inner_->ListEvents(after_sequence, limit);
+  }
+  absl::StatusOr<std::optional<Hold>> GetHold(std::string_view id) override {
+    return inner_->GetHold(id);
+  }
+  absl::StatusOr<std::vector<Hold>> ListHolds(std::string_view account_id, std::string_view after_id,
+                                              int64_t limit) override {
+    return inner_->ListHolds(account_id, after_id, limit);
+  }
+  absl::StatusOr<std::vector<Hold>> ListLapsedHolds(absl::Time now, int64_t limit) override {
+    return inner_->ListLapsedHolds(now, limit);
+  }
+  absl::StatusOr<PendingHoldTotals> HoldTotals(std::string_view account_id, absl::Time now,
+                                               absl::Time since) override {
+    return inner_->HoldTotals(account_id, now, since);
   }
   WorkClaimStore& work_claims() override { return inner_->work_claims(); }
   WebhookStore& webhooks() override { return inner_->webhooks(); }

@@ -44,6 +44,70 @@ TEST(ParseOperationJson, ReadsEveryKind) {
   EXPECT_TRUE(ParseOperationJson(R"({"kind":"reverse","transaction_id":"t"})").ok());
 }
 
+TEST(ParseOperationJson, ReadsHoldsAndTheirSettlements) {
+  absl::StatusOr<Operation> hold = ParseOperationJson(
+      R"({"kind":"hold","asset":"CREDITS","from":"a","to":"b","amount":"70",)"
+      R"("expires_at":"2026-12-01T12:00:00Z"})");
+  ASSERT_TRUE(hold.ok()) << hold.status();
+  EXPECT_EQ(hold->kind, OperationKind::kHold);
+  EXPECT_EQ(hold->expires_at, absl::FromUnixSeconds(1'796'126'400));
+  EXPECT_TRUE(ValidateOperation(*hold).ok());
+  absl::StatusOr<Operation> timed = ParseOperationJson(
+      R"({"kind":"hold","asset":"CREDITS","from":"a","to":"b","amount":70,"timeout_seconds":300})");
+  ASSERT_TRUE(timed.ok()) << timed.status();
+  EXPECT_EQ(timed->timeout, absl::Seconds(300));
+
+  absl::StatusOr<Operation> capture = ParseOperationJson(R"({"kind":"capture","hold_id":"h","amount":"5"})");
+  ASSERT_TRUE(capture.ok()) << capture.status();
+  EXPECT_EQ(capture->capture_amount, 5);
+  absl::StatusOr<Operation> whole = ParseOperationJson(R"({"kind":"capture","hold_id":"h"})");
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->capture_amount, std::nullopt);
+  // Capturing all and capturing an explicit amount are different payloads.
+  EXPECT_NE(*Fingerprint(OperationPayload(*capture)), *Fingerprint(OperationPayload(*whole)));
+  absl::StatusOr<Operation> voided = ParseOperationJson(R"({"kind":"void","hold_id":"h"})");
+  ASSERT_TRUE(voided.ok()) << voided.status();
+  EXPECT_TRUE(ValidateOperation(*voided).ok());
+
+  for (const Operation& op : {*hold, *timed, *capture, *whole, *voided}) {
+    absl::StatusOr<Operation> round_trip = OperationFromJson(OperationPayload(op));
+    ASSERT_TRUE(round_trip.ok()) << round_trip.status();
+    EXPECT_EQ(*Fingerprint(OperationPayload(*round_trip)), *Fingerprint(OperationPayload(op)));
+  }
+}
+
+TEST(ValidateOperation, HoldsTakeOnlyTheirOwnFields) {
+  struct Case {
+    const char* json;
+    const char* message_part;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {R"({"kind":"void","hold_id":"h","amount":"5"})", "unknown field \"amount\""},
+           {R"({"kind":"capture","hold_id":"h","amount":"0"})", "must be positive"},
+           {R"({"kind":"capture","hold_id":"h","amount":"-1"})", "must be positive"},
+           {R"({"kind":"capture","amount":"1"})", "missing field \"hold_id\""},
+           {R"({"kind":"hold","asset":"CREDITS","from":"a","to":"b","amount":"1","fee":{}})",
+            "unknown field \"fee\""},
+           {R"({"kind":"hold","asset":"CREDITS","from":"a","to":"b","amount":"1","expires_at":"soon"})",
+            "RFC 3339"},
+           {R"({"kind":"hold","asset":"CREDITS","from":"a","to":"b","amount":"1","timeout_seconds":0})",
+            "timeout_seconds"},
+           {R"({"kind":"hold","asset":"CREDITS","from":"a","to":"b","amount":"1","timeout_seconds":"9"})",
+            "integer number of seconds"},
+           {R"({"kind":"hold","asset":"CREDITS","from":"a","to":"b","amount":"1","timeout_seconds":60,)"
+            R"("expires_at":"2026-12-01T12:00:00Z"})",
+            "not both"},
+           {R"({"kind":"transfer","asset":"CREDITS","from":"a","to":"b","amount":"1","timeout_seconds":60})",
+            "unknown field \"timeout_seconds\""},
+           {R"({"kind":"expire","hold_id":"h"})", "not submitted"},
+       }) {
+    absl::StatusOr<Operation> parsed = ParseOperationJson(c.json);
+    absl::Status status = parsed.ok() ? ValidateOperation(*parsed) : parsed.status();
+    ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.json;
+    EXPECT_NE(status.message().find(c.message_part), std::string::npos) << c.json << " -> " << status;
+  }
+}
+
 TEST(ParseOperationJson, RejectsUnknownFieldsWrongTypesAndMalformedJson) {
   struct Case {
     const char* json;
@@ -111,7 +175,7 @@ TEST(NewTransactionId, IsTimeOrderedUuidVersion7) {
 // each value has its own, and parsing a name gives the value back.
 TEST(EnumNames, EveryOperationKindHasADistinctNameThatParsesBack) {
   std::set<std::string> names;
-  for (int value = 0; value <= static_cast<int>(OperationKind::kPost); ++value) {
+  for (int value = 0; value <= static_cast<int>(OperationKind::kExpire); ++value) {
     auto kind = static_cast<OperationKind>(value);
     std::string name(OperationKindName(kind));
     EXPECT_NE(name, "unknown") << value;
@@ -132,7 +196,7 @@ TEST(EnumNames, OutcomesAndRejectionReasonsHaveDistinctNames) {
     EXPECT_TRUE(outcomes.insert(name).second) << name;
   }
   std::set<std::string> reasons;
-  for (int value = 0; value <= static_cast<int>(RejectionReason::kVelocityAmountExceeded);
+  for (int value = 0; value <= static_cast<int>(RejectionReason::kBatchItemFailed);
        ++value) {
     std::string name(RejectionReasonName(static_cast<RejectionReason>(value)));
     EXPECT_NE(name, "unknown") << value;
