@@ -23,6 +23,16 @@ void WriteError(RequestContext& context, const absl::Status& status) {
   WriteProblem(context.response, ProblemFromStatus(status));
 }
 
+// The CLI's account JSON plus the hold amounts (issue 13): pending debits and credits as of
+// now (lapsed holds no longer counted) and the available balance every solvency check uses.
+nlohmann::json AccountJson(const Account& account) {
+  nlohmann::json json = cli::AccountToJson(account);
+  json["pending_debits"] = FormatAmount(account.pending_debits);
+  json["pending_credits"] = FormatAmount(account.pending_credits);
+  json["available"] = FormatAmount(account.Available());
+  return json;
+}
+
 absl::Status RequireOnlyMembers(const nlohmann::json& body, const std::set<std::string>& allowed) {
   for (const auto& [name, value] : body.items()) {
     if (!allowed.contains(name)) return absl::InvalidArgumentError("unknown field \"" + name + "\"");
@@ -113,10 +123,10 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     absl::StatusOr<int64_t> limit = PageLimit(context.request);
     if (!limit.ok()) return WriteError(context, limit.status());
     std::string after = context.request.get_param_value("after");
-    absl::StatusOr<std::vector<Account>> accounts = api.ledger.engine().ListAccounts(after, *limit);
+    absl::StatusOr<std::vector<Account>> accounts = api.ledger.ListAccounts(after, *limit);
     if (!accounts.ok()) return WriteError(context, accounts.status());
     nlohmann::json items = nlohmann::json::array();
-    for (const Account& account : *accounts) items.push_back(cli::AccountToJson(account));
+    for (const Account& account : *accounts) items.push_back(AccountJson(account));
     nlohmann::json next = static_cast<int64_t>(accounts->size()) == *limit
                               ? nlohmann::json(accounts->back().id) : nlohmann::json(nullptr);
     WriteJson(context.response, 200, {{"accounts", std::move(items)}, {"next_after", std::move(next)}});
@@ -124,7 +134,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
   router.Get("/v1/accounts/{id}", Role::kRead, [&api](RequestContext& context) {
     absl::StatusOr<Account> account = api.ledger.GetAccount(context.path_parameters[0]);
     if (!account.ok()) return WriteError(context, account.status());
-    WriteJson(context.response, 200, cli::AccountToJson(*account));
+    WriteJson(context.response, 200, AccountJson(*account));
   });
   router.Get("/v1/accounts/{id}/history", Role::kRead, [&api](RequestContext& context) {
     absl::StatusOr<int64_t> limit = PageLimit(context.request);
@@ -150,8 +160,13 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     if (!context.request.has_param("as_of")) {
       body["balance"] = FormatAmount(account->balance);
       body["version"] = account->version;
+      body["pending_debits"] = FormatAmount(account->pending_debits);
+      body["pending_credits"] = FormatAmount(account->pending_credits);
+      body["available"] = FormatAmount(account->Available());
       return WriteJson(context.response, 200, body);
     }
+    // Only the posted balance has a past: entries store it, holds keep no history of
+    // their pending amounts, so a past instant answers the balance alone.
     absl::Time as_of;
     std::string error;
     if (!absl::ParseTime(absl::RFC3339_full, context.request.get_param_value("as_of"), &as_of, &error)) {
@@ -173,7 +188,7 @@ void AddAccountWriteRoutes(Router& router, ApiContext& api) {
     absl::StatusOr<Account> account = api.ledger.OpenAccount(*spec);
     if (!account.ok()) return WriteError(context, account.status());
     context.response.set_header("Location", "/v1/accounts/" + account->id);
-    WriteJson(context.response, 201, cli::AccountToJson(*account));
+    WriteJson(context.response, 201, AccountJson(*account));
   });
   router.Post("/v1/accounts/{id}/close", Role::kAdmin, [&api](RequestContext& context) {
     const std::string& id = context.path_parameters[0];
@@ -183,7 +198,7 @@ void AddAccountWriteRoutes(Router& router, ApiContext& api) {
     }
     absl::StatusOr<Account> account = api.ledger.GetAccount(id);
     if (!account.ok()) return WriteError(context, account.status());
-    WriteJson(context.response, 200, cli::AccountToJson(*account));
+    WriteJson(context.response, 200, AccountJson(*account));
   });
 }
 
