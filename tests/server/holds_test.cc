@@ -2,6 +2,8 @@
 // `ledger serve` process: hold, capture and void through POST /v1/operations with their
 // replays, each hold rejection as its own 402 problem, the hold routes, the account's
 // pending and available amounts, and the server's sweeper recording a lapsed hold's expiry.
+#include <signal.h>
+
 #include <fstream>
 #include <set>
 #include <string>
@@ -242,6 +244,21 @@ TEST_P(HoldsTest, TheSweeperRecordsALapsedHoldsExpiryAndRestoresTheAvailableBala
   std::string log = server_->Log();
   EXPECT_NE(log.find("\"event\":\"holds_expired\",\"expired\":"), std::string::npos) << log;
   EXPECT_NE(log.find("\"hold_sweep_interval_seconds\":1"), std::string::npos) << log;
+}
+
+// SIGTERM wakes the sweeper out of its wait: with an hour between sweeps, a shutdown that
+// waited the interval out would blow the bound below (set far above a normal stop).
+TEST_P(HoldsTest, SigtermStopsTheSweeperWithoutWaitingOutItsInterval) {
+  StartServer({"--hold-sweep-interval", "3600"});
+  OpenFundedAccounts();
+  absl::Time signalled = absl::Now();
+  EXPECT_EQ(server_->SignalAndWait(SIGTERM), 0);
+  EXPECT_LT(absl::Now() - signalled, absl::Seconds(20));
+  EXPECT_NE(server_->Log().find("\"event\":\"stopped\""), std::string::npos) << server_->Log();
+  for (const char* bad : {"-1", "soon"}) {
+    EXPECT_NE(RunLedgerToExit({"serve", "--db", database_url_, "--listen", "127.0.0.1:0",
+                               "--hold-sweep-interval", bad}, folder_ / "refused.log"), 0) << bad;
+  }
 }
 
 TEST_P(HoldsTest, AccountHoldsPageByIdAndUnknownHoldsAndAccountsAre404) {
