@@ -23,14 +23,18 @@ void WriteError(RequestContext& context, const absl::Status& status) {
   WriteProblem(context.response, ProblemFromStatus(status));
 }
 
-// The CLI's account JSON plus the hold amounts (issue 13): pending debits and credits as of
-// now (lapsed holds no longer counted) and the available balance every solvency check uses.
-nlohmann::json AccountJson(const Account& account) {
-  nlohmann::json json = cli::AccountToJson(account);
+// The hold amounts (issue 13): pending debits and credits as of now (lapsed holds no longer
+// counted) and the available balance every solvency check uses.
+nlohmann::json WithHoldAmounts(nlohmann::json json, const Account& account) {
   json["pending_debits"] = FormatAmount(account.pending_debits);
   json["pending_credits"] = FormatAmount(account.pending_credits);
   json["available"] = FormatAmount(account.Available());
   return json;
+}
+
+// The CLI's account JSON plus the hold amounts.
+nlohmann::json AccountJson(const Account& account) {
+  return WithHoldAmounts(cli::AccountToJson(account), account);
 }
 
 absl::Status RequireOnlyMembers(const nlohmann::json& body, const std::set<std::string>& allowed) {
@@ -160,10 +164,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     if (!context.request.has_param("as_of")) {
       body["balance"] = FormatAmount(account->balance);
       body["version"] = account->version;
-      body["pending_debits"] = FormatAmount(account->pending_debits);
-      body["pending_credits"] = FormatAmount(account->pending_credits);
-      body["available"] = FormatAmount(account->Available());
-      return WriteJson(context.response, 200, body);
+      return WriteJson(context.response, 200, WithHoldAmounts(std::move(body), *account));
     }
     // Only the posted balance has a past: entries store it, holds keep no history of
     // their pending amounts, so a past instant answers the balance alone.
