@@ -24,6 +24,8 @@
 // submits the one the stored bank answer names, so the money ends captured or released,
 // never both. Choose hold_timeout longer than the work lease plus the bank's worst reply
 // time: a hold that lapses after the bank paid cannot be captured (the saga reports it).
+// Rerun within the keys' ttl (24 h by default, for the submit keys and the bank step
+// alike): past it the keys are free again, and a rerun would start a second payout.
 //
 // Thread-safe if the Ledger, the runner and the bank are; one Run per payout at a time
 // (a second concurrent Run of the same payout gets IsInProgress from the bank step).
