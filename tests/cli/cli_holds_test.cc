@@ -1,5 +1,6 @@
 // Holds through the `ledger` tool, end to end: each call is a separate process on one
-// SQLite file. Placing, capturing and voiding go through `submit`; `holds` lists, shows
+// database: a SQLite file, and, when the build has the MySQL engine, a fresh database on
+// the server of LEDGER_TEST_MYSQL_DSN (skipped without it, failed under CI=true). Placing, capturing and voiding go through `submit`; `holds` lists, shows
 // and expires them; account views show pending amounts and the available balance.
 #include <chrono>
 #include <future>
@@ -13,15 +14,71 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/conformance/conformance_context.h"  // RunningInCi
+#ifdef LEDGER_CLI_TEST_WITH_MYSQL
+#include "base/status.h"
+#include "tests/engines/mysql/mysql_test_server.h"
+#endif
 
 namespace ledger::testing {
 namespace {
 
-class HoldsCliTest : public LedgerCliTest {
+#ifdef LEDGER_CLI_TEST_WITH_MYSQL
+// A database of this test process on the MySQL / MariaDB test server; the
+// administrative session is made once, before any `ledger` process runs.
+class MysqlTestDatabase {
+ public:
+  static absl::StatusOr<std::string> Recreate() {
+    LEDGER_ASSIGN_OR_RETURN(MysqlTestServer * server, Server());
+    return server->RecreateDatabase(Name(*server));
+  }
+  static void Drop() {
+    absl::StatusOr<MysqlTestServer*> server = Server();
+    if (server.ok()) (void)(*server)->DropDatabase(Name(**server));
+  }
+
+ private:
+  static absl::StatusOr<MysqlTestServer*> Server() {
+    static absl::StatusOr<std::unique_ptr<MysqlTestServer>> server =
+        MysqlTestServer::Connect(MysqlTestDsn());
+    if (!server.ok()) return server.status();
+    return server->get();
+  }
+  static std::string Name(const MysqlTestServer& server) {
+    return ScratchDatabaseName(server.base_database(), "cli_holds");
+  }
+};
+#endif
+
+// The engine under test is the parameter: "sqlite" or "mysql".
+class HoldsCliTest : public LedgerCliTest, public ::testing::WithParamInterface<std::string> {
  protected:
   void SetUp() override {
     LedgerCliTest::SetUp();
+    if (GetParam() == "mysql") UseMysqlDatabase();
+    if (HasFatalFailure() || IsSkipped()) return;
     OpenFundedEconomy();  // alice holds 100.00 USD
+  }
+
+  void TearDown() override {
+#ifdef LEDGER_CLI_TEST_WITH_MYSQL
+    if (GetParam() == "mysql" && !IsSkipped()) MysqlTestDatabase::Drop();
+#endif
+    LedgerCliTest::TearDown();
+  }
+
+  void UseMysqlDatabase() {
+#ifdef LEDGER_CLI_TEST_WITH_MYSQL
+    if (std::string reason = MysqlUnavailableReason(); !reason.empty()) {
+      if (RunningInCi()) GTEST_FAIL() << reason;
+      GTEST_SKIP() << reason;
+    }
+    absl::StatusOr<std::string> url = MysqlTestDatabase::Recreate();
+    ASSERT_TRUE(url.ok()) << url.status();
+    database_url_ = *url;
+#else
+    GTEST_SKIP() << "this build has no MySQL engine";
+#endif
   }
 
   // Places a hold alice -> bob under `key` and returns its id.
@@ -89,7 +146,7 @@ std::string Rfc3339(absl::Time time) {
   return absl::FormatTime(absl::RFC3339_sec, time, absl::UTCTimeZone());
 }
 
-TEST_F(HoldsCliTest, AccountViewsShowPendingAmountsAndTheAvailableBalance) {
+TEST_P(HoldsCliTest, AccountViewsShowPendingAmountsAndTheAvailableBalance) {
   PlaceHold("payout-1:hold", "2500");
 
   nlohmann::json alice = Account("alice");
@@ -125,7 +182,7 @@ TEST_F(HoldsCliTest, AccountViewsShowPendingAmountsAndTheAvailableBalance) {
   EXPECT_EQ(overspend.Json()["reason"], "insufficient_funds");
 }
 
-TEST_F(HoldsCliTest, PartialCaptureListsAsCapturedAndPostsOnlyTheCapturedAmount) {
+TEST_P(HoldsCliTest, PartialCaptureListsAsCapturedAndPostsOnlyTheCapturedAmount) {
   std::string hold_id = PlaceHold("payout-2:hold", "2500");
   std::vector<nlohmann::json> pending = ListHolds({"alice"});
   ASSERT_EQ(pending.size(), 1u);
@@ -157,7 +214,7 @@ TEST_F(HoldsCliTest, PartialCaptureListsAsCapturedAndPostsOnlyTheCapturedAmount)
   EXPECT_EQ(RunLedger({"verify"}).exit_code, 0);
 }
 
-TEST_F(HoldsCliTest, VoidFromTheJsonFormReleasesTheHoldAndACaptureAfterItIsRejected) {
+TEST_P(HoldsCliTest, VoidFromTheJsonFormReleasesTheHoldAndACaptureAfterItIsRejected) {
   CliResult placed = RunLedger(
       {"submit", "--key", "payout-3:hold", "--json",
        R"({"kind":"hold","from":"alice","to":"bob","asset":"USD","amount":"4000",)"
@@ -179,7 +236,7 @@ TEST_F(HoldsCliTest, VoidFromTheJsonFormReleasesTheHoldAndACaptureAfterItIsRejec
   EXPECT_EQ(StoredTransactions(), transactions);
 }
 
-TEST_F(HoldsCliTest, BadHoldInputGetsItsOwnErrorAndWritesNothing) {
+TEST_P(HoldsCliTest, BadHoldInputGetsItsOwnErrorAndWritesNothing) {
   std::string hold_id = PlaceHold("payout-4:hold", "2500");
   int64_t transactions = StoredTransactions();
   struct BadInput {
@@ -238,7 +295,7 @@ TEST_F(HoldsCliTest, BadHoldInputGetsItsOwnErrorAndWritesNothing) {
   EXPECT_EQ(good.Json()["outcome"], "committed");
 }
 
-TEST_F(HoldsCliTest, HoldsListPagesEveryHoldWithoutAnAccountAndNotFoundForUnknownIds) {
+TEST_P(HoldsCliTest, HoldsListPagesEveryHoldWithoutAnAccountAndNotFoundForUnknownIds) {
   std::string from_alice = PlaceHold("page:1", "100");
   std::string from_issuance = PlaceHold("page:2", "100", {}, "issuance");
   std::string another = PlaceHold("page:3", "100");
@@ -266,7 +323,7 @@ TEST_F(HoldsCliTest, HoldsListPagesEveryHoldWithoutAnAccountAndNotFoundForUnknow
 
 // Lapsed holds read as expired at once (lazily); two `holds expire` at the same time
 // record each expiry exactly once between them.
-TEST_F(HoldsCliTest, LapsedHoldsReadExpiredAndTwoConcurrentSweepsExpireEachOnce) {
+TEST_P(HoldsCliTest, LapsedHoldsReadExpiredAndTwoConcurrentSweepsExpireEachOnce) {
   constexpr int kHolds = 8;
   absl::Time expires_at = absl::Now() + absl::Seconds(4);
   std::vector<std::string> ids;
@@ -309,7 +366,14 @@ TEST_F(HoldsCliTest, LapsedHoldsReadExpiredAndTwoConcurrentSweepsExpireEachOnce)
   EXPECT_EQ(RunLedger({"verify"}).exit_code, 0);
 }
 
-TEST_F(HoldsCliTest, DemoPaysOutThroughHoldsSomeCapturedSomeVoided) {
+INSTANTIATE_TEST_SUITE_P(Engines, HoldsCliTest, ::testing::Values("sqlite", "mysql"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+using DemoHoldsCliTest = LedgerCliTest;
+
+TEST_F(DemoHoldsCliTest, DemoPaysOutThroughHoldsSomeCapturedSomeVoided) {
   CliResult demo = RunLedgerProcess({"--db", "sqlite:" + (folder_ / "demo.db").string(), "demo",
                                      "--operations", "600", "--seed", "7"},
                                     folder_);
