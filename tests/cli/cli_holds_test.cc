@@ -1,7 +1,8 @@
 // Holds through the `ledger` tool, end to end: each call is a separate process on one
 // database: a SQLite file, and, when the build has the MySQL engine, a fresh database on
-// the server of LEDGER_TEST_MYSQL_DSN (skipped without it, failed under CI=true). Placing, capturing and voiding go through `submit`; `holds` lists, shows
-// and expires them; account views show pending amounts and the available balance.
+// the server of LEDGER_TEST_MYSQL_DSN (skipped without it, failed under CI=true).
+// Placing, capturing and voiding go through `submit`; `holds` lists, shows and expires
+// them; account views show pending amounts and the available balance.
 #include <chrono>
 #include <future>
 #include <sstream>
