@@ -4,9 +4,9 @@
 // and the money ended captured or released, never both. Also: docs/idempotent-work.md
 // quotes the saga's code word for word.
 //
-// Built twice: payout_saga_test on a SQLite file per test, and, with
-// PAYOUT_SAGA_ON_MYSQL, payout_saga_mysql_test on a database per test on the server of
-// LEDGER_TEST_MYSQL_DSN (skipped without it, failed under CI=true).
+// Every test runs on each engine the build has, a fresh database each
+// (tests/cli/fresh_database.h): a SQLite file, and the MySQL / MariaDB and PostgreSQL
+// test servers (skipped without them, failed under CI=true).
 #include "docs/payout_saga.h"
 
 #include <stdlib.h>
@@ -21,15 +21,13 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engines/open_engine.h"
 #include "gtest/gtest.h"
 #include "ledger/verify.h"
-#include "tests/conformance/conformance_context.h"  // RunningInCi
-#ifdef PAYOUT_SAGA_ON_MYSQL
-#include "tests/engines/mysql/mysql_test_server.h"
-#endif
+#include "tests/cli/fresh_database.h"
 
 namespace payout_saga {
 namespace {
@@ -113,47 +111,6 @@ Orchestrator OpenOrchestrator(const std::string& url, absl::Time now) {
   return opened;
 }
 
-#ifdef PAYOUT_SAGA_ON_MYSQL
-// The administrative session that recreates the test's database; made once, before any
-// fork (a child never uses it).
-ledger::testing::MysqlTestServer* AdministrativeSession() {
-  static ledger::testing::MysqlTestServer* server = [] {
-    absl::StatusOr<std::unique_ptr<ledger::testing::MysqlTestServer>> connected =
-        ledger::testing::MysqlTestServer::Connect(ledger::testing::MysqlTestDsn());
-    if (!connected.ok()) {
-      ADD_FAILURE() << connected.status();
-      return static_cast<ledger::testing::MysqlTestServer*>(nullptr);
-    }
-    return connected->release();
-  }();
-  return server;
-}
-
-std::string DatabaseName() {
-  return ledger::testing::ScratchDatabaseName(AdministrativeSession()->base_database(), "saga");
-}
-
-// Why this build's tests cannot run here ("" when they can).
-std::string UnavailableReason() { return ledger::testing::MysqlUnavailableReason(); }
-
-absl::StatusOr<std::string> FreshDatabaseUrl(const std::filesystem::path&) {
-  if (AdministrativeSession() == nullptr) return absl::UnavailableError("no MySQL session");
-  return AdministrativeSession()->RecreateDatabase(DatabaseName());
-}
-
-void DropDatabase() {
-  if (AdministrativeSession() == nullptr) return;
-  (void)AdministrativeSession()->DropDatabase(DatabaseName());
-}
-#else
-std::string UnavailableReason() { return ""; }
-
-absl::StatusOr<std::string> FreshDatabaseUrl(const std::filesystem::path& folder) {
-  return "sqlite:" + (folder / "ledger.db").string();
-}
-
-void DropDatabase() {}  // the file goes with the test's folder
-#endif
 
 PayoutRequest Payout(const std::string& id) {
   return {.payout_id = id, .creator = "creator", .clearing = "payout-clearing", .asset = "USD",
@@ -170,18 +127,19 @@ std::string_view StepName(PayoutStep step) {
   return "?";
 }
 
-class PayoutSagaTest : public ::testing::Test {
+// The engine under test comes from the parameter (EngineOf).
+class PayoutSagaFixture : public ::testing::Test {
  protected:
+  virtual std::string EngineOf() const = 0;
+
   void SetUp() override {
     std::string folder_template =
         (std::filesystem::temp_directory_path() / "payout-saga-test-XXXXXX").string();
     ASSERT_NE(mkdtemp(folder_template.data()), nullptr);
     folder_ = folder_template;
-    if (std::string reason = UnavailableReason(); !reason.empty()) {
-      if (ledger::testing::RunningInCi()) GTEST_FAIL() << reason;
-      GTEST_SKIP() << reason;
-    }
-    absl::StatusOr<std::string> url = FreshDatabaseUrl(folder_);
+    ledger::testing::RequireFreshDatabaseEngine(EngineOf());
+    if (HasFatalFailure() || IsSkipped()) return;
+    absl::StatusOr<std::string> url = ledger::testing::FreshDatabaseUrl(EngineOf(), folder_);
     ASSERT_TRUE(url.ok()) << url.status();
     url_ = *url;
     // Closed again before any fork: a child must never share the parent's connections.
@@ -199,7 +157,7 @@ class PayoutSagaTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (!url_.empty()) DropDatabase();
+    if (!url_.empty()) ledger::testing::DropFreshDatabase(EngineOf());
     std::error_code ignored;
     std::filesystem::remove_all(folder_, ignored);
   }
@@ -291,11 +249,22 @@ void PrintTo(const CrashCase& crash, std::ostream* out) {
        << StepName(crash.crash_at);
 }
 
-class PayoutSagaCrashTest : public PayoutSagaTest,
-                            public ::testing::WithParamInterface<CrashCase> {};
+const std::vector<std::string> kEngines = {"sqlite", "mysql", "postgres"};
+
+class PayoutSagaTest : public PayoutSagaFixture, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::string EngineOf() const override { return GetParam(); }
+};
+
+class PayoutSagaCrashTest
+    : public PayoutSagaFixture,
+      public ::testing::WithParamInterface<std::tuple<std::string, CrashCase>> {
+ protected:
+  std::string EngineOf() const override { return std::get<0>(GetParam()); }
+};
 
 TEST_P(PayoutSagaCrashTest, RerunAfterACrashFinishesThePayoutOnce) {
-  const CrashCase& crash = GetParam();
+  const CrashCase& crash = std::get<1>(GetParam());
   PayoutRequest payout = Payout("payout-7731");
   RunInChildCrashingAfter(crash.crash_at, payout, crash.bank_refuses);
   if (HasFatalFailure()) return;
@@ -319,20 +288,22 @@ TEST_P(PayoutSagaCrashTest, RerunAfterACrashFinishesThePayoutOnce) {
 
 INSTANTIATE_TEST_SUITE_P(
     EveryStep, PayoutSagaCrashTest,
-    ::testing::Values(CrashCase{PayoutStep::kHoldPlaced, false},
-                      CrashCase{PayoutStep::kBankReplied, false},
-                      CrashCase{PayoutStep::kBankAnswerStored, false},
-                      CrashCase{PayoutStep::kSettled, false},
-                      CrashCase{PayoutStep::kHoldPlaced, true},
-                      CrashCase{PayoutStep::kBankReplied, true},
-                      CrashCase{PayoutStep::kBankAnswerStored, true},
-                      CrashCase{PayoutStep::kSettled, true}),
-    [](const ::testing::TestParamInfo<CrashCase>& info) {
-      return std::string(info.param.bank_refuses ? "BankRefuses" : "BankPays") + "CrashAfter" +
-             std::string(StepName(info.param.crash_at));
+    ::testing::Combine(::testing::ValuesIn(kEngines),
+                       ::testing::Values(CrashCase{PayoutStep::kHoldPlaced, false},
+                                         CrashCase{PayoutStep::kBankReplied, false},
+                                         CrashCase{PayoutStep::kBankAnswerStored, false},
+                                         CrashCase{PayoutStep::kSettled, false},
+                                         CrashCase{PayoutStep::kHoldPlaced, true},
+                                         CrashCase{PayoutStep::kBankReplied, true},
+                                         CrashCase{PayoutStep::kBankAnswerStored, true},
+                                         CrashCase{PayoutStep::kSettled, true})),
+    [](const ::testing::TestParamInfo<std::tuple<std::string, CrashCase>>& info) {
+      const CrashCase& crash = std::get<1>(info.param);
+      return std::string(crash.bank_refuses ? "BankRefuses" : "BankPays") + "CrashAfter" +
+             std::string(StepName(crash.crash_at)) + "_" + std::get<0>(info.param);
     });
 
-TEST_F(PayoutSagaTest, PayoutWithoutCrashCallsTheBankOnce) {
+TEST_P(PayoutSagaTest, PayoutWithoutCrashCallsTheBankOnce) {
   absl::StatusOr<PayoutReceipt> receipt = Rerun(Payout("payout-1"), /*refuses=*/false);
   ASSERT_TRUE(receipt.ok()) << receipt.status();
   ExpectSettledOnce(*receipt, /*refuses=*/false);
@@ -341,7 +312,7 @@ TEST_F(PayoutSagaTest, PayoutWithoutCrashCallsTheBankOnce) {
   EXPECT_EQ(bank.Executions(), 1);
 }
 
-TEST_F(PayoutSagaTest, PayoutBeyondTheAvailableBalanceIsDeclinedBeforeTheBank) {
+TEST_P(PayoutSagaTest, PayoutBeyondTheAvailableBalanceIsDeclinedBeforeTheBank) {
   PayoutRequest payout = Payout("payout-too-big");
   payout.amount = kFunded + 1;
   absl::StatusOr<PayoutReceipt> receipt = Rerun(payout, /*refuses=*/false);
@@ -357,7 +328,11 @@ TEST_F(PayoutSagaTest, PayoutBeyondTheAvailableBalanceIsDeclinedBeforeTheBank) {
   EXPECT_TRUE(holds->empty());
 }
 
-#ifndef PAYOUT_SAGA_ON_MYSQL
+INSTANTIATE_TEST_SUITE_P(Engines, PayoutSagaTest, ::testing::ValuesIn(kEngines),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
 // docs/idempotent-work.md shows the saga's code: the part of payout_saga.cc between the
 // docs markers must appear there unchanged.
 TEST(PayoutSagaDocsTest, IdempotentWorkDocQuotesTheCompiledSaga) {
@@ -376,7 +351,6 @@ TEST(PayoutSagaDocsTest, IdempotentWorkDocQuotesTheCompiledSaga) {
       << "docs/idempotent-work.md must quote docs/payout_saga.cc's marked part verbatim:\n"
       << quoted;
 }
-#endif
 
 }  // namespace
 }  // namespace payout_saga

@@ -1,6 +1,6 @@
 // Holds through the `ledger` tool, end to end: each call is a separate process on one
-// database: a SQLite file, and, when the build has the MySQL engine, a fresh database on
-// the server of LEDGER_TEST_MYSQL_DSN (skipped without it, failed under CI=true).
+// database: a SQLite file, and a fresh database on the MySQL / MariaDB and PostgreSQL test
+// servers when the build has those engines (tests/cli/fresh_database.h).
 // Placing, capturing and voiding go through `submit`; `holds` lists, shows and expires
 // them; account views show pending amounts and the available balance.
 #include <chrono>
@@ -15,71 +15,29 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
-#include "tests/conformance/conformance_context.h"  // RunningInCi
-#ifdef LEDGER_CLI_TEST_WITH_MYSQL
-#include "base/status.h"
-#include "tests/engines/mysql/mysql_test_server.h"
-#endif
+#include "tests/cli/fresh_database.h"
 
 namespace ledger::testing {
 namespace {
 
-#ifdef LEDGER_CLI_TEST_WITH_MYSQL
-// A database of this test process on the MySQL / MariaDB test server; the
-// administrative session is made once, before any `ledger` process runs.
-class MysqlTestDatabase {
- public:
-  static absl::StatusOr<std::string> Recreate() {
-    LEDGER_ASSIGN_OR_RETURN(MysqlTestServer * server, Server());
-    return server->RecreateDatabase(Name(*server));
-  }
-  static void Drop() {
-    absl::StatusOr<MysqlTestServer*> server = Server();
-    if (server.ok()) (void)(*server)->DropDatabase(Name(**server));
-  }
 
- private:
-  static absl::StatusOr<MysqlTestServer*> Server() {
-    static absl::StatusOr<std::unique_ptr<MysqlTestServer>> server =
-        MysqlTestServer::Connect(MysqlTestDsn());
-    if (!server.ok()) return server.status();
-    return server->get();
-  }
-  static std::string Name(const MysqlTestServer& server) {
-    return ScratchDatabaseName(server.base_database(), "cli_holds");
-  }
-};
-#endif
-
-// The engine under test is the parameter: "sqlite" or "mysql".
+// The engine under test is the parameter: "sqlite", "mysql" or "postgres".
 class HoldsCliTest : public LedgerCliTest, public ::testing::WithParamInterface<std::string> {
  protected:
   void SetUp() override {
     LedgerCliTest::SetUp();
-    if (GetParam() == "mysql") UseMysqlDatabase();
+    RequireFreshDatabaseEngine(GetParam());
     if (HasFatalFailure() || IsSkipped()) return;
+    absl::StatusOr<std::string> url = FreshDatabaseUrl(GetParam(), folder_);
+    ASSERT_TRUE(url.ok()) << url.status();
+    database_url_ = *url;
+    fresh_database_made_ = true;
     OpenFundedEconomy();  // alice holds 100.00 USD
   }
 
   void TearDown() override {
-#ifdef LEDGER_CLI_TEST_WITH_MYSQL
-    if (GetParam() == "mysql" && !IsSkipped()) MysqlTestDatabase::Drop();
-#endif
+    if (fresh_database_made_) DropFreshDatabase(GetParam());
     LedgerCliTest::TearDown();
-  }
-
-  void UseMysqlDatabase() {
-#ifdef LEDGER_CLI_TEST_WITH_MYSQL
-    if (std::string reason = MysqlUnavailableReason(); !reason.empty()) {
-      if (RunningInCi()) GTEST_FAIL() << reason;
-      GTEST_SKIP() << reason;
-    }
-    absl::StatusOr<std::string> url = MysqlTestDatabase::Recreate();
-    ASSERT_TRUE(url.ok()) << url.status();
-    database_url_ = *url;
-#else
-    GTEST_SKIP() << "this build has no MySQL engine";
-#endif
   }
 
   // Places a hold alice -> bob under `key` and returns its id.
@@ -141,6 +99,8 @@ class HoldsCliTest : public LedgerCliTest, public ::testing::WithParamInterface<
     for (std::future<CliResult>& result : running) results.push_back(result.get());
     return results;
   }
+
+  bool fresh_database_made_ = false;  // on a server: dropped in TearDown
 };
 
 std::string Rfc3339(absl::Time time) {
@@ -367,7 +327,7 @@ TEST_P(HoldsCliTest, LapsedHoldsReadExpiredAndTwoConcurrentSweepsExpireEachOnce)
   EXPECT_EQ(RunLedger({"verify"}).exit_code, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, HoldsCliTest, ::testing::Values("sqlite", "mysql"),
+INSTANTIATE_TEST_SUITE_P(Engines, HoldsCliTest, ::testing::Values("sqlite", "mysql", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
