@@ -27,22 +27,6 @@ struct HoldShowArguments {
   std::string id;
 };
 
-// One page of holds with their status as of now. With an account, Ledger::ListHolds
-// (NotFound for an unknown account); without one, every hold, read from the engine
-// ("" = every account) and marked expired the way the Ledger marks them (Hold::LapsedAt).
-absl::StatusOr<std::vector<Hold>> ListHoldsAsOfNow(Ledger& ledger,
-                                                   const HoldListArguments& arguments) {
-  if (!arguments.account_id.empty()) {
-    return ledger.ListHolds(arguments.account_id, arguments.after_id, arguments.limit);
-  }
-  LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> holds,
-                          ledger.engine().ListHolds("", arguments.after_id, arguments.limit));
-  absl::Time now = ledger.clock().Now();
-  for (Hold& hold : holds) {
-    if (hold.LapsedAt(now)) hold.status = HoldStatus::kExpired;
-  }
-  return holds;
-}
 
 void PrintHoldTable(const std::vector<Hold>& holds, const std::map<std::string, int>& scales) {
   TextTable table({"hold", "status", "from", "to", "asset", "amount", "expires_at", "settled_by"},
@@ -65,7 +49,8 @@ ExitCode RunHoldList(const GlobalOptions& global, const HoldListArguments& argum
   }
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
   if (!ledger.ok()) return ReportError(ledger.status());
-  absl::StatusOr<std::vector<Hold>> holds = ListHoldsAsOfNow(**ledger, arguments);
+  absl::StatusOr<std::vector<Hold>> holds =
+      (*ledger)->ListHolds(arguments.account_id, arguments.after_id, arguments.limit);
   if (!holds.ok()) return ReportError(holds.status());
   if (arguments.json) {
     for (const Hold& hold : *holds) PrintJsonLine(HoldToJson(hold));

@@ -23,18 +23,14 @@ void WriteError(RequestContext& context, const absl::Status& status) {
   WriteProblem(context.response, ProblemFromStatus(status));
 }
 
-// The hold amounts (issue 13): pending debits and credits as of now (lapsed holds no longer
-// counted) and the available balance every solvency check uses.
+// The balance answer's hold amounts (the account JSON has them too, cli::AccountToJson):
+// pending debits and credits as of now (lapsed holds no longer counted) and the available
+// balance every solvency check uses.
 nlohmann::json WithHoldAmounts(nlohmann::json json, const Account& account) {
   json["pending_debits"] = FormatAmount(account.pending_debits);
   json["pending_credits"] = FormatAmount(account.pending_credits);
   json["available"] = FormatAmount(account.Available());
   return json;
-}
-
-// The CLI's account JSON plus the hold amounts.
-nlohmann::json AccountJson(const Account& account) {
-  return WithHoldAmounts(cli::AccountToJson(account), account);
 }
 
 absl::Status RequireOnlyMembers(const nlohmann::json& body, const std::set<std::string>& allowed) {
@@ -130,7 +126,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     absl::StatusOr<std::vector<Account>> accounts = api.ledger.ListAccounts(after, *limit);
     if (!accounts.ok()) return WriteError(context, accounts.status());
     nlohmann::json items = nlohmann::json::array();
-    for (const Account& account : *accounts) items.push_back(AccountJson(account));
+    for (const Account& account : *accounts) items.push_back(cli::AccountToJson(account));
     nlohmann::json next = static_cast<int64_t>(accounts->size()) == *limit
                               ? nlohmann::json(accounts->back().id) : nlohmann::json(nullptr);
     WriteJson(context.response, 200, {{"accounts", std::move(items)}, {"next_after", std::move(next)}});
@@ -138,7 +134,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
   router.Get("/v1/accounts/{id}", Role::kRead, [&api](RequestContext& context) {
     absl::StatusOr<Account> account = api.ledger.GetAccount(context.path_parameters[0]);
     if (!account.ok()) return WriteError(context, account.status());
-    WriteJson(context.response, 200, AccountJson(*account));
+    WriteJson(context.response, 200, cli::AccountToJson(*account));
   });
   router.Get("/v1/accounts/{id}/history", Role::kRead, [&api](RequestContext& context) {
     absl::StatusOr<int64_t> limit = PageLimit(context.request);
@@ -189,7 +185,7 @@ void AddAccountWriteRoutes(Router& router, ApiContext& api) {
     absl::StatusOr<Account> account = api.ledger.OpenAccount(*spec);
     if (!account.ok()) return WriteError(context, account.status());
     context.response.set_header("Location", "/v1/accounts/" + account->id);
-    WriteJson(context.response, 201, AccountJson(*account));
+    WriteJson(context.response, 201, cli::AccountToJson(*account));
   });
   router.Post("/v1/accounts/{id}/close", Role::kAdmin, [&api](RequestContext& context) {
     const std::string& id = context.path_parameters[0];
@@ -199,7 +195,7 @@ void AddAccountWriteRoutes(Router& router, ApiContext& api) {
     }
     absl::StatusOr<Account> account = api.ledger.GetAccount(id);
     if (!account.ok()) return WriteError(context, account.status());
-    WriteJson(context.response, 200, AccountJson(*account));
+    WriteJson(context.response, 200, cli::AccountToJson(*account));
   });
 }
 
