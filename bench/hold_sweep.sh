@@ -5,7 +5,7 @@
 # "holds_expired" log line, timed around Ledger::ExpireHolds). RUNS rounds on one server.
 # Not a test (no timing asserts): a measurement, quoted in docs/http.md.
 #
-# Usage: measure_hold_sweep.sh LEDGER_BINARY DATABASE_URL [HOLDS] [RUNS]
+# Usage: hold_sweep.sh LEDGER_BINARY DATABASE_URL [HOLDS] [RUNS]
 #   use a fresh database: lapsed holds left there by others would join the first sweep.
 set -euo pipefail
 ledger=$1 url=$2 holds=${3:-1000} runs=${4:-3}
