@@ -130,7 +130,7 @@ TEST(PropertySelfTest, ClaimingInASeparateTransactionLetsRacingDeliveriesPostTwi
   EXPECT_TRUE(absl::StrContains(from_answers, "posted twice") ||
               absl::StrContains(from_answers, "acknowledged as committed 2 times"))
       << from_answers;
-  std::string from_database = answers.CheckDatabase(*engine, 1);
+  std::string from_database = answers.CheckDatabase(*engine, 1, ClockStart());
   EXPECT_FALSE(from_database.empty()) << "the database check missed a key posted twice";
   std::cout << "caught from the answers: " << from_answers
             << "\ncaught from the database: " << from_database << std::endl;
