@@ -148,31 +148,39 @@ class OperationMaker {
     return Operation::Post(std::move(postings));
   }
 
-  // A hold from a (hot) wallet to a merchant or another wallet, or from a merchant to
-  // payout clearing: without expiry, with a timeout (short: the steady clock passes it;
+  // A hold from issuance to a wallet (a pending top-up), from a (hot) wallet to a
+  // merchant or another wallet, or from a merchant to payout clearing: without expiry, with a timeout (short: the steady clock passes it;
   // long: a clock jump does), or with an absolute expires_at planned from `planned_now`
   // (when shrinking drops clock moves the run is earlier, so it stays ahead), now and then
   // one already behind it (bad input the ledger can only see at commit).
   Operation Hold(absl::Time planned_now) {
     Operation op;
     int roll = static_cast<int>(random_.Between(0, 99));
-    if (roll < 15) {
+    // Mostly amounts the hot accounts can cover, so that most holds are placed and
+    // settlements find them; some too large for their available balance.
+    Amount amount = random_.Percent(80) ? random_.Between(1, 600) : random_.Between(601, 3000);
+    if (roll < 40) {  // a pending top-up (a card authorization): never short of funds
+      op = Operation::Hold(universe_.issuance, random_.PickSkewed(universe_.credit_wallets),
+                           kCredits, random_.Between(1, 3000));
+    } else if (roll < 50) {
       const std::string& from = random_.PickSkewed(universe_.usd_wallets);
-      op = Operation::Hold(from, OtherThan(random_, universe_.usd_wallets, from), kUsd,
-                           random_.Between(1, 5000));
-    } else if (roll < 30) {
+      op = Operation::Hold(from, OtherThan(random_, universe_.usd_wallets, from), kUsd, amount);
+    } else if (roll < 65) {
       op = Operation::Hold(random_.PickSkewed(universe_.merchants), universe_.payouts, kCredits,
-                           random_.Between(1, 3000));
+                           amount);
     } else {
-      const std::string& from = random_.PickSkewed(universe_.credit_wallets);
+      const std::string& from = random_.Percent(70)
+                                    ? universe_.credit_wallets[static_cast<size_t>(
+                                          random_.Between(0, kHotWallets - 1))]
+                                    : random_.Pick(universe_.credit_wallets);
       const std::string& to = random_.Percent(50)
                                   ? random_.PickSkewed(universe_.merchants)
                                   : OtherThan(random_, universe_.credit_wallets, from);
-      op = Operation::Hold(from, to, kCredits, random_.Between(1, 2500));
+      op = Operation::Hold(from, to, kCredits, amount);
     }
     int expiry = static_cast<int>(random_.Between(0, 99));
-    if (expiry < 35) return op;
-    if (expiry < 65) {
+    if (expiry < 40) return op;
+    if (expiry < 62) {
       op.timeout = absl::Seconds(random_.Between(5, kShortHoldTimeoutSecondsMax));
     } else if (expiry < 85) {
       op.timeout = absl::Minutes(random_.Between(5, kLongHoldTimeoutMinutesMax));
