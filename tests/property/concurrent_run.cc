@@ -280,7 +280,8 @@ std::string ConcurrencyChecker::CheckHolds(const std::vector<Hold>& holds,
                               : TransactionToJson(*settlement->second).dump());
     }
     const Transaction& settled = *settlement->second;
-    bool lapsed_before = hold.terms.expires_at.has_value() && *hold.terms.expires_at <= settled.created_at;
+    bool lapsed_before =
+        hold.terms.expires_at.has_value() && *hold.terms.expires_at <= settled.created_at;
     if (settled.kind == OperationKind::kExpire ? !lapsed_before : lapsed_before) {
       return absl::StrCat("hold ", hold.id, " (expires_at ",
                           FormatTimestamp(hold.terms.expires_at.value_or(absl::InfiniteFuture())),
@@ -304,7 +305,9 @@ std::string ConcurrencyChecker::CheckHolds(const std::vector<Hold>& holds,
     }
   }
   for (const std::string& id : hold_ids_) {
-    if (by_id.count(id) == 0) return absl::StrCat("the hold placed by transaction ", id, " is lost");
+    if (by_id.count(id) == 0) {
+      return absl::StrCat("the hold placed by transaction ", id, " is lost");
+    }
   }
   if (std::string problem = CheckRefusedSettlements(by_id, now); !problem.empty()) return problem;
   for (const Account& account : accounts) {
@@ -528,7 +531,9 @@ class ConcurrentRun {
          ++attempt) {
       swept = ledger_->ExpireHolds();
     }
-    if (!swept.ok()) return absl::StrCat("ExpireHolds at a quiescent point: ", swept.status().ToString());
+    if (!swept.ok()) {
+      return absl::StrCat("ExpireHolds at a quiescent point: ", swept.status().ToString());
+    }
     holds_swept_ += static_cast<int>(*swept);
     return "";
   }

@@ -96,7 +96,8 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> CrashingEngine::Begin(
 }
 
 // The submits of a seeded workload (reversals, settlements of holds, sweeps and closes
-// need the model, not the point here), each with the clock time it runs at, all with the default key TTL.
+// need the model, not the point here), each with the clock time it runs at, all with
+// the default key TTL.
 struct TimedRequest {
   SubmitRequest request;
   absl::Time at;

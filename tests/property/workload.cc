@@ -148,18 +148,19 @@ class OperationMaker {
     return Operation::Post(std::move(postings));
   }
 
-  // A hold from issuance to a wallet (a pending top-up), from a (hot) wallet to a
-  // merchant or another wallet, or from a merchant to payout clearing: without expiry, with a timeout (short: the steady clock passes it;
-  // long: a clock jump does), or with an absolute expires_at planned from `planned_now`
-  // (when shrinking drops clock moves the run is earlier, so it stays ahead), now and then
-  // one already behind it (bad input the ledger can only see at commit).
+  // A hold from issuance to a wallet (a pending top-up, as a card authorization), from a
+  // (hot) wallet to a merchant or another wallet, or from a merchant to payout clearing.
+  // Without expiry, with a timeout (short: the steady clock passes it; long: a clock
+  // jump does), or with an absolute expires_at planned from `planned_now` (when shrinking
+  // drops clock moves the run is earlier, so it stays ahead), now and then one already
+  // behind it (bad input the ledger can only see at commit).
   Operation Hold(absl::Time planned_now) {
     Operation op;
     int roll = static_cast<int>(random_.Between(0, 99));
     // Mostly amounts the hot accounts can cover, so that most holds are placed and
     // settlements find them; some too large for their available balance.
     Amount amount = random_.Percent(80) ? random_.Between(1, 600) : random_.Between(601, 3000);
-    if (roll < 40) {  // a pending top-up (a card authorization): never short of funds
+    if (roll < 40) {  // never short of funds: issuance may go negative
       op = Operation::Hold(universe_.issuance, random_.PickSkewed(universe_.credit_wallets),
                            kCredits, random_.Between(1, 3000));
     } else if (roll < 50) {
@@ -683,8 +684,12 @@ std::string DescribeRequest(const Request& request) {
     default:
       absl::StrAppend(&text, " ", op.from, " -> ", op.to, " ", op.amount, " ", op.asset);
       if (op.fee.has_value()) absl::StrAppend(&text, " fee ", op.fee->amount, " -> ", op.fee->to);
-      if (op.timeout.has_value()) absl::StrAppend(&text, " timeout ", absl::FormatDuration(*op.timeout));
-      if (op.expires_at.has_value()) absl::StrAppend(&text, " expires_at ", FormatTimestamp(*op.expires_at));
+      if (op.timeout.has_value()) {
+        absl::StrAppend(&text, " timeout ", absl::FormatDuration(*op.timeout));
+      }
+      if (op.expires_at.has_value()) {
+        absl::StrAppend(&text, " expires_at ", FormatTimestamp(*op.expires_at));
+      }
       break;
   }
   if (!op.metadata.empty()) absl::StrAppend(&text, " metadata=", op.metadata.dump());
