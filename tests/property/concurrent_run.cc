@@ -108,6 +108,10 @@ std::string ConcurrencyChecker::TakeAnswers(const std::vector<Attempt>& attempts
       switch (result->kind) {
         case OutcomeKind::kCommitted:
           stats_.Add("committed");
+          if (result->transaction.hold.has_value() || result->transaction.hold_id.has_value()) {
+            stats_.Add(absl::StrCat("committed: ",
+                                    View(OperationKindName(result->transaction.kind))));
+          }
           problem = Learn(identity, attempt.fingerprint, result->transaction, true);
           break;
         case OutcomeKind::kDuplicate:
