@@ -183,7 +183,10 @@ class Engine {
   virtual absl::StatusOr<bool> CloseAccountIfZeroBalance(std::string_view id) = 0;
 
   virtual absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) = 0;
-  // Transactions ordered by id, strictly after `after_id`.
+  // Transactions ordered by id, strictly after `after_id`: an audit scan (verify, the
+  // demo's summary), not a change feed. Ids are time-ordered when a submit starts, not
+  // when it commits, so a slower writer can commit behind a page already read; readers
+  // that follow new transactions page ListEvents, which is in commit order.
   virtual absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
                                                                     int64_t limit) = 0;
   // The account's entries with account_version > after_version, ascending.

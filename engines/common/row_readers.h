@@ -48,7 +48,8 @@ absl::Status CorruptRow(std::string_view engine, std::string_view table,
 // (ValidateScope), so the first '/' splits them. DataLoss without one.
 absl::StatusOr<Scope> DecodeScope(std::string_view encoded);
 
-// id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at
+// id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at,
+// pending_debits, pending_credits
 template <typename Row>
 Account ReadAccount(const Row& row) {
   Account account;
@@ -60,6 +61,8 @@ Account ReadAccount(const Row& row) {
   account.balance = row.Int(5);
   account.version = row.Int(6);
   account.created_at = row.Time(7);
+  account.pending_debits = row.Int(8);
+  account.pending_credits = row.Int(9);
   return account;
 }
 

@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "base/status.h"
 #include "engines/common/error_table.h"
+#include "engines/common/hold_writes.h"
 #include "engines/memory/memory_webhook_store.h"
 #include "engines/memory/memory_work_claim_store.h"
 
@@ -428,9 +429,7 @@ absl::Status MemoryTransaction::WriteTransaction(const Transaction& transaction,
     auto hold = state.holds.find(*transaction.hold_id);
     if (hold == state.holds.end() || hold->second.status != HoldStatus::kPending ||
         taken([&](const Transaction& pending) { return pending.hold_id == transaction.hold_id; })) {
-      return engine_common::StatusForError(
-          engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
-          absl::StrCat("memory: hold ", *transaction.hold_id, " is not pending"));
+      return engine_common::HoldNotPendingError("memory", *transaction.hold_id);
     }
   }
   pending_transactions_.push_back(transaction);

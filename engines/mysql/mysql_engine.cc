@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "engines/common/error_table.h"
+#include "engines/common/hold_writes.h"
 #include "engines/common/key_placeholder.h"
 #include "engines/common/standalone.h"
 #include "engines/mysql/mysql_engine_internal.h"
@@ -19,24 +19,6 @@
 
 namespace ledger {
 namespace mysql_internal {
-namespace {
-
-// The status a settlement leaves its hold in.
-absl::StatusOr<HoldStatus> SettledStatus(OperationKind kind) {
-  switch (kind) {
-    case OperationKind::kCapture:
-      return HoldStatus::kCaptured;
-    case OperationKind::kVoid:
-      return HoldStatus::kVoided;
-    case OperationKind::kExpire:
-      return HoldStatus::kExpired;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "mysql: a ", View(OperationKindName(kind)), " transaction cannot settle a hold"));
-  }
-}
-
-}  // namespace
 
 int ClaimLockWaitSeconds(const WaitPolicy& wait) {
   if (wait.fail_fast()) return kLockWaitSecondsMin;
@@ -328,6 +310,7 @@ absl::StatusOr<PendingHoldTotals> MysqlStorageTransaction::LoadHoldTotals(
 // adds its holds row, a settlement the UPDATE of its hold.
 absl::Status MysqlStorageTransaction::WriteTransaction(
     const Transaction& transaction, const std::vector<Account>& updated_accounts) {
+  LEDGER_RETURN_IF_ERROR(engine_common::CheckHoldFields("mysql", transaction));
   return RunStep([&](MysqlConnection& connection) -> absl::Status {
     // A taken id, reversal_of or hold_id fails here as a unique violation: retryable in
     // the write phase (mysql_errors.cc, docs/engines/errors.md).
@@ -365,7 +348,8 @@ absl::Status MysqlStorageTransaction::InsertHold(MysqlConnection& connection,
 
 absl::Status MysqlStorageTransaction::SettleHold(MysqlConnection& connection,
                                                  const Transaction& transaction) {
-  LEDGER_ASSIGN_OR_RETURN(const HoldStatus status, SettledStatus(transaction.kind));
+  LEDGER_ASSIGN_OR_RETURN(const HoldStatus status,
+                          engine_common::SettledStatus("mysql", transaction.kind));
   LEDGER_ASSIGN_OR_RETURN(
       const int64_t matched,
       connection.Execute("UPDATE holds SET status = ?, settled_by = ?"
@@ -375,11 +359,7 @@ absl::Status MysqlStorageTransaction::SettleHold(MysqlConnection& connection,
                          "settle the hold", ErrorContext::kWrite));
   // The unique hold_id above already stops a second settlement; a hold missing or
   // settled anyway is the same lost race (as on the memory engine): rerun, re-check.
-  if (matched != 1) {
-    return engine_common::StatusForError(
-        engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
-        absl::StrCat("mysql: hold ", *transaction.hold_id, " is not pending"));
-  }
+  if (matched != 1) return engine_common::HoldNotPendingError("mysql", *transaction.hold_id);
   return absl::OkStatus();
 }
 

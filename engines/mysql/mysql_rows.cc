@@ -39,13 +39,7 @@ Asset ReadAsset(const SqlRow& row) {
   return Asset{row.String(0), static_cast<int>(row.Int64(1))};
 }
 
-Account ReadAccount(const SqlRow& row) {
-  Account account = engine_common::ReadAccount(MysqlColumns{row});
-  // The shared reader stops at created_at until every engine stores pending amounts.
-  account.pending_debits = row.Int64(8);
-  account.pending_credits = row.Int64(9);
-  return account;
-}
+Account ReadAccount(const SqlRow& row) { return engine_common::ReadAccount(MysqlColumns{row}); }
 
 absl::StatusOr<Hold> ReadHold(const SqlRow& row) {
   return engine_common::ReadHold(MysqlColumns{row});

@@ -101,10 +101,28 @@ std::string Sql(std::initializer_list<absl::string_view> parts) { return absl::S
 // batch of rows carried as arrays. It is sent once, at Commit, so a submit costs the
 // same round trips whatever the number of entries. The SELECT returns the row count of
 // each part so the caller checks that every row landed.
-constexpr char kWriteBatchSql[] = R"sql(
+//
+// Two shapes of it (PostgresWriteBatch::Statement picks one): write_batch for batches
+// that place or settle no hold, which writes exactly what a submit wrote before holds,
+// and write_batch_with_holds, which also stores each transaction's hold_id and each
+// account's pending amounts, inserts the holds placed and settles those captured,
+// voided or expired (only while still pending: the caller compares the count). Its
+// extra parameters follow the first 32, so both share the parts below.
+std::string WriteBatchSql(bool with_holds) {
+  const absl::string_view hold_id_column = with_holds ? ", hold_id" : "";
+  const absl::string_view hold_id_array = with_holds ? ", $33::text[]" : "";
+  const absl::string_view pending_columns =
+      with_holds ? ", pending_debits = changed.pending_debits, "
+                   "pending_credits = changed.pending_credits"
+                 : "";
+  const absl::string_view pending_arrays = with_holds ? ", $34::bigint[], $35::bigint[]" : "";
+  const absl::string_view pending_names = with_holds ? ", pending_debits, pending_credits" : "";
+  std::string sql = Sql({R"sql(
 WITH new_transactions AS (
-  INSERT INTO transactions (id, kind, created_at, metadata, reversal_of, fingerprint)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[])
+  INSERT INTO transactions (id, kind, created_at, metadata, reversal_of, fingerprint)sql",
+                         hold_id_column, R"sql()
+  SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[])sql",
+                         hold_id_array, R"sql()
   RETURNING 1),
 new_entries AS (
   INSERT INTO entries (account_id, account_version, transaction_id, entry_index, asset, amount,
@@ -113,9 +131,11 @@ new_entries AS (
                        $12::bigint[], $13::bigint[], $14::bigint[])
   RETURNING 1),
 updated_accounts AS (
-  UPDATE accounts SET balance = changed.balance, version = changed.version
-  FROM unnest($15::text[], $16::bigint[], $17::bigint[], $18::bigint[])
-       AS changed (id, balance, version, locked_version)
+  UPDATE accounts SET balance = changed.balance, version = changed.version)sql",
+                         pending_columns, R"sql(
+  FROM unnest($15::text[], $16::bigint[], $17::bigint[], $18::bigint[])sql", pending_arrays,
+                         R"sql()
+       AS changed (id, balance, version, locked_version)sql", pending_names, R"sql()
   WHERE accounts.id = changed.id
     AND (changed.locked_version IS NULL OR accounts.version = changed.locked_version)
   RETURNING 1),
@@ -145,11 +165,50 @@ dropped_placeholders AS (
   USING unnest($30::text[], $31::text[], $32::text[]) AS unused (namespace, scope, key)
   WHERE placeholder.namespace = unused.namespace AND placeholder.scope = unused.scope
     AND placeholder.key = unused.key AND placeholder.state = 'pending'
-  RETURNING 1)
+  RETURNING 1))sql"});
+  if (with_holds) {
+    // A settlement's UPDATE cannot see a hold inserted by this same statement; the
+    // pipeline never settles a hold placed in the same batch (it is not found yet).
+    sql += R"sql(,
+new_holds AS (
+  INSERT INTO holds (id, from_account, to_account, asset, amount, expires_at, created_at, status)
+  SELECT hold.*, 'pending'
+  FROM unnest($36::text[], $37::text[], $38::text[], $39::text[], $40::bigint[], $41::bigint[],
+              $42::bigint[])
+       AS hold (id, from_account, to_account, asset, amount, expires_at, created_at)
+  RETURNING 1),
+settled_holds AS (
+  UPDATE holds SET status = settled.status, settled_by = settled.settled_by
+  FROM unnest($43::text[], $44::text[], $45::text[]) AS settled (id, status, settled_by)
+  WHERE holds.id = settled.id AND holds.status = 'pending'
+  RETURNING 1))sql";
+  }
+  sql += R"sql(
 SELECT (SELECT count(*) FROM new_transactions), (SELECT count(*) FROM new_entries),
        (SELECT count(*) FROM updated_accounts), (SELECT count(*) FROM recorded_keys),
-       (SELECT count(*) FROM new_events), (SELECT count(*) FROM dropped_placeholders)
-)sql";
+       (SELECT count(*) FROM new_events), (SELECT count(*) FROM dropped_placeholders))sql";
+  if (with_holds) {
+    sql += ",\n       (SELECT count(*) FROM new_holds), (SELECT count(*) FROM settled_holds)";
+  }
+  return sql;
+}
+
+// An account's pending holds at $2 (PendingHoldTotals): out of it, the lapsed amounts
+// and the still-reserving holds placed since $3, in one pass over its pending holds
+// (holds_pending_by_from_account); into it, the lapsed amounts
+// (holds_pending_by_to_account). numeric sums cannot overflow; each saturates at the
+// bigint maximum.
+constexpr char kHoldTotalsSql[] =
+    "SELECT d.lapsed, c.lapsed, d.reserving_count, d.reserving_amount FROM "
+    "(SELECT LEAST(COALESCE(sum(amount::numeric) FILTER (WHERE expires_at <= $2), 0), "
+    "9223372036854775807)::bigint AS lapsed, "
+    "count(*) FILTER (WHERE (expires_at IS NULL OR expires_at > $2) AND created_at >= $3) "
+    "AS reserving_count, "
+    "LEAST(COALESCE(sum(amount::numeric) FILTER (WHERE (expires_at IS NULL OR expires_at > $2) "
+    "AND created_at >= $3), 0), 9223372036854775807)::bigint AS reserving_amount "
+    "FROM holds WHERE status = 'pending' AND from_account = $1) d, "
+    "(SELECT LEAST(COALESCE(sum(amount::numeric), 0), 9223372036854775807)::bigint AS lapsed "
+    "FROM holds WHERE status = 'pending' AND to_account = $1 AND expires_at <= $2) c";
 
 std::vector<std::pair<const char*, std::string>> Statements() {
   return {
@@ -160,22 +219,23 @@ std::vector<std::pair<const char*, std::string>> Statements() {
        "SELECT scale FROM assets WHERE code = $1 AND NOT EXISTS (SELECT 1 FROM inserted)"},
       {statement::kSelectAsset, Sql({"SELECT ", kAssetColumns, " FROM assets WHERE code = $1"})},
       {statement::kListAssets, Sql({"SELECT ", kAssetColumns, " FROM assets ORDER BY code"})},
-      {statement::kInsertAccount, Sql({"INSERT INTO accounts (", kAccountColumns,
-                                       ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"})},
+      {statement::kInsertAccount,
+       Sql({"INSERT INTO accounts (", kAccountColumns,
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"})},
       {statement::kSelectAccount,
        Sql({"SELECT ", kAccountColumns, " FROM accounts WHERE id = $1"})},
       {statement::kListAccounts,
        Sql({"SELECT ", kAccountColumns, " FROM accounts WHERE id > $1 ORDER BY id LIMIT $2"})},
       {statement::kCloseAccountIfZeroBalance,
-       "UPDATE accounts SET closed = TRUE WHERE id = $1 AND balance = 0"},
+       "UPDATE accounts SET closed = TRUE WHERE id = $1 AND balance = 0 "
+       "AND pending_debits = 0 AND pending_credits = 0"},
       {statement::kSelectTransaction,
-       Sql({"SELECT ", kTransactionWithEntryColumns,
-            " FROM transactions t LEFT JOIN entries e ON e.transaction_id = t.id "
-            "WHERE t.id = $1 ORDER BY e.entry_index"})},
+       Sql({"SELECT ", kTransactionWithEntryColumns, " FROM transactions t", kTransactionJoins,
+            " WHERE t.id = $1 ORDER BY e.entry_index"})},
       {statement::kListTransactions,
        Sql({"SELECT ", kTransactionWithEntryColumns,
-            " FROM (SELECT * FROM transactions WHERE id > $1 ORDER BY id LIMIT $2) t "
-            "LEFT JOIN entries e ON e.transaction_id = t.id ORDER BY t.id, e.entry_index"})},
+            " FROM (SELECT * FROM transactions WHERE id > $1 ORDER BY id LIMIT $2) t",
+            kTransactionJoins, " ORDER BY t.id, e.entry_index"})},
       {statement::kListEntries,
        "SELECT account_id, asset, amount, balance_after, account_version, transaction_id, "
        "created_at FROM entries "
@@ -199,14 +259,34 @@ std::vector<std::pair<const char*, std::string>> Statements() {
       {statement::kIsReversed, "SELECT EXISTS (SELECT 1 FROM transactions WHERE reversal_of = $1)"},
       // Rows are locked in the order LockRows receives them: the caller's order.
       {statement::kLockAccounts,
-       "SELECT a.id, a.asset, a.allow_negative, a.overdraft_limit, a.closed, a.balance, "
-       "a.version, a.created_at FROM unnest($1::text[]) WITH ORDINALITY AS wanted (id, position) "
-       "JOIN accounts a ON a.id = wanted.id ORDER BY wanted.position FOR UPDATE OF a"},
+       Sql({"SELECT ", kAccountColumnsOfA,
+            " FROM unnest($1::text[]) WITH ORDINALITY AS wanted (id, position) "
+            "JOIN accounts a ON a.id = wanted.id ORDER BY wanted.position FOR UPDATE OF a"})},
       // numeric sums cannot overflow; the total saturates at the bigint maximum.
       {statement::kDebitUsage,
        "SELECT count(*), LEAST(COALESCE(sum(-(amount::numeric)), 0), 9223372036854775807)::bigint "
        "FROM entries WHERE account_id = $1 AND created_at >= $2 AND amount < 0"},
-      {statement::kWriteBatch, kWriteBatchSql},
+      {statement::kWriteBatch, WriteBatchSql(/*with_holds=*/false)},
+      {statement::kWriteBatchWithHolds, WriteBatchSql(/*with_holds=*/true)},
+      {statement::kSelectHold, Sql({"SELECT ", kHoldColumns, " FROM holds WHERE id = $1"})},
+      {statement::kSelectHolds,
+       Sql({"SELECT ", kHoldColumns, " FROM holds WHERE id = ANY ($1::text[])"})},
+      {statement::kListHolds,
+       Sql({"SELECT ", kHoldColumns, " FROM holds WHERE id > $1 ORDER BY id LIMIT $2"})},
+      // One branch per side, each an ordered range of its (account, id) index; UNION
+      // drops the second copy of a hold from an account to itself.
+      {statement::kListAccountHolds,
+       Sql({"(SELECT ", kHoldColumns,
+            " FROM holds WHERE from_account = $1 AND id > $2 ORDER BY id LIMIT $3) UNION "
+            "(SELECT ", kHoldColumns,
+            " FROM holds WHERE to_account = $1 AND id > $2 ORDER BY id LIMIT $3) "
+            "ORDER BY id LIMIT $3"})},
+      // A range of holds_pending_by_expiry, in its order.
+      {statement::kListLapsedHolds,
+       Sql({"SELECT ", kHoldColumns,
+            " FROM holds WHERE status = 'pending' AND expires_at IS NOT NULL "
+            "AND expires_at <= $1 ORDER BY expires_at, id LIMIT $2"})},
+      {statement::kHoldTotals, kHoldTotalsSql},
       {statement::kInsertWorkClaim,
        Sql({"WITH inserted AS (INSERT INTO work_claims (", kWorkClaimColumns,
             ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "

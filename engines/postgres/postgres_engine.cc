@@ -4,7 +4,8 @@
 // Round trips of a submit (READ COMMITTED):
 //   1. BEGIN + claim + key read: one multi-statement script (the claim scripts below)
 //   2. LockAccounts: SELECT ... FOR UPDATE in the caller's sorted order
-//   (reversals: LoadTransaction, IsReversed; velocity limits: LoadDebitUsage)
+//   (reversals: LoadTransaction, IsReversed; holds: LoadHolds before and after the
+//   locks, LoadHoldTotals; velocity limits: LoadDebitUsage)
 //   3. the buffered writes: one write_batch statement (postgres_write_batch.h)
 //   4. COMMIT, alone, so a lost connection before it is "nothing written" and only a
 //      loss during it is "in doubt"
@@ -272,7 +273,9 @@ absl::StatusOr<std::vector<Account>> PostgresStorageTransaction::LockAccounts(
     std::vector<Account> accounts;
     for (const pqxx::row& row : rows) {
       accounts.push_back(postgres_internal::AccountFromRow(row));
-      locked_versions_[accounts.back().id] = accounts.back().version;
+      const Account& account = accounts.back();
+      locked_accounts_[account.id] = {account.version, account.pending_debits,
+                                      account.pending_credits};
     }
     return accounts;
   });
@@ -289,10 +292,36 @@ absl::StatusOr<DebitUsage> PostgresStorageTransaction::LoadDebitUsage(std::strin
   });
 }
 
+// Read committed: after LockAccounts no settlement of these holds can commit any more
+// (each locks both of the hold's accounts first), so the second read is final.
+absl::StatusOr<std::vector<Hold>> PostgresStorageTransaction::LoadHolds(
+    const std::vector<std::string>& ids) {
+  if (ids.empty()) return std::vector<Hold>();
+  LEDGER_RETURN_IF_ERROR(PrepareForStatement());
+  const PostgresErrorContext context{.operation = "load holds", .phase = kInTransaction};
+  return RoundTrip(context, [&]() -> absl::StatusOr<std::vector<Hold>> {
+    return postgres_internal::HoldsFromRows(work_->exec_prepared(
+        statement::kSelectHolds, postgres_internal::TextArrayLiteral(ids)));
+  });
+}
+
+absl::StatusOr<PendingHoldTotals> PostgresStorageTransaction::LoadHoldTotals(
+    std::string_view account_id, absl::Time now, absl::Time since) {
+  LEDGER_RETURN_IF_ERROR(PrepareForStatement());
+  const PostgresErrorContext context{.operation = "load hold totals", .phase = kInTransaction};
+  return RoundTrip(context, [&]() -> absl::StatusOr<PendingHoldTotals> {
+    return postgres_internal::HoldTotalsFromRow(
+        work_->exec_prepared1(statement::kHoldTotals, std::string(account_id),
+                              postgres_internal::Micros(now), postgres_internal::Micros(since)));
+  });
+}
+
+// Buffered until Commit (postgres_write_batch.h); a hold or a settlement only picks the
+// batch's statement there.
 absl::Status PostgresStorageTransaction::WriteTransaction(
     const Transaction& transaction, const std::vector<Account>& updated_accounts) {
   LEDGER_RETURN_IF_ERROR(Usable());
-  return batch_.AddTransaction(transaction, updated_accounts, locked_versions_);
+  return batch_.AddTransaction(transaction, updated_accounts, locked_accounts_);
 }
 
 absl::Status PostgresStorageTransaction::RecordKey(const KeyRecord& record) {
@@ -307,7 +336,7 @@ absl::Status PostgresStorageTransaction::AppendEvent(const OutboxEvent& event) {
   return absl::OkStatus();
 }
 
-// Unique violations here (a transaction id or reversal_of taken) are RetryableError
+// Unique violations here (a transaction id, reversal_of or hold_id taken) are RetryableError
 // (the error table's "write" phase): the inputs were checked under the account locks,
 // so a violation means a concurrent writer won a race; the retry re-checks.
 absl::Status PostgresStorageTransaction::FlushWrites() {
@@ -315,11 +344,14 @@ absl::Status PostgresStorageTransaction::FlushWrites() {
                                      .phase = engine_common::ErrorPhase::kWrite};
   return RoundTrip(context, [&]() -> absl::Status {
     const std::vector<std::string> parameters = batch_.Parameters();
-    const pqxx::row row = work_->exec_prepared1(statement::kWriteBatch,
+    const pqxx::row row = work_->exec_prepared1(batch_.Statement(),
                                                 pqxx::prepare::make_dynamic_params(parameters));
-    const WriteBatchCounts applied{row[0].as<int64_t>(), row[1].as<int64_t>(),
-                                   row[2].as<int64_t>(), row[3].as<int64_t>(),
-                                   row[4].as<int64_t>(), row[5].as<int64_t>()};
+    WriteBatchCounts applied{row[0].as<int64_t>(), row[1].as<int64_t>(), row[2].as<int64_t>(),
+                             row[3].as<int64_t>(), row[4].as<int64_t>(), row[5].as<int64_t>()};
+    if (row.size() > 6) {  // write_batch_with_holds
+      applied.holds = row[6].as<int64_t>();
+      applied.settled_holds = row[7].as<int64_t>();
+    }
     LEDGER_RETURN_IF_ERROR(batch_.CheckApplied(applied));
     batch_.Clear();
     return absl::OkStatus();

@@ -1,6 +1,6 @@
 // The PostgreSQL engine's classes, shared by the files that implement it:
 // postgres_engine.cc (open, migrate, the submit transaction), postgres_reads.cc
-// (assets, accounts, history, keys, events) and its two stores,
+// (assets, accounts, history, keys, holds, events) and its two stores,
 // postgres_work_claim_store.cc and postgres_webhook_store.cc. postgres_migrations.cc
 // applies the schema; postgres_connection.cc sets up each session (connection string,
 // prepared statements).
@@ -57,6 +57,9 @@ class PostgresStorageTransaction final : public StorageTransaction {
   absl::StatusOr<std::vector<Account>> LockAccounts(
       const std::vector<std::string>& sorted_ids) override;
   absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id, absl::Time since) override;
+  absl::StatusOr<std::vector<Hold>> LoadHolds(const std::vector<std::string>& ids) override;
+  absl::StatusOr<PendingHoldTotals> LoadHoldTotals(std::string_view account_id, absl::Time now,
+                                                   absl::Time since) override;
   absl::Status WriteTransaction(const Transaction& transaction,
                                 const std::vector<Account>& updated_accounts) override;
   absl::Status RecordKey(const KeyRecord& record) override;
@@ -87,7 +90,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
   Stage stage_ = Stage::kActive;
   bool begin_sent_ = false;
   absl::Status failure_;
-  std::map<std::string, int64_t> locked_versions_;  // LockAccounts' reads, by account id
+  std::map<std::string, LockedAccount> locked_accounts_;  // LockAccounts' reads, by id
   std::vector<KeyIdentity> own_placeholders_;       // row mode: inserted by this claim
   PostgresWriteBatch batch_;
 };
@@ -118,6 +121,12 @@ class PostgresEngine final : public Engine {
   absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
                                                         int64_t limit) override;
   absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) override;
+  absl::StatusOr<std::optional<Hold>> GetHold(std::string_view id) override;
+  absl::StatusOr<std::vector<Hold>> ListHolds(std::string_view account_id,
+                                              std::string_view after_id, int64_t limit) override;
+  absl::StatusOr<std::vector<Hold>> ListLapsedHolds(absl::Time now, int64_t limit) override;
+  absl::StatusOr<PendingHoldTotals> HoldTotals(std::string_view account_id, absl::Time now,
+                                               absl::Time since) override;
   absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
                                                       int64_t limit) override;
 

@@ -19,7 +19,8 @@ constexpr char kMigrationLock[] = "hashtextextended('ledger.schema_migrations', 
 
 }  // namespace
 
-absl::Status MigrateDatabase(pqxx::connection& connection) {
+absl::Status MigrateDatabase(pqxx::connection& connection,
+                             const std::vector<Migration>& migrations) {
   std::set<int> applied;
   {
     pqxx::nontransaction work(connection);
@@ -34,7 +35,7 @@ absl::Status MigrateDatabase(pqxx::connection& connection) {
     }
   }
   LEDGER_RETURN_IF_ERROR(ApplyPendingMigrations(
-      PostgresMigrations(), applied, [&](const Migration& migration) -> absl::Status {
+      migrations, applied, [&](const Migration& migration) -> absl::Status {
         return GuardPostgres({.operation = "apply migration"}, [&]() -> absl::Status {
           pqxx::work work(connection);  // PostgreSQL DDL is transactional
           work.exec(std::string(migration.sql));

@@ -25,10 +25,12 @@ namespace postgres_internal {
 inline constexpr int kMigrationLockWaitSeconds = 120;
 
 // Lifts the session's statement timeout (DDL may take long), takes the migration lock,
-// creates schema_migrations if missing, applies the migrations it does not record, and
-// releases the lock. The session keeps the migration's settings: close it afterwards.
-// Statements outside a migration may throw: call it inside GuardPostgres.
-absl::Status MigrateDatabase(pqxx::connection& connection);
+// creates schema_migrations if missing, applies those of `migrations` it does not
+// record, and releases the lock. The session keeps the migration's settings: close it
+// afterwards. Statements outside a migration may throw: call it inside GuardPostgres.
+// Tests pass the first few of PostgresMigrations() to build an older schema.
+absl::Status MigrateDatabase(pqxx::connection& connection,
+                             const std::vector<Migration>& migrations = PostgresMigrations());
 
 }  // namespace postgres_internal
 }  // namespace ledger

@@ -1,5 +1,5 @@
 // The PostgreSQL engine outside the submit path: assets, accounts, transaction history,
-// key records and outbox events. Each call runs autocommit statements on a pooled
+// key records, holds and outbox events. Each call runs autocommit statements on a pooled
 // connection (PostgresEngine::WithConnection).
 #include <utility>
 
@@ -60,7 +60,8 @@ absl::Status PostgresEngine::InsertAccount(const Account& account) {
                           work.exec_prepared(statement::kInsertAccount, account.id, account.asset,
                                              account.allow_negative, account.overdraft_limit,
                                              account.closed, account.balance, account.version,
-                                             postgres_internal::Micros(account.created_at));
+                                             postgres_internal::Micros(account.created_at),
+                                             account.pending_debits, account.pending_credits);
                           return absl::OkStatus();
                         });
 }
@@ -90,7 +91,8 @@ absl::StatusOr<std::vector<Account>> PostgresEngine::ListAccounts(std::string_vi
 }
 
 absl::StatusOr<bool> PostgresEngine::CloseAccountIfZeroBalance(std::string_view id) {
-  // The UPDATE waits for a submit holding the row and re-checks the balance after it.
+  // The UPDATE waits for a submit holding the row and re-checks the balance and the
+  // pending amounts after it.
   LEDGER_ASSIGN_OR_RETURN(int64_t closed,
                           ExecuteStandalone("close account", statement::kCloseAccountIfZeroBalance,
                                             std::string(id)));
@@ -160,6 +162,51 @@ absl::StatusOr<std::vector<KeyRecord>> PostgresEngine::ListKeyRecords(
 absl::StatusOr<int64_t> PostgresEngine::PruneExpiredKeys(absl::Time now, int64_t limit) {
   if (limit <= 0) return 0;
   return ExecuteStandalone("prune expired keys", statement::kPruneExpiredKeys, Micros(now), limit);
+}
+
+absl::StatusOr<std::optional<Hold>> PostgresEngine::GetHold(std::string_view id) {
+  return WithConnection({.operation = "get hold"},
+                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<Hold>> {
+                          const pqxx::result rows =
+                              work.exec_prepared(statement::kSelectHold, std::string(id));
+                          if (rows.empty()) return std::nullopt;
+                          return postgres_internal::HoldFromRow(rows[0]);
+                        });
+}
+
+absl::StatusOr<std::vector<Hold>> PostgresEngine::ListHolds(std::string_view account_id,
+                                                            std::string_view after_id,
+                                                            int64_t limit) {
+  if (limit <= 0) return std::vector<Hold>();
+  return WithConnection({.operation = "list holds"},
+                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<Hold>> {
+                          return postgres_internal::HoldsFromRows(
+                              account_id.empty()
+                                  ? work.exec_prepared(statement::kListHolds,
+                                                       std::string(after_id), limit)
+                                  : work.exec_prepared(statement::kListAccountHolds,
+                                                       std::string(account_id),
+                                                       std::string(after_id), limit));
+                        });
+}
+
+absl::StatusOr<std::vector<Hold>> PostgresEngine::ListLapsedHolds(absl::Time now, int64_t limit) {
+  if (limit <= 0) return std::vector<Hold>();
+  return WithConnection({.operation = "list lapsed holds"},
+                        [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<Hold>> {
+                          return postgres_internal::HoldsFromRows(work.exec_prepared(
+                              statement::kListLapsedHolds, Micros(now), limit));
+                        });
+}
+
+absl::StatusOr<PendingHoldTotals> PostgresEngine::HoldTotals(std::string_view account_id,
+                                                             absl::Time now, absl::Time since) {
+  return WithConnection({.operation = "hold totals"},
+                        [&](pqxx::nontransaction& work) -> absl::StatusOr<PendingHoldTotals> {
+                          return postgres_internal::HoldTotalsFromRow(
+                              work.exec_prepared1(statement::kHoldTotals, std::string(account_id),
+                                                  Micros(now), Micros(since)));
+                        });
 }
 
 namespace {

@@ -21,7 +21,14 @@ struct PostgresColumns {
   int64_t Int(int column) const { return row[column].as<int64_t>(); }
   bool Bool(int column) const { return row[column].as<bool>(); }
   absl::Time Time(int column) const { return TimeFromMicros(Int(column)); }
+  std::optional<absl::Time> OptionalTime(int column) const {
+    if (row[column].is_null()) return std::nullopt;
+    return Time(column);
+  }
 };
+
+// Where the entry columns start in kTransactionWithEntryColumns.
+constexpr int kFirstEntryColumn = 12;
 
 // One element of a text[] literal: always double-quoted, so NULL, {, }, commas and
 // spaces inside the value are data; backslash and double quote are escaped.
@@ -58,6 +65,29 @@ Account AccountFromRow(const pqxx::row& row) {
   return engine_common::ReadAccount(PostgresColumns{row});
 }
 
+absl::StatusOr<Hold> HoldFromRow(const pqxx::row& row) {
+  return engine_common::ReadHold(PostgresColumns{row});
+}
+
+absl::StatusOr<std::vector<Hold>> HoldsFromRows(const pqxx::result& rows) {
+  std::vector<Hold> holds;
+  for (const pqxx::row& row : rows) {
+    absl::StatusOr<Hold> hold = HoldFromRow(row);
+    if (!hold.ok()) return hold.status();
+    holds.push_back(*std::move(hold));
+  }
+  return holds;
+}
+
+PendingHoldTotals HoldTotalsFromRow(const pqxx::row& row) {
+  PendingHoldTotals totals;
+  totals.lapsed_debits = row[0].as<int64_t>();
+  totals.lapsed_credits = row[1].as<int64_t>();
+  totals.reserving_since.count = row[2].as<int64_t>();
+  totals.reserving_since.amount = row[3].as<int64_t>();
+  return totals;
+}
+
 Entry EntryFromRow(const pqxx::row& row, int first_column) {
   return engine_common::ReadEntry(PostgresColumns{row}, first_column);
 }
@@ -79,11 +109,13 @@ absl::StatusOr<std::vector<Transaction>> TransactionsFromRows(const pqxx::result
   for (const pqxx::row& row : rows) {
     const PostgresColumns columns{row};
     if (transactions.empty() || transactions.back().id != columns.Text(0)) {
-      absl::StatusOr<Transaction> header = engine_common::ReadTransactionHeader(columns);
+      absl::StatusOr<Transaction> header = engine_common::ReadTransactionHeaderWithHold(columns);
       if (!header.ok()) return header.status();
       transactions.push_back(*std::move(header));
     }
-    if (!row[6].is_null()) transactions.back().entries.push_back(EntryFromRow(row, 6));
+    if (!row[kFirstEntryColumn].is_null()) {
+      transactions.back().entries.push_back(EntryFromRow(row, kFirstEntryColumn));
+    }
   }
   return transactions;
 }

@@ -17,6 +17,7 @@
 #include "idempotency/stores.h"
 #include "ledger/account.h"
 #include "ledger/engine.h"
+#include "ledger/hold.h"
 #include "ledger/transaction.h"
 #include "pqxx/result"
 #include "pqxx/row"
@@ -26,7 +27,13 @@ namespace ledger::postgres_internal {
 // Column lists, in the order the *FromRow functions read them.
 inline constexpr char kAssetColumns[] = "code, scale";
 inline constexpr char kAccountColumns[] =
-    "id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at";
+    "id, asset, allow_negative, overdraft_limit, closed, balance, version, created_at, "
+    "pending_debits, pending_credits";
+inline constexpr char kAccountColumnsOfA[] =  // kAccountColumns of the table aliased a
+    "a.id, a.asset, a.allow_negative, a.overdraft_limit, a.closed, a.balance, a.version, "
+    "a.created_at, a.pending_debits, a.pending_credits";
+inline constexpr char kHoldColumns[] =
+    "id, from_account, to_account, asset, amount, expires_at, created_at, status, settled_by";
 inline constexpr char kKeyColumns[] =
     "namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at";
 inline constexpr char kKeyColumnsOfK[] =  // kKeyColumns of the table aliased k
@@ -36,16 +43,28 @@ inline constexpr char kWorkClaimColumns[] =
     "namespace, scope, key, fingerprint, state, owner, attempt, lease_expires_at, result, "
     "created_at, updated_at, expires_at";
 inline constexpr char kEventColumns[] = "sequence, transaction_id, type, payload, created_at";
-// A transaction joined with its entries (LEFT JOIN, one row per entry).
+// A transaction (t) joined with its hold (h: the terms of a hold transaction) and its
+// entries (e, one row per entry), both LEFT JOINs (kTransactionJoins): a transaction
+// without either still gives one row.
 inline constexpr char kTransactionWithEntryColumns[] =
-    "t.id, t.kind, t.created_at, t.metadata, t.reversal_of, t.fingerprint, "
+    "t.id, t.kind, t.created_at, t.metadata, t.reversal_of, t.fingerprint, t.hold_id, "
+    "h.from_account, h.to_account, h.asset, h.amount, h.expires_at, "
     "e.account_id, e.asset, e.amount, e.balance_after, e.account_version";
+inline constexpr char kTransactionJoins[] =
+    " LEFT JOIN holds h ON h.id = t.id LEFT JOIN entries e ON e.transaction_id = t.id";
 
 int64_t Micros(absl::Time time);
 absl::Time TimeFromMicros(int64_t micros);
 
 Asset AssetFromRow(const pqxx::row& row);
 Account AccountFromRow(const pqxx::row& row);
+// A row of kHoldColumns; DataLoss for an unknown status.
+absl::StatusOr<Hold> HoldFromRow(const pqxx::row& row);
+// Every row of kHoldColumns.
+absl::StatusOr<std::vector<Hold>> HoldsFromRows(const pqxx::result& rows);
+// The row of the hold_totals statement: lapsed debits, lapsed credits, reserving count
+// and amount.
+PendingHoldTotals HoldTotalsFromRow(const pqxx::row& row);
 Entry EntryFromRow(const pqxx::row& row, int first_column);
 absl::StatusOr<WorkClaim> WorkClaimFromRow(const pqxx::row& row);
 OutboxEvent EventFromRow(const pqxx::row& row);

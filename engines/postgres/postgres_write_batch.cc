@@ -3,8 +3,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "engines/postgres/postgres_rows.h"
+#include "absl/strings/str_join.h"
 #include "base/status.h"
+#include "engines/common/hold_writes.h"
+#include "engines/postgres/postgres_connection.h"
+#include "engines/postgres/postgres_rows.h"
 
 namespace ledger::postgres_internal {
 namespace {
@@ -21,7 +24,12 @@ void Append(std::vector<std::string>& to, std::vector<std::string> more) {
 
 absl::Status PostgresWriteBatch::AddTransaction(
     const Transaction& transaction, const std::vector<Account>& updated_accounts,
-    const std::map<std::string, int64_t>& locked_versions) {
+    const std::map<std::string, LockedAccount>& locked) {
+  LEDGER_RETURN_IF_ERROR(engine_common::CheckHoldFields("postgres", transaction));
+  if (transaction.hold_id.has_value()) {
+    // Checked now, not when the batch is sent: an unknown kind writes nothing.
+    LEDGER_RETURN_IF_ERROR(engine_common::SettledStatus("postgres", transaction.kind).status());
+  }
   std::set<std::string> seen;
   for (const Account& account : updated_accounts) {
     if (!seen.insert(account.id).second) {
@@ -30,12 +38,19 @@ absl::Status PostgresWriteBatch::AddTransaction(
     }
   }
   transactions_.push_back(transaction);
+  if (transaction.hold.has_value() || transaction.hold_id.has_value()) {
+    places_or_settles_holds_ = true;
+  }
   for (const Account& account : updated_accounts) {
+    // A later transaction of the batch on the same account carries the earlier one's
+    // effects: its values are the account's final ones.
     AccountUpdate& update = accounts_[account.id];
     update.balance = account.balance;
     update.version = account.version;
-    auto locked = locked_versions.find(account.id);
-    if (locked != locked_versions.end()) update.locked_version = locked->second;
+    update.pending_debits = account.pending_debits;
+    update.pending_credits = account.pending_credits;
+    auto found = locked.find(account.id);
+    if (found != locked.end()) update.locked = found->second;
   }
   return absl::OkStatus();
 }
@@ -58,6 +73,18 @@ bool PostgresWriteBatch::empty() const {
          placeholders_.empty();
 }
 
+bool PostgresWriteBatch::WritesHolds() const {
+  if (places_or_settles_holds_) return true;
+  for (const auto& [id, update] : accounts_) {
+    if (update.PendingChanged()) return true;
+  }
+  return false;
+}
+
+const char* PostgresWriteBatch::Statement() const {
+  return WritesHolds() ? statement::kWriteBatchWithHolds : statement::kWriteBatch;
+}
+
 std::vector<std::string> PostgresWriteBatch::Parameters() const {
   std::vector<std::string> parameters;
   Append(parameters, TransactionParameters());
@@ -66,6 +93,7 @@ std::vector<std::string> PostgresWriteBatch::Parameters() const {
   Append(parameters, KeyParameters());
   Append(parameters, EventParameters());
   Append(parameters, PlaceholderParameters());
+  if (WritesHolds()) Append(parameters, HoldParameters());
   return parameters;
 }
 
@@ -119,7 +147,9 @@ std::vector<std::string> PostgresWriteBatch::AccountParameters() const {
     ids.push_back(id);
     balances.push_back(update.balance);
     versions.push_back(update.version);
-    locked_versions.push_back(update.locked_version);
+    locked_versions.push_back(update.locked.has_value()
+                                  ? std::optional<int64_t>(update.locked->version)
+                                  : std::nullopt);
   }
   return {TextArrayLiteral(ids), IntegerArrayLiteral(balances), IntegerArrayLiteral(versions),
           NullableIntegerArrayLiteral(locked_versions)};
@@ -169,6 +199,53 @@ std::vector<std::string> PostgresWriteBatch::PlaceholderParameters() const {
   return {TextArrayLiteral(namespaces), TextArrayLiteral(scopes), TextArrayLiteral(keys)};
 }
 
+std::vector<std::string> PostgresWriteBatch::HoldParameters() const {
+  std::vector<std::optional<std::string>> hold_ids;  // per transaction, as $1
+  for (const Transaction& transaction : transactions_) hold_ids.push_back(transaction.hold_id);
+  std::vector<int64_t> pending_debits, pending_credits;  // per account, as $15
+  for (const auto& [id, update] : accounts_) {
+    pending_debits.push_back(update.pending_debits);
+    pending_credits.push_back(update.pending_credits);
+  }
+  std::vector<std::string> ids, from, to, assets, settled, statuses, settled_by;
+  std::vector<int64_t> amounts, created_at;
+  std::vector<std::optional<int64_t>> expires_at;
+  for (const Transaction& transaction : transactions_) {
+    if (transaction.hold.has_value()) {
+      const HoldTerms& terms = *transaction.hold;
+      ids.push_back(transaction.id);
+      from.push_back(terms.from);
+      to.push_back(terms.to);
+      assets.push_back(terms.asset);
+      amounts.push_back(terms.amount);
+      expires_at.push_back(terms.expires_at.has_value()
+                               ? std::optional<int64_t>(Micros(*terms.expires_at))
+                               : std::nullopt);
+      created_at.push_back(Micros(transaction.created_at));
+    }
+    if (transaction.hold_id.has_value()) {
+      // AddTransaction checked the kind.
+      settled.push_back(*transaction.hold_id);
+      statuses.emplace_back(
+          HoldStatusName(*engine_common::SettledStatus("postgres", transaction.kind)));
+      settled_by.push_back(transaction.id);
+    }
+  }
+  return {NullableTextArrayLiteral(hold_ids),
+          IntegerArrayLiteral(pending_debits),
+          IntegerArrayLiteral(pending_credits),
+          TextArrayLiteral(ids),
+          TextArrayLiteral(from),
+          TextArrayLiteral(to),
+          TextArrayLiteral(assets),
+          IntegerArrayLiteral(amounts),
+          NullableIntegerArrayLiteral(expires_at),
+          IntegerArrayLiteral(created_at),
+          TextArrayLiteral(settled),
+          TextArrayLiteral(statuses),
+          TextArrayLiteral(settled_by)};
+}
+
 WriteBatchCounts PostgresWriteBatch::Expected() const {
   WriteBatchCounts counts;
   counts.transactions = static_cast<int64_t>(transactions_.size());
@@ -179,6 +256,10 @@ WriteBatchCounts PostgresWriteBatch::Expected() const {
   counts.keys = static_cast<int64_t>(keys_.size());
   counts.events = static_cast<int64_t>(events_.size());
   counts.placeholders = static_cast<int64_t>(placeholders_.size());
+  for (const Transaction& transaction : transactions_) {
+    if (transaction.hold.has_value()) ++counts.holds;
+    if (transaction.hold_id.has_value()) ++counts.settled_holds;
+  }
   return counts;
 }
 
@@ -194,16 +275,28 @@ absl::Status PostgresWriteBatch::CheckApplied(const WriteBatchCounts& applied) c
         "postgres: the idempotency key was recorded by a concurrent "
         "transaction; retry to replay it");
   }
+  if (applied.settled_holds != expected.settled_holds) {
+    // Every settlement locks both of the hold's accounts and the hold_id is unique, so
+    // this is a race lost all the same (as on the other engines).
+    std::vector<std::string> settled;
+    for (const Transaction& transaction : transactions_) {
+      if (transaction.hold_id.has_value()) settled.push_back(*transaction.hold_id);
+    }
+    return engine_common::HoldNotPendingError(
+        "postgres", absl::StrJoin(settled, settled.size() > 1 ? " or " : ""));
+  }
   return absl::InternalError(
       absl::StrCat("postgres: write batch applied ", applied.transactions, "/",
                    expected.transactions, " transactions, ", applied.entries, "/", expected.entries,
                    " entries, ", applied.accounts, "/", expected.accounts,
                    " accounts (changed under their lock?), ", applied.events, "/", expected.events,
-                   " events, ", applied.placeholders, "/", expected.placeholders, " placeholders"));
+                   " events, ", applied.placeholders, "/", expected.placeholders, " placeholders, ",
+                   applied.holds, "/", expected.holds, " holds"));
 }
 
 void PostgresWriteBatch::Clear() {
   transactions_.clear();
+  places_or_settles_holds_ = false;
   accounts_.clear();
   keys_.clear();
   events_.clear();

@@ -1,6 +1,9 @@
-// The writes of one storage transaction, buffered until Commit and then sent as the
-// single write_batch statement (postgres_connection.cc): a submit's transaction,
-// entries, account updates, key record and outbox events cost one round trip.
+// The writes of one storage transaction, buffered until Commit and then sent as one
+// statement (postgres_connection.cc): a submit's transaction, entries, account updates,
+// key record and outbox events cost one round trip. A batch that places or settles a
+// hold, or changes an account's pending amounts, goes as write_batch_with_holds, which
+// also writes the holds rows, the hold_ids and the pending amounts; every other batch
+// as write_batch, which writes no more than before holds existed.
 //
 // A PostgreSQL-only role, hence a file the sqlite/ and mysql/ folders do not have:
 // SQLite writes in-process and MySQL row by row inside the transaction; only here do
@@ -8,9 +11,9 @@
 // and check.
 //
 //   PostgresWriteBatch batch;
-//   batch.AddTransaction(transaction, updated_accounts, locked_versions);
+//   LEDGER_RETURN_IF_ERROR(batch.AddTransaction(transaction, updated_accounts, locked));
 //   batch.AddKeyRecord(record);
-//   work.exec_prepared("write_batch", pqxx::prepare::make_dynamic_params(batch.Parameters()));
+//   work.exec_prepared(batch.Statement(), pqxx::prepare::make_dynamic_params(batch.Parameters()));
 //
 // Internal to engines/postgres. Not thread-safe: owned by one storage transaction.
 #ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_WRITE_BATCH_H_
@@ -28,6 +31,7 @@
 #include "idempotency/key.h"
 #include "ledger/account.h"
 #include "ledger/engine.h"
+#include "ledger/hold.h"
 #include "ledger/transaction.h"
 
 namespace ledger::postgres_internal {
@@ -40,16 +44,26 @@ struct WriteBatchCounts {
   int64_t keys = 0;
   int64_t events = 0;
   int64_t placeholders = 0;  // row-mode placeholders dropped because no record filled them
+  int64_t holds = 0;         // holds placed (write_batch_with_holds only)
+  int64_t settled_holds = 0; // holds that left 'pending' (write_batch_with_holds only)
   friend bool operator==(const WriteBatchCounts&, const WriteBatchCounts&) = default;
+};
+
+// An account as LockAccounts read it under its row lock.
+struct LockedAccount {
+  int64_t version = 0;
+  Amount pending_debits = 0;
+  Amount pending_credits = 0;
 };
 
 class PostgresWriteBatch {
  public:
-  // `locked_versions`: each account's version as LockAccounts read it; the update then
-  // only applies if the version is unchanged (checked again in the database).
+  // `locked`: each account as LockAccounts read it; the update then only applies if
+  // the version is unchanged (checked again in the database). InvalidArgument, nothing
+  // added, for an account updated twice or hold fields that do not fit the kind.
   absl::Status AddTransaction(const Transaction& transaction,
                               const std::vector<Account>& updated_accounts,
-                              const std::map<std::string, int64_t>& locked_versions);
+                              const std::map<std::string, LockedAccount>& locked);
   // A second record of the same identity replaces the first.
   void AddKeyRecord(const KeyRecord& record);
   void AddEvent(const OutboxEvent& event);
@@ -57,11 +71,19 @@ class PostgresWriteBatch {
   void DropPlaceholder(const KeyIdentity& identity);
 
   bool empty() const;
-  // The 32 parameters of write_batch, in statement order, as array literals.
+  // Whether the batch needs write_batch_with_holds: a hold placed or settled, or an
+  // account whose pending amounts differ from what LockAccounts read.
+  bool WritesHolds() const;
+  // The prepared statement to send: statement::kWriteBatch or kWriteBatchWithHolds.
+  const char* Statement() const;
+  // Its parameters in statement order, as array literals: the 32 of write_batch, then
+  // for write_batch_with_holds 13 more (hold_ids, pending amounts, holds placed, holds
+  // settled).
   std::vector<std::string> Parameters() const;
   WriteBatchCounts Expected() const;
   // Compares what the statement reports with Expected(): a key that did not land means
-  // a concurrent transaction recorded it (RetryableError: the retry replays it).
+  // a concurrent transaction recorded it, a hold that did not settle that it was
+  // settled meanwhile (RetryableError both: the retry replays or re-checks).
   absl::Status CheckApplied(const WriteBatchCounts& applied) const;
   void Clear();
 
@@ -70,7 +92,15 @@ class PostgresWriteBatch {
   struct AccountUpdate {
     Amount balance = 0;
     int64_t version = 0;
-    std::optional<int64_t> locked_version;
+    Amount pending_debits = 0;
+    Amount pending_credits = 0;
+    std::optional<LockedAccount> locked;
+    // Not as locked (or not locked by this transaction): only the holds statement
+    // stores pending amounts.
+    bool PendingChanged() const {
+      return !locked.has_value() || pending_debits != locked->pending_debits ||
+             pending_credits != locked->pending_credits;
+    }
   };
 
   std::vector<std::string> TransactionParameters() const;
@@ -79,8 +109,11 @@ class PostgresWriteBatch {
   std::vector<std::string> KeyParameters() const;
   std::vector<std::string> EventParameters() const;
   std::vector<std::string> PlaceholderParameters() const;
+  // write_batch_with_holds only: $33 to $45.
+  std::vector<std::string> HoldParameters() const;
 
   std::vector<Transaction> transactions_;
+  bool places_or_settles_holds_ = false;
   std::map<std::string, AccountUpdate> accounts_;
   std::map<IdentityKey, KeyRecord> keys_;
   std::vector<OutboxEvent> events_;

@@ -17,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "engines/common/database_url.h"
 #include "engines/common/error_table.h"
+#include "engines/common/hold_writes.h"
 #include "engines/common/standalone.h"
 #include "engines/sqlite/sqlite_engine_internal.h"
 #include "engines/sqlite/sqlite_errors.h"
@@ -201,7 +202,7 @@ absl::StatusOr<PendingHoldTotals> SqliteStorageTransaction::LoadHoldTotals(
 
 absl::Status SqliteStorageTransaction::WriteTransaction(
     const Transaction& transaction, const std::vector<Account>& updated_accounts) {
-  LEDGER_RETURN_IF_ERROR(CheckHoldFields(transaction));
+  LEDGER_RETURN_IF_ERROR(engine_common::CheckHoldFields("sqlite", transaction));
   LEDGER_RETURN_IF_ERROR(Ready());
   // A taken id, reversal_of or hold_id is retryable (the error table): writers are
   // serialized, so it cannot happen after the pipeline's checks under this same lock,

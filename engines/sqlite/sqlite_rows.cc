@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
-#include "engines/common/error_table.h"
+#include "engines/common/hold_writes.h"
 #include "engines/common/row_readers.h"
 
 namespace ledger::sqlite_internal {
@@ -47,18 +47,6 @@ const std::string& SelectHoldsSql(size_t rows) {
   return statements[rows];
 }
 
-// The status a settling transaction gives its hold.
-absl::StatusOr<HoldStatus> SettledStatus(OperationKind kind) {
-  switch (kind) {
-    case OperationKind::kCapture: return HoldStatus::kCaptured;
-    case OperationKind::kVoid: return HoldStatus::kVoided;
-    case OperationKind::kExpire: return HoldStatus::kExpired;
-    default: break;
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "sqlite: a ", View(OperationKindName(kind)), " transaction cannot settle a hold"));
-}
-
 absl::Status InsertHold(Connection& connection, const Transaction& transaction) {
   const HoldTerms& terms = *transaction.hold;
   LEDGER_ASSIGN_OR_RETURN(
@@ -77,7 +65,8 @@ absl::Status InsertHold(Connection& connection, const Transaction& transaction) 
 }
 
 absl::Status SettleHold(Connection& connection, const Transaction& transaction) {
-  LEDGER_ASSIGN_OR_RETURN(HoldStatus status, SettledStatus(transaction.kind));
+  LEDGER_ASSIGN_OR_RETURN(HoldStatus status,
+                          engine_common::SettledStatus("sqlite", transaction.kind));
   LEDGER_ASSIGN_OR_RETURN(
       Query query, connection.Prepare("UPDATE holds SET status = ?, settled_by = ?"
                                       " WHERE id = ? AND status = 'pending'",
@@ -87,11 +76,8 @@ absl::Status SettleHold(Connection& connection, const Transaction& transaction) 
   if (connection.ChangedRows() != 1) {
     // The pipeline read the hold pending after locking its accounts, and no other writer
     // runs until COMMIT: this cannot happen. If it does, it is the hold being taken, as
-    // on the memory engine: the table's unique violation during the write (retryable;
-    // the rerun re-checks the hold).
-    return engine_common::StatusForError(
-        engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
-        absl::StrCat("sqlite: hold ", *transaction.hold_id, " is not pending"));
+    // on the memory engine (retryable; the rerun re-checks the hold).
+    return engine_common::HoldNotPendingError("sqlite", *transaction.hold_id);
   }
   return absl::OkStatus();
 }
@@ -118,32 +104,10 @@ struct SqliteColumns {
 
 }  // namespace
 
-Account ReadAccount(const Query& row) {
-  Account account = engine_common::ReadAccount(SqliteColumns{row});
-  // The shared reader stops at created_at until every engine stores pending amounts.
-  account.pending_debits = row.Int(8);
-  account.pending_credits = row.Int(9);
-  return account;
-}
+Account ReadAccount(const Query& row) { return engine_common::ReadAccount(SqliteColumns{row}); }
 
 absl::StatusOr<Transaction> ReadTransactionHeader(const Query& row) {
   return engine_common::ReadTransactionHeaderWithHold(SqliteColumns{row});
-}
-
-absl::Status CheckHoldFields(const Transaction& transaction) {
-  const bool is_hold = transaction.kind == OperationKind::kHold;
-  const bool settles = transaction.kind == OperationKind::kCapture ||
-                       transaction.kind == OperationKind::kVoid ||
-                       transaction.kind == OperationKind::kExpire;
-  if (transaction.hold.has_value() == is_hold && transaction.hold_id.has_value() == settles) {
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "sqlite: transaction ", transaction.id, " of kind ",
-      View(OperationKindName(transaction.kind)),
-      transaction.hold.has_value() != is_hold
-          ? (is_hold ? " has no hold terms" : " carries hold terms")
-          : (settles ? " names no hold" : " names a hold it cannot settle")));
 }
 
 Entry ReadEntry(const Query& row) { return engine_common::ReadEntry(SqliteColumns{row}); }

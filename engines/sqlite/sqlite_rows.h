@@ -60,10 +60,6 @@ Account ReadAccount(const Query& row);
 // Everything but the entries, which live in their own table: the columns of
 // LEDGER_SQLITE_SELECT_TRANSACTION. DataLoss when the hold fields do not fit the kind.
 absl::StatusOr<Transaction> ReadTransactionHeader(const Query& row);
-// Whether a transaction about to be written has hold terms exactly when it is a hold and
-// a hold_id exactly when it is a capture, void or expire: InvalidArgument, nothing
-// written, if not. The write-side twin of the read-back check above.
-absl::Status CheckHoldFields(const Transaction& transaction);
 Entry ReadEntry(const Query& row);
 absl::StatusOr<KeyRecord> ReadKeyRecord(const Query& row);
 absl::StatusOr<Hold> ReadHold(const Query& row);
@@ -87,7 +83,7 @@ absl::Status SelectEntriesInto(Connection& connection, Transaction& transaction,
 // then what it does to a hold: a hold inserts its holds row, pending; a capture, void or
 // expire settles the hold it names (RetryableError if that hold is not pending: the
 // pipeline saw it pending under the writer lock, so a rerun re-checks). The caller checks
-// the hold fields fit the kind (CheckHoldFields) first.
+// the hold fields fit the kind (engine_common::CheckHoldFields) first.
 absl::Status InsertTransactionRows(Connection& connection, const Transaction& transaction);
 
 absl::StatusOr<std::optional<Hold>> SelectHold(Connection& connection, std::string_view id,

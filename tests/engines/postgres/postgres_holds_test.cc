@@ -1,0 +1,680 @@
+// Holds on the PostgreSQL engine beyond the shared conformance suite: migration 0003 on
+// a database that already holds a ledger (and its all-or-nothing run), the engine's hold
+// rows through every read, a second settlement of a hold failing retryably, and which
+// of the two write-batch statements a batch goes out as. Each test process works in a
+// private database on the server named by LEDGER_TEST_POSTGRES_DSN.
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "base/clock.h"
+#include "base/status.h"
+#include "engines/common/migration.h"
+#include "engines/postgres/postgres_connection.h"
+#include "engines/postgres/postgres_engine.h"
+#include "engines/postgres/postgres_migrations.h"
+#include "engines/postgres/postgres_write_batch.h"
+#include "gtest/gtest.h"
+#include "ledger/engine.h"
+#include "ledger/hold.h"
+#include "ledger/ledger.h"
+#include "ledger/operation.h"
+#include "ledger/transaction.h"
+#include "ledger/verify.h"
+#include "pqxx/connection"
+#include "pqxx/transaction"
+#include "tests/conformance/conformance_context.h"
+#include "tests/engines/postgres/postgres_test_database.h"
+#include "tests/support/open_ledger.h"
+
+namespace ledger::testing {
+namespace {
+
+// schema/postgres/0003_holds.sql.
+constexpr int kHoldsMigrationVersion = 3;
+
+const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
+
+std::vector<Migration> MigrationsBefore(int version) {
+  std::vector<Migration> older;
+  for (const Migration& migration : PostgresMigrations()) {
+    if (migration.version < version) older.push_back(migration);
+  }
+  return older;
+}
+
+std::optional<Migration> HoldsMigration() {
+  for (const Migration& migration : PostgresMigrations()) {
+    if (migration.version == kHoldsMigrationVersion) return migration;
+  }
+  return std::nullopt;
+}
+
+class PostgresHoldsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string reason = PostgresUnavailableReason(); !reason.empty()) {
+      if (RunningInCi()) GTEST_FAIL() << "postgres is required under CI=true: " << reason;
+      GTEST_SKIP() << "postgres skipped: " << reason;
+    }
+  }
+
+  // An emptied private database, fully migrated, and an engine on it.
+  static std::shared_ptr<Engine> OpenFresh() {
+    absl::StatusOr<std::unique_ptr<Engine>> engine =
+        OpenFreshPostgresEngine(PostgresClaimMode::kAdvisoryLock, /*pool_size=*/4);
+    EXPECT_TRUE(engine.ok()) << engine.status();
+    return engine.ok() ? std::shared_ptr<Engine>(*std::move(engine)) : nullptr;
+  }
+
+  // An engine on the private database as it is, migrating it only if asked.
+  static std::shared_ptr<Engine> Open(bool migrate) {
+    PostgresOptions options;
+    options.connection = *PostgresTestDsn();
+    options.pool_size = 4;
+    options.migrate = migrate;
+    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenPostgresEngine(options);
+    EXPECT_TRUE(engine.ok()) << engine.status();
+    return engine.ok() ? std::shared_ptr<Engine>(*std::move(engine)) : nullptr;
+  }
+
+  // Applies the migrations before 0003 to the (emptied) public schema through the
+  // engine's own runner.
+  static void MigrateBeforeHolds() {
+    absl::Status migrated = GuardedPqxx([](pqxx::connection& connection) {
+      return postgres_internal::MigrateDatabase(connection,
+                                                MigrationsBefore(kHoldsMigrationVersion));
+    });
+    ASSERT_TRUE(migrated.ok()) << migrated;
+  }
+
+  // Runs `body` on a new connection to the private database; a libpqxx exception
+  // becomes an Internal status with its message.
+  static absl::Status GuardedPqxx(const std::function<absl::Status(pqxx::connection&)>& body) {
+    try {
+      pqxx::connection connection(*PostgresTestDsn());
+      return body(connection);
+    } catch (const std::exception& e) {
+      return absl::InternalError(e.what());
+    }
+  }
+
+  // Runs statements; the status of the last.
+  static absl::Status Sql(const std::string& sql) { return QueryPostgresValue(sql).status(); }
+
+  static std::string Text(const std::string& sql) {
+    absl::StatusOr<std::string> text = QueryPostgresValue(sql);
+    EXPECT_TRUE(text.ok()) << text.status();
+    return text.ok() ? *text : "";
+  }
+
+  // How many of the columns 0003 adds the public schema has.
+  static std::string HoldColumns() {
+    return Text(
+        "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'public'"
+        " AND column_name IN ('pending_debits', 'pending_credits', 'hold_id', 'settled_by')");
+  }
+
+  // Copies every row of `table` from schema `from` into the public schema, in the
+  // columns the public table has (an older schema's), `order` first. Identity values
+  // are copied as they are.
+  static void CopyRows(const std::string& from, const std::string& table,
+                       const std::string& order = "") {
+    const std::string columns = Text(absl::StrCat(
+        "SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position)"
+        " FROM information_schema.columns WHERE table_schema = 'public' AND table_name = '",
+        table, "'"));
+    ASSERT_FALSE(columns.empty()) << table;
+    absl::Status copied = Sql(absl::StrCat("INSERT INTO public.", table, " (", columns,
+                                           ") OVERRIDING SYSTEM VALUE SELECT ", columns, " FROM ",
+                                           from, ".", table, order.empty() ? "" : " ORDER BY ",
+                                           order));
+    ASSERT_TRUE(copied.ok()) << copied;
+  }
+};
+
+// ------------------------------------------------------------ migrating a populated database
+
+void Commit(Ledger& ledger, const std::string& key, const Operation& operation,
+            std::string* transaction_id = nullptr) {
+  absl::StatusOr<Outcome> outcome = ledger.Submit(SubmitRequest{key, {}, operation, {}});
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  ASSERT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
+  if (transaction_id != nullptr) *transaction_id = outcome->transaction.id;
+}
+
+// A ledger with every operation kind before holds, written through a Ledger.
+void WriteLedgerBeforeHolds(Ledger& ledger) {
+  ASSERT_TRUE(ledger.DefineAsset({"CREDITS", 0}).ok());
+  ASSERT_TRUE(
+      ledger.OpenAccount({.id = "issuance", .asset = "CREDITS", .allow_negative = true}).ok());
+  ASSERT_TRUE(ledger.OpenAccount({.id = "alice", .asset = "CREDITS"}).ok());
+  ASSERT_TRUE(ledger.OpenAccount({.id = "bob", .asset = "CREDITS"}).ok());
+  ASSERT_TRUE(
+      ledger.OpenAccount({.id = "carol", .asset = "CREDITS", .overdraft_limit = 50}).ok());
+  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "fund", Operation::TopUp("issuance", "alice", "CREDITS", 500)));
+  std::string transfer;
+  ASSERT_NO_FATAL_FAILURE(
+      Commit(ledger, "pay", Operation::Transfer("alice", "bob", "CREDITS", 120), &transfer));
+  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "undo", Operation::Reverse(transfer)));
+  ASSERT_NO_FATAL_FAILURE(
+      Commit(ledger, "pay-again", Operation::Transfer("alice", "bob", "CREDITS", 150)));
+  ASSERT_NO_FATAL_FAILURE(
+      Commit(ledger, "shop", Operation::Spend("bob", "carol", "CREDITS", 40)));
+  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "split",
+                                 Operation::Post({{"alice", "CREDITS", -30},
+                                                  {"bob", "CREDITS", 10},
+                                                  {"carol", "CREDITS", 20}})));
+  ASSERT_NO_FATAL_FAILURE(
+      Commit(ledger, "cash-out", Operation::Payout("carol", "issuance", "CREDITS", 25)));
+}
+
+TEST_F(PostgresHoldsTest, PopulatedDatabaseMigratesToHoldsAndStillVerifies) {
+  // The new engine cannot write an older schema (it reads and writes the new columns), so
+  // a Ledger writes on the latest schema, that schema is set aside (renamed), and its rows
+  // are copied, in the older schema's columns, into a public schema migrated only up to
+  // 0002.
+  ManualClock clock;
+  std::vector<Account> accounts_before;
+  std::vector<Transaction> transactions_before;
+  std::vector<KeyRecord> keys_before;
+  std::string report_before;
+  {
+    std::shared_ptr<Engine> source = OpenFresh();
+    ASSERT_NE(source, nullptr);
+    Ledger ledger = OpenTestLedger(source, {.clock = &clock});
+    ASSERT_NO_FATAL_FAILURE(WriteLedgerBeforeHolds(ledger));
+    accounts_before = *source->ListAccounts("", 100);
+    transactions_before = *source->ListTransactions("", 100);
+    keys_before = *source->ListKeyRecords(std::nullopt, 100);
+    absl::StatusOr<VerifyReport> report = VerifyLedger(*source);
+    ASSERT_TRUE(report.ok()) << report.status();
+    ASSERT_TRUE(report->ok()) << report->ToText();
+    report_before = report->ToJson().dump();
+  }
+  ASSERT_TRUE(Sql("DROP SCHEMA IF EXISTS holds_source CASCADE;"
+                  " ALTER SCHEMA public RENAME TO holds_source; CREATE SCHEMA public")
+                  .ok());
+  ASSERT_NO_FATAL_FAILURE(MigrateBeforeHolds());
+  ASSERT_EQ(HoldColumns(), "0");
+  // Parents first; a reversal after the transaction it reverses.
+  for (const char* table : {"assets", "accounts"}) CopyRows("holds_source", table);
+  CopyRows("holds_source", "transactions", "reversal_of IS NOT NULL, id");
+  for (const char* table : {"entries", "idempotency_keys", "outbox_events"}) {
+    CopyRows("holds_source", table);
+  }
+  // The copied events keep their insert order; new ones continue after it.
+  ASSERT_TRUE(Sql("SELECT setval(pg_get_serial_sequence('outbox_events', 'insert_order'),"
+                  " (SELECT max(insert_order) FROM outbox_events))")
+                  .ok());
+  ASSERT_TRUE(Sql("DROP SCHEMA holds_source CASCADE").ok());
+  ASSERT_EQ(Text("SELECT count(*) FROM schema_migrations"),
+            std::to_string(kHoldsMigrationVersion - 1));
+
+  std::shared_ptr<Engine> migrated = Open(/*migrate=*/false);
+  ASSERT_NE(migrated, nullptr);
+  ASSERT_TRUE(migrated->Migrate().ok());
+  EXPECT_EQ(Text("SELECT max(version) FROM schema_migrations"),
+            std::to_string(kHoldsMigrationVersion));
+  EXPECT_EQ(HoldColumns(), "4");
+
+  absl::StatusOr<VerifyReport> report = VerifyLedger(*migrated);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << report->ToText();
+  EXPECT_EQ(report->ToJson().dump(), report_before);
+  EXPECT_EQ(report->transactions, 7);
+
+  // The old rows read back as they were written, with nothing pending and no hold.
+  absl::StatusOr<std::vector<Account>> accounts = migrated->ListAccounts("", 100);
+  ASSERT_TRUE(accounts.ok()) << accounts.status();
+  EXPECT_EQ(*accounts, accounts_before);
+  ASSERT_EQ(accounts->size(), 4u);
+  for (const Account& account : *accounts) {
+    EXPECT_EQ(account.pending_debits, 0) << account.id;
+    EXPECT_EQ(account.pending_credits, 0) << account.id;
+  }
+  absl::StatusOr<std::vector<Transaction>> transactions = migrated->ListTransactions("", 100);
+  ASSERT_TRUE(transactions.ok()) << transactions.status();
+  EXPECT_EQ(*transactions, transactions_before);
+  for (const Transaction& transaction : *transactions) {
+    EXPECT_FALSE(transaction.hold.has_value()) << transaction.id;
+    EXPECT_FALSE(transaction.hold_id.has_value()) << transaction.id;
+    EXPECT_EQ(*migrated->GetTransaction(transaction.id), transaction);
+  }
+  EXPECT_EQ(*migrated->ListKeyRecords(std::nullopt, 100), keys_before);
+  EXPECT_TRUE(migrated->ListHolds("", "", 100)->empty());
+
+  // And the migrated ledger takes holds: alice's available balance drops at once.
+  Ledger ledger = OpenTestLedger(migrated, {.clock = &clock});
+  std::string hold_id;
+  ASSERT_NO_FATAL_FAILURE(
+      Commit(ledger, "reserve", Operation::Hold("alice", "bob", "CREDITS", 70), &hold_id));
+  absl::StatusOr<Account> alice = ledger.GetAccount("alice");
+  ASSERT_TRUE(alice.ok()) << alice.status();
+  EXPECT_EQ(alice->pending_debits, 70);
+  EXPECT_EQ(alice->Available(), alice->balance - 70);
+  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "settle", Operation::Capture(hold_id, 50)));
+  absl::StatusOr<std::optional<Hold>> hold = migrated->GetHold(hold_id);
+  ASSERT_TRUE(hold.ok()) << hold.status();
+  ASSERT_TRUE(hold->has_value());
+  EXPECT_EQ((*hold)->status, HoldStatus::kCaptured);
+  report = VerifyLedger(*migrated);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << report->ToText();
+}
+
+// PostgreSQL DDL is transactional: a run of 0003 that fails part-way leaves nothing
+// behind, and a copy applied by hand (no schema_migrations row) does not stop the
+// engine's own run, thanks to IF NOT EXISTS.
+TEST_F(PostgresHoldsTest, HoldsMigrationIsAllOrNothingAndRerunnable) {
+  const std::optional<Migration> migration = HoldsMigration();
+  ASSERT_TRUE(migration.has_value());
+  ASSERT_TRUE(ResetPostgresTestDatabase().ok());
+  ASSERT_NO_FATAL_FAILURE(MigrateBeforeHolds());
+
+  absl::Status failed = GuardedPqxx([&](pqxx::connection& connection) -> absl::Status {
+    pqxx::work work(connection);
+    work.exec(std::string(migration->sql));
+    work.exec("SELECT 1 / 0");  // the run breaks after the last statement of 0003
+    work.commit();
+    return absl::OkStatus();
+  });
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(HoldColumns(), "0");
+  EXPECT_EQ(Text("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+                 " AND tablename = 'holds'"),
+            "0");
+
+  ASSERT_TRUE(GuardedPqxx([&](pqxx::connection& connection) -> absl::Status {
+                pqxx::work work(connection);
+                work.exec(std::string(migration->sql));
+                work.commit();
+                return absl::OkStatus();
+              }).ok());
+  std::shared_ptr<Engine> engine = Open(/*migrate=*/true);
+  ASSERT_NE(engine, nullptr);
+  EXPECT_EQ(HoldColumns(), "4");
+  EXPECT_EQ(Text("SELECT max(version) FROM schema_migrations"),
+            std::to_string(kHoldsMigrationVersion));
+  EXPECT_TRUE(engine->ListHolds("", "", 10).ok());
+}
+
+// ------------------------------------------------------------ the engine's hold rows
+
+// PendingHoldTotals flattened, comparable and printable (DebitUsage has no operator==).
+struct Totals {
+  Amount lapsed_debits = 0;
+  Amount lapsed_credits = 0;
+  int64_t reserving_count = 0;
+  Amount reserving_amount = 0;
+
+  static Totals Of(const absl::StatusOr<PendingHoldTotals>& totals) {
+    EXPECT_TRUE(totals.ok()) << totals.status();
+    if (!totals.ok()) return {.lapsed_debits = -1};
+    return {totals->lapsed_debits, totals->lapsed_credits, totals->reserving_since.count,
+            totals->reserving_since.amount};
+  }
+  friend bool operator==(const Totals&, const Totals&) = default;
+  friend std::ostream& operator<<(std::ostream& out, const Totals& totals) {
+    return out << "lapsed " << totals.lapsed_debits << " out, " << totals.lapsed_credits
+               << " in; reserving " << totals.reserving_count << " holds, "
+               << totals.reserving_amount;
+  }
+};
+
+// Hold and settlement transactions written straight through the storage contract, each
+// locking its accounts first as the pipeline does.
+class PostgresHoldRowsTest : public PostgresHoldsTest {
+ protected:
+  void SetUp() override {
+    PostgresHoldsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    engine_ = OpenFresh();
+    ASSERT_NE(engine_, nullptr);
+    ASSERT_TRUE(engine_->PutAsset({"CREDITS", 0}).ok());
+    for (const char* id : {"alice", "bob", "carol"}) {
+      Account account{.id = id, .asset = "CREDITS", .overdraft_limit = 1000};
+      account.created_at = kStart;
+      ASSERT_TRUE(engine_->InsertAccount(account).ok()) << id;
+    }
+  }
+
+  static Transaction HoldTransaction(const std::string& id, HoldTerms terms,
+                                     absl::Time created_at) {
+    Transaction transaction{.id = id, .kind = OperationKind::kHold, .created_at = created_at};
+    transaction.fingerprint = "fingerprint-" + id;
+    transaction.hold = std::move(terms);
+    return transaction;
+  }
+
+  static Transaction Settlement(const std::string& id, OperationKind kind,
+                                const std::string& hold_id, absl::Time created_at) {
+    Transaction transaction{.id = id, .kind = kind, .created_at = created_at};
+    transaction.fingerprint = kind == OperationKind::kExpire ? "" : "fingerprint-" + id;
+    transaction.hold_id = hold_id;
+    return transaction;
+  }
+
+  // Locks the accounts, lets `change` update them and writes `transaction`; returns the
+  // first failure, of the write or of the commit.
+  absl::Status Write(const Transaction& transaction, std::vector<std::string> sorted_ids,
+                     const std::function<void(std::vector<Account>&)>& change) {
+    LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> storage, engine_->Begin({}));
+    LEDGER_ASSIGN_OR_RETURN(std::vector<Account> accounts, storage->LockAccounts(sorted_ids));
+    change(accounts);
+    LEDGER_RETURN_IF_ERROR(storage->WriteTransaction(transaction, accounts));
+    return storage->Commit();
+  }
+
+  // Places a hold: pending on both sides.
+  absl::Status Place(const Transaction& hold) {
+    const HoldTerms& terms = *hold.hold;
+    return Write(hold, Sorted(terms.from, terms.to), [&](std::vector<Account>& accounts) {
+      for (Account& account : accounts) {
+        if (account.id == terms.from) account.pending_debits += terms.amount;
+        if (account.id == terms.to) account.pending_credits += terms.amount;
+      }
+    });
+  }
+
+  // Settles a hold: releases it, and a capture posts `captured` of it (its entries are
+  // added to `written` once the locked accounts are known, before Write writes it).
+  absl::Status Settle(const Transaction& settlement, const HoldTerms& terms,
+                      Amount captured = 0) {
+    Transaction written = settlement;
+    return Write(written, Sorted(terms.from, terms.to), [&](std::vector<Account>& accounts) {
+      for (Account& account : accounts) {
+        const bool from = account.id == terms.from;
+        (from ? account.pending_debits : account.pending_credits) -= terms.amount;
+        if (captured == 0) continue;
+        account.balance += from ? -captured : captured;
+        account.version += 1;
+        written.entries.push_back({account.id, terms.asset, from ? -captured : captured,
+                                   account.balance, account.version});
+      }
+    });
+  }
+
+  static std::vector<std::string> Sorted(const std::string& a, const std::string& b) {
+    return a < b ? std::vector<std::string>{a, b} : std::vector<std::string>{b, a};
+  }
+
+  static std::vector<std::string> Ids(const absl::StatusOr<std::vector<Hold>>& holds) {
+    EXPECT_TRUE(holds.ok()) << holds.status();
+    std::vector<std::string> ids;
+    if (holds.ok()) {
+      for (const Hold& hold : *holds) ids.push_back(hold.id);
+    }
+    return ids;
+  }
+
+  std::shared_ptr<Engine> engine_;
+};
+
+TEST_F(PostgresHoldRowsTest, HoldsReadBackThroughEveryRead) {
+  const HoldTerms one{"alice", "bob", "CREDITS", 30, kStart + absl::Hours(1)};
+  const HoldTerms two{"bob", "alice", "CREDITS", 5, std::nullopt};
+  const HoldTerms three{"alice", "carol", "CREDITS", 7, kStart + absl::Minutes(10)};
+  ASSERT_TRUE(Place(HoldTransaction("hold-1", one, kStart)).ok());
+  ASSERT_TRUE(Place(HoldTransaction("hold-2", two, kStart + absl::Seconds(30))).ok());
+  ASSERT_TRUE(Place(HoldTransaction("hold-3", three, kStart + absl::Minutes(1))).ok());
+
+  absl::StatusOr<std::optional<Hold>> hold = engine_->GetHold("hold-1");
+  ASSERT_TRUE(hold.ok()) << hold.status();
+  EXPECT_EQ(*hold, (Hold{.id = "hold-1", .terms = one, .created_at = kStart}));
+  EXPECT_EQ(*engine_->GetHold("nope"), std::nullopt);
+  absl::StatusOr<std::optional<Transaction>> placed = engine_->GetTransaction("hold-2");
+  ASSERT_TRUE(placed.ok() && placed->has_value()) << placed.status();
+  EXPECT_EQ((*placed)->hold, two);  // no expiry stays none
+  EXPECT_FALSE((*placed)->hold_id.has_value());
+  EXPECT_TRUE((*placed)->entries.empty());
+
+  // Both sides of an account, in id order, strictly after after_id, at most limit.
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(Ids(engine_->ListHolds("alice", "", 10)), (Names{"hold-1", "hold-2", "hold-3"}));
+  EXPECT_EQ(Ids(engine_->ListHolds("alice", "hold-1", 10)), (Names{"hold-2", "hold-3"}));
+  EXPECT_EQ(Ids(engine_->ListHolds("alice", "", 2)), (Names{"hold-1", "hold-2"}));
+  EXPECT_EQ(Ids(engine_->ListHolds("bob", "", 10)), (Names{"hold-1", "hold-2"}));
+  EXPECT_EQ(Ids(engine_->ListHolds("carol", "", 10)), (Names{"hold-3"}));
+  EXPECT_EQ(Ids(engine_->ListHolds("", "hold-1", 1)), (Names{"hold-2"}));
+  // Lapsed: pending and expires_at <= now, by (expires_at, id); none never lapses.
+  EXPECT_EQ(Ids(engine_->ListLapsedHolds(kStart + absl::Minutes(10), 10)), (Names{"hold-3"}));
+  EXPECT_EQ(Ids(engine_->ListLapsedHolds(kStart + absl::Hours(2), 10)),
+            (Names{"hold-3", "hold-1"}));
+  EXPECT_TRUE(Ids(engine_->ListLapsedHolds(kStart + absl::Minutes(9), 10)).empty());
+
+  // Totals, outside and inside a transaction alike.
+  const absl::Time now = kStart + absl::Minutes(15);
+  const Totals alice{.lapsed_debits = 7, .lapsed_credits = 0, .reserving_count = 1,
+                     .reserving_amount = 30};
+  EXPECT_EQ(Totals::Of(engine_->HoldTotals("alice", now, kStart)), alice);
+  // hold-1 was placed before `since`: it reserves, but not for the velocity window.
+  EXPECT_EQ(Totals::Of(engine_->HoldTotals("alice", now, kStart + absl::Seconds(1))),
+            (Totals{.lapsed_debits = 7}));
+  EXPECT_EQ(Totals::Of(engine_->HoldTotals("bob", kStart + absl::Hours(2), kStart)),
+            (Totals{.lapsed_credits = 30, .reserving_count = 1, .reserving_amount = 5}));
+  {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = engine_->Begin({});
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    ASSERT_TRUE((*storage)->LockAccounts({"alice"}).ok());
+    EXPECT_EQ(Totals::Of((*storage)->LoadHoldTotals("alice", now, kStart)), alice);
+    EXPECT_EQ(Ids((*storage)->LoadHolds({"hold-3", "nope", "hold-1"})).size(), 2u);
+    EXPECT_TRUE(Ids((*storage)->LoadHolds({})).empty());
+  }
+
+  // Capture part of hold-1 and void hold-3; hold-2 stays pending (it never lapses).
+  ASSERT_TRUE(Settle(Settlement("capture-1", OperationKind::kCapture, "hold-1",
+                                kStart + absl::Minutes(2)),
+                     one, 20)
+                  .ok());
+  ASSERT_TRUE(Settle(Settlement("void-3", OperationKind::kVoid, "hold-3",
+                                kStart + absl::Minutes(3)),
+                     three)
+                  .ok());
+  EXPECT_EQ(*engine_->GetHold("hold-1"),
+            (Hold{.id = "hold-1", .terms = one, .created_at = kStart,
+                  .status = HoldStatus::kCaptured, .settled_by = "capture-1"}));
+  EXPECT_EQ((*engine_->GetHold("hold-3"))->status, HoldStatus::kVoided);
+  absl::StatusOr<std::optional<Transaction>> capture = engine_->GetTransaction("capture-1");
+  ASSERT_TRUE(capture.ok() && capture->has_value()) << capture.status();
+  EXPECT_EQ((*capture)->hold_id, "hold-1");
+  EXPECT_FALSE((*capture)->hold.has_value());
+  EXPECT_EQ((*capture)->entries.size(), 2u);
+  absl::StatusOr<std::vector<Transaction>> listed = engine_->ListTransactions("", 10);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 5u);
+  for (const Transaction& transaction : *listed) {
+    EXPECT_EQ(*engine_->GetTransaction(transaction.id), transaction);
+  }
+  EXPECT_TRUE(Ids(engine_->ListLapsedHolds(kStart + absl::Hours(2), 10)).empty());
+  EXPECT_EQ(Totals::Of(engine_->HoldTotals("alice", kStart + absl::Hours(2), kStart)),
+            Totals{});
+
+  // The pending amounts as written, and closing waits for them.
+  absl::StatusOr<std::optional<Account>> account = engine_->GetAccount("alice");
+  ASSERT_TRUE(account.ok() && account->has_value()) << account.status();
+  EXPECT_EQ((*account)->pending_debits, 0);
+  EXPECT_EQ((*account)->pending_credits, 5);
+  EXPECT_EQ((*account)->balance, -20);
+  EXPECT_FALSE(*engine_->CloseAccountIfZeroBalance("bob"));  // owes hold-2, balance 20
+  EXPECT_EQ((*engine_->GetAccount("carol"))->pending_credits, 0);
+  EXPECT_TRUE(*engine_->CloseAccountIfZeroBalance("carol"));
+}
+
+TEST_F(PostgresHoldRowsTest, PendingAmountsKeepAnAccountOpen) {
+  const HoldTerms terms{"alice", "bob", "CREDITS", 9, std::nullopt};
+  ASSERT_TRUE(Place(HoldTransaction("hold-1", terms, kStart)).ok());
+  EXPECT_FALSE(*engine_->CloseAccountIfZeroBalance("alice"));  // pending debits
+  EXPECT_FALSE(*engine_->CloseAccountIfZeroBalance("bob"));    // pending credits
+  ASSERT_TRUE(Settle(Settlement("void-1", OperationKind::kVoid, "hold-1", kStart), terms).ok());
+  EXPECT_TRUE(*engine_->CloseAccountIfZeroBalance("alice"));
+  EXPECT_TRUE(*engine_->CloseAccountIfZeroBalance("bob"));
+}
+
+// The shared row reader's checks: a hold transaction comes with its terms.
+TEST_F(PostgresHoldRowsTest, AHoldTransactionWithoutItsHoldsRowIsDataLoss) {
+  const HoldTerms terms{"alice", "bob", "CREDITS", 9, std::nullopt};
+  ASSERT_TRUE(Place(HoldTransaction("hold-1", terms, kStart)).ok());
+  ASSERT_TRUE(Sql("DELETE FROM holds WHERE id = 'hold-1'").ok());
+  absl::StatusOr<std::optional<Transaction>> read = engine_->GetTransaction("hold-1");
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss) << read.status();
+  EXPECT_EQ(engine_->ListTransactions("", 10).status().code(), absl::StatusCode::kDataLoss);
+}
+
+// A hold is settled once: a second capture, void or expire of it fails on the unique
+// hold_id, retryable like a taken reversal_of (the rerun re-reads the hold and rejects).
+TEST_F(PostgresHoldRowsTest, SecondSettlementOfAHoldIsRetryable) {
+  const HoldTerms terms{"alice", "bob", "CREDITS", 30, kStart + absl::Hours(1)};
+  ASSERT_TRUE(Place(HoldTransaction("hold-1", terms, kStart)).ok());
+  ASSERT_TRUE(Settle(Settlement("void-1", OperationKind::kVoid, "hold-1", kStart), terms).ok());
+
+  for (OperationKind kind : {OperationKind::kCapture, OperationKind::kVoid,
+                             OperationKind::kExpire}) {
+    const std::string id = absl::StrCat("second-", View(OperationKindName(kind)));
+    SCOPED_TRACE(id);
+    absl::Status settled = Settle(Settlement(id, kind, "hold-1", kStart + absl::Hours(2)), terms,
+                                  kind == OperationKind::kCapture ? 30 : 0);
+    EXPECT_TRUE(IsRetryable(settled)) << settled;
+    EXPECT_EQ(*engine_->GetTransaction(id), std::nullopt);  // rolled back: nothing stays
+  }
+  EXPECT_EQ(*engine_->GetHold("hold-1"),
+            (Hold{.id = "hold-1", .terms = terms, .created_at = kStart,
+                  .status = HoldStatus::kVoided, .settled_by = "void-1"}));
+  absl::StatusOr<std::optional<Account>> alice = engine_->GetAccount("alice");
+  ASSERT_TRUE(alice.ok() && alice->has_value()) << alice.status();
+  EXPECT_EQ((*alice)->pending_debits, 0);
+  EXPECT_EQ((*alice)->balance, 0);
+}
+
+// A hold that is no longer pending when its settlement is written, though no other
+// transaction names it in hold_id (here: settled behind the engine's back), fails the
+// settling UPDATE's count check, retryably, and nothing of the settlement stays.
+TEST_F(PostgresHoldRowsTest, SettlingAHoldNoLongerPendingIsRetryable) {
+  const HoldTerms terms{"alice", "bob", "CREDITS", 30, std::nullopt};
+  ASSERT_TRUE(Place(HoldTransaction("hold-1", terms, kStart)).ok());
+  ASSERT_TRUE(
+      Sql("UPDATE holds SET status = 'voided', settled_by = 'hold-1' WHERE id = 'hold-1'").ok());
+
+  absl::Status settled =
+      Settle(Settlement("capture-1", OperationKind::kCapture, "hold-1", kStart), terms, 30);
+  EXPECT_TRUE(IsRetryable(settled)) << settled;
+  EXPECT_NE(settled.message().find("hold-1 is not pending"), std::string_view::npos) << settled;
+  EXPECT_EQ(*engine_->GetTransaction("capture-1"), std::nullopt);
+  absl::StatusOr<std::optional<Account>> alice = engine_->GetAccount("alice");
+  ASSERT_TRUE(alice.ok() && alice->has_value()) << alice.status();
+  EXPECT_EQ((*alice)->pending_debits, 30);  // the update of the pending amounts rolled back
+  EXPECT_EQ((*alice)->balance, 0);
+}
+
+// Hold fields that do not fit the kind are refused before anything is buffered.
+TEST_F(PostgresHoldRowsTest, HoldFieldsThatDoNotFitTheKindWriteNothing) {
+  Transaction transfer{.id = "transfer-1", .kind = OperationKind::kTransfer,
+                       .created_at = kStart};
+  transfer.hold_id = "hold-1";
+  absl::Status written = Write(transfer, {"alice"}, [](std::vector<Account>&) {});
+  EXPECT_EQ(written.code(), absl::StatusCode::kInvalidArgument) << written;
+  Transaction hold = HoldTransaction("hold-2", {"alice", "bob", "CREDITS", 5, std::nullopt},
+                                     kStart);
+  hold.hold.reset();
+  written = Write(hold, {"alice", "bob"}, [](std::vector<Account>&) {});
+  EXPECT_EQ(written.code(), absl::StatusCode::kInvalidArgument) << written;
+  EXPECT_TRUE(engine_->ListTransactions("", 10)->empty());
+}
+
+// ------------------------------------------------------------ which statement a batch sends
+
+Account AccountWith(const std::string& id, Amount balance, int64_t version, Amount pending_debits,
+                    Amount pending_credits) {
+  Account account{.id = id, .asset = "CREDITS", .balance = balance, .version = version};
+  account.pending_debits = pending_debits;
+  account.pending_credits = pending_credits;
+  return account;
+}
+
+// A plain transfer goes as write_batch, which writes what a submit wrote before holds
+// (32 parameters); a hold, a settlement or a change of pending amounts as
+// write_batch_with_holds (45). No server needed.
+TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
+  using postgres_internal::LockedAccount;
+  using postgres_internal::PostgresWriteBatch;
+  const std::map<std::string, LockedAccount> locked = {{"alice", {3, 40, 0}},
+                                                      {"bob", {7, 0, 40}}};
+  Transaction transfer{.id = "t-1", .kind = OperationKind::kTransfer, .created_at = kStart};
+  transfer.entries = {{"alice", "CREDITS", -5, 95, 4}, {"bob", "CREDITS", 5, 5, 8}};
+
+  PostgresWriteBatch plain;
+  ASSERT_TRUE(plain
+                  .AddTransaction(transfer,
+                                  {AccountWith("alice", 95, 4, 40, 0),
+                                   AccountWith("bob", 5, 8, 0, 40)},
+                                  locked)
+                  .ok());
+  EXPECT_STREQ(plain.Statement(), postgres_internal::statement::kWriteBatch);
+  EXPECT_EQ(plain.Parameters().size(), 32u);
+
+  PostgresWriteBatch pending_changed;  // not written by any kind today, stored all the same
+  ASSERT_TRUE(pending_changed
+                  .AddTransaction(transfer, {AccountWith("alice", 95, 4, 39, 0)}, locked)
+                  .ok());
+  EXPECT_STREQ(pending_changed.Statement(), postgres_internal::statement::kWriteBatchWithHolds);
+  EXPECT_EQ(pending_changed.Parameters().size(), 45u);
+
+  Transaction hold{.id = "h-1", .kind = OperationKind::kHold, .created_at = kStart};
+  hold.hold = HoldTerms{"alice", "bob", "CREDITS", 10, kStart + absl::Hours(1)};
+  PostgresWriteBatch placing;
+  ASSERT_TRUE(placing
+                  .AddTransaction(hold,
+                                  {AccountWith("alice", 100, 3, 50, 0),
+                                   AccountWith("bob", 0, 7, 0, 50)},
+                                  locked)
+                  .ok());
+  EXPECT_STREQ(placing.Statement(), postgres_internal::statement::kWriteBatchWithHolds);
+  const std::vector<std::string> parameters = placing.Parameters();
+  ASSERT_EQ(parameters.size(), 45u);
+  EXPECT_EQ(parameters[32], "{NULL}");                 // the transaction's hold_id
+  EXPECT_EQ(parameters[33], "{50,0}");                 // pending debits, by account id
+  EXPECT_EQ(parameters[34], "{0,50}");                 // pending credits
+  EXPECT_EQ(parameters[35], "{\"h-1\"}");              // the hold placed
+  EXPECT_EQ(parameters[40], absl::StrCat("{", absl::ToUnixMicros(kStart + absl::Hours(1)), "}"));
+  EXPECT_EQ(placing.Expected().holds, 1);
+  EXPECT_EQ(placing.Expected().settled_holds, 0);
+
+  Transaction expire{.id = "e-1", .kind = OperationKind::kExpire, .created_at = kStart};
+  expire.hold_id = "h-0";
+  PostgresWriteBatch settling;
+  ASSERT_TRUE(settling
+                  .AddTransaction(expire,
+                                  {AccountWith("alice", 100, 3, 30, 0),
+                                   AccountWith("bob", 0, 7, 0, 30)},
+                                  locked)
+                  .ok());
+  const std::vector<std::string> settled = settling.Parameters();
+  ASSERT_EQ(settled.size(), 45u);
+  EXPECT_EQ(settled[32], "{\"h-0\"}");
+  EXPECT_EQ(settled[42], "{\"h-0\"}");
+  EXPECT_EQ(settled[43], "{\"expired\"}");
+  EXPECT_EQ(settled[44], "{\"e-1\"}");
+  EXPECT_EQ(settling.Expected().settled_holds, 1);
+  postgres_internal::WriteBatchCounts applied = settling.Expected();
+  applied.settled_holds = 0;
+  const absl::Status check = settling.CheckApplied(applied);
+  EXPECT_TRUE(IsRetryable(check)) << check;
+
+  // A kind that cannot settle a hold is refused before anything is buffered.
+  Transaction wrong = expire;
+  wrong.kind = OperationKind::kTransfer;
+  PostgresWriteBatch refused;
+  EXPECT_EQ(refused.AddTransaction(wrong, {}, locked).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(refused.empty());
+}
+
+}  // namespace
+}  // namespace ledger::testing
