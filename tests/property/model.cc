@@ -115,18 +115,26 @@ void LedgerModel::AddAccount(const Account& account) {
   entry_sums_[account.id] = 0;
 }
 
+std::vector<const Hold*> LedgerModel::PendingHoldsOf(const std::string& account_id) const {
+  std::vector<const Hold*> pending;
+  auto it = pending_by_account_.find(account_id);
+  if (it == pending_by_account_.end()) return pending;
+  for (const std::string& id : it->second) pending.push_back(&holds_.at(id));
+  return pending;
+}
+
 Amount LedgerModel::LapsedDebits(const std::string& account_id, absl::Time now) const {
   Amount lapsed = 0;
-  for (const auto& [id, hold] : holds_) {
-    if (hold.terms.from == account_id && hold.LapsedAt(now)) lapsed += hold.terms.amount;
+  for (const Hold* hold : PendingHoldsOf(account_id)) {
+    if (hold->terms.from == account_id && hold->LapsedAt(now)) lapsed += hold->terms.amount;
   }
   return lapsed;
 }
 
 Amount LedgerModel::LapsedCredits(const std::string& account_id, absl::Time now) const {
   Amount lapsed = 0;
-  for (const auto& [id, hold] : holds_) {
-    if (hold.terms.to == account_id && hold.LapsedAt(now)) lapsed += hold.terms.amount;
+  for (const Hold* hold : PendingHoldsOf(account_id)) {
+    if (hold->terms.to == account_id && hold->LapsedAt(now)) lapsed += hold->terms.amount;
   }
   return lapsed;
 }
@@ -356,13 +364,13 @@ std::optional<RejectionReason> LedgerModel::CheckVelocity(const std::vector<Post
         amount += -debit;
       }
       // A hold counts as the debit it reserves while it reserves.
-      for (const auto& [id, hold] : holds_) {
-        if (hold.terms.from != account_id || !hold.ReservesAt(now) ||
-            hold.created_at < now - limit.window) {
+      for (const Hold* hold : PendingHoldsOf(account_id)) {
+        if (hold->terms.from != account_id || !hold->ReservesAt(now) ||
+            hold->created_at < now - limit.window) {
           continue;
         }
         count += 1;
-        amount += hold.terms.amount;
+        amount += hold->terms.amount;
       }
       if (limit.debit_count_max > 0 && count > limit.debit_count_max) {
         return RejectionReason::kVelocityCountExceeded;
@@ -393,10 +401,12 @@ void LedgerModel::ApplyCommit(const SubmitRequest& request, const Prediction& pr
     accounts_.at(terms.to).account.pending_credits += terms.amount;
     holds_[transaction_id] = Hold{transaction_id, terms, transaction.created_at,
                                   HoldStatus::kPending, std::nullopt};
+    pending_by_account_[terms.from].insert(transaction_id);
+    pending_by_account_[terms.to].insert(transaction_id);
   }
   if (transaction.hold_id.has_value()) {
     Hold& hold = holds_.at(*transaction.hold_id);
-    Release(hold.terms);
+    Release(hold);
     hold.status = transaction.kind == OperationKind::kCapture ? HoldStatus::kCaptured
                                                               : HoldStatus::kVoided;
     hold.settled_by = transaction_id;
@@ -405,9 +415,11 @@ void LedgerModel::ApplyCommit(const SubmitRequest& request, const Prediction& pr
   transactions_[transaction_id] = std::move(transaction);
 }
 
-void LedgerModel::Release(const HoldTerms& terms) {
-  accounts_.at(terms.from).account.pending_debits -= terms.amount;
-  accounts_.at(terms.to).account.pending_credits -= terms.amount;
+void LedgerModel::Release(const Hold& hold) {
+  accounts_.at(hold.terms.from).account.pending_debits -= hold.terms.amount;
+  accounts_.at(hold.terms.to).account.pending_credits -= hold.terms.amount;
+  pending_by_account_[hold.terms.from].erase(hold.id);
+  pending_by_account_[hold.terms.to].erase(hold.id);
 }
 
 std::vector<std::string> LedgerModel::LapsedHoldIds(absl::Time now) const {
@@ -434,7 +446,7 @@ Transaction LedgerModel::PredictExpiry(const std::string& hold_id, absl::Time no
 void LedgerModel::ApplyExpiry(const std::string& hold_id, const std::string& transaction_id,
                               absl::Time now) {
   Hold& hold = holds_.at(hold_id);
-  Release(hold.terms);
+  Release(hold);
   hold.status = HoldStatus::kExpired;
   hold.settled_by = transaction_id;
   Transaction transaction = PredictExpiry(hold_id, now);

@@ -137,7 +137,10 @@ class LedgerModel {
   // balance - (pending debits still reserving at `now`), less `released`.
   Amount AvailableAt(const Account& account, Amount balance, absl::Time now,
                      Amount released) const;
-  void Release(const HoldTerms& terms);
+  // Takes a pending hold out of the pending amounts (settled or expired).
+  void Release(const Hold& hold);
+  // The account's pending holds (from or to it), as stored.
+  std::vector<const Hold*> PendingHoldsOf(const std::string& account_id) const;
 
   std::vector<VelocityLimit> velocity_limits_;
   std::map<std::string, ModelAccount> accounts_;
@@ -146,6 +149,7 @@ class LedgerModel {
   std::set<std::string> reversed_;
   std::map<std::string, Amount> entry_sums_;  // per account: sum of posted entries
   std::map<std::string, Hold> holds_;         // by id, status as stored
+  std::map<std::string, std::set<std::string>> pending_by_account_;  // from and to: hold ids
 };
 
 }  // namespace ledger::property
