@@ -112,7 +112,10 @@ std::string ConcurrencyChecker::TakeAnswers(const std::vector<Attempt>& attempts
             stats_.Add(absl::StrCat("committed: ",
                                     View(OperationKindName(result->transaction.kind))));
           }
-          problem = Learn(identity, attempt.fingerprint, result->transaction, true);
+          problem = CheckSettlesTheNamedHold(attempt);
+          if (problem.empty()) {
+            problem = Learn(identity, attempt.fingerprint, result->transaction, true);
+          }
           break;
         case OutcomeKind::kDuplicate:
           stats_.Add("duplicate");
@@ -145,6 +148,16 @@ std::string ConcurrencyChecker::TakeAnswers(const std::vector<Attempt>& attempts
     if (!problem.empty()) return problem;
   }
   return "";
+}
+
+// A committed capture or void is a transaction of its kind settling the hold it named.
+std::string ConcurrencyChecker::CheckSettlesTheNamedHold(const Attempt& attempt) {
+  const Operation& op = attempt.request.operation;
+  if (op.kind != OperationKind::kCapture && op.kind != OperationKind::kVoid) return "";
+  const Transaction& transaction = attempt.result->transaction;
+  if (transaction.kind == op.kind && transaction.hold_id == op.hold_id) return "";
+  return absl::StrCat("a ", View(OperationKindName(op.kind)), " of hold ", op.hold_id,
+                      " committed ", TransactionToJson(transaction).dump());
 }
 
 std::string ConcurrencyChecker::TakeResend(const Attempt& attempt) {

@@ -77,6 +77,7 @@ class ConcurrencyChecker {
   };
   std::string Learn(const IdentityTuple& identity, const std::string& fingerprint,
                     const Transaction& transaction, bool acknowledged_commit);
+  std::string CheckSettlesTheNamedHold(const Attempt& attempt);
   std::string CheckKeysAgainstAnswers(Engine& engine, const std::vector<KeyRecord>& keys);
   std::string CheckBalances(const std::vector<Account>& accounts) const;
   std::string CheckHolds(const std::vector<Hold>& holds,
