@@ -1,11 +1,15 @@
-// Holds in the SQLite engine beyond the shared conformance suite: migration 0002 applied
-// to a database that already holds a ledger's data, the unique hold_id as the guard
-// against a second settlement, and the hold reads straight on the engine (each side of
-// an account, paging, lapsed holds, totals, LoadHolds in more than one statement).
+// Holds on the SQLite engine: only what needs SQLite itself. Migration 0002 applied to a
+// database that already holds a ledger's data; the unique transactions.hold_id as the
+// guard against a second settlement even with the holds row put back to pending through
+// SQL; a hold transaction whose holds row was deleted through SQL reading as DataLoss; and
+// the schema's constraints on pending amounts and holds. Everything the storage contract
+// promises about hold rows on every engine (every read, paging over both sides, LoadHolds
+// in more than one statement, pending amounts, a second settlement retryable, hold fields
+// that do not fit the kind) is in tests/conformance/holds_storage_suite.cc, run here by
+// conformance_sqlite.
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -28,6 +32,7 @@
 #include "ledger/ledger.h"
 #include "ledger/operation.h"
 #include "ledger/verify.h"
+#include "tests/support/hold_writes.h"
 #include "tests/support/open_ledger.h"
 
 namespace ledger {
@@ -147,48 +152,12 @@ class SqliteHoldsTest : public ::testing::Test {
     }
   }
 
-  // A hold of `amount` from `from` to `to`, lapsing an hour after kNow.
-  static Transaction HoldTransaction(const std::string& from, const std::string& to,
-                                     Amount amount) {
-    Transaction transaction;
-    transaction.id = NewTransactionId(kNow);
-    transaction.kind = OperationKind::kHold;
-    transaction.created_at = kNow;
-    transaction.fingerprint = "f00d";
-    transaction.hold = HoldTerms{from, to, "USD", amount, kNow + absl::Hours(1)};
-    return transaction;
-  }
-
-  static Transaction Settlement(OperationKind kind, const std::string& hold_id) {
-    Transaction transaction;
-    transaction.id = NewTransactionId(kNow);
-    transaction.kind = kind;
-    transaction.created_at = kNow;
-    transaction.fingerprint = kind == OperationKind::kExpire ? "" : "beef";
-    transaction.hold_id = hold_id;
-    return transaction;
-  }
-
-  // One storage transaction: lock the accounts `transaction` touches, add `pending`
-  // (debits out of terms.from, credits into terms.to; negative releases) to the pending
-  // amounts, write, commit.
-  static absl::Status Write(Engine& engine, const Transaction& transaction,
-                            const HoldTerms& terms, Amount pending) {
-    LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> storage,
-                            engine.Begin(BeginOptions{}));
-    std::vector<std::string> ids = {terms.from, terms.to};
-    std::sort(ids.begin(), ids.end());
-    LEDGER_ASSIGN_OR_RETURN(std::vector<Account> accounts, storage->LockAccounts(ids));
-    for (Account& account : accounts) {
-      if (account.id == terms.from) account.pending_debits += pending;
-      if (account.id == terms.to) account.pending_credits += pending;
-    }
-    LEDGER_RETURN_IF_ERROR(storage->WriteTransaction(transaction, accounts));
-    return storage->Commit();
-  }
-
-  static Hold PendingHold(const Transaction& transaction) {
-    return Hold{.id = transaction.id, .terms = *transaction.hold, .created_at = kNow};
+  // A hold of 300 from wallet to merchant, lapsing an hour after kNow, for
+  // testing::PlaceHold to write straight through the storage contract
+  // (tests/support/hold_writes.h).
+  static Transaction WalletHold() {
+    return testing::HoldTransaction(
+        "hold-1", {"wallet", "merchant", "USD", 300, kNow + absl::Hours(1)}, kNow);
   }
 
   std::filesystem::path folder_;
@@ -322,25 +291,31 @@ TEST_F(SqliteHoldsTest, MigratingAPopulatedVersionOneDatabaseKeepsItsRowsAndVeri
   EXPECT_EQ(after->transactions, 9);
 }
 
+// Two guards stop a second settlement, and both answer the same: the hold is no longer
+// pending, and its hold_id is taken (transactions.hold_id is unique). With the holds row
+// put back to pending through SQL, only the unique index is left to stop it.
+// (That a second settlement is retryable and writes nothing on every engine is the
+// conformance suite's HoldStorageSecondSettlementOfAHoldIsRetryableAndWritesNothing.)
 TEST_F(SqliteHoldsTest, SecondSettlementOfAHoldIsRetryableAndWritesNothing) {
   std::shared_ptr<Engine> engine = Open(path_);
   ASSERT_NE(engine, nullptr);
   Seed(*engine);
-  const Transaction hold = HoldTransaction("wallet", "merchant", 300);
-  ASSERT_TRUE(Write(*engine, hold, *hold.hold, 300).ok());
-  const Transaction voided = Settlement(OperationKind::kVoid, hold.id);
-  ASSERT_TRUE(Write(*engine, voided, *hold.hold, -300).ok());
+  const Transaction hold = WalletHold();
+  ASSERT_TRUE(testing::PlaceHold(*engine, hold).ok());
+  const Transaction voided = testing::Settlement("void-1", OperationKind::kVoid, hold.id, kNow);
+  ASSERT_TRUE(testing::SettleHold(*engine, voided, *hold.hold).ok());
 
-  // Both guards answer the same: the hold is no longer pending, and its hold_id is taken.
-  // With the holds row put back to pending, only the unique hold_id is left to stop it.
   for (bool pending_again : {false, true}) {
+    SCOPED_TRACE(pending_again ? "holds row pending again" : "holds row voided");
     if (pending_again) {
       RawConnection raw(path_);
       ASSERT_TRUE(raw.ok());
       ASSERT_EQ(raw.Execute("UPDATE holds SET status = 'pending', settled_by = NULL"), "ok");
     }
-    const Transaction capture = Settlement(OperationKind::kCapture, hold.id);
-    absl::Status clash = Write(*engine, capture, *hold.hold, -300);
+    const Transaction capture =
+        testing::Settlement(pending_again ? "capture-2" : "capture-1", OperationKind::kCapture,
+                            hold.id, kNow);
+    absl::Status clash = testing::SettleHold(*engine, capture, *hold.hold);
     EXPECT_TRUE(IsRetryable(clash)) << clash;
     EXPECT_TRUE(absl::StrContains(clash.message(), "transactions.hold_id")) << clash;
     EXPECT_FALSE(engine->GetTransaction(capture.id)->has_value());
@@ -351,80 +326,12 @@ TEST_F(SqliteHoldsTest, SecondSettlementOfAHoldIsRetryableAndWritesNothing) {
   EXPECT_EQ(*settlement, voided);
 }
 
-TEST_F(SqliteHoldsTest, HoldReadsBackFromEveryReadAndItsSettlementReleasesIt) {
-  std::shared_ptr<Engine> engine = Open(path_);
-  ASSERT_NE(engine, nullptr);
-  Seed(*engine);
-  const Transaction hold = HoldTransaction("wallet", "merchant", 300);
-  ASSERT_TRUE(Write(*engine, hold, *hold.hold, 300).ok());
-  const Hold pending = PendingHold(hold);
-  const absl::Time later = kNow + absl::Hours(2);  // past expires_at
-
-  EXPECT_EQ(engine->GetHold(hold.id).value(), pending);
-  EXPECT_EQ(engine->GetTransaction(hold.id).value(), hold);
-  EXPECT_EQ(engine->ListTransactions("", 10).value(), std::vector<Transaction>{hold});
-  EXPECT_EQ(engine->GetAccount("wallet").value()->pending_debits, 300);
-  EXPECT_EQ(engine->GetAccount("merchant").value()->pending_credits, 300);
-  EXPECT_FALSE(engine->CloseAccountIfZeroBalance("merchant").value());  // a hold is pending
-  for (const char* account : {"wallet", "merchant", ""}) {
-    EXPECT_EQ(engine->ListHolds(account, "", 10).value(), std::vector<Hold>{pending}) << account;
-  }
-  EXPECT_TRUE(engine->ListHolds("issuance", "", 10)->empty());
-  EXPECT_TRUE(engine->ListHolds("wallet", hold.id, 10)->empty());
-  EXPECT_TRUE(engine->ListLapsedHolds(kNow, 10)->empty());
-  EXPECT_EQ(engine->ListLapsedHolds(later, 10).value(), std::vector<Hold>{pending});
-  EXPECT_EQ(engine->HoldTotals("wallet", kNow, kNow).value(),
-            (PendingHoldTotals{.reserving_since = {1, 300}}));
-  EXPECT_EQ(engine->HoldTotals("wallet", kNow, kNow + absl::Seconds(1)).value(),
-            (PendingHoldTotals{}));  // placed before the window
-  EXPECT_EQ(engine->HoldTotals("wallet", later, kNow).value(),
-            (PendingHoldTotals{.lapsed_debits = 300}));
-  EXPECT_EQ(engine->HoldTotals("merchant", later, kNow).value(),
-            (PendingHoldTotals{.lapsed_credits = 300}));
-  {
-    std::unique_ptr<StorageTransaction> storage = engine->Begin(BeginOptions{}).value();
-    EXPECT_EQ(storage->LoadHolds({"missing", hold.id}).value(), std::vector<Hold>{pending});
-    EXPECT_EQ(storage->LoadHoldTotals("wallet", later, kNow).value(),
-              (PendingHoldTotals{.lapsed_debits = 300}));
-  }
-
-  const Transaction expired = Settlement(OperationKind::kExpire, hold.id);
-  ASSERT_TRUE(Write(*engine, expired, *hold.hold, -300).ok());
-  Hold settled = pending;
-  settled.status = HoldStatus::kExpired;
-  settled.settled_by = expired.id;
-  EXPECT_EQ(engine->GetHold(hold.id).value(), settled);
-  EXPECT_EQ(engine->GetTransaction(expired.id).value(), expired);
-  EXPECT_TRUE(engine->ListLapsedHolds(later, 10)->empty());
-  EXPECT_EQ(engine->HoldTotals("wallet", later, kNow).value(),
-            (PendingHoldTotals{}));
-  EXPECT_EQ(engine->GetAccount("wallet").value()->pending_debits, 0);
-  EXPECT_TRUE(engine->CloseAccountIfZeroBalance("merchant").value());
-}
-
-TEST_F(SqliteHoldsTest, WriteRefusesHoldFieldsThatDoNotFitTheKindAndWritesNothing) {
-  std::shared_ptr<Engine> engine = Open(path_);
-  ASSERT_NE(engine, nullptr);
-  Seed(*engine);
-  Transaction terms_on_a_void = HoldTransaction("wallet", "merchant", 300);
-  terms_on_a_void.kind = OperationKind::kVoid;
-  Transaction hold_without_terms = HoldTransaction("wallet", "merchant", 300);
-  hold_without_terms.hold.reset();
-  Transaction transfer_naming_a_hold = Settlement(OperationKind::kTransfer, "some-hold");
-  for (const Transaction& bad : {terms_on_a_void, hold_without_terms, transfer_naming_a_hold}) {
-    absl::Status refused = Write(*engine, bad, HoldTerms{"wallet", "merchant"}, 0);
-    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
-    EXPECT_FALSE(engine->GetTransaction(bad.id)->has_value());
-  }
-  EXPECT_TRUE(engine->ListHolds("", "", 10)->empty());
-}
-
 TEST_F(SqliteHoldsTest, HoldTransactionWhoseHoldsRowIsGoneReadsAsDataLoss) {
   std::shared_ptr<Engine> engine = Open(path_);
   ASSERT_NE(engine, nullptr);
   Seed(*engine);
-  const Transaction hold = HoldTransaction("wallet", "merchant", 300);
-  ASSERT_TRUE(Write(*engine, hold, *hold.hold, 300).ok());
+  const Transaction hold = WalletHold();
+  ASSERT_TRUE(testing::PlaceHold(*engine, hold).ok());
   RawConnection raw(path_);  // foreign keys are off on a raw connection
   ASSERT_TRUE(raw.ok());
   ASSERT_EQ(raw.Execute("DELETE FROM holds"), "ok");
@@ -433,54 +340,12 @@ TEST_F(SqliteHoldsTest, HoldTransactionWhoseHoldsRowIsGoneReadsAsDataLoss) {
   EXPECT_EQ(engine->ListTransactions("", 10).status().code(), absl::StatusCode::kDataLoss);
 }
 
-TEST_F(SqliteHoldsTest, HoldsPageByIdOverBothSidesAndLoadInSeveralStatements) {
-  std::shared_ptr<Engine> engine = Open(path_);
-  ASSERT_NE(engine, nullptr);
-  Seed(*engine);
-  ASSERT_TRUE(
-      engine->InsertAccount(Account{.id = "other", .asset = "USD", .created_at = kNow}).ok());
-  // More than kHoldsPerSelectMax holds: wallet pays out of half and receives the rest.
-  constexpr int kHolds = 37;
-  std::vector<Hold> of_wallet;
-  std::vector<std::string> ids;
-  for (int i = 0; i < kHolds; ++i) {
-    const Transaction hold = i % 2 == 0 ? HoldTransaction("wallet", "merchant", 10 + i)
-                                        : HoldTransaction("other", "wallet", 10 + i);
-    ASSERT_TRUE(Write(*engine, hold, *hold.hold, hold.hold->amount).ok());
-    of_wallet.push_back(PendingHold(hold));
-    ids.push_back(hold.id);
-  }
-  const Transaction unrelated = HoldTransaction("other", "merchant", 5);
-  ASSERT_TRUE(Write(*engine, unrelated, *unrelated.hold, 5).ok());
-  auto by_id = [](const Hold& a, const Hold& b) { return a.id < b.id; };
-  std::sort(of_wallet.begin(), of_wallet.end(), by_id);
-
-  std::vector<Hold> paged;
-  std::string after;
-  while (true) {
-    absl::StatusOr<std::vector<Hold>> page = engine->ListHolds("wallet", after, 5);
-    ASSERT_TRUE(page.ok()) << page.status();
-    if (page->empty()) break;
-    EXPECT_LE(page->size(), 5u);
-    paged.insert(paged.end(), page->begin(), page->end());
-    after = page->back().id;
-  }
-  EXPECT_EQ(paged, of_wallet);
-  EXPECT_EQ(engine->ListHolds("", "", 100)->size(), static_cast<size_t>(kHolds + 1));
-
-  std::unique_ptr<StorageTransaction> storage = engine->Begin(BeginOptions{}).value();
-  absl::StatusOr<std::vector<Hold>> loaded = storage->LoadHolds(ids);
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
-  std::sort(loaded->begin(), loaded->end(), by_id);
-  EXPECT_EQ(*loaded, of_wallet);
-}
-
 TEST_F(SqliteHoldsTest, SchemaRefusesNegativePendingAmountsAndInconsistentHolds) {
   std::shared_ptr<Engine> engine = Open(path_);
   ASSERT_NE(engine, nullptr);
   Seed(*engine);
-  const Transaction hold = HoldTransaction("wallet", "merchant", 300);
-  ASSERT_TRUE(Write(*engine, hold, *hold.hold, 300).ok());
+  const Transaction hold = WalletHold();
+  ASSERT_TRUE(testing::PlaceHold(*engine, hold).ok());
   RawConnection raw(path_);
   ASSERT_TRUE(raw.ok());
   EXPECT_NE(raw.Execute("UPDATE accounts SET pending_debits = -1 WHERE id = 'wallet'"), "ok");
