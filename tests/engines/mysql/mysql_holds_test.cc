@@ -24,12 +24,11 @@
 #include "ledger/engine.h"
 #include "ledger/hold.h"
 #include "ledger/ledger.h"
-#include "ledger/operation.h"
 #include "ledger/transaction.h"
-#include "ledger/verify.h"
 #include "tests/conformance/conformance_context.h"
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/support/hold_writes.h"
+#include "tests/support/ledger_before_holds.h"
 #include "tests/support/open_ledger.h"
 
 namespace ledger::testing {
@@ -137,40 +136,6 @@ class MysqlHoldsTest : public ::testing::Test {
 
 // ------------------------------------------------------------ migrating a populated database
 
-void Commit(Ledger& ledger, const std::string& key, const Operation& operation,
-            std::string* transaction_id = nullptr) {
-  absl::StatusOr<Outcome> outcome = ledger.Submit(SubmitRequest{key, {}, operation, {}});
-  ASSERT_TRUE(outcome.ok()) << outcome.status();
-  ASSERT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
-  if (transaction_id != nullptr) *transaction_id = outcome->transaction.id;
-}
-
-// A ledger with every operation kind before holds, written through a Ledger.
-void WriteLedgerBeforeHolds(Ledger& ledger) {
-  ASSERT_TRUE(ledger.DefineAsset({"CREDITS", 0}).ok());
-  ASSERT_TRUE(
-      ledger.OpenAccount({.id = "issuance", .asset = "CREDITS", .allow_negative = true}).ok());
-  ASSERT_TRUE(ledger.OpenAccount({.id = "alice", .asset = "CREDITS"}).ok());
-  ASSERT_TRUE(ledger.OpenAccount({.id = "bob", .asset = "CREDITS"}).ok());
-  ASSERT_TRUE(
-      ledger.OpenAccount({.id = "carol", .asset = "CREDITS", .overdraft_limit = 50}).ok());
-  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "fund", Operation::TopUp("issuance", "alice", "CREDITS", 500)));
-  std::string transfer;
-  ASSERT_NO_FATAL_FAILURE(
-      Commit(ledger, "pay", Operation::Transfer("alice", "bob", "CREDITS", 120), &transfer));
-  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "undo", Operation::Reverse(transfer)));
-  ASSERT_NO_FATAL_FAILURE(
-      Commit(ledger, "pay-again", Operation::Transfer("alice", "bob", "CREDITS", 150)));
-  ASSERT_NO_FATAL_FAILURE(
-      Commit(ledger, "shop", Operation::Spend("bob", "carol", "CREDITS", 40)));
-  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "split",
-                                 Operation::Post({{"alice", "CREDITS", -30},
-                                                  {"bob", "CREDITS", 10},
-                                                  {"carol", "CREDITS", 20}})));
-  ASSERT_NO_FATAL_FAILURE(
-      Commit(ledger, "cash-out", Operation::Payout("carol", "issuance", "CREDITS", 25)));
-}
-
 TEST_F(MysqlHoldsTest, PopulatedDatabaseMigratesToHoldsAndStillVerifies) {
   // The new engine cannot write an older schema (it reads and writes the new columns), so
   // a Ledger writes into a twin database with the latest schema, and the rows are copied,
@@ -179,11 +144,13 @@ TEST_F(MysqlHoldsTest, PopulatedDatabaseMigratesToHoldsAndStillVerifies) {
   const std::string target = Scratch("holds_target");
   ASSERT_NE(MigrateBeforeHolds(target), nullptr);
   ManualClock clock;
-  std::shared_ptr<Engine> source_engine = Open(source);
-  ASSERT_NE(source_engine, nullptr);
+  LedgerRows before;
   {
+    std::shared_ptr<Engine> source_engine = Open(source);
+    ASSERT_NE(source_engine, nullptr);
     Ledger ledger = OpenTestLedger(source_engine, {.clock = &clock});
     ASSERT_NO_FATAL_FAILURE(WriteLedgerBeforeHolds(ledger));
+    before = ReadLedgerRows(*source_engine);
   }
   // Parents first; a reversal after the transaction it reverses.
   for (const char* table : {"assets", "accounts"}) CopyRows(source, target, table);
@@ -199,53 +166,8 @@ TEST_F(MysqlHoldsTest, PopulatedDatabaseMigratesToHoldsAndStillVerifies) {
   ASSERT_TRUE(migrated->Migrate().ok());
   EXPECT_EQ(Text(absl::StrCat("SELECT MAX(version) FROM `", target, "`.schema_migrations")),
             std::to_string(kHoldsMigrationVersion));
-
-  absl::StatusOr<VerifyReport> report = VerifyLedger(*migrated);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_TRUE(report->ok()) << report->ToText();
-  absl::StatusOr<VerifyReport> source_report = VerifyLedger(*source_engine);
-  ASSERT_TRUE(source_report.ok()) << source_report.status();
-  EXPECT_EQ(report->ToJson(), source_report->ToJson());
-  EXPECT_EQ(report->transactions, 7);
-
-  // The old rows read back as they were written, with nothing pending and no hold.
-  absl::StatusOr<std::vector<Account>> accounts = migrated->ListAccounts("", 100);
-  ASSERT_TRUE(accounts.ok()) << accounts.status();
-  EXPECT_EQ(*accounts, *source_engine->ListAccounts("", 100));
-  ASSERT_EQ(accounts->size(), 4u);
-  for (const Account& account : *accounts) {
-    EXPECT_EQ(account.pending_debits, 0) << account.id;
-    EXPECT_EQ(account.pending_credits, 0) << account.id;
-  }
-  absl::StatusOr<std::vector<Transaction>> transactions = migrated->ListTransactions("", 100);
-  ASSERT_TRUE(transactions.ok()) << transactions.status();
-  EXPECT_EQ(*transactions, *source_engine->ListTransactions("", 100));
-  for (const Transaction& transaction : *transactions) {
-    EXPECT_FALSE(transaction.hold.has_value()) << transaction.id;
-    EXPECT_FALSE(transaction.hold_id.has_value()) << transaction.id;
-    EXPECT_EQ(*migrated->GetTransaction(transaction.id), transaction);
-  }
-  EXPECT_EQ(*migrated->ListKeyRecords(std::nullopt, 100),
-            *source_engine->ListKeyRecords(std::nullopt, 100));
-  EXPECT_TRUE(migrated->ListHolds("", "", 100)->empty());
-
-  // And the migrated ledger takes holds: alice's available balance drops at once.
-  Ledger ledger = OpenTestLedger(migrated, {.clock = &clock});
-  std::string hold_id;
-  ASSERT_NO_FATAL_FAILURE(
-      Commit(ledger, "reserve", Operation::Hold("alice", "bob", "CREDITS", 70), &hold_id));
-  absl::StatusOr<Account> alice = ledger.GetAccount("alice");
-  ASSERT_TRUE(alice.ok()) << alice.status();
-  EXPECT_EQ(alice->pending_debits, 70);
-  EXPECT_EQ(alice->Available(), alice->balance - 70);
-  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "settle", Operation::Capture(hold_id, 50)));
-  absl::StatusOr<std::optional<Hold>> hold = migrated->GetHold(hold_id);
-  ASSERT_TRUE(hold.ok()) << hold.status();
-  ASSERT_TRUE(hold->has_value());
-  EXPECT_EQ((*hold)->status, HoldStatus::kCaptured);
-  report = VerifyLedger(*migrated);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_TRUE(report->ok()) << report->ToText();
+  ASSERT_NO_FATAL_FAILURE(ExpectRowsSurviveTheHoldsMigration(*migrated, before));
+  ExpectMigratedLedgerTakesHolds(migrated, &clock);
 }
 
 // MySQL commits DDL at once, so a migration can stop half-way; the next run must finish

@@ -29,14 +29,13 @@
 #include "ledger/engine.h"
 #include "ledger/hold.h"
 #include "ledger/ledger.h"
-#include "ledger/operation.h"
 #include "ledger/transaction.h"
-#include "ledger/verify.h"
 #include "pqxx/connection"
 #include "pqxx/transaction"
 #include "tests/conformance/conformance_context.h"
 #include "tests/engines/postgres/postgres_test_database.h"
 #include "tests/support/hold_writes.h"
+#include "tests/support/ledger_before_holds.h"
 #include "tests/support/open_ledger.h"
 
 namespace ledger::testing {
@@ -147,62 +146,19 @@ class PostgresHoldsTest : public ::testing::Test {
 
 // ------------------------------------------------------------ migrating a populated database
 
-void Commit(Ledger& ledger, const std::string& key, const Operation& operation,
-            std::string* transaction_id = nullptr) {
-  absl::StatusOr<Outcome> outcome = ledger.Submit(SubmitRequest{key, {}, operation, {}});
-  ASSERT_TRUE(outcome.ok()) << outcome.status();
-  ASSERT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
-  if (transaction_id != nullptr) *transaction_id = outcome->transaction.id;
-}
-
-// A ledger with every operation kind before holds, written through a Ledger.
-void WriteLedgerBeforeHolds(Ledger& ledger) {
-  ASSERT_TRUE(ledger.DefineAsset({"CREDITS", 0}).ok());
-  ASSERT_TRUE(
-      ledger.OpenAccount({.id = "issuance", .asset = "CREDITS", .allow_negative = true}).ok());
-  ASSERT_TRUE(ledger.OpenAccount({.id = "alice", .asset = "CREDITS"}).ok());
-  ASSERT_TRUE(ledger.OpenAccount({.id = "bob", .asset = "CREDITS"}).ok());
-  ASSERT_TRUE(
-      ledger.OpenAccount({.id = "carol", .asset = "CREDITS", .overdraft_limit = 50}).ok());
-  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "fund", Operation::TopUp("issuance", "alice", "CREDITS", 500)));
-  std::string transfer;
-  ASSERT_NO_FATAL_FAILURE(
-      Commit(ledger, "pay", Operation::Transfer("alice", "bob", "CREDITS", 120), &transfer));
-  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "undo", Operation::Reverse(transfer)));
-  ASSERT_NO_FATAL_FAILURE(
-      Commit(ledger, "pay-again", Operation::Transfer("alice", "bob", "CREDITS", 150)));
-  ASSERT_NO_FATAL_FAILURE(
-      Commit(ledger, "shop", Operation::Spend("bob", "carol", "CREDITS", 40)));
-  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "split",
-                                 Operation::Post({{"alice", "CREDITS", -30},
-                                                  {"bob", "CREDITS", 10},
-                                                  {"carol", "CREDITS", 20}})));
-  ASSERT_NO_FATAL_FAILURE(
-      Commit(ledger, "cash-out", Operation::Payout("carol", "issuance", "CREDITS", 25)));
-}
-
 TEST_F(PostgresHoldsTest, PopulatedDatabaseMigratesToHoldsAndStillVerifies) {
   // The new engine cannot write an older schema (it reads and writes the new columns), so
   // a Ledger writes on the latest schema, that schema is set aside (renamed), and its rows
   // are copied, in the older schema's columns, into a public schema migrated only up to
   // 0002.
   ManualClock clock;
-  std::vector<Account> accounts_before;
-  std::vector<Transaction> transactions_before;
-  std::vector<KeyRecord> keys_before;
-  std::string report_before;
+  LedgerRows before;
   {
     std::shared_ptr<Engine> source = OpenFresh();
     ASSERT_NE(source, nullptr);
     Ledger ledger = OpenTestLedger(source, {.clock = &clock});
     ASSERT_NO_FATAL_FAILURE(WriteLedgerBeforeHolds(ledger));
-    accounts_before = *source->ListAccounts("", 100);
-    transactions_before = *source->ListTransactions("", 100);
-    keys_before = *source->ListKeyRecords(std::nullopt, 100);
-    absl::StatusOr<VerifyReport> report = VerifyLedger(*source);
-    ASSERT_TRUE(report.ok()) << report.status();
-    ASSERT_TRUE(report->ok()) << report->ToText();
-    report_before = report->ToJson().dump();
+    before = ReadLedgerRows(*source);
   }
   ASSERT_TRUE(Sql("DROP SCHEMA IF EXISTS holds_source CASCADE;"
                   " ALTER SCHEMA public RENAME TO holds_source; CREATE SCHEMA public")
@@ -229,50 +185,8 @@ TEST_F(PostgresHoldsTest, PopulatedDatabaseMigratesToHoldsAndStillVerifies) {
   EXPECT_EQ(Text("SELECT max(version) FROM schema_migrations"),
             std::to_string(kHoldsMigrationVersion));
   EXPECT_EQ(HoldColumns(), "4");
-
-  absl::StatusOr<VerifyReport> report = VerifyLedger(*migrated);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_TRUE(report->ok()) << report->ToText();
-  EXPECT_EQ(report->ToJson().dump(), report_before);
-  EXPECT_EQ(report->transactions, 7);
-
-  // The old rows read back as they were written, with nothing pending and no hold.
-  absl::StatusOr<std::vector<Account>> accounts = migrated->ListAccounts("", 100);
-  ASSERT_TRUE(accounts.ok()) << accounts.status();
-  EXPECT_EQ(*accounts, accounts_before);
-  ASSERT_EQ(accounts->size(), 4u);
-  for (const Account& account : *accounts) {
-    EXPECT_EQ(account.pending_debits, 0) << account.id;
-    EXPECT_EQ(account.pending_credits, 0) << account.id;
-  }
-  absl::StatusOr<std::vector<Transaction>> transactions = migrated->ListTransactions("", 100);
-  ASSERT_TRUE(transactions.ok()) << transactions.status();
-  EXPECT_EQ(*transactions, transactions_before);
-  for (const Transaction& transaction : *transactions) {
-    EXPECT_FALSE(transaction.hold.has_value()) << transaction.id;
-    EXPECT_FALSE(transaction.hold_id.has_value()) << transaction.id;
-    EXPECT_EQ(*migrated->GetTransaction(transaction.id), transaction);
-  }
-  EXPECT_EQ(*migrated->ListKeyRecords(std::nullopt, 100), keys_before);
-  EXPECT_TRUE(migrated->ListHolds("", "", 100)->empty());
-
-  // And the migrated ledger takes holds: alice's available balance drops at once.
-  Ledger ledger = OpenTestLedger(migrated, {.clock = &clock});
-  std::string hold_id;
-  ASSERT_NO_FATAL_FAILURE(
-      Commit(ledger, "reserve", Operation::Hold("alice", "bob", "CREDITS", 70), &hold_id));
-  absl::StatusOr<Account> alice = ledger.GetAccount("alice");
-  ASSERT_TRUE(alice.ok()) << alice.status();
-  EXPECT_EQ(alice->pending_debits, 70);
-  EXPECT_EQ(alice->Available(), alice->balance - 70);
-  ASSERT_NO_FATAL_FAILURE(Commit(ledger, "settle", Operation::Capture(hold_id, 50)));
-  absl::StatusOr<std::optional<Hold>> hold = migrated->GetHold(hold_id);
-  ASSERT_TRUE(hold.ok()) << hold.status();
-  ASSERT_TRUE(hold->has_value());
-  EXPECT_EQ((*hold)->status, HoldStatus::kCaptured);
-  report = VerifyLedger(*migrated);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_TRUE(report->ok()) << report->ToText();
+  ASSERT_NO_FATAL_FAILURE(ExpectRowsSurviveTheHoldsMigration(*migrated, before));
+  ExpectMigratedLedgerTakesHolds(migrated, &clock);
 }
 
 // PostgreSQL DDL is transactional: a run of 0003 that fails part-way leaves nothing

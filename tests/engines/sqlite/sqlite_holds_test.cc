@@ -30,9 +30,8 @@
 #include "gtest/gtest.h"
 #include "ledger/engine.h"
 #include "ledger/ledger.h"
-#include "ledger/operation.h"
-#include "ledger/verify.h"
 #include "tests/support/hold_writes.h"
+#include "tests/support/ledger_before_holds.h"
 #include "tests/support/open_ledger.h"
 
 namespace ledger {
@@ -141,85 +140,20 @@ class SqliteHoldsTest : public ::testing::Test {
     return engine.ok() ? std::shared_ptr<Engine>(*std::move(engine)) : nullptr;
   }
 
-  // USD; issuance (may go negative), a wallet and a merchant.
-  static void Seed(Engine& engine) {
-    ASSERT_TRUE(engine.PutAsset({"USD", 2}).ok());
-    for (Account account : {Account{.id = "issuance", .asset = "USD", .allow_negative = true},
-                            Account{.id = "merchant", .asset = "USD"},
-                            Account{.id = "wallet", .asset = "USD"}}) {
-      account.created_at = kNow;
-      ASSERT_TRUE(engine.InsertAccount(account).ok()) << account.id;
-    }
-  }
-
-  // A hold of 300 from wallet to merchant, lapsing an hour after kNow, for
-  // testing::PlaceHold to write straight through the storage contract
-  // (tests/support/hold_writes.h).
-  static Transaction WalletHold() {
-    return testing::HoldTransaction(
-        "hold-1", {"wallet", "merchant", "USD", 300, kNow + absl::Hours(1)}, kNow);
-  }
-
   std::filesystem::path folder_;
   std::string path_;
 };
 
-// Everything a first-release ledger could hold, through the Ledger's own submits.
-void FillThroughALedger(std::shared_ptr<Engine> engine) {
-  Ledger book = testing::OpenTestLedger(std::move(engine));
-  ASSERT_TRUE(book.DefineAsset({"USD", 2}).ok());
-  for (AccountSpec spec : {AccountSpec{.id = "issuance", .asset = "USD", .allow_negative = true},
-                           AccountSpec{.id = "platform", .asset = "USD"},
-                           AccountSpec{.id = "merchant", .asset = "USD"},
-                           AccountSpec{.id = "wallet", .asset = "USD", .overdraft_limit = 50}}) {
-    ASSERT_TRUE(book.OpenAccount(spec).ok()) << spec.id;
-  }
-  const std::vector<std::pair<std::string, Operation>> operations = {
-      {"top-up-1", Operation::TopUp("issuance", "wallet", "USD", 10'000)},
-      {"spend-1", Operation::Spend("wallet", "merchant", "USD", 2'500, Fee{"platform", 100})},
-      {"transfer-1", Operation::Transfer("merchant", "wallet", "USD", 400)},
-      {"payout-1", Operation::Payout("merchant", "issuance", "USD", 1'000)},
-  };
-  std::string transfer_id;
-  for (const auto& [key, operation] : operations) {
-    absl::StatusOr<Outcome> outcome =
-        book.Submit(SubmitRequest{.key = key, .operation = operation});
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    ASSERT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
-    if (key == "transfer-1") transfer_id = outcome->transaction.id;
-  }
-  absl::StatusOr<Outcome> reversal =
-      book.Submit(SubmitRequest{.key = "reverse-1", .operation = Operation::Reverse(transfer_id)});
-  ASSERT_TRUE(reversal.ok()) << reversal.status();
-  ASSERT_EQ(reversal->kind, OutcomeKind::kCommitted) << OutcomeToJson(*reversal).dump();
-}
-
-struct Contents {
-  std::vector<Account> accounts;
-  std::vector<Transaction> transactions;
-  std::vector<KeyRecord> keys;
-  std::vector<OutboxEvent> events;
-};
-
-Contents ReadContents(Engine& engine) {
-  return Contents{engine.ListAccounts("", 1000).value(), engine.ListTransactions("", 1000).value(),
-                  engine.ListKeyRecords(std::nullopt, 1000).value(),
-                  engine.ListEvents(0, 1000).value()};
-}
-
 TEST_F(SqliteHoldsTest, MigratingAPopulatedVersionOneDatabaseKeepsItsRowsAndVerifies) {
   const std::string source_path = (folder_ / "written-by-a-ledger.db").string();
-  Contents written;
+  testing::LedgerRows written;
   {
     std::shared_ptr<Engine> source = Open(source_path);
     ASSERT_NE(source, nullptr);
-    FillThroughALedger(source);
-    if (HasFatalFailure()) return;
-    written = ReadContents(*source);
+    Ledger book = testing::OpenTestLedger(source);
+    ASSERT_NO_FATAL_FAILURE(testing::WriteLedgerBeforeHolds(book));
+    written = testing::ReadLedgerRows(*source);
   }
-  ASSERT_EQ(written.accounts.size(), 4u);
-  ASSERT_EQ(written.transactions.size(), 5u);
-  ASSERT_EQ(written.keys.size(), 5u);
   ASSERT_TRUE(CreateDatabaseBefore(path_, kHoldsMigrationVersion).ok());
   ASSERT_EQ(CopyRowsIntoOlderSchema(source_path, path_), "ok");
   {
@@ -239,71 +173,40 @@ TEST_F(SqliteHoldsTest, MigratingAPopulatedVersionOneDatabaseKeepsItsRowsAndVeri
   ASSERT_TRUE(migrated.ok());
   EXPECT_EQ(migrated.Column("SELECT name FROM schema_migrations ORDER BY version"),
             (std::vector<std::string>{"0001_initial", "0002_holds"}));
-  absl::StatusOr<VerifyReport> report = VerifyLedger(*engine);
-  ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_TRUE(report->ok()) << report->ToText();
-  EXPECT_EQ(report->accounts, 4);
-  EXPECT_EQ(report->transactions, 5);
-  EXPECT_EQ(report->key_records, 5);
-
-  // The old rows read back as written: nothing pending, no hold fields, no holds.
-  const Contents read = ReadContents(*engine);
-  EXPECT_EQ(read.accounts, written.accounts);
-  EXPECT_EQ(read.transactions, written.transactions);
-  EXPECT_EQ(read.keys, written.keys);
-  EXPECT_EQ(read.events, written.events);
-  for (const Account& account : read.accounts) {
-    EXPECT_EQ(account.pending_debits, 0) << account.id;
-    EXPECT_EQ(account.pending_credits, 0) << account.id;
-  }
-  for (const Transaction& transaction : read.transactions) {
-    EXPECT_FALSE(transaction.hold.has_value()) << transaction.id;
-    EXPECT_FALSE(transaction.hold_id.has_value()) << transaction.id;
-  }
-  EXPECT_TRUE(engine->ListHolds("", "", 10)->empty());
-
-  // And the migrated file takes holds: one captured, one voided, then verified again.
-  Ledger book = testing::OpenTestLedger(engine);
-  absl::StatusOr<Outcome> held = book.Submit(
-      SubmitRequest{.key = "payout-2:hold",
-                    .operation = Operation::Hold("wallet", "merchant", "USD", 700)});
-  ASSERT_TRUE(held.ok()) << held.status();
-  ASSERT_EQ(held->kind, OutcomeKind::kCommitted) << OutcomeToJson(*held).dump();
-  absl::StatusOr<Account> wallet = book.GetAccount("wallet");
-  ASSERT_TRUE(wallet.ok()) << wallet.status();
-  EXPECT_EQ(wallet->pending_debits, 700);
-  absl::StatusOr<Outcome> captured = book.Submit(
-      SubmitRequest{.key = "payout-2:capture",
-                    .operation = Operation::Capture(held->transaction.id, 300)});
-  ASSERT_TRUE(captured.ok()) << captured.status();
-  ASSERT_EQ(captured->kind, OutcomeKind::kCommitted) << OutcomeToJson(*captured).dump();
-  absl::StatusOr<Outcome> second = book.Submit(
-      SubmitRequest{.key = "payout-3:hold",
-                    .operation = Operation::Hold("wallet", "merchant", "USD", 200)});
-  ASSERT_TRUE(second.ok() && second->kind == OutcomeKind::kCommitted);
-  absl::StatusOr<Outcome> voided = book.Submit(SubmitRequest{
-      .key = "payout-3:void", .operation = Operation::Void(second->transaction.id)});
-  ASSERT_TRUE(voided.ok()) << voided.status();
-  ASSERT_EQ(voided->kind, OutcomeKind::kCommitted) << OutcomeToJson(*voided).dump();
-  absl::StatusOr<VerifyReport> after = VerifyLedger(*engine);
-  ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_TRUE(after->ok()) << after->ToText();
-  EXPECT_EQ(after->transactions, 9);
+  ASSERT_NO_FATAL_FAILURE(testing::ExpectRowsSurviveTheHoldsMigration(*engine, written));
+  testing::ExpectMigratedLedgerTakesHolds(engine, /*clock=*/nullptr);
 }
+
+// A database holding a hold of 300 from wallet to merchant (USD), placed straight through
+// the storage contract (tests/support/hold_writes.h), for the tests that then go behind
+// the engine's back with SQL.
+class SqliteHoldRowsTest : public SqliteHoldsTest {
+ protected:
+  void SetUp() override {
+    SqliteHoldsTest::SetUp();
+    engine_ = Open(path_);
+    ASSERT_NE(engine_, nullptr);
+    ASSERT_TRUE(engine_->PutAsset({"USD", 2}).ok());
+    for (const char* id : {"merchant", "wallet"}) {
+      ASSERT_TRUE(
+          engine_->InsertAccount(Account{.id = id, .asset = "USD", .created_at = kNow}).ok());
+    }
+    ASSERT_TRUE(testing::PlaceHold(*engine_, hold_).ok());
+  }
+
+  const Transaction hold_ = testing::HoldTransaction(
+      "hold-1", {"wallet", "merchant", "USD", 300, kNow + absl::Hours(1)}, kNow);
+  std::shared_ptr<Engine> engine_;
+};
 
 // Two guards stop a second settlement, and both answer the same: the hold is no longer
 // pending, and its hold_id is taken (transactions.hold_id is unique). With the holds row
 // put back to pending through SQL, only the unique index is left to stop it.
 // (That a second settlement is retryable and writes nothing on every engine is the
 // conformance suite's HoldStorageSecondSettlementOfAHoldIsRetryableAndWritesNothing.)
-TEST_F(SqliteHoldsTest, SecondSettlementOfAHoldIsRetryableAndWritesNothing) {
-  std::shared_ptr<Engine> engine = Open(path_);
-  ASSERT_NE(engine, nullptr);
-  Seed(*engine);
-  const Transaction hold = WalletHold();
-  ASSERT_TRUE(testing::PlaceHold(*engine, hold).ok());
-  const Transaction voided = testing::Settlement("void-1", OperationKind::kVoid, hold.id, kNow);
-  ASSERT_TRUE(testing::SettleHold(*engine, voided, *hold.hold).ok());
+TEST_F(SqliteHoldRowsTest, SecondSettlementOfAHoldIsRetryableAndWritesNothing) {
+  const Transaction voided = testing::Settlement("void-1", OperationKind::kVoid, hold_.id, kNow);
+  ASSERT_TRUE(testing::SettleHold(*engine_, voided, *hold_.hold).ok());
 
   for (bool pending_again : {false, true}) {
     SCOPED_TRACE(pending_again ? "holds row pending again" : "holds row voided");
@@ -314,38 +217,28 @@ TEST_F(SqliteHoldsTest, SecondSettlementOfAHoldIsRetryableAndWritesNothing) {
     }
     const Transaction capture =
         testing::Settlement(pending_again ? "capture-2" : "capture-1", OperationKind::kCapture,
-                            hold.id, kNow);
-    absl::Status clash = testing::SettleHold(*engine, capture, *hold.hold);
+                            hold_.id, kNow);
+    absl::Status clash = testing::SettleHold(*engine_, capture, *hold_.hold);
     EXPECT_TRUE(IsRetryable(clash)) << clash;
     EXPECT_TRUE(absl::StrContains(clash.message(), "transactions.hold_id")) << clash;
-    EXPECT_FALSE(engine->GetTransaction(capture.id)->has_value());
+    EXPECT_FALSE(engine_->GetTransaction(capture.id)->has_value());
   }
-  EXPECT_EQ(engine->GetAccount("wallet").value()->pending_debits, 0);
-  absl::StatusOr<std::optional<Transaction>> settlement = engine->GetTransaction(voided.id);
+  EXPECT_EQ(engine_->GetAccount("wallet").value()->pending_debits, 0);
+  absl::StatusOr<std::optional<Transaction>> settlement = engine_->GetTransaction(voided.id);
   ASSERT_TRUE(settlement.ok()) << settlement.status();
   EXPECT_EQ(*settlement, voided);
 }
 
-TEST_F(SqliteHoldsTest, HoldTransactionWhoseHoldsRowIsGoneReadsAsDataLoss) {
-  std::shared_ptr<Engine> engine = Open(path_);
-  ASSERT_NE(engine, nullptr);
-  Seed(*engine);
-  const Transaction hold = WalletHold();
-  ASSERT_TRUE(testing::PlaceHold(*engine, hold).ok());
+TEST_F(SqliteHoldRowsTest, HoldTransactionWhoseHoldsRowIsGoneReadsAsDataLoss) {
   RawConnection raw(path_);  // foreign keys are off on a raw connection
   ASSERT_TRUE(raw.ok());
   ASSERT_EQ(raw.Execute("DELETE FROM holds"), "ok");
-  absl::StatusOr<std::optional<Transaction>> read = engine->GetTransaction(hold.id);
+  absl::StatusOr<std::optional<Transaction>> read = engine_->GetTransaction(hold_.id);
   EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss) << read.status();
-  EXPECT_EQ(engine->ListTransactions("", 10).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(engine_->ListTransactions("", 10).status().code(), absl::StatusCode::kDataLoss);
 }
 
-TEST_F(SqliteHoldsTest, SchemaRefusesNegativePendingAmountsAndInconsistentHolds) {
-  std::shared_ptr<Engine> engine = Open(path_);
-  ASSERT_NE(engine, nullptr);
-  Seed(*engine);
-  const Transaction hold = WalletHold();
-  ASSERT_TRUE(testing::PlaceHold(*engine, hold).ok());
+TEST_F(SqliteHoldRowsTest, SchemaRefusesNegativePendingAmountsAndInconsistentHolds) {
   RawConnection raw(path_);
   ASSERT_TRUE(raw.ok());
   EXPECT_NE(raw.Execute("UPDATE accounts SET pending_debits = -1 WHERE id = 'wallet'"), "ok");
