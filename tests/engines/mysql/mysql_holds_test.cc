@@ -29,6 +29,7 @@
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/support/hold_writes.h"
 #include "tests/support/ledger_before_holds.h"
+#include "tests/support/older_migrations.h"
 #include "tests/support/open_ledger.h"
 
 namespace ledger::testing {
@@ -38,21 +39,6 @@ namespace {
 constexpr int kHoldsMigrationVersion = 3;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
-
-std::vector<Migration> MigrationsBefore(int version) {
-  std::vector<Migration> older;
-  for (const Migration& migration : MysqlMigrations()) {
-    if (migration.version < version) older.push_back(migration);
-  }
-  return older;
-}
-
-std::optional<Migration> HoldsMigration() {
-  for (const Migration& migration : MysqlMigrations()) {
-    if (migration.version == kHoldsMigrationVersion) return migration;
-  }
-  return std::nullopt;
-}
 
 class MysqlHoldsTest : public ::testing::Test {
  protected:
@@ -104,7 +90,7 @@ class MysqlHoldsTest : public ::testing::Test {
     EXPECT_TRUE(connection.ok()) << connection.status();
     if (!connection.ok()) return nullptr;
     absl::Status migrated = mysql_internal::MigrateDatabase(
-        **connection, MigrationsBefore(kHoldsMigrationVersion));
+        **connection, MigrationsBefore(MysqlMigrations(), kHoldsMigrationVersion));
     EXPECT_TRUE(migrated.ok()) << migrated;
     return *std::move(connection);
   }
@@ -173,7 +159,8 @@ TEST_F(MysqlHoldsTest, PopulatedDatabaseMigratesToHoldsAndStillVerifies) {
 // MySQL commits DDL at once, so a migration can stop half-way; the next run must finish
 // it. Every prefix of 0003's statements stands for a run cut short there.
 TEST_F(MysqlHoldsTest, HoldsMigrationCutShortAnywhereIsCompletedByTheNextRun) {
-  const std::optional<Migration> migration = HoldsMigration();
+  const std::optional<Migration> migration =
+      MigrationNumbered(MysqlMigrations(), kHoldsMigrationVersion);
   ASSERT_TRUE(migration.has_value());
   const std::vector<std::string> statements = SplitSqlStatements(migration->sql);
   ASSERT_GT(statements.size(), 2u);

@@ -36,6 +36,7 @@
 #include "tests/engines/postgres/postgres_test_database.h"
 #include "tests/support/hold_writes.h"
 #include "tests/support/ledger_before_holds.h"
+#include "tests/support/older_migrations.h"
 #include "tests/support/open_ledger.h"
 
 namespace ledger::testing {
@@ -45,21 +46,6 @@ namespace {
 constexpr int kHoldsMigrationVersion = 3;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
-
-std::vector<Migration> MigrationsBefore(int version) {
-  std::vector<Migration> older;
-  for (const Migration& migration : PostgresMigrations()) {
-    if (migration.version < version) older.push_back(migration);
-  }
-  return older;
-}
-
-std::optional<Migration> HoldsMigration() {
-  for (const Migration& migration : PostgresMigrations()) {
-    if (migration.version == kHoldsMigrationVersion) return migration;
-  }
-  return std::nullopt;
-}
 
 class PostgresHoldsTest : public ::testing::Test {
  protected:
@@ -93,8 +79,8 @@ class PostgresHoldsTest : public ::testing::Test {
   // engine's own runner.
   static void MigrateBeforeHolds() {
     absl::Status migrated = GuardedPqxx([](pqxx::connection& connection) {
-      return postgres_internal::MigrateDatabase(connection,
-                                                MigrationsBefore(kHoldsMigrationVersion));
+      return postgres_internal::MigrateDatabase(
+          connection, MigrationsBefore(PostgresMigrations(), kHoldsMigrationVersion));
     });
     ASSERT_TRUE(migrated.ok()) << migrated;
   }
@@ -193,7 +179,8 @@ TEST_F(PostgresHoldsTest, PopulatedDatabaseMigratesToHoldsAndStillVerifies) {
 // behind, and a copy applied by hand (no schema_migrations row) does not stop the
 // engine's own run, thanks to IF NOT EXISTS.
 TEST_F(PostgresHoldsTest, HoldsMigrationIsAllOrNothingAndRerunnable) {
-  const std::optional<Migration> migration = HoldsMigration();
+  const std::optional<Migration> migration =
+      MigrationNumbered(PostgresMigrations(), kHoldsMigrationVersion);
   ASSERT_TRUE(migration.has_value());
   ASSERT_TRUE(ResetPostgresTestDatabase().ok());
   ASSERT_NO_FATAL_FAILURE(MigrateBeforeHolds());

@@ -32,6 +32,7 @@
 #include "ledger/ledger.h"
 #include "tests/support/hold_writes.h"
 #include "tests/support/ledger_before_holds.h"
+#include "tests/support/older_migrations.h"
 #include "tests/support/open_ledger.h"
 
 namespace ledger {
@@ -84,10 +85,7 @@ absl::Status CreateDatabaseBefore(const std::string& path, int version) {
       std::unique_ptr<sqlite_internal::Connection> connection,
       sqlite_internal::Connection::Open(sqlite_internal::ConnectionSettings{.path = path}));
   LEDGER_RETURN_IF_ERROR(sqlite_internal::CreateMigrationTable(*connection));
-  std::vector<Migration> older;
-  for (const Migration& migration : SqliteMigrations()) {
-    if (migration.version < version) older.push_back(migration);
-  }
+  const std::vector<Migration> older = testing::MigrationsBefore(SqliteMigrations(), version);
   if (older.empty()) return absl::InternalError("no migration before the holds");
   return ApplyPendingMigrations(older, {}, [&](const Migration& migration) {
     return sqlite_internal::ApplyMigrationOnce(*connection, migration);
