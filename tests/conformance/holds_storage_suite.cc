@@ -225,6 +225,7 @@ TEST_P(ConformanceTest, HoldStorageAnExpiredHoldReadsBackSettledAndReleased) {
   EXPECT_EQ(AccountOf(engine(), "alice").pending_debits, 0);
   EXPECT_EQ(AccountOf(engine(), "bob").pending_credits, 0);
   EXPECT_EQ(AccountOf(engine(), "alice").balance, 0);
+  EXPECT_TRUE(*engine().CloseAccountIfZeroBalance("bob"));  // nothing pending any more
 }
 
 // Paging by id covers both sides of an account, and LoadHolds answers for more ids than
