@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <utility>
+#include <vector>
 
 #include "engines/common/database_url.h"
 #include "engines/open_engine.h"
@@ -46,6 +47,18 @@ absl::StatusOr<Asset> GetAssetOrNotFound(Engine& engine, std::string_view code) 
     return absl::NotFoundError(std::string("asset ") + std::string(code) + " is not defined");
   }
   return *std::move(asset);
+}
+
+absl::StatusOr<std::map<std::string, int>> ScalesByAsset(Engine& engine) {
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Asset> assets, engine.ListAssets());
+  std::map<std::string, int> scales;
+  for (const Asset& asset : assets) scales[asset.code] = asset.scale;
+  return scales;
+}
+
+int ScaleOf(const std::map<std::string, int>& scales, const std::string& asset) {
+  auto scale = scales.find(asset);
+  return scale == scales.end() ? 0 : scale->second;
 }
 
 ExitCode ReportError(const absl::Status& status) {

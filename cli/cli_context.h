@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,6 +45,11 @@ inline absl::StatusOr<std::unique_ptr<Ledger>> OpenLedger(const GlobalOptions& g
 
 // The asset, or NotFound naming it.
 absl::StatusOr<Asset> GetAssetOrNotFound(Engine& engine, std::string_view code);
+
+// The scale of every defined asset, by code, for printing major units.
+absl::StatusOr<std::map<std::string, int>> ScalesByAsset(Engine& engine);
+// The asset's scale in `scales`, 0 if it is missing (printed as minor units).
+int ScaleOf(const std::map<std::string, int>& scales, const std::string& asset);
 
 // Prints "ledger: <kind>: <message>" on stderr, the opened URL's password hidden, and
 // returns the status's exit code.

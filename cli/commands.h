@@ -4,6 +4,7 @@
 //   asset_commands.cc    asset define, asset list
 //   account_commands.cc  account open / close / show / list, balance, history
 //   submit_command.cc    submit
+//   hold_commands.cc     holds list / show / expire
 //   query_commands.cc    transaction show, events
 //   admin_commands.cc    migrate, prune, verify
 //   demo_command.cc      demo (the workload lives in demo.cc)
@@ -22,6 +23,7 @@ namespace ledger::cli {
 void AddAssetCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddAccountCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddSubmitCommand(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
+void AddHoldCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddQueryCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddAdminCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddDemoCommand(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);

@@ -24,6 +24,10 @@ constexpr int64_t kReadPageSize = 500;
 constexpr double kClientRetryProbability = 0.10;
 constexpr double kConcurrentDeliveryProbability = 0.05;
 constexpr double kConflictProbability = 0.02;
+// How often the bank refuses a payout (the hold is voided); otherwise it is captured.
+constexpr double kBankRefusalProbability = 0.3;
+// A held payout nobody settles (a crashed payout service) releases itself after this.
+constexpr absl::Duration kPayoutHoldTimeout = absl::Hours(1);
 
 // The mix of logical operations, in parts of 100.
 enum class Scenario { kTopUp, kSpend, kTransfer, kPayout, kReverse, kDeclinedThenFunded };
@@ -111,7 +115,7 @@ class DemoWorker {
     switch (PickScenario()) {
       case Scenario::kSpend: return Spend();
       case Scenario::kTransfer: return Transfer();
-      case Scenario::kPayout: return Payout();
+      case Scenario::kPayout: return Payout(keys_left);
       case Scenario::kReverse: return Reverse();
       case Scenario::kDeclinedThenFunded:
         if (keys_left >= 2) return DeclinedThenFunded();  // it needs two keys
@@ -142,7 +146,7 @@ class DemoWorker {
   // A wallet pays a creator (any thread's) with a 10% platform fee.
   absl::Status Spend() {
     const std::string& wallet = PickOne(wallets_);
-    LEDGER_ASSIGN_OR_RETURN(Amount balance, BalanceOf(wallet));
+    LEDGER_ASSIGN_OR_RETURN(Amount balance, AvailableOf(wallet));
     if (balance < 100) return TopUp(wallet);
     Amount amount = Uniform(100, std::min<Amount>(balance, 5'000));
     Operation spend = Operation::Spend(wallet, AnyCreator(), kDemoAsset, amount,
@@ -154,7 +158,7 @@ class DemoWorker {
     if (wallets_.size() < 2) return TopUp(PickOne(wallets_));
     size_t from = UniformIndex(wallets_.size());
     size_t to = (from + 1 + UniformIndex(wallets_.size() - 1)) % wallets_.size();  // not `from`
-    LEDGER_ASSIGN_OR_RETURN(Amount balance, BalanceOf(wallets_[from]));
+    LEDGER_ASSIGN_OR_RETURN(Amount balance, AvailableOf(wallets_[from]));
     if (balance < 100) return TopUp(wallets_[from]);
     Operation transfer = Operation::Transfer(wallets_[from], wallets_[to], kDemoAsset,
                                              Uniform(100, std::min<Amount>(balance, 3'000)));
@@ -163,14 +167,41 @@ class DemoWorker {
     return absl::OkStatus();
   }
 
-  // Half of one of this thread's creators' balance leaves for the payout clearing account.
-  absl::Status Payout() {
+  // Half of one of this thread's creators' available balance is paid out through a hold
+  // on the creator for the payout clearing account: the bank confirms (capture) or
+  // refuses (void). With one key left, a direct payout instead.
+  absl::Status Payout(int64_t keys_left) {
     if (creators_.empty()) return TopUp(PickOne(wallets_));
     const std::string& creator = PickOne(creators_);
-    LEDGER_ASSIGN_OR_RETURN(Amount balance, BalanceOf(creator));
-    if (balance < 200) return TopUp(PickOne(wallets_));
-    return SubmitNew(Operation::Payout(creator, kDemoPayoutClearing, kDemoAsset, balance / 2))
-        .status();
+    LEDGER_ASSIGN_OR_RETURN(Amount available, AvailableOf(creator));
+    if (available < 200) return TopUp(PickOne(wallets_));
+    if (keys_left < 2) {
+      return SubmitNew(Operation::Payout(creator, kDemoPayoutClearing, kDemoAsset, available / 2))
+          .status();
+    }
+    Operation hold = Operation::Hold(creator, kDemoPayoutClearing, kDemoAsset, available / 2);
+    hold.timeout = kPayoutHoldTimeout;
+    SubmitRequest hold_request = NewRequest(std::move(hold));
+    LEDGER_ASSIGN_OR_RETURN(Delivery held, SubmitNewRequest(hold_request));
+    if (held.result != Delivered::kCommitted) {
+      // The creator's payouts are this thread's alone, so the hold cannot be declined.
+      Problem(hold_request.key, "a payout hold within the available balance was not placed",
+              held);
+      return absl::OkStatus();
+    }
+    bool bank_refused = Chance(kBankRefusalProbability);
+    SubmitRequest settle = NewRequest(bank_refused ? Operation::Void(held.transaction_id)
+                                                   : Operation::Capture(held.transaction_id));
+    LEDGER_ASSIGN_OR_RETURN(Delivery settled, SubmitNewRequest(settle));
+    if (settled.result != Delivered::kCommitted) {
+      Problem(settle.key,
+              bank_refused ? "voiding a pending payout hold failed"
+                           : "capturing a pending payout hold failed",
+              settled);
+      return absl::OkStatus();
+    }
+    (bank_refused ? run_.scenarios.payouts_voided : run_.scenarios.payouts_captured) += 1;
+    return absl::OkStatus();
   }
 
   // Reverses one of this thread's top-ups or transfers; rejected if the money was spent.
@@ -192,7 +223,7 @@ class DemoWorker {
   // is sent again and commits, because a rejection leaves the key unused.
   absl::Status DeclinedThenFunded() {
     const std::string& wallet = PickOne(wallets_);
-    LEDGER_ASSIGN_OR_RETURN(Amount balance, BalanceOf(wallet));
+    LEDGER_ASSIGN_OR_RETURN(Amount balance, AvailableOf(wallet));
     Amount amount = balance + Uniform(100, 5'000);
     SubmitRequest spend = NewRequest(Operation::Spend(wallet, AnyCreator(), kDemoAsset, amount,
                                                       Fee{kDemoPlatformFees, amount / 10}));
@@ -219,7 +250,10 @@ class DemoWorker {
   // Sends a new logical operation, sometimes from two threads at once, then sometimes
   // retries it or reuses its key with another payload.
   absl::StatusOr<Delivery> SubmitNew(Operation operation) {
-    SubmitRequest request = NewRequest(std::move(operation));
+    return SubmitNewRequest(NewRequest(std::move(operation)));
+  }
+
+  absl::StatusOr<Delivery> SubmitNewRequest(const SubmitRequest& request) {
     Delivery first;
     if (Chance(kConcurrentDeliveryProbability)) {
       LEDGER_ASSIGN_OR_RETURN(first, DeliverConcurrently(request));
@@ -319,9 +353,10 @@ class DemoWorker {
     return request;
   }
 
-  absl::StatusOr<Amount> BalanceOf(const std::string& account_id) {
+  // What the account may still spend: its balance less what pending holds reserve.
+  absl::StatusOr<Amount> AvailableOf(const std::string& account_id) {
     LEDGER_ASSIGN_OR_RETURN(Account account, ledger_.GetAccount(account_id));
-    return account.balance;
+    return account.Available();
   }
 
   Amount Uniform(Amount low, Amount high) {
@@ -419,6 +454,8 @@ void ScenarioCounts::Add(const ScenarioCounts& other) {
   conflicts_refused += other.conflicts_refused;
   reversals_committed += other.reversals_committed;
   reversals_rejected += other.reversals_rejected;
+  payouts_captured += other.payouts_captured;
+  payouts_voided += other.payouts_voided;
 }
 
 std::string DemoWalletId(int index) { return absl::StrFormat("user-%03d", index); }

@@ -5,6 +5,8 @@
 //   - declined requests: a spend rejected for insufficient funds, retried under the
 //     same key after the wallet was funded (the key stayed unused, so it commits);
 //   - conflicts: the same key with a different payload (must be refused).
+// Creator payouts go through a hold (two-phase transfer): the hold is placed, then the
+// simulated bank confirms it (capture) or refuses it (void), each under its own key.
 // Afterwards CheckExactlyOnce reads the database back and compares it with what the
 // clients saw.
 //
@@ -62,6 +64,8 @@ struct ScenarioCounts {
   int64_t conflicts_refused = 0;        // same key, other payload: conflict
   int64_t reversals_committed = 0;
   int64_t reversals_rejected = 0;  // the wallet had spent the money since
+  int64_t payouts_captured = 0;    // held, then the bank confirmed: captured
+  int64_t payouts_voided = 0;      // held, then the bank refused: voided, money released
   void Add(const ScenarioCounts& other);
 };
 

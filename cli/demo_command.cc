@@ -89,6 +89,8 @@ void PrintScenarioCounts(const ScenarioCounts& scenarios) {
   table.AddRow({"same key, other payload -> conflict", Count(scenarios.conflicts_refused)});
   table.AddRow({"reversals committed / rejected (money already spent)",
                 absl::StrCat(scenarios.reversals_committed, " / ", scenarios.reversals_rejected)});
+  table.AddRow({"payouts held, then captured / voided (bank refused)",
+                absl::StrCat(scenarios.payouts_captured, " / ", scenarios.payouts_voided)});
   table.Print(std::cout);
   std::cout << "\n";
 }
@@ -179,9 +181,9 @@ void AddDemoCommand(CLI::App& app, const GlobalOptions& global, CommandSelection
   CLI::App* demo = app.add_subcommand(
       "demo",
       "Run a creator economy with injected retries, duplicate deliveries, declined-then-retried\n"
-      "requests and conflicts; print a summary and the verify report. Uses a fresh temporary\n"
-      "SQLite file unless --db is given (then the database must be empty). Exit 0 only if\n"
-      "verify and the exactly-once checks pass, else 7.");
+      "requests and conflicts, and payouts held then captured or voided; print a summary and\n"
+      "the verify report. Uses a fresh temporary SQLite file unless --db is given (then the\n"
+      "database must be empty). Exit 0 only if verify and the exactly-once checks pass, else 7.");
   demo->add_option("--operations", arguments->options.operations,
                    "Logical operations (distinct keys)")
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000}))

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   ledger::cli::AddAssetCommands(app, global, selection);
   ledger::cli::AddAccountCommands(app, global, selection);
   ledger::cli::AddSubmitCommand(app, global, selection);
+  ledger::cli::AddHoldCommands(app, global, selection);
   ledger::cli::AddQueryCommands(app, global, selection);
   ledger::cli::AddAdminCommands(app, global, selection);
   ledger::cli::AddDemoCommand(app, global, selection);

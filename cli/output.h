@@ -26,6 +26,8 @@ std::string DumpJson(const nlohmann::json& json, int indent);
 void PrintJson(const nlohmann::json& json);      // indented, for one object
 void PrintJsonLine(const nlohmann::json& json);  // one line, for streams of objects
 
+// balance is the posted balance; pending_debits and pending_credits what pending holds
+// reserve out of and for the account; available = balance - pending_debits.
 nlohmann::json AccountToJson(const Account& account);
 nlohmann::json HistoryEntryToJson(const HistoryEntry& line);
 nlohmann::json EventToJson(const OutboxEvent& event);

@@ -1,4 +1,5 @@
 // serve: the ledger as an HTTP JSON service (server/server.h, docs/http.md).
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@ struct ServeArguments {
   std::string read_timeout = "10s";
   std::string claim_wait = "5s";
   std::string shutdown_grace = "30s";
+  int64_t hold_sweep_interval_seconds = absl::ToInt64Seconds(server::ServerOptions{}.hold_sweep_interval);
 };
 
 ExitCode RunServe(const GlobalOptions& global, ServeArguments arguments) {
@@ -36,6 +38,10 @@ ExitCode RunServe(const GlobalOptions& global, ServeArguments arguments) {
     }
   }
   options.write_timeout = options.read_timeout;
+  if (arguments.hold_sweep_interval_seconds < 0) {
+    return ReportError(absl::InvalidArgumentError("--hold-sweep-interval must be 0 (off) or more seconds"));
+  }
+  options.hold_sweep_interval = absl::Seconds(arguments.hold_sweep_interval_seconds);
   absl::Status served = server::Serve(options);
   if (!served.ok()) return ReportError(served);
   return ExitCode::kOk;
@@ -81,6 +87,9 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, CommandSelectio
       ->capture_default_str();
   serve->add_option("--group-commit-max", options.group_commit_batch_items_max,
                     "Most submits one shared transaction takes (1.." + std::to_string(kBatchItemsMax) + ")")
+      ->capture_default_str();
+  serve->add_option("--hold-sweep-interval", arguments->hold_sweep_interval_seconds,
+                    "Seconds between sweeps that record lapsed holds' expiry (0: no sweeper)")
       ->capture_default_str();
   serve->callback([&global, &selection, arguments] {
     selection.Select([&global, arguments] { return RunServe(global, *arguments); });

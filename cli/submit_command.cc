@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "base/status.h"
@@ -35,6 +36,9 @@ struct OperationFlags {
   std::string fee_to;
   std::string fee_amount;
   std::string transaction_id;
+  std::string hold_id;          // capture, void
+  std::string expires_at;       // hold: RFC 3339
+  std::string timeout_seconds;  // hold: whole seconds from the commit
   std::vector<std::string> postings;  // ACCOUNT:ASSET:AMOUNT
   std::string metadata;
 };
@@ -101,6 +105,16 @@ absl::StatusOr<Operation> OperationFromFlags(const OperationFlags& flags) {
   set_if_given("asset", flags.asset);
   set_if_given("amount", flags.amount);
   set_if_given("transaction_id", flags.transaction_id);
+  set_if_given("hold_id", flags.hold_id);
+  set_if_given("expires_at", flags.expires_at);
+  if (!flags.timeout_seconds.empty()) {
+    int64_t seconds = 0;
+    if (!absl::SimpleAtoi(flags.timeout_seconds, &seconds)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--timeout-seconds \"", flags.timeout_seconds, "\" is not a whole number of seconds"));
+    }
+    json["timeout_seconds"] = seconds;
+  }
   if (!flags.fee_to.empty() || !flags.fee_amount.empty()) {
     json["fee"] = nlohmann::json::object();
     if (!flags.fee_to.empty()) json["fee"]["to"] = flags.fee_to;
@@ -218,21 +232,31 @@ void AddOperationOptions(CLI::App& submit, SubmitArguments& arguments) {
       submit
           .add_option(
               "--kind", flags.kind,
-              "Build the operation from flags: top_up, spend, transfer, payout, reverse, post")
-          ->check(CLI::IsMember({"top_up", "spend", "transfer", "payout", "reverse", "post"}))
+              "Build the operation from flags: top_up, spend, transfer, payout, reverse, post,\n"
+              "hold, capture, void")
+          ->check(CLI::IsMember({"top_up", "spend", "transfer", "payout", "reverse", "post",
+                                 "hold", "capture", "void"}))
           ->excludes(file)
           ->excludes(json)
           ->group("Operation flags");
   auto flag = [&](const char* name, std::string& target, const char* description) {
-    submit.add_option(name, target, description)->needs(kind)->group("Operation flags");
+    return submit.add_option(name, target, description)->needs(kind)->group("Operation flags");
   };
   flag("--from", flags.from, "Account debited");
   flag("--to", flags.to, "Account credited");
   flag("--asset", flags.asset, "Asset code");
-  flag("--amount", flags.amount, "Amount in minor units (an integer)");
+  flag("--amount", flags.amount,
+       "Amount in minor units (an integer); capture: the part to capture (default: all)");
   flag("--fee-to", flags.fee_to, "spend: the account receiving the platform fee");
   flag("--fee-amount", flags.fee_amount, "spend: the fee in minor units, out of --amount");
   flag("--transaction-id", flags.transaction_id, "reverse: the transaction to reverse");
+  flag("--hold-id", flags.hold_id, "capture, void: the hold (its transaction's id)");
+  CLI::Option* expires_at =
+      flag("--expires-at", flags.expires_at,
+           "hold: when the reservation lapses, RFC 3339 (2026-12-01T12:00:00Z); default: never");
+  flag("--timeout-seconds", flags.timeout_seconds,
+       "hold: the reservation lapses this many seconds after it commits")
+      ->excludes(expires_at);
   flag("--metadata", flags.metadata, "A JSON object stored with the transaction");
   submit.add_option("--posting", flags.postings, "post: ACCOUNT:ASSET:AMOUNT, repeat per leg")
       ->needs(kind)
@@ -254,7 +278,10 @@ void AddSubmitCommand(CLI::App& app, const GlobalOptions& global, CommandSelecti
       "5 in progress, 6 faulted (resend with the same key), 9 duplicate refused (--replay error).\n"
       "Example: ledger submit --key order-1 --json "
       "'{\"kind\":\"transfer\",\"from\":\"alice\",\"to\":\"bob\",\"asset\":\"USD\",\"amount\":"
-      "\"250\"}'");
+      "\"250\"}'\n"
+      "Holds: ledger submit --key p-1:hold --kind hold --from alice --to bob --asset USD "
+      "--amount 250 --timeout-seconds 3600,\n"
+      "then ledger submit --key p-1:capture --kind capture --hold-id ID (or --kind void).");
   submit->callback([&global, &selection, arguments] {
     selection.Select([&global, arguments] { return RunSubmit(global, *arguments); });
   });

@@ -299,7 +299,7 @@ absl::StatusOr<Hold> Ledger::GetHold(std::string_view id) {
 
 absl::StatusOr<std::vector<Hold>> Ledger::ListHolds(std::string_view account_id,
                                                     std::string_view after_id, int64_t limit) {
-  LEDGER_RETURN_IF_ERROR(GetAccount(account_id).status());
+  if (!account_id.empty()) LEDGER_RETURN_IF_ERROR(GetAccount(account_id).status());
   LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> holds,
                           engine_->ListHolds(account_id, after_id, limit));
   absl::Time now = clock_->Now();

@@ -179,8 +179,8 @@ class Ledger {
   // Holds as they stand now: a pending hold past its expires_at reads as expired.
   // NotFound if there is no hold `id`.
   absl::StatusOr<Hold> GetHold(std::string_view id);
-  // The holds from or to the account, by id, strictly after `after_id`. NotFound if the
-  // account does not exist.
+  // The holds from or to the account ("" for every hold), by id, strictly after
+  // `after_id`. NotFound if the account does not exist.
   absl::StatusOr<std::vector<Hold>> ListHolds(std::string_view account_id,
                                               std::string_view after_id, int64_t limit);
   // Records the expiry of every hold past its expires_at, in pages: one database

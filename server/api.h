@@ -4,6 +4,7 @@
 //   resource_routes.cc   /v1/assets, /v1/accounts..., /v1/transactions/{id}, /v1/events
 //   operation_routes.cc  POST /v1/operations, POST /v1/operations/batch (the
 //                        Idempotency-Key contract; submit_answer.h's status table)
+//   hold_routes.cc       /v1/holds/{id}, /v1/accounts/{id}/holds
 //
 // Thread-safe: handlers share the Ledger (itself thread-safe) and read-only options.
 #ifndef LEDGER_SERVER_API_H_
@@ -29,6 +30,7 @@ struct ApiContext {
 void AddHealthRoutes(Router& router, ApiContext& api);
 void AddResourceRoutes(Router& router, ApiContext& api);
 void AddOperationRoutes(Router& router, ApiContext& api);
+void AddHoldRoutes(Router& router, ApiContext& api);
 
 // docs/openapi.json, embedded at build time.
 std::string_view OpenApiDocument();

@@ -7,10 +7,13 @@ namespace ledger::server {
 
 void Metrics::RecordRequest(const std::string& method, const std::string& route, int status,
                             absl::Duration latency) {
-  double seconds = absl::ToDoubleSeconds(latency);
   absl::MutexLock lock(&mutex_);
   ++requests_[{method, route, status}];
-  Histogram& histogram = latency_[route];
+  AddToHistogram(latency_[route], latency);
+}
+
+void Metrics::AddToHistogram(Histogram& histogram, absl::Duration duration) {
+  double seconds = absl::ToDoubleSeconds(duration);
   for (size_t i = 0; i < kBucketSeconds.size(); ++i) {
     if (seconds <= kBucketSeconds[i]) {
       ++histogram.buckets[i];
@@ -19,6 +22,47 @@ void Metrics::RecordRequest(const std::string& method, const std::string& route,
   }
   ++histogram.count;
   histogram.sum_seconds += seconds;
+}
+
+// `labels`: "" or the histogram's own labels with a trailing comma (route="/x",).
+void Metrics::RenderHistogram(std::string& text, const std::string& name, const std::string& labels,
+                              const Histogram& histogram) {
+  int64_t cumulative = 0;
+  for (size_t i = 0; i < kBucketSeconds.size(); ++i) {
+    cumulative += histogram.buckets[i];
+    absl::StrAppend(&text, name, "_bucket{", labels, "le=\"", absl::StrFormat("%g", kBucketSeconds[i]),
+                    "\"} ", cumulative, "\n");
+  }
+  std::string own_labels = labels.empty() ? "" : absl::StrCat("{", labels.substr(0, labels.size() - 1), "}");
+  absl::StrAppend(&text, name, "_bucket{", labels, "le=\"+Inf\"} ", histogram.count, "\n", name, "_sum",
+                  own_labels, " ", absl::StrFormat("%.6f", histogram.sum_seconds), "\n", name, "_count",
+                  own_labels, " ", histogram.count, "\n");
+}
+
+void Metrics::RecordHoldSweep(std::optional<int64_t> expired, absl::Duration duration) {
+  absl::MutexLock lock(&mutex_);
+  AddToHistogram(hold_sweep_duration_, duration);
+  if (!expired.has_value()) {
+    ++hold_sweeps_failed_;
+    return;
+  }
+  ++hold_sweeps_ok_;
+  holds_expired_ += *expired;
+}
+
+void Metrics::RenderHoldSweeps(std::string& text) const {
+  absl::StrAppend(&text, "# HELP ledger_holds_expired_total Holds whose expiry the hold sweeper recorded.\n",
+                  "# TYPE ledger_holds_expired_total counter\nledger_holds_expired_total ", holds_expired_,
+                  "\n# HELP ledger_hold_sweeps_total Sweeps of the hold sweeper by result.\n",
+                  "# TYPE ledger_hold_sweeps_total counter\n",
+                  "ledger_hold_sweeps_total{result=\"ok\"} ", hold_sweeps_ok_, "\n",
+                  "ledger_hold_sweeps_total{result=\"failed\"} ", hold_sweeps_failed_, "\n",
+                  "# HELP ledger_hold_sweep_duration_seconds Time of one sweep (Ledger::ExpireHolds).\n",
+                  "# TYPE ledger_hold_sweep_duration_seconds histogram\n");
+  RenderHistogram(text, "ledger_hold_sweep_duration_seconds", "", hold_sweep_duration_);
+  absl::StrAppend(&text, "# HELP ledger_hold_sweep_interval_seconds Seconds between sweeps; 0: no sweeper.\n",
+                  "# TYPE ledger_hold_sweep_interval_seconds gauge\nledger_hold_sweep_interval_seconds ",
+                  absl::ToInt64Seconds(hold_sweep_interval_), "\n");
 }
 
 void Metrics::RecordSubmit(const std::string& outcome) {
@@ -80,18 +124,8 @@ std::string Metrics::RenderPrometheusText() const {
   absl::StrAppend(&text, "# HELP ledger_http_request_duration_seconds Time from request read to response.\n",
                   "# TYPE ledger_http_request_duration_seconds histogram\n");
   for (const auto& [route, histogram] : latency_) {
-    int64_t cumulative = 0;
-    for (size_t i = 0; i < kBucketSeconds.size(); ++i) {
-      cumulative += histogram.buckets[i];
-      absl::StrAppend(&text, "ledger_http_request_duration_seconds_bucket{route=\"", route,
-                      "\",le=\"", absl::StrFormat("%g", kBucketSeconds[i]), "\"} ", cumulative, "\n");
-    }
-    absl::StrAppend(&text, "ledger_http_request_duration_seconds_bucket{route=\"", route,
-                    "\",le=\"+Inf\"} ", histogram.count, "\n",
-                    "ledger_http_request_duration_seconds_sum{route=\"", route, "\"} ",
-                    absl::StrFormat("%.6f", histogram.sum_seconds), "\n",
-                    "ledger_http_request_duration_seconds_count{route=\"", route, "\"} ",
-                    histogram.count, "\n");
+    RenderHistogram(text, "ledger_http_request_duration_seconds", absl::StrCat("route=\"", route, "\","),
+                    histogram);
   }
   absl::StrAppend(&text, "# HELP ledger_submits_total Submits by outcome: each single POST and each batch item.\n",
                   "# TYPE ledger_submits_total counter\n");
@@ -99,6 +133,7 @@ std::string Metrics::RenderPrometheusText() const {
     absl::StrAppend(&text, "ledger_submits_total{outcome=\"", outcome, "\"} ", count, "\n");
   }
   RenderBatchAndGroupCommit(text);
+  RenderHoldSweeps(text);
   absl::StrAppend(&text, "# HELP ledger_http_in_flight Requests being handled now.\n",
                   "# TYPE ledger_http_in_flight gauge\nledger_http_in_flight ", in_flight_.load(), "\n",
                   "# HELP ledger_http_in_flight_max Requests handled at once before 429.\n",

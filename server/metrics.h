@@ -8,6 +8,10 @@
 //                                                      call of POST /v1/operations/batch
 //   ledger_group_commit_enabled, ledger_group_commit_batch_items_max   the setting
 //   ledger_http_in_flight, ledger_http_in_flight_max, ledger_http_worker_threads
+//   ledger_holds_expired_total                         holds the sweeper expired
+//   ledger_hold_sweeps_total{result}                   sweeps: ok, failed
+//   ledger_hold_sweep_duration_seconds                 histogram: one ExpireHolds call
+//   ledger_hold_sweep_interval_seconds                 the setting (0: disabled)
 //
 // Group commit's shared transactions are not counted: the library does not report their
 // sizes (GroupCommitOptions has no observer), so only the setting is exported.
@@ -34,10 +38,13 @@ namespace ledger::server {
 class Metrics {
  public:
   // `group_commit_batch_items_max`: nullopt when group commit is off.
-  Metrics(int worker_threads, int in_flight_max, std::optional<size_t> group_commit_batch_items_max)
+  // `hold_sweep_interval`: zero when the hold sweeper is off.
+  Metrics(int worker_threads, int in_flight_max, std::optional<size_t> group_commit_batch_items_max,
+          absl::Duration hold_sweep_interval)
       : worker_threads_(worker_threads),
         in_flight_max_(in_flight_max),
-        group_commit_batch_items_max_(group_commit_batch_items_max) {}
+        group_commit_batch_items_max_(group_commit_batch_items_max),
+        hold_sweep_interval_(hold_sweep_interval) {}
 
   void RecordRequest(const std::string& method, const std::string& route, int status,
                      absl::Duration latency);
@@ -45,6 +52,8 @@ class Metrics {
   void RecordSubmit(const std::string& outcome);
   // One SubmitBatch call of the batch route with `items` items.
   void RecordBatch(size_t items);
+  // One sweep of the hold sweeper: how many holds it expired, nullopt when it failed.
+  void RecordHoldSweep(std::optional<int64_t> expired, absl::Duration duration);
 
   // Requests being handled now; TryEnter fails (and changes nothing) at the maximum.
   bool TryEnter();
@@ -70,16 +79,25 @@ class Metrics {
   };
 
   void RenderBatchAndGroupCommit(std::string& text) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void RenderHoldSweeps(std::string& text) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  static void AddToHistogram(Histogram& histogram, absl::Duration duration);
+  static void RenderHistogram(std::string& text, const std::string& name, const std::string& labels,
+                              const Histogram& histogram);
 
   const int worker_threads_;
   const int in_flight_max_;
   const std::optional<size_t> group_commit_batch_items_max_;
+  const absl::Duration hold_sweep_interval_;
   std::atomic<int> in_flight_{0};
   mutable absl::Mutex mutex_;
   std::map<std::tuple<std::string, std::string, int>, int64_t> requests_ ABSL_GUARDED_BY(mutex_);
   std::map<std::string, Histogram> latency_ ABSL_GUARDED_BY(mutex_);
   std::map<std::string, int64_t> submits_ ABSL_GUARDED_BY(mutex_);
   ItemsHistogram batch_items_ ABSL_GUARDED_BY(mutex_);
+  int64_t holds_expired_ ABSL_GUARDED_BY(mutex_) = 0;
+  int64_t hold_sweeps_ok_ ABSL_GUARDED_BY(mutex_) = 0;
+  int64_t hold_sweeps_failed_ ABSL_GUARDED_BY(mutex_) = 0;
+  Histogram hold_sweep_duration_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace ledger::server

@@ -23,6 +23,16 @@ void WriteError(RequestContext& context, const absl::Status& status) {
   WriteProblem(context.response, ProblemFromStatus(status));
 }
 
+// The balance answer's hold amounts (the account JSON has them too, cli::AccountToJson):
+// pending debits and credits as of now (lapsed holds no longer counted) and the available
+// balance every solvency check uses.
+nlohmann::json WithHoldAmounts(nlohmann::json json, const Account& account) {
+  json["pending_debits"] = FormatAmount(account.pending_debits);
+  json["pending_credits"] = FormatAmount(account.pending_credits);
+  json["available"] = FormatAmount(account.Available());
+  return json;
+}
+
 absl::Status RequireOnlyMembers(const nlohmann::json& body, const std::set<std::string>& allowed) {
   for (const auto& [name, value] : body.items()) {
     if (!allowed.contains(name)) return absl::InvalidArgumentError("unknown field \"" + name + "\"");
@@ -113,7 +123,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     absl::StatusOr<int64_t> limit = PageLimit(context.request);
     if (!limit.ok()) return WriteError(context, limit.status());
     std::string after = context.request.get_param_value("after");
-    absl::StatusOr<std::vector<Account>> accounts = api.ledger.engine().ListAccounts(after, *limit);
+    absl::StatusOr<std::vector<Account>> accounts = api.ledger.ListAccounts(after, *limit);
     if (!accounts.ok()) return WriteError(context, accounts.status());
     nlohmann::json items = nlohmann::json::array();
     for (const Account& account : *accounts) items.push_back(cli::AccountToJson(account));
@@ -150,8 +160,10 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     if (!context.request.has_param("as_of")) {
       body["balance"] = FormatAmount(account->balance);
       body["version"] = account->version;
-      return WriteJson(context.response, 200, body);
+      return WriteJson(context.response, 200, WithHoldAmounts(std::move(body), *account));
     }
+    // Only the posted balance has a past: entries store it, holds keep no history of
+    // their pending amounts, so a past instant answers the balance alone.
     absl::Time as_of;
     std::string error;
     if (!absl::ParseTime(absl::RFC3339_full, context.request.get_param_value("as_of"), &as_of, &error)) {

@@ -23,6 +23,7 @@
 #include "ledger/ledger.h"
 #include "server/api.h"
 #include "server/api_keys.h"
+#include "server/hold_sweeper.h"
 #include "server/metrics.h"
 #include "server/router.h"
 
@@ -182,6 +183,10 @@ absl::Status Serve(const ServerOptions& options) {
   if (options.worker_threads < 1 || options.in_flight_max < 1) {
     return absl::InvalidArgumentError("--threads and --in-flight-max must be at least 1");
   }
+  if (options.hold_sweep_interval < absl::ZeroDuration() ||
+      options.hold_sweep_interval != absl::Seconds(absl::ToInt64Seconds(options.hold_sweep_interval))) {
+    return absl::InvalidArgumentError("--hold-sweep-interval must be whole seconds, 0 or more");
+  }
   OpenEngineOptions engine_options{.pool_size = options.worker_threads};
   absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(options.database_url, engine_options);
   if (!engine.ok()) return Annotate(engine.status(), "opening the database");
@@ -194,7 +199,8 @@ absl::Status Serve(const ServerOptions& options) {
 
   Metrics metrics(options.worker_threads, options.in_flight_max,
                   options.group_commit ? std::optional<size_t>(options.group_commit_batch_items_max)
-                                       : std::nullopt);
+                                       : std::nullopt,
+                  options.hold_sweep_interval);
   std::atomic<bool> stopping{false};
   LEDGER_ASSIGN_OR_RETURN(HttpServer http_server, MakeHttpServer(options));
   httplib::Server& http = *http_server.server;
@@ -204,6 +210,7 @@ absl::Status Serve(const ServerOptions& options) {
   AddHealthRoutes(router, api);
   AddResourceRoutes(router, api);
   AddOperationRoutes(router, api);
+  AddHoldRoutes(router, api);
   router.InstallHooks();
 
   int port = address.port == 0 ? http.bind_to_any_port(address.host)
@@ -215,11 +222,15 @@ absl::Status Serve(const ServerOptions& options) {
       options.tls_certificate_file.empty() ? "http" : "https", "\",\"host\":\"", address.host, "\",\"port\":", port, ",\"engine\":\"",
       View(ledger.engine().name()), "\",\"threads\":", options.worker_threads,
       ",\"group_commit\":", options.group_commit ? "true" : "false", ",\"group_commit_max\":",
-      options.group_commit_batch_items_max, ",\"auth\":\"",
+      options.group_commit_batch_items_max, ",\"hold_sweep_interval_seconds\":",
+      absl::ToInt64Seconds(options.hold_sweep_interval), ",\"auth\":\"",
       api_keys.has_value() ? absl::StrCat(api_keys->size(), " API keys")
                            : std::string("none: development mode, loopback only, tenant default"),
       "\""));
 
+  // Started once the server listens, so a refused bind never sweeps; its thread inherits
+  // the blocked stop signals.
+  HoldSweeper sweeper(ledger, options.hold_sweep_interval, metrics, LogEvent);
   std::atomic<bool> done{false};
   std::thread signal_watcher(WatchSignals, std::ref(http), std::ref(stopping), std::cref(done),
                              options.shutdown_grace);
@@ -227,6 +238,7 @@ absl::Status Serve(const ServerOptions& options) {
   bool listened = http.listen_after_bind();
   done.store(true);
   signal_watcher.join();
+  sweeper.Stop();  // wakes it at once; only a sweep already running is waited for
   if (!listened && !stopping.load()) return absl::UnavailableError("the listener failed");
   LogEvent("\"event\":\"stopped\"");
   return absl::OkStatus();

@@ -6,10 +6,10 @@
 //   absl::Status status = ledger::server::Serve(options);  // until SIGTERM or SIGINT
 //
 // Serve opens the engine (engines/open_engine.h), serves /healthz, /readyz, /metrics and
-// the /v1 API on a bounded worker pool, and logs one JSON line per request on stderr
-// (method, route template, status, latency: never a body, a key or a header value). On
-// SIGTERM or SIGINT it stops accepting, lets in-flight requests finish (bounded by
-// shutdown_grace) and returns OK. The HTTP library (cpp-httplib) stays inside server/.
+// the /v1 API on a bounded worker pool, runs the hold sweeper, and logs one JSON line per
+// request on stderr (method, route template, status, latency: never a body, a key or a
+// header value). On SIGTERM or SIGINT it stops accepting and the sweeper, lets in-flight
+// requests finish (bounded by shutdown_grace) and returns OK. The HTTP library (cpp-httplib) stays inside server/.
 //
 // Not reentrant: one Serve per process (it owns the process's SIGTERM/SIGINT handling).
 #ifndef LEDGER_SERVER_SERVER_H_
@@ -51,6 +51,10 @@ struct ServerOptions {
   // default; at most this many submits a transaction (1 .. kBatchItemsMax).
   bool group_commit = true;
   size_t group_commit_batch_items_max = GroupCommitOptions{}.batch_items_max;
+  // How often the hold sweeper (server/hold_sweeper.h) records lapsed holds' expiry with
+  // Ledger::ExpireHolds. Whole seconds, >= 0; zero: no sweeper (expiry is then recorded
+  // only by `ledger holds expire`; reads treat lapsed holds as released either way).
+  absl::Duration hold_sweep_interval = absl::Seconds(30);
 };
 
 // Runs until SIGTERM/SIGINT, then returns OK after a graceful stop. Bad options,

@@ -454,7 +454,7 @@ TEST_P(ConformanceTest, ABatchPlacesSettlesAndSpendsInOrder) {
   ExpectVerified(engine());
 }
 
-TEST_P(ConformanceTest, AnAccountListsItsHoldsOnBothSidesInPages) {
+TEST_P(ConformanceTest, AnAccountListsItsHoldsOnBothSidesInPagesAndTheLedgerListsEveryHold) {
   Fund("alice", 100);
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) {
@@ -475,6 +475,15 @@ TEST_P(ConformanceTest, AnAccountListsItsHoldsOnBothSidesInPages) {
   EXPECT_EQ(ledger().ListHolds("bob", "", 10)->size(), 3u);
   EXPECT_EQ(ledger().ListHolds("nobody", "", 10).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(ledger().GetHold("nothing").status().code(), absl::StatusCode::kNotFound);
+
+  // No account: every hold, alice's and those she is no side of.
+  expected.push_back(HoldIdOf(Submit("g-carol", HoldOp("issuance", "carol", 1))));
+  std::sort(expected.begin(), expected.end());
+  absl::StatusOr<std::vector<Hold>> every = ledger().ListHolds("", "", 10);
+  ASSERT_TRUE(every.ok()) << every.status();
+  std::vector<std::string> every_id;
+  for (const Hold& hold : *every) every_id.push_back(hold.id);
+  EXPECT_EQ(every_id, expected);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "tests/server/server_fixture.h"
 
+#include <openssl/evp.h>
+
 #include <random>
 
 #include "tests/conformance/conformance_context.h"
@@ -125,8 +127,24 @@ int64_t ServerTest::LastEventSequence() {
   return ::testing::AssertionSuccess();
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, ServerTest,
-                         ::testing::Values(&SqliteEngine, &PostgresEngine, &MysqlEngine),
+std::vector<ServerEngineFactory> ServerEngineFactories() {
+  return {&SqliteEngine, &PostgresEngine, &MysqlEngine};
+}
+
+std::string Sha256Hex(const std::string& text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 0xf];
+  }
+  return hex;
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ServerTest, ::testing::ValuesIn(ServerEngineFactories()),
                          [](const ::testing::TestParamInfo<ServerEngineFactory>& info) {
                            return info.param().name;
                          });

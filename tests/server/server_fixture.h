@@ -28,6 +28,9 @@ struct ServerEngine {
 
 using ServerEngineFactory = ServerEngine (*)();
 
+// SQLite, PostgreSQL, MySQL/MariaDB: what every server suite instantiates with.
+std::vector<ServerEngineFactory> ServerEngineFactories();
+
 class ServerTest : public ::testing::TestWithParam<ServerEngineFactory> {
  protected:
   void SetUp() override;
@@ -58,6 +61,9 @@ class ServerTest : public ::testing::TestWithParam<ServerEngineFactory> {
   std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<httplib::Client> client_;
 };
+
+// Lowercase hex SHA-256, computed apart from the server's own hashing (API key files).
+std::string Sha256Hex(const std::string& text);
 
 // True when the problem+json has the status and reason and the RFC 9457 members.
 ::testing::AssertionResult IsProblem(const httplib::Result& result, int status,

@@ -1,8 +1,10 @@
 // In-process tests of the server's pure parts: the Idempotency-Key grammar, the API key
-// file, and that the served routes and docs/openapi.json list the same operations.
+// file, that the served routes and docs/openapi.json list the same operations, and the
+// hold sweeper over the memory engine with a manual clock.
 #include <set>
 #include <utility>
 
+#include "base/clock.h"
 #include "engines/memory/memory_engine.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
@@ -10,7 +12,9 @@
 #include "server/api.h"
 #include "server/api_keys.h"
 #include "server/batch_request.h"
+#include "server/hold_sweeper.h"
 #include "server/idempotency_key_header.h"
+#include "tests/support/fault_injecting_engine.h"
 
 namespace ledger::server {
 namespace {
@@ -103,7 +107,7 @@ TEST(BatchRequestBody, TheEnvelopeFailsTheWholeRequest) {
 TEST(OpenApi, TheDocumentAndTheRoutesListTheSameOperations) {
   Ledger ledger = Ledger::Open(OpenMemoryEngine()).value();
   ServerOptions options;
-  Metrics metrics(1, 1, std::nullopt);
+  Metrics metrics(1, 1, std::nullopt, absl::ZeroDuration());
   std::atomic<bool> stopping{false};
   httplib::Server http;
   Router router(http, options, nullptr, metrics);
@@ -111,6 +115,7 @@ TEST(OpenApi, TheDocumentAndTheRoutesListTheSameOperations) {
   AddHealthRoutes(router, api);
   AddResourceRoutes(router, api);
   AddOperationRoutes(router, api);
+  AddHoldRoutes(router, api);
   std::set<std::pair<std::string, std::string>> served;
   for (const RouteInfo& route : router.routes()) served.emplace(route.method, route.path_template);
   nlohmann::json document = nlohmann::json::parse(OpenApiDocument());
@@ -123,6 +128,89 @@ TEST(OpenApi, TheDocumentAndTheRoutesListTheSameOperations) {
     }
   }
   EXPECT_EQ(served, documented);
+}
+
+// A ledger on the memory engine behind a fault injector, with a manual clock, holding
+// `holds` holds of 10 from alice that lapse after one minute.
+struct SweeperLedger {
+  explicit SweeperLedger(int holds) {
+    faulty = std::make_shared<testing::FaultInjectingEngine>(OpenMemoryEngine());
+    ledger = std::make_unique<Ledger>(Ledger::Open(faulty, {.clock = &clock}).value());
+    EXPECT_TRUE(ledger->DefineAsset({"USD", 2}).ok());
+    EXPECT_TRUE(ledger->OpenAccount({.id = "issuance", .asset = "USD", .allow_negative = true}).ok());
+    EXPECT_TRUE(ledger->OpenAccount({.id = "alice", .asset = "USD"}).ok());
+    EXPECT_TRUE(ledger->OpenAccount({.id = "bob", .asset = "USD"}).ok());
+    Submit("top-up", Operation::TopUp("issuance", "alice", "USD", 1000));
+    for (int i = 0; i < holds; ++i) {
+      Submit("hold-" + std::to_string(i),
+             Operation::Hold("alice", "bob", "USD", 10, clock.Now() + absl::Minutes(1)));
+    }
+  }
+  void Submit(const std::string& key, Operation operation) {
+    absl::StatusOr<Outcome> outcome = ledger->Submit({.key = key, .operation = std::move(operation)});
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    ASSERT_EQ(outcome->kind, OutcomeKind::kCommitted) << outcome->detail;
+  }
+  ManualClock clock;
+  std::shared_ptr<testing::FaultInjectingEngine> faulty;
+  std::unique_ptr<Ledger> ledger;
+  Metrics metrics{1, 1, std::nullopt, absl::Hours(1)};
+  std::vector<std::string> log;
+  HoldSweeper::LogEvent Logger() {
+    return [this](const std::string& members) { log.push_back(members); };
+  }
+};
+
+TEST(HoldSweeper, ASweepThatExpiresHoldsLogsOneLineAndCountsThem) {
+  SweeperLedger book(3);
+  HoldSweeper sweeper(*book.ledger, absl::Hours(1), book.metrics, book.Logger());
+  EXPECT_EQ(sweeper.SweepOnce(), 0);  // nothing lapsed yet: no line
+  EXPECT_TRUE(book.log.empty());
+  book.clock.Advance(absl::Minutes(2));
+  EXPECT_EQ(sweeper.SweepOnce(), 3);
+  ASSERT_EQ(book.log.size(), 1u);
+  EXPECT_NE(book.log[0].find("\"event\":\"holds_expired\",\"expired\":3,\"duration_ms\":"),
+            std::string::npos)
+      << book.log[0];
+  EXPECT_EQ(book.ledger->GetAccount("alice")->pending_debits, 0);
+  std::string text = book.metrics.RenderPrometheusText();
+  EXPECT_NE(text.find("ledger_holds_expired_total 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("ledger_hold_sweeps_total{result=\"ok\"} 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("ledger_hold_sweep_duration_seconds_count 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("ledger_hold_sweep_interval_seconds 3600\n"), std::string::npos) << text;
+}
+
+TEST(HoldSweeper, AFailedSweepIsLoggedWithItsCodeAndTheNextOneRetries) {
+  SweeperLedger book(2);
+  book.clock.Advance(absl::Minutes(2));
+  book.faulty->FailAt(testing::FaultPoint::kBegin,
+                      absl::UnavailableError("connection to secret-host lost"));
+  HoldSweeper sweeper(*book.ledger, absl::Hours(1), book.metrics, book.Logger());
+  EXPECT_EQ(sweeper.SweepOnce(), 0);
+  ASSERT_EQ(book.log.size(), 1u);
+  EXPECT_EQ(book.log[0], "\"event\":\"hold_sweep_failed\",\"code\":\"UNAVAILABLE\",\"retry_in_seconds\":3600");
+  EXPECT_EQ(book.log[0].find("secret-host"), std::string::npos);  // never the message
+  EXPECT_EQ(sweeper.SweepOnce(), 2);
+  std::string text = book.metrics.RenderPrometheusText();
+  EXPECT_NE(text.find("ledger_hold_sweeps_total{result=\"failed\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("ledger_holds_expired_total 2\n"), std::string::npos) << text;
+}
+
+// The thread sweeps on its own, and Stop wakes it out of its wait: with a one-hour
+// interval this test would hang (and time out) if Stop waited the interval out.
+TEST(HoldSweeper, TheThreadSweepsEveryIntervalAndStopWakesItAtOnce) {
+  SweeperLedger book(1);
+  book.clock.Advance(absl::Minutes(2));
+  HoldSweeper fast(*book.ledger, absl::Milliseconds(10), book.metrics, [](const std::string&) {});
+  while (book.ledger->GetHold(book.ledger->ListHolds("alice", "", 1)->at(0).id)->settled_by == std::nullopt) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  fast.Stop();
+  fast.Stop();  // twice is fine
+  HoldSweeper slow(*book.ledger, absl::Hours(1), book.metrics, [](const std::string&) {});
+  slow.Stop();
+  HoldSweeper disabled(*book.ledger, absl::ZeroDuration(), book.metrics, [](const std::string&) {});
+  EXPECT_EQ(disabled.SweepOnce(), 0);
 }
 
 }  // namespace
