@@ -1,4 +1,4 @@
-// What every SQL engine checks and decides the same way when it writes a transaction
+// What every engine checks and decides the same way when it writes a transaction
 // that places or settles a hold (ledger/hold.h): whether its hold fields fit its kind,
 // the status a settlement leaves the hold in, and the error when the hold was no longer
 // pending.

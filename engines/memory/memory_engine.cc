@@ -404,6 +404,7 @@ absl::StatusOr<DebitUsage> MemoryTransaction::LoadDebitUsage(std::string_view ac
 
 absl::Status MemoryTransaction::WriteTransaction(const Transaction& transaction,
                                                  const std::vector<Account>& updated_accounts) {
+  LEDGER_RETURN_IF_ERROR(engine_common::CheckHoldFields("memory", transaction));
   State& state = LockedState();
   // A unique violation during the write: the shared error table's answer, as on the
   // SQL engines (a concurrent writer won a race; the rerun re-checks).

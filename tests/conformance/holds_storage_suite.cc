@@ -25,10 +25,6 @@ namespace {
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
-constexpr char kMemoryTrustsHoldFields[] =
-    "the memory engine stores what the pipeline built and does not check hold fields "
-    "against the kind (engine_common::CheckHoldFields is the SQL engines' guard)";
-
 // PendingHoldTotals flattened and printable, so a mismatch says which total is off.
 struct Totals {
   Amount lapsed_debits = 0;
@@ -318,7 +314,6 @@ TEST_P(ConformanceTest, HoldStorageSecondSettlementOfAHoldIsRetryableAndWritesNo
 
 // Hold fields that do not fit the kind are refused before anything is written.
 TEST_P(ConformanceTest, HoldStorageHoldFieldsThatDoNotFitTheKindWriteNothing) {
-  if (context().engine_name == "memory") GTEST_SKIP() << kMemoryTrustsHoldFields;
   const HoldTerms terms{"alice", "bob", "CREDITS", 5, std::nullopt};
   Transaction terms_on_a_void = HoldTransaction("void-1", terms, kStart);
   terms_on_a_void.kind = OperationKind::kVoid;
