@@ -47,11 +47,14 @@ run_http() {
   "$ledger" serve --db "$url" --listen 127.0.0.1:0 --threads "$threads" "${flags[@]}" 2>"$work/server.log" &
   server_pid=$!
   for _ in $(seq 300); do grep -qs '"event":"listening"' "$work/server.log" && break; sleep 0.05; done
-  port=$(grep -o '"port":[0-9]*' "$work/server.log" | head -1 | cut -d: -f2)
+  port=$(grep -o '"port":[0-9]*' "$work/server.log" | head -1 | cut -d: -f2) || true
+  [[ -n "$port" ]] || { echo "ledger serve did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
   wrk -t"$wrk_threads" -c"$clients" -d1s -s "$script_dir/http_submit.lua" "http://127.0.0.1:$port" \
-    -- "$accounts" "warm-$clients-$group_commit-$RANDOM" >/dev/null
+    -- "$accounts" "warm-$clients-$group_commit-$RANDOM" >"$work/wrk.out" ||
+    { echo "wrk (warmup) failed:" >&2; cat "$work/wrk.out" "$work/server.log" >&2; exit 1; }
   wrk -t"$wrk_threads" -c"$clients" -d"$duration" -s "$script_dir/http_submit.lua" \
-    "http://127.0.0.1:$port" -- "$accounts" "run-$clients-$group_commit-$RANDOM" >"$work/wrk.out"
+    "http://127.0.0.1:$port" -- "$accounts" "run-$clients-$group_commit-$RANDOM" >"$work/wrk.out" ||
+    { echo "wrk failed:" >&2; cat "$work/wrk.out" "$work/server.log" >&2; exit 1; }
   kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=""
   http=$(awk '/^Requests\/sec:/ {printf "%d", $2}' "$work/wrk.out")
   failures=$(awk '/^non_201/ {print $2}' "$work/wrk.out")
