@@ -11,9 +11,10 @@
 # The database must be empty (a fresh SQLite path or a fresh server database, see
 # bench/fresh_database.sh): ledger_load creates its data set (--accounts) in it first and
 # every later run reuses it. Knobs: LEDGER (build/cli/ledger), LEDGER_LOAD
-# (build/bench/ledger_load), BENCH_DURATION (5s), BENCH_ACCOUNTS (1000),
-# BENCH_GROUP_COMMIT ("on off": the settings to run, each library then HTTP),
-# BENCH_GROUP_COMMIT_MAX (256, `ledger serve`'s default --group-commit-max).
+# (build/bench/ledger_load), BENCH_DURATION (10s: shorter cells swing too much on a
+# shared machine), BENCH_ACCOUNTS (1000), BENCH_GROUP_COMMIT ("on off": the settings
+# to run, each library then HTTP), BENCH_GROUP_COMMIT_MAX (256, `ledger serve`'s
+# default --group-commit-max).
 set -euo pipefail
 label=$1
 url=$2
@@ -22,7 +23,7 @@ clients_list=("${@:-1 8 32}")
 [[ $# -eq 0 ]] && clients_list=(1 8 32)
 ledger=${LEDGER:-build/cli/ledger}
 ledger_load=${LEDGER_LOAD:-build/bench/ledger_load}
-duration=${BENCH_DURATION:-5s}
+duration=${BENCH_DURATION:-10s}
 accounts=${BENCH_ACCOUNTS:-1000}
 group_commit_max=${BENCH_GROUP_COMMIT_MAX:-256}
 read -r -a group_commit_settings <<<"${BENCH_GROUP_COMMIT:-on off}"
