@@ -57,13 +57,16 @@ struct Account {
   Amount BalanceFloor() const {
     return allow_negative ? std::numeric_limits<Amount>::min() : -overdraft_limit;
   }
-  // balance - pending_debits, saturating at the lowest amount: what may still be spent
-  // down to BalanceFloor.
+  // balance - pending_debits, saturating: what may still be spent down to BalanceFloor.
+  // Saturates both ways, so even a corrupt negative pending amount read from storage
+  // (which verify reports) cannot overflow.
   Amount Available() const {
-    if (balance < std::numeric_limits<Amount>::min() + pending_debits) {
-      return std::numeric_limits<Amount>::min();
+    Amount available = 0;
+    if (__builtin_sub_overflow(balance, pending_debits, &available)) {
+      return pending_debits > 0 ? std::numeric_limits<Amount>::min()
+                                : std::numeric_limits<Amount>::max();
     }
-    return balance - pending_debits;
+    return available;
   }
   friend bool operator==(const Account&, const Account&) = default;
 };

@@ -190,7 +190,7 @@ SELECT (SELECT count(*) FROM new_transactions), (SELECT count(*) FROM new_entrie
   if (with_holds) {
     sql += ",\n       (SELECT count(*) FROM new_holds), (SELECT count(*) FROM settled_holds)";
   }
-  return sql;
+  return sql + "\n";
 }
 
 // An account's pending holds at $2 (PendingHoldTotals): out of it, the lapsed amounts

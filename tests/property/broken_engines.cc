@@ -92,7 +92,90 @@ class SplitClaimTransaction final : public StorageTransaction {
   std::unique_ptr<StorageTransaction> inner_;
 };
 
+using ::ledger::testing::ForwardingTransaction;
+
+class UncountedHoldsTransaction final : public ForwardingTransaction {
+ public:
+  using ForwardingTransaction::ForwardingTransaction;
+
+  absl::StatusOr<std::vector<Account>> LockAccounts(
+      const std::vector<std::string>& sorted_ids) override {
+    absl::StatusOr<std::vector<Account>> locked = inner().LockAccounts(sorted_ids);
+    if (locked.ok()) {
+      for (const Account& account : *locked) {
+        pending_[account.id] = {account.pending_debits, account.pending_credits};
+      }
+    }
+    return locked;
+  }
+  absl::StatusOr<std::vector<Hold>> LoadHolds(const std::vector<std::string>& ids) override {
+    LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> holds, inner().LoadHolds(ids));
+    for (const Hold& hold : holds) {
+      if (hold.status == HoldStatus::kPending) settling_[hold.id] = hold.terms;
+    }
+    return holds;
+  }
+  // The bug: every pending hold counted as lapsed, but for the ones this submit settles
+  // (so the ledger's own release of those stays consistent and the failure is an overspend).
+  absl::StatusOr<PendingHoldTotals> LoadHoldTotals(std::string_view account_id, absl::Time now,
+                                                   absl::Time since) override {
+    LEDGER_ASSIGN_OR_RETURN(PendingHoldTotals totals,
+                            inner().LoadHoldTotals(account_id, now, since));
+    auto locked = pending_.find(std::string(account_id));
+    if (locked == pending_.end()) return totals;
+    totals.lapsed_debits = locked->second.first;
+    totals.lapsed_credits = locked->second.second;
+    for (const auto& [id, terms] : settling_) {
+      if (terms.from == account_id) totals.lapsed_debits -= terms.amount;
+      if (terms.to == account_id) totals.lapsed_credits -= terms.amount;
+    }
+    return totals;
+  }
+
+ private:
+  std::map<std::string, std::pair<Amount, Amount>> pending_;  // as locked: debits, credits
+  std::map<std::string, HoldTerms> settling_;                 // pending holds loaded, by id
+};
+
+// Only a submit's reads are broken (it claims keys; a sweep does not), as when the
+// submit path reads holds with a statement of its own.
+class CapturableAfterExpiryTransaction final : public ForwardingTransaction {
+ public:
+  using ForwardingTransaction::ForwardingTransaction;
+
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
+    submit_ = true;
+    return inner().ClaimKey(identity);
+  }
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
+      const std::vector<KeyIdentity>& identities) override {
+    submit_ = true;
+    return inner().ClaimKeys(identities);
+  }
+  absl::StatusOr<std::vector<Hold>> LoadHolds(const std::vector<std::string>& ids) override {
+    LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> holds, inner().LoadHolds(ids));
+    if (!submit_) return holds;
+    for (Hold& hold : holds) hold.terms.expires_at.reset();  // the bug
+    return holds;
+  }
+
+ private:
+  bool submit_ = false;
+};
+
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<StorageTransaction>> UncountedHoldsEngine::Begin(
+    const BeginOptions& options) {
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> inner, inner().Begin(options));
+  return std::make_unique<UncountedHoldsTransaction>(std::move(inner));
+}
+
+absl::StatusOr<std::unique_ptr<StorageTransaction>> CapturableAfterExpiryEngine::Begin(
+    const BeginOptions& options) {
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> inner, inner().Begin(options));
+  return std::make_unique<CapturableAfterExpiryTransaction>(std::move(inner));
+}
 
 absl::StatusOr<std::unique_ptr<StorageTransaction>> SplitClaimEngine::Begin(
     const BeginOptions& options) {

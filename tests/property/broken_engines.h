@@ -8,12 +8,25 @@
 // racer's live key record). `after_claim` runs after each separate claim (the self-test
 // parks both racers there so they interleave deterministically).
 //
+// UncountedHoldsEngine does not count pending holds inside a submit: its LoadHoldTotals
+// reports the pending holds of a locked account as lapsed (all but those the submit
+// settles), as a mistaken expiry comparison would. The ledger then takes the whole
+// balance as available and lets a debit spend what a hold reserved (overspend).
+//
+// CapturableAfterExpiryEngine loses a hold's expires_at when a submit loads it
+// (LoadHolds), as a column left out of the submit path's query would (the sweep's reads
+// stay right): a capture or void after the expiry but before a sweep records it goes
+// through instead of being refused hold_expired.
+//
 // Thread-safe as far as the wrapped engine is.
 #ifndef LEDGER_TESTS_PROPERTY_BROKEN_ENGINES_H_
 #define LEDGER_TESTS_PROPERTY_BROKEN_ENGINES_H_
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "ledger/engine.h"
 #include "tests/support/forwarding_engine.h"
@@ -32,6 +45,20 @@ class SplitClaimEngine final : public ForwardingEngine {
 
  private:
   std::function<void(const KeyIdentity&)> after_claim_;
+};
+
+class UncountedHoldsEngine final : public ForwardingEngine {
+ public:
+  explicit UncountedHoldsEngine(std::shared_ptr<Engine> inner)
+      : ForwardingEngine(std::move(inner)) {}
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(const BeginOptions& options) override;
+};
+
+class CapturableAfterExpiryEngine final : public ForwardingEngine {
+ public:
+  explicit CapturableAfterExpiryEngine(std::shared_ptr<Engine> inner)
+      : ForwardingEngine(std::move(inner)) {}
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(const BeginOptions& options) override;
 };
 
 }  // namespace ledger::property

@@ -20,8 +20,25 @@ using testing::FaultInjectingEngine;
 using testing::FaultPoint;
 
 constexpr size_t kReversibleIdsPerPhase = 40;
+// Few holds, so several clients race on each.
+constexpr size_t kRacedHoldsPerPhase = 12;
+// Client 0 moves the clock this far mid-phase, past every short hold timeout placed
+// before (the generator's are 20-90 s), and sweeps; client 1 sweeps too.
+constexpr absl::Duration kConcurrentClockMove = absl::Minutes(2);
 constexpr int kBoundaryFaultPercent = 8;
 constexpr int kKillPercent = 4;
+
+bool IsHoldRefusal(RejectionReason reason) {
+  return reason == RejectionReason::kHoldNotFound || reason == RejectionReason::kHoldCaptured ||
+         reason == RejectionReason::kHoldVoided || reason == RejectionReason::kHoldExpired ||
+         reason == RejectionReason::kCaptureExceedsHold;
+}
+
+HoldStatus StatusSetBy(OperationKind kind) {
+  if (kind == OperationKind::kCapture) return HoldStatus::kCaptured;
+  if (kind == OperationKind::kVoid) return HoldStatus::kVoided;
+  return HoldStatus::kExpired;
+}
 
 std::string Describe(const absl::StatusOr<Outcome>& result) {
   if (!result.ok()) return absl::StrCat("error ", result.status().ToString());
@@ -60,6 +77,7 @@ std::string ConcurrencyChecker::Learn(const IdentityTuple& identity, const std::
                         it->second.commit_acknowledgements, " times");
   }
   auto [owner, fresh] = by_transaction_id_.try_emplace(transaction.id, identity);
+  if (fresh && transaction.hold.has_value()) hold_ids_.push_back(transaction.id);
   if (!fresh && owner->second != identity) {
     return absl::StrCat("transaction ", transaction.id,
                         " answered for two keys: ", IdentityText(owner->second), " and ",
@@ -90,7 +108,14 @@ std::string ConcurrencyChecker::TakeAnswers(const std::vector<Attempt>& attempts
       switch (result->kind) {
         case OutcomeKind::kCommitted:
           stats_.Add("committed");
-          problem = Learn(identity, attempt.fingerprint, result->transaction, true);
+          if (result->transaction.hold.has_value() || result->transaction.hold_id.has_value()) {
+            stats_.Add(absl::StrCat("committed: ",
+                                    View(OperationKindName(result->transaction.kind))));
+          }
+          problem = CheckSettlesTheNamedHold(attempt);
+          if (problem.empty()) {
+            problem = Learn(identity, attempt.fingerprint, result->transaction, true);
+          }
           break;
         case OutcomeKind::kDuplicate:
           stats_.Add("duplicate");
@@ -98,6 +123,10 @@ std::string ConcurrencyChecker::TakeAnswers(const std::vector<Attempt>& attempts
           break;
         case OutcomeKind::kRejected:
           stats_.Add(absl::StrCat("rejected: ", View(RejectionReasonName(result->reason))));
+          if (IsHoldRefusal(result->reason)) {
+            const Operation& op = attempt.request.operation;
+            refused_settlements_.push_back({op.hold_id, result->reason, op.capture_amount});
+          }
           // A key committed before this batch: a retry of it must replay, never reject.
           if (auto known = known_.find(identity);
               known != known_.end() && known->second.learned_in_batch < batch_ &&
@@ -121,6 +150,16 @@ std::string ConcurrencyChecker::TakeAnswers(const std::vector<Attempt>& attempts
   return "";
 }
 
+// A committed capture or void is a transaction of its kind settling the hold it named.
+std::string ConcurrencyChecker::CheckSettlesTheNamedHold(const Attempt& attempt) {
+  const Operation& op = attempt.request.operation;
+  if (op.kind != OperationKind::kCapture && op.kind != OperationKind::kVoid) return "";
+  const Transaction& transaction = attempt.result->transaction;
+  if (transaction.kind == op.kind && transaction.hold_id == op.hold_id) return "";
+  return absl::StrCat("a ", View(OperationKindName(op.kind)), " of hold ", op.hold_id,
+                      " committed ", TransactionToJson(transaction).dump());
+}
+
 std::string ConcurrencyChecker::TakeResend(const Attempt& attempt) {
   stats_.Add("resends");
   return TakeAnswers({attempt}, /*faults_allowed=*/true);
@@ -130,6 +169,12 @@ std::vector<Attempt> ConcurrencyChecker::TakeUnacknowledged() {
   std::vector<Attempt> taken = std::move(unacknowledged_);
   unacknowledged_.clear();
   return taken;
+}
+
+std::vector<std::string> ConcurrencyChecker::RecentHoldIds(size_t count_max) const {
+  size_t first = hold_ids_.size() > count_max ? hold_ids_.size() - count_max : 0;
+  return std::vector<std::string>(hold_ids_.begin() + static_cast<ptrdiff_t>(first),
+                                  hold_ids_.end());
 }
 
 std::vector<std::string> ConcurrencyChecker::ReversibleTransactionIds(size_t count_max) const {
@@ -206,7 +251,137 @@ std::string ConcurrencyChecker::CheckBalances(const std::vector<Account>& accoun
   return CheckConservationAndSolvency(accounts);
 }
 
-std::string ConcurrencyChecker::CheckDatabase(Engine& engine, int read_attempts) {
+// Exactly one settlement per settled hold, agreeing with its status; none for a pending
+// one; the pending amounts as stored are the pending holds'; available balances as of
+// `now` never below the floor.
+std::string ConcurrencyChecker::CheckHolds(const std::vector<Hold>& holds,
+                                           const std::vector<Transaction>& transactions,
+                                           const std::vector<Account>& accounts, absl::Time now) {
+  std::map<std::string, const Transaction*> settlements;  // hold id -> what settled it
+  for (const Transaction& transaction : transactions) {
+    if (!transaction.hold_id.has_value()) continue;
+    auto [it, first] = settlements.emplace(*transaction.hold_id, &transaction);
+    if (!first) {
+      return absl::StrCat("hold ", *transaction.hold_id, " was settled twice: by a ",
+                          View(OperationKindName(it->second->kind)), " and by a ",
+                          View(OperationKindName(transaction.kind)));
+    }
+  }
+  std::map<std::string, const Hold*> by_id;
+  std::map<std::string, std::pair<Amount, Amount>> pending;  // debits, credits
+  std::map<std::string, Amount> lapsed_debits;
+  for (const Hold& hold : holds) {
+    by_id[hold.id] = &hold;
+    auto owner = by_transaction_id_.find(hold.id);
+    if (owner == by_transaction_id_.end() ||
+        known_.at(owner->second).transaction.hold != std::optional<HoldTerms>(hold.terms) ||
+        known_.at(owner->second).transaction.created_at != hold.created_at) {
+      return absl::StrCat("hold ", HoldToJson(hold).dump(),
+                          " is not the hold of any transaction the clients were answered with");
+    }
+    auto settlement = settlements.find(hold.id);
+    if (hold.status == HoldStatus::kPending) {
+      if (hold.settled_by.has_value() || settlement != settlements.end()) {
+        return absl::StrCat("hold ", hold.id, " is pending but has a settlement");
+      }
+      pending[hold.terms.from].first += hold.terms.amount;
+      pending[hold.terms.to].second += hold.terms.amount;
+      if (hold.LapsedAt(now)) lapsed_debits[hold.terms.from] += hold.terms.amount;
+      continue;
+    }
+    if (settlement == settlements.end() || hold.settled_by != settlement->second->id ||
+        StatusSetBy(settlement->second->kind) != hold.status) {
+      return absl::StrCat("hold ", HoldToJson(hold).dump(), " does not match its settlement ",
+                          settlement == settlements.end()
+                              ? "(none)"
+                              : TransactionToJson(*settlement->second).dump());
+    }
+    const Transaction& settled = *settlement->second;
+    bool lapsed_before =
+        hold.terms.expires_at.has_value() && *hold.terms.expires_at <= settled.created_at;
+    if (settled.kind == OperationKind::kExpire ? !lapsed_before : lapsed_before) {
+      return absl::StrCat("hold ", hold.id, " (expires_at ",
+                          FormatTimestamp(hold.terms.expires_at.value_or(absl::InfiniteFuture())),
+                          ") was settled by a ", View(OperationKindName(settled.kind)), " at ",
+                          FormatTimestamp(settled.created_at));
+    }
+    if (settled.kind == OperationKind::kCapture) {
+      const std::vector<Entry>& entries = settled.entries;
+      if (entries.size() != 2 || entries[0].account_id != hold.terms.from ||
+          entries[1].account_id != hold.terms.to || entries[1].amount <= 0 ||
+          entries[0].amount != -entries[1].amount || entries[1].amount > hold.terms.amount) {
+        return absl::StrCat("capture ", TransactionToJson(settled).dump(), " does not post at ",
+                            "most hold ", HoldToJson(hold).dump());
+      }
+    }
+  }
+  for (const auto& [hold_id, settled] : settlements) {
+    if (by_id.count(hold_id) == 0) {
+      return absl::StrCat("transaction ", settled->id, " settles hold ", hold_id,
+                          " which does not exist");
+    }
+  }
+  for (const std::string& id : hold_ids_) {
+    if (by_id.count(id) == 0) {
+      return absl::StrCat("the hold placed by transaction ", id, " is lost");
+    }
+  }
+  if (std::string problem = CheckRefusedSettlements(by_id, now); !problem.empty()) return problem;
+  for (const Account& account : accounts) {
+    auto [debits, credits] = pending[account.id];
+    if (account.pending_debits != debits || account.pending_credits != credits) {
+      return absl::StrCat("account ", account.id, " has pending debits ", account.pending_debits,
+                          " and credits ", account.pending_credits, "; its pending holds make ",
+                          debits, " and ", credits);
+    }
+    Account reserving = account;
+    reserving.pending_debits -= lapsed_debits[account.id];
+    if (reserving.Available() < reserving.BalanceFloor()) {
+      return absl::StrCat("account ", account.id, " has an available balance of ",
+                          reserving.Available(), ", below its floor ", reserving.BalanceFloor());
+    }
+  }
+  return "";
+}
+
+// A refusal names the hold's final state: settlement is final and time only moves on.
+std::string ConcurrencyChecker::CheckRefusedSettlements(
+    const std::map<std::string, const Hold*>& holds, absl::Time now) {
+  std::vector<RefusedSettlement> refused = std::move(refused_settlements_);
+  refused_settlements_.clear();
+  for (const RefusedSettlement& refusal : refused) {
+    auto found = holds.find(refusal.hold_id);
+    const Hold* hold = found == holds.end() ? nullptr : found->second;
+    bool agrees = false;
+    switch (refusal.reason) {
+      case RejectionReason::kHoldNotFound:
+        agrees = hold == nullptr;
+        break;
+      case RejectionReason::kHoldCaptured:
+        agrees = hold != nullptr && hold->status == HoldStatus::kCaptured;
+        break;
+      case RejectionReason::kHoldVoided:
+        agrees = hold != nullptr && hold->status == HoldStatus::kVoided;
+        break;
+      case RejectionReason::kHoldExpired:
+        agrees = hold != nullptr && (hold->status == HoldStatus::kExpired || hold->LapsedAt(now));
+        break;
+      case RejectionReason::kCaptureExceedsHold:
+        agrees = hold != nullptr && refusal.capture_amount.value_or(0) > hold->terms.amount;
+        break;
+      default:
+        break;
+    }
+    if (!agrees) {
+      return absl::StrCat("a settlement of hold ", refusal.hold_id, " was refused as ",
+                          View(RejectionReasonName(refusal.reason)), " but the hold is ",
+                          hold == nullptr ? "not there" : HoldToJson(*hold).dump());
+    }
+  }
+  return "";
+}
+
+std::string ConcurrencyChecker::CheckDatabase(Engine& engine, int read_attempts, absl::Time now) {
   stats_.Add("quiescent checks");
   auto keys =
       Retrying<std::vector<KeyRecord>>(read_attempts, [&] { return ReadAllKeyRecords(engine); });
@@ -216,8 +391,9 @@ std::string ConcurrencyChecker::CheckDatabase(Engine& engine, int read_attempts)
       Retrying<std::vector<OutboxEvent>>(read_attempts, [&] { return ReadAllEvents(engine); });
   auto accounts =
       Retrying<std::vector<Account>>(read_attempts, [&] { return ReadAllAccounts(engine); });
-  for (const absl::Status& status :
-       {keys.status(), transactions.status(), events.status(), accounts.status()}) {
+  auto holds = Retrying<std::vector<Hold>>(read_attempts, [&] { return ReadAllHolds(engine); });
+  for (const absl::Status& status : {keys.status(), transactions.status(), events.status(),
+                                     accounts.status(), holds.status()}) {
     if (!status.ok()) return absl::StrCat("reading the database: ", status.ToString());
   }
   if (std::string problem = CheckKeysAgainstAnswers(engine, *keys); !problem.empty())
@@ -228,6 +404,13 @@ std::string ConcurrencyChecker::CheckDatabase(Engine& engine, int read_attempts)
   }
   std::set<std::string> reversed;
   for (const Transaction& transaction : *transactions) {
+    if (transaction.kind == OperationKind::kExpire) {  // a sweep's: no key, no answer
+      if (!transaction.entries.empty() || !transaction.hold_id.has_value() ||
+          !transaction.fingerprint.empty() || transaction.hold.has_value()) {
+        return absl::StrCat("malformed expire transaction ", TransactionToJson(transaction).dump());
+      }
+      continue;
+    }
     auto owner = by_transaction_id_.find(transaction.id);
     if (owner == by_transaction_id_.end() || known_.at(owner->second).transaction != transaction) {
       return absl::StrCat("stored transaction differs from the one answered: ",
@@ -247,6 +430,9 @@ std::string ConcurrencyChecker::CheckDatabase(Engine& engine, int read_attempts)
   }
   conflicts_.clear();
   if (std::string problem = CheckBalances(*accounts); !problem.empty()) return problem;
+  if (std::string problem = CheckHolds(*holds, *transactions, *accounts, now); !problem.empty()) {
+    return problem;
+  }
   return RunVerify(engine);
 }
 
@@ -271,6 +457,8 @@ class ConcurrentRun {
     if (!problem.empty()) result.violation = Violation{-1, problem};
     result.stats = checker_.stats();
     if (sessions_killed_ > 0) result.stats.Add("sessions killed", sessions_killed_);
+    result.stats.Add("holds expired by sweeps", holds_swept_);
+    if (sweeps_faulted_ > 0) result.stats.Add("sweeps faulted", sweeps_faulted_);
     if (restarts_ > 0) result.stats.Add("server restarts", restarts_);
     return result;
   }
@@ -300,7 +488,8 @@ class ConcurrentRun {
 
   std::string RunPhase(int phase) {
     ConcurrentPhaseOptions phase_options{phase, options_.threads, options_.requests_per_thread,
-                                         checker_.ReversibleTransactionIds(kReversibleIdsPerPhase)};
+                                         checker_.ReversibleTransactionIds(kReversibleIdsPerPhase),
+                                         checker_.RecentHoldIds(kRacedHoldsPerPhase)};
     std::vector<std::vector<Request>> lists =
         GenerateConcurrentPhase(seed_, universe_, phase_options);
     std::vector<std::vector<Attempt>> logs(lists.size());
@@ -318,6 +507,7 @@ class ConcurrentRun {
     for (const std::string& problem : client_problems) {
       if (!problem.empty()) return problem;
     }
+    if (std::string problem = SweepAlone(); !problem.empty()) return problem;
     std::vector<Attempt> answers;
     for (std::vector<Attempt>& log : logs) {
       for (Attempt& attempt : log) {
@@ -328,11 +518,41 @@ class ConcurrentRun {
     if (std::string problem = checker_.TakeAnswers(answers, FaultsExpected()); !problem.empty()) {
       return problem;
     }
-    if (std::string problem = checker_.CheckDatabase(*faults_, ReadAttempts()); !problem.empty()) {
+    if (std::string problem = checker_.CheckDatabase(*faults_, ReadAttempts(), clock_.Now());
+        !problem.empty()) {
       return absl::StrCat("at the quiescent point: ", problem);
     }
     if (std::string problem = ResendUnacknowledged(); !problem.empty()) return problem;
-    return checker_.CheckDatabase(*faults_, ReadAttempts());
+    return checker_.CheckDatabase(*faults_, ReadAttempts(), clock_.Now());
+  }
+
+  // Mid-phase, racing the other clients' captures and voids: client 0 moves the clock
+  // past the short hold timeouts and sweeps; client 1 sweeps too. A sweep fails only
+  // under injected or real faults.
+  std::string SweepRacing(size_t client) {
+    if (client == 0) clock_.Advance(kConcurrentClockMove);
+    absl::StatusOr<int64_t> swept = ledger_->ExpireHolds();
+    if (swept.ok()) {
+      holds_swept_ += static_cast<int>(*swept);
+      return "";
+    }
+    sweeps_faulted_ += 1;
+    if (FaultsExpected()) return "";
+    return absl::StrCat("ExpireHolds failed with no fault injected: ", swept.status().ToString());
+  }
+
+  // After the clients joined: whatever lapsed is swept, so the checks see it recorded.
+  std::string SweepAlone() {
+    absl::StatusOr<int64_t> swept = ledger_->ExpireHolds();
+    for (int attempt = 1; !swept.ok() && FaultsExpected() && attempt < options_.resend_attempts_max;
+         ++attempt) {
+      swept = ledger_->ExpireHolds();
+    }
+    if (!swept.ok()) {
+      return absl::StrCat("ExpireHolds at a quiescent point: ", swept.status().ToString());
+    }
+    holds_swept_ += static_cast<int>(*swept);
+    return "";
   }
 
   std::string RunClient(int phase, size_t client, const std::vector<Request>& requests,
@@ -364,6 +584,9 @@ class ConcurrentRun {
           return absl::StrCat("restart failed: ", restarted.ToString());
         }
         restarts_ += 1;
+      }
+      if (client < 2 && i / batch_size == requests.size() / 2 / batch_size) {
+        if (std::string problem = SweepRacing(client); !problem.empty()) return problem;
       }
       const size_t end = std::min(i + batch_size, requests.size());
       if (std::string problem = Send(requests, i, end, log); !problem.empty()) return problem;
@@ -425,20 +648,22 @@ class ConcurrentRun {
       }
     }
     if (std::string problem = ResendUnacknowledged(); !problem.empty()) return problem;
-    return checker_.CheckDatabase(*faults_, ReadAttempts());
+    return checker_.CheckDatabase(*faults_, ReadAttempts(), clock_.Now());
   }
 
   const PropertyContext& context_;
   const Universe& universe_;
   uint64_t seed_;
   ConcurrentOptions options_;
-  ManualClock clock_;
+  ManualClock clock_{ClockStart()};
   std::shared_ptr<FaultInjectingEngine> faults_;
   std::unique_ptr<Ledger> ledger_;
   ConcurrencyChecker checker_;
   std::vector<Attempt> sent_;
   std::atomic<int> sessions_killed_ = 0;
   std::atomic<int> restarts_ = 0;
+  std::atomic<int> holds_swept_ = 0;
+  std::atomic<int> sweeps_faulted_ = 0;
 };
 
 }  // namespace

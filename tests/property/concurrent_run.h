@@ -9,6 +9,12 @@
 //   adopts, each named by one key record, each once, with one outbox event;
 // - balances equal the sum of those transactions' entries, per-asset totals are zero,
 //   nobody is below the floor, no transaction is reversed twice, VerifyLedger is clean;
+// - holds: every hold row is an answered hold transaction's; each settled hold is settled
+//   by exactly one capture, void or expire transaction (so exactly one of them won),
+//   matching its status; a capture posts at most the hold; a pending hold has none;
+//   every capture or void refused as captured / voided / expired / not found / too
+//   large agrees with the hold's final state; stored pending amounts are the pending
+//   holds' and nobody's available balance (lapsed holds released) is below the floor;
 // then resends every unacknowledged request under its key (exactly one commit) and,
 // after the last phase, every request ever sent (each replays or conflicts).
 //
@@ -48,9 +54,9 @@ class ConcurrencyChecker {
   // Takes one quiescent point's answers. `faults_allowed`: faulted and in-progress
   // answers are expected (fault phases) rather than violations.
   std::string TakeAnswers(const std::vector<Attempt>& attempts, bool faults_allowed);
-  // Compares the database with what the answers established; adopts commits of
-  // in-doubt attempts found there.
-  std::string CheckDatabase(Engine& engine, int read_attempts);
+  // Compares the database with what the answers established, at clock time `now`;
+  // adopts commits of in-doubt attempts found there.
+  std::string CheckDatabase(Engine& engine, int read_attempts, absl::Time now);
   // Takes the answer to a resend made while nothing else runs.
   std::string TakeResend(const Attempt& attempt);
 
@@ -58,6 +64,8 @@ class ConcurrencyChecker {
   std::vector<Attempt> TakeUnacknowledged();
   // Ids of committed transactions that are not reversals, for later phases to reverse.
   std::vector<std::string> ReversibleTransactionIds(size_t count_max) const;
+  // Ids of the holds placed most recently, for later phases to race settlements on.
+  std::vector<std::string> RecentHoldIds(size_t count_max) const;
   RunStats& stats() { return stats_; }
 
  private:
@@ -69,14 +77,29 @@ class ConcurrencyChecker {
   };
   std::string Learn(const IdentityTuple& identity, const std::string& fingerprint,
                     const Transaction& transaction, bool acknowledged_commit);
+  std::string CheckSettlesTheNamedHold(const Attempt& attempt);
   std::string CheckKeysAgainstAnswers(Engine& engine, const std::vector<KeyRecord>& keys);
   std::string CheckBalances(const std::vector<Account>& accounts) const;
+  std::string CheckHolds(const std::vector<Hold>& holds,
+                         const std::vector<Transaction>& transactions,
+                         const std::vector<Account>& accounts, absl::Time now);
+  std::string CheckRefusedSettlements(const std::map<std::string, const Hold*>& holds,
+                                      absl::Time now);
+
+  // A capture or void refused for a reason about its hold.
+  struct RefusedSettlement {
+    std::string hold_id;
+    RejectionReason reason;
+    std::optional<Amount> capture_amount;
+  };
 
   std::map<IdentityTuple, Known> known_;  // committed keys and their transactions
   std::map<std::string, IdentityTuple> by_transaction_id_;
   std::map<IdentityTuple, bool> unresolved_;  // identity -> some attempt was in doubt
   std::vector<Attempt> unacknowledged_;
   std::vector<std::pair<IdentityTuple, std::string>> conflicts_;  // identity, fingerprint
+  std::vector<RefusedSettlement> refused_settlements_;
+  std::vector<std::string> hold_ids_;  // holds learned, in the order learned
   RunStats stats_;
   int64_t batch_ = 0;  // TakeAnswers calls so far
 };

@@ -59,6 +59,28 @@ absl::StatusOr<std::vector<OutboxEvent>> ReadAllEvents(Engine& engine) {
   }
 }
 
+absl::StatusOr<std::vector<Hold>> ReadAllHolds(Engine& engine) {
+  std::vector<Hold> all;
+  std::string after;
+  while (true) {
+    LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> page, engine.ListHolds("", after, kPageSize));
+    all.insert(all.end(), page.begin(), page.end());
+    if (static_cast<int64_t>(page.size()) < kPageSize) return all;
+    after = page.back().id;
+  }
+}
+
+absl::StatusOr<std::vector<Account>> ReadAllAccountsNow(Ledger& ledger) {
+  std::vector<Account> all;
+  std::string after;
+  while (true) {
+    LEDGER_ASSIGN_OR_RETURN(std::vector<Account> page, ledger.ListAccounts(after, kPageSize));
+    all.insert(all.end(), page.begin(), page.end());
+    if (static_cast<int64_t>(page.size()) < kPageSize) return all;
+    after = page.back().id;
+  }
+}
+
 absl::StatusOr<std::optional<KeyRecord>> FindKeyRecord(Engine& engine,
                                                        const KeyIdentity& identity) {
   LEDGER_ASSIGN_OR_RETURN(std::vector<KeyRecord> keys, ReadAllKeyRecords(engine));
@@ -107,6 +129,10 @@ std::string CheckOneTransactionPerKey(const std::vector<Transaction>& transactio
   for (const Transaction& transaction : transactions) {
     ids.insert(transaction.id);
     auto it = named.find(transaction.id);
+    if (transaction.kind == OperationKind::kExpire) {
+      if (it == named.end()) continue;
+      return absl::StrCat("expire transaction ", transaction.id, " is named by a key record");
+    }
     if (it == named.end()) {
       return absl::StrCat("transaction ", transaction.id, " is named by no key record: posted",
                           " without its key (the claim or the record was skipped)");

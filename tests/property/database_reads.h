@@ -22,6 +22,10 @@ absl::StatusOr<std::vector<Account>> ReadAllAccounts(Engine& engine);
 absl::StatusOr<std::vector<Transaction>> ReadAllTransactions(Engine& engine);
 absl::StatusOr<std::vector<KeyRecord>> ReadAllKeyRecords(Engine& engine);
 absl::StatusOr<std::vector<OutboxEvent>> ReadAllEvents(Engine& engine);
+// Every hold as stored (Engine::ListHolds over every account), by id.
+absl::StatusOr<std::vector<Hold>> ReadAllHolds(Engine& engine);
+// Every account as the ledger shows it now (Ledger::ListAccounts: lapsed holds released).
+absl::StatusOr<std::vector<Account>> ReadAllAccountsNow(Ledger& ledger);
 
 // The committed key record under (namespace, scope, key), if any.
 absl::StatusOr<std::optional<KeyRecord>> FindKeyRecord(Engine& engine, const KeyIdentity& identity);
@@ -35,7 +39,8 @@ absl::StatusOr<std::vector<Account>> OpenUniverse(Ledger& ledger, const Universe
 std::string CheckConservationAndSolvency(const std::vector<Account>& accounts);
 
 // Every transaction is named by exactly one key record and every key record names an
-// existing transaction; one outbox event per transaction. Empty when they hold.
+// existing transaction, except expire transactions (the ledger's own, written without a
+// key); one outbox event per transaction. Empty when they hold.
 std::string CheckOneTransactionPerKey(const std::vector<Transaction>& transactions,
                                       const std::vector<KeyRecord>& keys,
                                       const std::vector<OutboxEvent>& events);

@@ -1,9 +1,12 @@
 // The reference model: an in-memory auditor that predicts the outcome of every submit
 // from the contract alone (design.md, ledger/outcome.h), written apart from the
 // pipeline in ledger/ledger.cc so that a bug in one is not silently copied into the
-// other. It holds accounts (balance, version, floor, closed, recent debits), committed
-// keys (fingerprint, transaction, expiry), every committed transaction and the set of
-// reversed transactions.
+// other. It holds accounts (balance, version, floor, closed, recent debits, pending
+// debits and credits as stored), committed keys (fingerprint, transaction, expiry),
+// every committed transaction, the set of reversed transactions and every hold with its
+// status as stored. A pending hold past its expires_at reserves nothing and can no longer
+// be settled (ledger/hold.h), whether or not a sweep has recorded its expiry: the model
+// asks "as of now" for available balances, velocity and settlements.
 //
 //   LedgerModel model(velocity_limits);
 //   model.AddAccount(account);
@@ -25,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "ledger/account.h"
+#include "ledger/hold.h"
 #include "ledger/ledger.h"
 #include "ledger/outcome.h"
 #include "ledger/transaction.h"
@@ -43,8 +47,8 @@ enum class Expected { kInvalid, kConflict, kDuplicate, kRejected, kCommitted };
 // which fault points it passes.
 enum class Reach {
   kNothing,  // invalid input: no transaction is begun
-  kClaim,    // replayed or declined right after the claim (reverse target unusable)
-  kLock,     // declined after locking the accounts
+  kClaim,    // replayed or declined right after the claim (reverse target or hold unknown)
+  kLock,     // declined after locking the accounts (also a hold whose expires_at passed)
   kCommit,   // posts and commits
 };
 
@@ -83,9 +87,24 @@ class LedgerModel {
   void ApplyCommit(const SubmitRequest& request, const Prediction& prediction,
                    const std::string& transaction_id, absl::Time ttl_start, absl::Duration ttl);
 
-  // Ledger::CloseAccount: NotFound, FailedPrecondition (balance not zero) or OK.
-  absl::Status PredictClose(const std::string& account_id) const;
+  // Ledger::CloseAccount at `now`: NotFound, FailedPrecondition (balance not zero, or
+  // holds still reserving) or OK. An OK close of an account whose stored pending amounts
+  // are only lapsed holds first sweeps every lapsed hold (CloseSweeps).
+  absl::Status PredictClose(const std::string& account_id, absl::Time now) const;
+  bool CloseSweeps(const std::string& account_id) const;
   void ApplyClose(const std::string& account_id);
+
+  // Ledger::ExpireHolds at `now`: the pending holds past their expiry, by (expires_at, id).
+  std::vector<std::string> LapsedHoldIds(absl::Time now) const;
+  // The expire transaction the sweep writes for `hold_id` (all but its id).
+  Transaction PredictExpiry(const std::string& hold_id, absl::Time now) const;
+  // Records the sweep's expiry of a lapsed hold, by transaction `transaction_id`.
+  void ApplyExpiry(const std::string& hold_id, const std::string& transaction_id, absl::Time now);
+
+  // The account as Ledger::GetAccount shows it at `now`: lapsed holds not counted.
+  Account AccountAsOf(const std::string& account_id, absl::Time now) const;
+  // The hold as Ledger::GetHold shows it at `now`: a lapsed pending hold reads expired.
+  Hold HoldAsOf(const std::string& hold_id, absl::Time now) const;
 
   // The transaction last committed under `identity`, expired or not.
   std::optional<std::string> TransactionOf(const IdentityTuple& identity) const;
@@ -93,17 +112,35 @@ class LedgerModel {
   const std::map<std::string, ModelAccount>& accounts() const { return accounts_; }
   const std::map<IdentityTuple, ModelKey>& keys() const { return keys_; }
   const std::map<std::string, Transaction>& transactions() const { return transactions_; }
+  const std::map<std::string, Hold>& holds() const { return holds_; }
 
   // The model's own invariants: per asset, balances sum to zero; no account below its
-  // floor; each balance is the sum of the entries posted to it. Empty when they hold.
-  std::string CheckOwnInvariants() const;
+  // floor, nor its available balance at `now`; each balance is the sum of the entries
+  // posted to it; stored pending amounts are the sums of the pending holds. Empty when
+  // they hold.
+  std::string CheckOwnInvariants(absl::Time now) const;
 
  private:
+  Prediction PredictHold(Prediction prediction, const Operation& op, absl::Time now) const;
+  Prediction PredictSettlement(Prediction prediction, const Operation& op, absl::Time now) const;
   std::optional<RejectionReason> CheckAccounts(const std::vector<Posting>& postings) const;
+  // `released`: an amount the operation itself releases from an account's pending debits
+  // first (a capture's hold).
   std::optional<RejectionReason> BuildEntries(const std::vector<Posting>& postings,
-                                              std::vector<Entry>& entries) const;
+                                              std::vector<Entry>& entries, absl::Time now,
+                                              const std::map<std::string, Amount>& released) const;
   std::optional<RejectionReason> CheckVelocity(const std::vector<Posting>& postings,
                                                absl::Time now) const;
+  // Pending debits (credits) of the account's holds past their expiry at `now`.
+  Amount LapsedDebits(const std::string& account_id, absl::Time now) const;
+  Amount LapsedCredits(const std::string& account_id, absl::Time now) const;
+  // balance - (pending debits still reserving at `now`), less `released`.
+  Amount AvailableAt(const Account& account, Amount balance, absl::Time now,
+                     Amount released) const;
+  // Takes a pending hold out of the pending amounts (settled or expired).
+  void Release(const Hold& hold);
+  // The account's pending holds (from or to it), as stored.
+  std::vector<const Hold*> PendingHoldsOf(const std::string& account_id) const;
 
   std::vector<VelocityLimit> velocity_limits_;
   std::map<std::string, ModelAccount> accounts_;
@@ -111,6 +148,8 @@ class LedgerModel {
   std::map<std::string, Transaction> transactions_;
   std::set<std::string> reversed_;
   std::map<std::string, Amount> entry_sums_;  // per account: sum of posted entries
+  std::map<std::string, Hold> holds_;         // by id, status as stored
+  std::map<std::string, std::set<std::string>> pending_by_account_;  // from and to: hold ids
 };
 
 }  // namespace ledger::property

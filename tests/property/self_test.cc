@@ -1,7 +1,10 @@
 // The property suite must catch a broken ledger. These tests break it on purpose (on the
 // memory engine) and assert that the checks report a violation, that the report shrinks
-// to a few steps that still fail, and that the seed replays the failure exactly.
+// to a few steps that still fail, and that the seed replays the failure exactly; and
+// that engines broken in their holds (pending holds not counted, expired holds
+// settleable) are caught too.
 #include <cctype>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -24,6 +27,11 @@ namespace {
 
 constexpr uint64_t kSeed = 1000;  // the default seed of the single-client property test
 constexpr int kSteps = 300;
+// The broken hold engines: how many of the default seeds' full runs may be needed to hit
+// the bug (each seed's 400 steps hold a few dozen holds), and the shrink budget.
+constexpr uint64_t kBrokenEngineSeeds = 8;
+constexpr int kBrokenEngineSteps = 400;
+constexpr absl::Duration kBrokenEngineShrinkTime = absl::Seconds(10);
 
 PropertyContext MemoryContext() {
   PropertyContext context;
@@ -101,6 +109,50 @@ TEST(PropertySelfTest, AFailureShrinksToFewStepsThatStillFailAndItsSeedReplaysIt
   EXPECT_EQ(Essence(*kept.violation), Essence(shrunk.violation));
 }
 
+// Runs the single-client property over the default seeds with the engine wrapped by
+// `wrap` until one fails; returns that seed's report (shrunk briefly), or "" if none failed.
+std::string FirstFailureWith(
+    const std::string& name,
+    const std::function<std::shared_ptr<Engine>(std::shared_ptr<Engine>)>& wrap) {
+  PropertyContext context = MemoryContext();
+  SequentialOptions options;
+  options.wrap_engine = wrap;
+  for (uint64_t seed = kSeed; seed < kSeed + kBrokenEngineSeeds; ++seed) {
+    Universe universe = MakeUniverse(seed);
+    std::vector<Step> steps = GenerateWorkload(seed, universe, {.steps = kBrokenEngineSteps});
+    RunResult broken = RunSequential(context, universe, steps, {}, options);
+    if (!broken.violation.has_value()) continue;
+    ShrinkResult shrunk = Shrink(context, universe, steps, {}, *broken.violation, options,
+                                 kBrokenEngineShrinkTime);
+    std::string report = FailureReport(name, "SelfTest", seed, steps, *broken.violation, shrunk);
+    std::cout << report;
+    return report;
+  }
+  return "";
+}
+
+// An engine that counts every pending hold as lapsed inside a submit lets a debit spend
+// what a hold reserved: the model expected insufficient funds.
+TEST(PropertySelfTest, AnEngineThatDoesNotCountPendingHoldsLetsAccountsOverspendAndIsCaught) {
+  std::string report = FirstFailureWith("memory (pending holds not counted)",
+                                        [](std::shared_ptr<Engine> engine) {
+                                          return std::make_shared<UncountedHoldsEngine>(engine);
+                                        });
+  ASSERT_FALSE(report.empty()) << "the property run missed an overspending engine";
+  EXPECT_TRUE(absl::StrContains(report, "insufficient_funds")) << report;
+}
+
+// An engine that loses expires_at when a submit loads a hold lets a capture or void go
+// through after the expiry, before a sweep: the model expected hold_expired.
+TEST(PropertySelfTest, AnEngineThatLetsAnExpiredHoldBeSettledIsCaught) {
+  std::string report =
+      FirstFailureWith("memory (expired holds settleable)", [](std::shared_ptr<Engine> engine) {
+        return std::make_shared<CapturableAfterExpiryEngine>(engine);
+      });
+  ASSERT_FALSE(report.empty()) << "the property run missed a capture after expires_at";
+  EXPECT_TRUE(absl::StrContains(report, "hold_expired")) << report;
+}
+
 // Two deliveries of one request race; the broken engine claims in a separate
 // transaction, so both find the key unused (they meet at a barrier right after the
 // claim) and both post. The concurrency checker must see it, from the answers and from
@@ -130,7 +182,7 @@ TEST(PropertySelfTest, ClaimingInASeparateTransactionLetsRacingDeliveriesPostTwi
   EXPECT_TRUE(absl::StrContains(from_answers, "posted twice") ||
               absl::StrContains(from_answers, "acknowledged as committed 2 times"))
       << from_answers;
-  std::string from_database = answers.CheckDatabase(*engine, 1);
+  std::string from_database = answers.CheckDatabase(*engine, 1, ClockStart());
   EXPECT_FALSE(from_database.empty()) << "the database check missed a key posted twice";
   std::cout << "caught from the answers: " << from_answers
             << "\ncaught from the database: " << from_database << std::endl;

@@ -20,6 +20,9 @@ using testing::FaultInjectingEngine;
 using testing::FaultPoint;
 
 constexpr size_t kReverseIdBytesMax = 64;
+// Ledger::ExpireHolds's page: a fault fails one page's transaction, not the others.
+constexpr size_t kExpireHoldsPage = 100;
+constexpr int64_t kHoldsPageSize = 1000;
 
 // Whether a submit that gets as far as `reach` passes `point` (engine.h's call order).
 bool Passes(Reach reach, FaultPoint point) {
@@ -55,7 +58,12 @@ std::string Describe(const absl::StatusOr<Outcome>& result) {
 std::string DescribeAccount(const Account& account) {
   return absl::StrCat(account.id, " {asset ", account.asset, ", balance ", account.balance,
                       ", version ", account.version, ", closed ", account.closed, ", floor ",
-                      account.BalanceFloor(), "}");
+                      account.BalanceFloor(), ", pending debits ", account.pending_debits,
+                      ", pending credits ", account.pending_credits, "}");
+}
+
+std::string DescribeHold(const std::optional<Hold>& hold) {
+  return hold.has_value() ? HoldToJson(*hold).dump() : "none";
 }
 
 class SequentialRun {
@@ -88,6 +96,7 @@ class SequentialRun {
       problem = ResendUnacknowledged();
       if (problem.empty()) problem = CheckAccounts();
       if (problem.empty()) problem = Checkpoint();
+      if (problem.empty()) problem = CheckHoldsOneByOne();
       if (!problem.empty()) result.violation = Violation{static_cast<int>(steps.size()), problem};
     }
     result.stats = stats_;
@@ -99,7 +108,9 @@ class SequentialRun {
     absl::StatusOr<std::unique_ptr<Engine>> opened = context_.open_fresh();
     if (!opened.ok())
       return absl::StrCat("could not open a fresh database: ", opened.status().ToString());
-    faults_ = std::make_shared<FaultInjectingEngine>(std::shared_ptr<Engine>(std::move(*opened)));
+    std::shared_ptr<Engine> engine(std::move(*opened));
+    if (options_.wrap_engine) engine = options_.wrap_engine(std::move(engine));
+    faults_ = std::make_shared<FaultInjectingEngine>(std::move(engine));
     LedgerOptions ledger_options;
     ledger_options.clock = &clock_;
     ledger_options.velocity_limits = options_.velocity_limits;
@@ -119,6 +130,7 @@ class SequentialRun {
   std::string RunStep(const Step& step) {
     clock_.Advance(step.advance);
     if (step.kind == StepKind::kCloseAccount) return RunClose(step.account_id);
+    if (step.kind == StepKind::kExpireHolds) return RunExpireHolds(step.fault);
     return RunSubmit(Resolve(step.request), step.fault);
   }
 
@@ -132,11 +144,122 @@ class SequentialRun {
       submit.operation.transaction_id =
           id.value_or(absl::StrCat("missing-", target.key).substr(0, kReverseIdBytesMax));
     }
+    if (request.hold_target.has_value()) {
+      const HoldTarget& target = *request.hold_target;
+      std::optional<std::string> id =
+          model_.TransactionOf({target.key_namespace, target.scope.Encoded(), target.key});
+      submit.operation.hold_id =
+          id.value_or(absl::StrCat("missing-", target.key).substr(0, kReverseIdBytesMax));
+    }
     return submit;
   }
 
+  // ---- holds: sweeps, and what the database says they did ----------------------------
+
+  // Ledger::ExpireHolds must record the expiry of exactly the holds the model has lapsed
+  // (every page, or none of a page a fault failed; all of one whose COMMIT reply was
+  // lost), each with the expire transaction the model predicts.
+  std::string RunExpireHolds(const InjectedFault& fault) {
+    absl::Time now = clock_.Now();
+    std::vector<std::string> lapsed = model_.LapsedHoldIds(now);
+    Armed armed;
+    Arm(fault, armed);
+    absl::StatusOr<int64_t> swept = ledger_->ExpireHolds();
+    faults_->Clear();
+    stats_.Add("sweeps");
+    if (tolerant_) return SweepUntilDone(lapsed, now, std::move(swept));
+    if (fault.mode != FaultMode::kNone && armed.reached == lapsed.empty()) {
+      return absl::StrCat("the sweep ", armed.reached ? "passed" : "skipped", " fault point ",
+                          FaultPointName(fault.point), " with ", lapsed.size(), " lapsed holds");
+    }
+    absl::StatusOr<size_t> recorded = LearnExpiries(lapsed, now);
+    if (!recorded.ok()) return std::string(recorded.status().message());
+    stats_.Add("holds expired by sweeps", static_cast<int>(*recorded));
+    size_t first_page = std::min(lapsed.size(), kExpireHoldsPage);
+    auto mismatch = [&](size_t expected) {
+      return absl::StrCat("ExpireHolds with ", lapsed.size(), " lapsed holds [fault: ",
+                          FaultModeName(fault.mode), "] answered ",
+                          swept.ok() ? absl::StrCat(*swept) : swept.status().ToString(),
+                          " and recorded ", *recorded, " expiries; expected ", expected);
+    };
+    if (fault.mode == FaultMode::kUnavailable && armed.reached) {
+      if (swept.ok() || *recorded != 0) return mismatch(0);
+      stats_.Add("sweeps faulted");
+      return "";
+    }
+    if (fault.mode == FaultMode::kCommitReplyLost && armed.reached) {
+      if (swept.ok() || !IsInDoubt(swept.status()) || *recorded != first_page) {
+        return mismatch(first_page);
+      }
+      stats_.Add("sweeps in doubt");
+      return "";
+    }
+    if (!swept.ok() || *swept != static_cast<int64_t>(lapsed.size()) ||
+        *recorded != lapsed.size()) {
+      return mismatch(lapsed.size());
+    }
+    return "";
+  }
+
+  // After a real fault any pooled connection may be dead, whatever was injected: the
+  // sweep is run again until it answers, and then every lapsed hold must be expired.
+  std::string SweepUntilDone(const std::vector<std::string>& lapsed, absl::Time now,
+                             absl::StatusOr<int64_t> swept) {
+    for (int attempt = 1; !swept.ok() && attempt < options_.resend_attempts_max; ++attempt) {
+      stats_.Add("sweeps run again after a fault");
+      swept = ledger_->ExpireHolds();
+    }
+    if (!swept.ok()) return absl::StrCat("ExpireHolds still fails: ", swept.status().ToString());
+    absl::StatusOr<size_t> recorded = LearnExpiries(lapsed, now);
+    if (!recorded.ok()) return std::string(recorded.status().message());
+    stats_.Add("holds expired by sweeps", static_cast<int>(*recorded));
+    if (*recorded != lapsed.size()) {
+      return absl::StrCat("ExpireHolds recorded ", *recorded, " of ", lapsed.size(),
+                          " lapsed holds' expiries");
+    }
+    return "";
+  }
+
+  // Reads back each of `lapsed` (lapsed at `now` in the model): those the database has
+  // expired must carry the model's expire transaction, and are applied to the model.
+  // Returns how many; a hold settled any other way is a violation.
+  absl::StatusOr<size_t> LearnExpiries(const std::vector<std::string>& lapsed, absl::Time now) {
+    size_t recorded = 0;
+    for (const std::string& id : lapsed) {
+      absl::StatusOr<std::optional<Hold>> stored = Retrying<std::optional<Hold>>(
+          ReadAttempts(), [&] { return faults_->GetHold(id); });
+      if (!stored.ok() || !stored->has_value()) {
+        return absl::InternalError(absl::StrCat("hold ", id, " cannot be read after a sweep: ",
+                                                stored.status().ToString()));
+      }
+      const Hold& hold = **stored;
+      if (hold.status == HoldStatus::kPending && !hold.settled_by.has_value()) continue;
+      if (hold.status != HoldStatus::kExpired || !hold.settled_by.has_value()) {
+        return absl::InternalError(absl::StrCat("lapsed hold ", id, " was settled other than by ",
+                                                "expiry: ", DescribeHold(hold)));
+      }
+      absl::StatusOr<std::optional<Transaction>> expiry = Retrying<std::optional<Transaction>>(
+          ReadAttempts(), [&] { return faults_->GetTransaction(*hold.settled_by); });
+      Transaction expected = model_.PredictExpiry(id, now);
+      expected.id = *hold.settled_by;
+      if (!expiry.ok() || !expiry->has_value() || **expiry != expected) {
+        return absl::InternalError(absl::StrCat(
+            "the expiry of hold ", id, " is not the model's expire transaction:\n  stored   ",
+            expiry.ok() && expiry->has_value() ? TransactionToJson(**expiry).dump() : "none",
+            "\n  expected ", TransactionToJson(expected).dump()));
+      }
+      model_.ApplyExpiry(id, expected.id, now);
+      ++recorded;
+    }
+    return recorded;
+  }
+
   std::string RunClose(const std::string& account_id) {
-    absl::Status expected = model_.PredictClose(account_id);
+    absl::Time now = clock_.Now();
+    absl::Status expected = model_.PredictClose(account_id, now);
+    // Only lapsed holds left: the close records every lapsed hold's expiry first.
+    std::vector<std::string> swept;
+    if (expected.ok() && model_.CloseSweeps(account_id)) swept = model_.LapsedHoldIds(now);
     absl::Status actual = ledger_->CloseAccount(account_id);
     for (int attempt = 1;
          tolerant_ && absl::IsUnavailable(actual) && attempt < options_.resend_attempts_max;
@@ -146,6 +269,15 @@ class SequentialRun {
     if (actual.code() != expected.code()) {
       return absl::StrCat("close account ", account_id, ": expected ",
                           absl::StatusCodeToString(expected.code()), ", got ", actual.ToString());
+    }
+    if (actual.ok() && !swept.empty()) {
+      absl::StatusOr<size_t> recorded = LearnExpiries(swept, now);
+      if (!recorded.ok()) return std::string(recorded.status().message());
+      if (*recorded != swept.size()) {
+        return absl::StrCat("closing ", account_id, " recorded ", *recorded, " of ",
+                            swept.size(), " lapsed holds' expiries");
+      }
+      stats_.Add("closes that swept lapsed holds");
     }
     if (actual.ok()) model_.ApplyClose(account_id);
     stats_.Add(actual.ok() ? "close" : "close refused");
@@ -357,6 +489,10 @@ class SequentialRun {
           return mismatch();
         }
         stats_.Add(absl::StrCat("rejected: ", View(RejectionReasonName(outcome.reason))));
+        if (outcome.reason == RejectionReason::kHoldExpired &&
+            model_.holds().at(request.operation.hold_id).status == HoldStatus::kPending) {
+          stats_.Add("settlements refused after expires_at, before a sweep");
+        }
         declined_.insert({IdentityOf(request), prediction.fingerprint});
         return "";
       case Expected::kCommitted: {
@@ -396,6 +532,12 @@ class SequentialRun {
     seen_transaction_ids_.insert(id);
     model_.ApplyCommit(request, prediction, id, clock_.Now(), request.claim.ttl);
     stats_.Add("committed");
+    OperationKind kind = request.operation.kind;
+    if (kind == OperationKind::kHold || kind == OperationKind::kCapture ||
+        kind == OperationKind::kVoid) {
+      stats_.Add(absl::StrCat("committed: ", View(OperationKindName(kind)),
+                              request.operation.capture_amount.has_value() ? " (an amount)" : ""));
+    }
   }
 
   // Every request whose last answer was a fault is resent under its key: each must now
@@ -439,7 +581,80 @@ class SequentialRun {
     }
     if (std::string problem = CheckConservationAndSolvency(*accounts); !problem.empty())
       return problem;
-    return model_.CheckOwnInvariants();
+    return model_.CheckOwnInvariants(clock_.Now());
+  }
+
+  // Every hold as stored, and every account as the ledger shows it now (lapsed holds
+  // released), against the model; nobody's available balance below the floor.
+  std::string CompareHoldsAndAvailable() {
+    absl::StatusOr<std::vector<Hold>> holds =
+        Retrying<std::vector<Hold>>(ReadAttempts(), [&] { return ReadAllHolds(*faults_); });
+    if (!holds.ok()) return absl::StrCat("reading holds: ", holds.status().ToString());
+    const auto& expected = model_.holds();
+    for (const Hold& hold : *holds) {
+      auto it = expected.find(hold.id);
+      if (it == expected.end() || it->second != hold) {
+        return absl::StrCat("hold differs: database ", DescribeHold(hold), ", model ",
+                            it == expected.end() ? "has none" : DescribeHold(it->second));
+      }
+    }
+    if (holds->size() != expected.size()) {
+      return absl::StrCat(holds->size(), " holds in the database, the model has ", expected.size());
+    }
+    absl::Time now = clock_.Now();
+    absl::StatusOr<std::vector<Account>> accounts = Retrying<std::vector<Account>>(
+        ReadAttempts(), [&] { return ReadAllAccountsNow(*ledger_); });
+    if (!accounts.ok()) return absl::StrCat("listing accounts: ", accounts.status().ToString());
+    for (const Account& account : *accounts) {
+      Account reserving = model_.AccountAsOf(account.id, now);
+      if (account != reserving) {
+        return absl::StrCat("account as of now differs: ledger ", DescribeAccount(account),
+                            ", model ", DescribeAccount(reserving));
+      }
+      if (account.Available() < account.BalanceFloor()) {
+        return absl::StrCat("account ", account.id, " has an available balance of ",
+                            account.Available(), ", below its floor ", account.BalanceFloor());
+      }
+    }
+    return "";
+  }
+
+  // At the end: each hold through Engine::GetHold (as stored) and Ledger::GetHold (as of
+  // now), and each account's Ledger::ListHolds.
+  std::string CheckHoldsOneByOne() {
+    absl::Time now = clock_.Now();
+    std::map<std::string, std::vector<Hold>> by_account;
+    for (const auto& [id, hold] : model_.holds()) {
+      absl::StatusOr<std::optional<Hold>> stored =
+          Retrying<std::optional<Hold>>(ReadAttempts(), [&] { return faults_->GetHold(id); });
+      if (!stored.ok() || *stored != hold) {
+        return absl::StrCat("Engine::GetHold(", id, ") is ",
+                            stored.ok() ? DescribeHold(*stored) : stored.status().ToString(),
+                            ", the model's ", DescribeHold(hold));
+      }
+      Hold as_of_now = model_.HoldAsOf(id, now);
+      absl::StatusOr<Hold> shown =
+          Retrying<Hold>(ReadAttempts(), [&] { return ledger_->GetHold(id); });
+      if (!shown.ok() || *shown != as_of_now) {
+        return absl::StrCat("Ledger::GetHold(", id, ") is ",
+                            shown.ok() ? DescribeHold(*shown) : shown.status().ToString(),
+                            ", the model's ", DescribeHold(as_of_now));
+      }
+      by_account[hold.terms.from].push_back(as_of_now);
+      by_account[hold.terms.to].push_back(as_of_now);
+    }
+    for (const auto& [account_id, expected] : by_account) {
+      absl::StatusOr<std::vector<Hold>> listed = Retrying<std::vector<Hold>>(
+          ReadAttempts(), [&] { return ledger_->ListHolds(account_id, "", kHoldsPageSize); });
+      if (!listed.ok() || *listed != expected) {
+        return absl::StrCat("Ledger::ListHolds(", account_id, ") returned ",
+                            listed.ok() ? absl::StrCat(listed->size(), " holds")
+                                        : listed.status().ToString(),
+                            ", the model has ", expected.size());
+      }
+    }
+    stats_.Add("holds read one by one", static_cast<int>(model_.holds().size()));
+    return "";
   }
 
   // The whole database against the model.
@@ -463,6 +678,7 @@ class SequentialRun {
       return absl::StrCat(events->size(), " outbox events (", evented.size(), " transactions) for ",
                           transactions->size(), " transactions");
     }
+    if (std::string problem = CompareHoldsAndAvailable(); !problem.empty()) return problem;
     return RunVerify(*faults_);
   }
 
@@ -512,7 +728,7 @@ class SequentialRun {
   const PropertyContext& context_;
   const Universe& universe_;
   SequentialOptions options_;
-  ManualClock clock_;
+  ManualClock clock_{ClockStart()};
   std::shared_ptr<FaultInjectingEngine> faults_;
   std::unique_ptr<Ledger> ledger_;
   LedgerModel model_;

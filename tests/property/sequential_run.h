@@ -4,9 +4,12 @@
 // totals zero, every balance equal to the model's and above its floor). Every
 // `checkpoint_every` steps, and at the end, the whole database is compared with the
 // model: the same transactions byte for byte, one key record per committed key pointing
-// at its transaction, one outbox event per transaction, and VerifyLedger clean. At the
-// end every request never acknowledged (faulted) is resent under its key: each must
-// yield exactly one commit.
+// at its transaction, one outbox event per transaction, every hold as stored, every
+// account as of now (pending and available amounts with lapsed holds released), and
+// VerifyLedger clean. ExpireHolds steps must record exactly the expiries the model has
+// lapsed. At the end every request never acknowledged (faulted) is resent under its key
+// (each must yield exactly one commit) and every hold is read one by one (Engine::GetHold,
+// Ledger::GetHold, Ledger::ListHolds).
 //
 // On a failure, Shrink removes steps (delta debugging, bounded time) while the run still
 // fails, and FailureReport prints the seed, the remaining steps and how to replay both.
@@ -39,6 +42,8 @@ struct SequentialOptions {
   // The broken-ledger switch (LedgerTestingHooks::OpenWithoutIdempotency): the self-test
   // proves the run fails with it.
   bool skip_idempotency = false;
+  // Wraps the engine under test, e.g. with a broken hold read for the self-test.
+  std::function<std::shared_ptr<Engine>(std::shared_ptr<Engine>)> wrap_engine;
   int checkpoint_every = 50;  // steps between full database comparisons
   // After a real fault (killed session, restarted server) a client resends the same
   // request at most this many times before the run fails for lost availability.

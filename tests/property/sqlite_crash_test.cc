@@ -95,8 +95,9 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> CrashingEngine::Begin(
   return std::make_unique<CrashingTransaction>(*this, std::move(inner));
 }
 
-// The submits of a seeded workload (reversals and closes need the model, not the point
-// here), each with the clock time it runs at, all with the default key TTL.
+// The submits of a seeded workload (reversals, settlements of holds, sweeps and closes
+// need the model, not the point here), each with the clock time it runs at, all with
+// the default key TTL.
 struct TimedRequest {
   SubmitRequest request;
   absl::Time at;
@@ -108,8 +109,11 @@ std::vector<TimedRequest> CrashWorkload(uint64_t seed, const Universe& universe,
   for (const Step& step :
        GenerateWorkload(seed, universe, {.steps = 400, .boundary_faults = false})) {
     now += step.advance;
-    if (step.kind != StepKind::kSubmit || step.request.operation.kind == OperationKind::kReverse)
+    OperationKind kind = step.request.operation.kind;
+    if (step.kind != StepKind::kSubmit || kind == OperationKind::kReverse ||
+        kind == OperationKind::kCapture || kind == OperationKind::kVoid) {
       continue;
+    }
     SubmitRequest request{step.request.key, step.request.scope, step.request.operation,
                           ClaimOptions{}};
     // The default TTL outlives the run: every key stays committed, so the checks after

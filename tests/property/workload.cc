@@ -22,6 +22,11 @@ constexpr int kClosedAccounts = 5;
 constexpr int kGhosts = 5;
 constexpr Amount kOverdraftLimitMax = 800;
 constexpr absl::Duration kShortTtl = absl::Minutes(30);
+// Hold timeouts: short ones the steady clock (0-2 s a step) passes within a run, long
+// ones only a clock jump passes.
+constexpr int64_t kShortHoldTimeoutSecondsMax = 90;
+constexpr int64_t kLongHoldTimeoutMinutesMax = 60;
+constexpr Amount kCaptureAboveHoldMax = 500;
 
 // Every draw goes through this, not through <random>'s distributions, whose results are
 // implementation-defined: a seed must replay identically everywhere.
@@ -143,9 +148,75 @@ class OperationMaker {
     return Operation::Post(std::move(postings));
   }
 
-  // Points one account of a two-party move at a ghost or a closed account.
+  // A hold from issuance to a wallet (a pending top-up, as a card authorization), from a
+  // (hot) wallet to a merchant or another wallet, or from a merchant to payout clearing.
+  // Without expiry, with a timeout (short: the steady clock passes it; long: a clock
+  // jump does), or with an absolute expires_at planned from `planned_now` (when shrinking
+  // drops clock moves the run is earlier, so it stays ahead), now and then one already
+  // behind it (bad input the ledger can only see at commit).
+  Operation Hold(absl::Time planned_now) {
+    Operation op;
+    int roll = static_cast<int>(random_.Between(0, 99));
+    // Mostly amounts the hot accounts can cover, so that most holds are placed and
+    // settlements find them; some too large for their available balance.
+    Amount amount = random_.Percent(80) ? random_.Between(1, 600) : random_.Between(601, 3000);
+    if (roll < 40) {  // never short of funds: issuance may go negative
+      op = Operation::Hold(universe_.issuance, random_.PickSkewed(universe_.credit_wallets),
+                           kCredits, random_.Between(1, 3000));
+    } else if (roll < 50) {
+      const std::string& from = random_.PickSkewed(universe_.usd_wallets);
+      op = Operation::Hold(from, OtherThan(random_, universe_.usd_wallets, from), kUsd, amount);
+    } else if (roll < 65) {
+      op = Operation::Hold(random_.PickSkewed(universe_.merchants), universe_.payouts, kCredits,
+                           amount);
+    } else {
+      const std::string& from = random_.Percent(70)
+                                    ? universe_.credit_wallets[static_cast<size_t>(
+                                          random_.Between(0, kHotWallets - 1))]
+                                    : random_.Pick(universe_.credit_wallets);
+      const std::string& to = random_.Percent(50)
+                                  ? random_.PickSkewed(universe_.merchants)
+                                  : OtherThan(random_, universe_.credit_wallets, from);
+      op = Operation::Hold(from, to, kCredits, amount);
+    }
+    int expiry = static_cast<int>(random_.Between(0, 99));
+    if (expiry < 40) return op;
+    if (expiry < 62) {
+      op.timeout = absl::Seconds(random_.Between(5, kShortHoldTimeoutSecondsMax));
+    } else if (expiry < 85) {
+      op.timeout = absl::Minutes(random_.Between(5, kLongHoldTimeoutMinutesMax));
+    } else if (expiry < 97) {
+      op.expires_at = planned_now + absl::Seconds(random_.Between(30, 1800));
+    } else {
+      op.expires_at = planned_now - absl::Seconds(random_.Between(1, 60));
+    }
+    return op;
+  }
+
+  // A capture of all of a hold of `held` (0: unknown), part of it, exactly it, more than
+  // it, or (bad input) nothing.
+  Operation Capture(Amount held) {
+    Operation op = Operation::Capture("");  // hold_id resolved when the step runs
+    int roll = static_cast<int>(random_.Between(0, 99));
+    if (roll < 35 || held == 0) return op;
+    if (roll < 65 && held > 1) {
+      op.capture_amount = random_.Between(1, held - 1);
+    } else if (roll < 80) {
+      op.capture_amount = held;
+    } else if (roll < 97) {
+      op.capture_amount = held + random_.Between(1, kCaptureAboveHoldMax);
+    } else {
+      op.capture_amount = 0;
+    }
+    return op;
+  }
+
+  // Points one account of a two-party move or hold at a ghost or a closed account.
   void Misdirect(Operation& op) {
-    if (op.kind == OperationKind::kPost || op.kind == OperationKind::kReverse) return;
+    if (op.kind == OperationKind::kPost || op.kind == OperationKind::kReverse ||
+        op.kind == OperationKind::kCapture || op.kind == OperationKind::kVoid) {
+      return;
+    }
     const std::string& bad = random_.Percent(50) ? random_.Pick(universe_.ghosts)
                                                  : random_.Pick(universe_.closed_at_setup);
     (random_.Percent(50) ? op.to : op.from) = bad;
@@ -170,8 +241,10 @@ class WorkloadGenerator {
     while (static_cast<int>(steps_.size()) < options_.steps) {
       int index = static_cast<int>(steps_.size());
       Step step = NextStep();
-      step.advance = NextAdvance();
+      step.advance += NextAdvance();  // a sweep may already move past an expiry
+      planned_now_ += step.advance;
       if (step.kind == StepKind::kSubmit) step.fault = NextFault();
+      if (step.kind == StepKind::kExpireHolds) step.fault = NextSweepFault();
       auto restart = std::find(restart_steps.begin(), restart_steps.end(), index);
       if (restart != restart_steps.end() && step.kind == StepKind::kSubmit) {
         // Alternate: mid-transaction (after the entries are written), then idle.
@@ -181,7 +254,7 @@ class WorkloadGenerator {
       } else if (restart != restart_steps.end()) {
         restart_steps.push_back(index + 1);  // a close step: restart at the next submit
       }
-      bool delivered_twice = step.kind == StepKind::kSubmit && random_.Percent(4);
+      bool delivered_twice = step.kind != StepKind::kCloseAccount && random_.Percent(4);
       steps_.push_back(step);
       if (delivered_twice && static_cast<int>(steps_.size()) < options_.steps) {
         Step again = step;
@@ -203,6 +276,7 @@ class WorkloadGenerator {
       if (roll < 19) return InOtherScope(PickSent());
     }
     if (roll >= 19 && roll < 21) return Close();
+    if (roll >= 21 && roll < 24) return Sweep();
     return Fresh();
   }
 
@@ -225,7 +299,8 @@ class WorkloadGenerator {
   Step Conflicting(const std::pair<int, Request>& earlier) {
     Step step = Resend(earlier, "conflicting payload for the key of #");
     Operation& op = step.request.operation;
-    bool two_party = op.kind != OperationKind::kPost && op.kind != OperationKind::kReverse;
+    bool two_party = op.kind != OperationKind::kPost && op.kind != OperationKind::kReverse &&
+                     op.kind != OperationKind::kCapture && op.kind != OperationKind::kVoid;
     if (two_party && random_.Percent(50)) {
       op.amount += 1;
     } else {
@@ -258,6 +333,24 @@ class WorkloadGenerator {
     return step;
   }
 
+  // Ledger::ExpireHolds; half the time right past the expiry of a recent timed hold.
+  Step Sweep() {
+    Step step;
+    step.kind = StepKind::kExpireHolds;
+    step.origin = "expire holds";
+    std::vector<const PlannedHold*> timed;
+    for (const PlannedHold& hold : holds_) {
+      if (hold.timeout.has_value()) timed.push_back(&hold);
+    }
+    if (!timed.empty() && random_.Percent(50)) {
+      const PlannedHold& hold = *timed[timed.size() - 1 - static_cast<size_t>(random_.Between(
+                                            0, std::min<int64_t>(5, timed.size()) - 1))];
+      step.advance = *hold.timeout + absl::Seconds(1);
+      step.origin = absl::StrCat("expire holds, past the timeout of #", hold.step_index);
+    }
+    return step;
+  }
+
   Step Fresh() {
     Step step;
     step.origin = "new";
@@ -267,16 +360,23 @@ class WorkloadGenerator {
     if (random_.Percent(10)) request.ttl = kShortTtl;
     int roll = static_cast<int>(random_.Between(0, 99));
     Operation op;
-    if (roll < 30) {
+    // Holds and their settlements took their share from the older kinds (issue 13).
+    if (roll < 22) {
       op = maker_.TopUp();
-    } else if (roll < 50) {
+    } else if (roll < 36) {
       op = maker_.Transfer();
-    } else if (roll < 66) {
+    } else if (roll < 48) {
       op = maker_.Spend();
-    } else if (roll < 76) {
+    } else if (roll < 56) {
       op = maker_.Payout();
-    } else if (roll < 85) {
+    } else if (roll < 63) {
       op = maker_.Post();
+    } else if (roll < 75) {
+      op = maker_.Hold(planned_now_);
+    } else if (roll < 84) {
+      op = Settle(request, OperationKind::kCapture);
+    } else if (roll < 89) {
+      op = Settle(request, OperationKind::kVoid);
     } else if (roll < 98 && !reversible_.empty()) {
       op = Reverse(request);
     } else {
@@ -293,8 +393,37 @@ class WorkloadGenerator {
     } else {
       reversals_.push_back({"reverse", request.scope, request.key});
     }
+    if (request.operation.kind == OperationKind::kHold) {
+      holds_.push_back({{"hold", request.scope, request.key},
+                        request.operation.amount,
+                        request.operation.timeout,
+                        static_cast<int>(steps_.size())});
+    }
     Remember(request);
     return step;
+  }
+
+  // A capture or void of a hold sent earlier (recent ones mostly; a quarter of the time
+  // one some settlement already named: settled, or about to be), or of one never sent.
+  Operation Settle(Request& request, OperationKind kind) {
+    const PlannedHold* hold = nullptr;
+    if (!holds_.empty() && !random_.Percent(6)) {
+      if (!settled_.empty() && random_.Percent(25)) {
+        hold = &holds_[random_.Pick(settled_)];
+      } else if (random_.Percent(60)) {
+        size_t recent = std::min<size_t>(6, holds_.size());
+        hold = &holds_[holds_.size() - 1 - static_cast<size_t>(random_.Between(0, recent - 1))];
+      } else {
+        hold = &random_.Pick(holds_);
+      }
+      settled_.push_back(static_cast<size_t>(hold - holds_.data()));
+    }
+    request.hold_target = hold != nullptr
+                              ? hold->target
+                              : HoldTarget{"hold", request.scope,
+                                           absl::StrCat("never-sent-", next_key_)};
+    if (kind == OperationKind::kVoid) return Operation::Void("");
+    return maker_.Capture(hold != nullptr ? hold->amount : 0);
   }
 
   Operation Reverse(Request& request) {
@@ -317,8 +446,22 @@ class WorkloadGenerator {
   }
 
   absl::Duration NextAdvance() {
-    if (random_.Percent(3)) return absl::Minutes(random_.Between(5, 40));
+    int roll = static_cast<int>(random_.Between(0, 99));
+    if (roll < 3) return absl::Minutes(random_.Between(5, 40));
+    if (roll < 6) return absl::Seconds(random_.Between(30, 120));  // past short hold timeouts
     return absl::Seconds(random_.Between(0, 2));
+  }
+
+  // A sweep's faults: only the points its transaction passes (no key is claimed or
+  // recorded), more often than a submit's since sweeps are few.
+  InjectedFault NextSweepFault() {
+    if (!options_.boundary_faults || !random_.Percent(20)) return {};
+    static const std::vector<FaultPoint> kPoints = {FaultPoint::kBegin, FaultPoint::kLockAccounts,
+                                                    FaultPoint::kWrite, FaultPoint::kCommit};
+    int roll = static_cast<int>(random_.Between(0, 99));
+    if (roll < 45) return {FaultMode::kUnavailable, random_.Pick(kPoints)};
+    if (roll < 75) return {FaultMode::kRetryable, random_.Pick(kPoints)};
+    return {FaultMode::kCommitReplyLost, FaultPoint::kCommitReplyLost};
   }
 
   InjectedFault NextFault() {
@@ -351,6 +494,15 @@ class WorkloadGenerator {
   std::vector<std::pair<int, Request>> sent_;  // (step index, request), invalid ones too
   std::vector<ReverseTarget> reversible_;      // identities of non-reverse requests
   std::vector<ReverseTarget> reversals_;
+  struct PlannedHold {
+    HoldTarget target;
+    Amount amount = 0;
+    std::optional<absl::Duration> timeout;
+    int step_index = 0;
+  };
+  std::vector<PlannedHold> holds_;  // every hold request sent fresh
+  std::vector<size_t> settled_;     // indexes into holds_ some settlement named
+  absl::Time planned_now_ = ClockStart();  // the clock if no step is dropped
   int next_key_ = 1;
 };
 
@@ -401,18 +553,33 @@ std::vector<std::vector<Request>> GenerateConcurrentPhase(uint64_t seed, const U
   OperationMaker maker(random, universe);
   auto fresh_operation = [&]() {
     int roll = static_cast<int>(random.Between(0, 99));
-    if (roll < 30) return maker.TopUp();
-    if (roll < 60) return maker.Transfer();
-    if (roll < 80) return maker.Spend();
-    if (roll < 90) return maker.Payout();
-    return maker.Post();
+    if (roll < 27) return maker.TopUp();
+    if (roll < 52) return maker.Transfer();
+    if (roll < 70) return maker.Spend();
+    if (roll < 79) return maker.Payout();
+    if (roll < 88) return maker.Post();
+    // A hold without expiry or one the runner's clock move (kConcurrentClockMove) passes.
+    Operation hold = maker.Hold(ClockStart());
+    hold.expires_at.reset();
+    hold.timeout.reset();
+    if (random.Percent(60)) hold.timeout = absl::Seconds(random.Between(20, 90));
+    return hold;
+  };
+  // Settlements of earlier phases' holds: full or partial captures (some above the
+  // hold: the generator does not know its amount) and voids.
+  auto settlement = [&]() {
+    const std::string& hold_id = random.Pick(options.hold_ids);
+    if (random.Percent(30)) return Operation::Void(hold_id);
+    if (random.Percent(50)) return Operation::Capture(hold_id);
+    return Operation::Capture(hold_id, random.Between(1, 1500));
   };
   // Requests several clients send: the same key and payload, delivered concurrently.
   std::vector<Request> shared;
   int shared_count = std::max(4, options.requests_per_thread / 5);
   for (int i = 0; i < shared_count; ++i) {
+    bool settles = !options.hold_ids.empty() && i % 5 == 4;
     Request request{absl::StrCat("p", options.phase, "-shared-", i), PickScope(random),
-                    fresh_operation()};
+                    settles ? settlement() : fresh_operation()};
     request.operation.metadata = {{"shared", i}};
     shared.push_back(std::move(request));
   }
@@ -432,7 +599,12 @@ std::vector<std::vector<Request>> GenerateConcurrentPhase(uint64_t seed, const U
         const std::string& target = random.Pick(options.reversible_transaction_ids);
         list.push_back({absl::StrCat("p", options.phase, "-t", thread, "-rev-", n),
                         Scope{"acme", "api"}, Operation::Reverse(target)});
-      } else if (roll < 36 && !list.empty()) {
+      } else if (roll < 37 && !options.hold_ids.empty()) {
+        // Different keys racing to settle the same hold: one capture or void wins (or
+        // the expiry, when the hold lapses under the race).
+        list.push_back({absl::StrCat("p", options.phase, "-t", thread, "-settle-", n),
+                        Scope{"acme", "api"}, settlement()});
+      } else if (roll < 42 && !list.empty()) {
         list.push_back(random.Pick(list));  // this client's own retry
       } else {
         Request request{absl::StrCat("p", options.phase, "-t", thread, "-", n), PickScope(random),
@@ -493,6 +665,17 @@ std::string DescribeRequest(const Request& request) {
         absl::StrAppend(&text, " of ", op.transaction_id);
       }
       break;
+    case OperationKind::kCapture:
+    case OperationKind::kVoid:
+      if (request.hold_target.has_value()) {
+        const HoldTarget& target = *request.hold_target;
+        absl::StrAppend(&text, " of the hold placed by ", target.key_namespace, "|",
+                        target.scope.Encoded(), "|", target.key);
+      } else {
+        absl::StrAppend(&text, " of ", op.hold_id);
+      }
+      if (op.capture_amount.has_value()) absl::StrAppend(&text, " amount ", *op.capture_amount);
+      break;
     case OperationKind::kPost:
       for (const Posting& posting : op.postings) {
         absl::StrAppend(&text, " ", posting.account_id, ":", posting.amount, " ", posting.asset);
@@ -501,6 +684,12 @@ std::string DescribeRequest(const Request& request) {
     default:
       absl::StrAppend(&text, " ", op.from, " -> ", op.to, " ", op.amount, " ", op.asset);
       if (op.fee.has_value()) absl::StrAppend(&text, " fee ", op.fee->amount, " -> ", op.fee->to);
+      if (op.timeout.has_value()) {
+        absl::StrAppend(&text, " timeout ", absl::FormatDuration(*op.timeout));
+      }
+      if (op.expires_at.has_value()) {
+        absl::StrAppend(&text, " expires_at ", FormatTimestamp(*op.expires_at));
+      }
       break;
   }
   if (!op.metadata.empty()) absl::StrAppend(&text, " metadata=", op.metadata.dump());
@@ -513,6 +702,8 @@ std::string DescribeStep(int index, const Step& step) {
   std::string text = absl::StrCat("#", index, " +", absl::FormatDuration(step.advance), " ");
   if (step.kind == StepKind::kCloseAccount) {
     absl::StrAppend(&text, "close account ", step.account_id);
+  } else if (step.kind == StepKind::kExpireHolds) {
+    absl::StrAppend(&text, "expire holds");
   } else {
     absl::StrAppend(&text, "submit ", DescribeRequest(step.request));
   }

@@ -1,6 +1,8 @@
 // The seeded workload of the property suite: a fixed universe of accounts and a list of
 // steps (submits with retries, duplicate deliveries, conflicting payloads, reversals,
-// clock moves, account closes, injected faults), generated from a seed alone, so the
+// holds with and without expiry, captures (full, partial, above the hold, of unknown or
+// settled holds), voids, clock moves past expiries, ExpireHolds sweeps, account closes,
+// injected faults), generated from a seed alone, so the
 // seed replays a run exactly and any subset of the steps is still a valid run (what
 // shrinking needs).
 //
@@ -26,6 +28,11 @@ namespace ledger::property {
 
 inline constexpr char kCredits[] = "CREDITS";
 inline constexpr char kUsd[] = "USD";
+
+// Where every run's ManualClock starts (2026-01-01): the generator plans absolute hold
+// expiries from it.
+inline constexpr int64_t kClockStartUnixSeconds = 1'767'225'600;
+inline absl::Time ClockStart() { return absl::FromUnixSeconds(kClockStartUnixSeconds); }
 
 // The accounts every run starts with, and the pools the generator draws from.
 struct Universe {
@@ -69,21 +76,26 @@ struct ReverseTarget {
   std::string key;
 };
 
+// A capture or void names its hold the same way: by the identity of the hold request
+// (namespace "hold"), resolved to the hold's id (its transaction's id) when the step runs.
+using HoldTarget = ReverseTarget;
+
 struct Request {
   std::string key;
   Scope scope;
-  Operation operation;  // reverse: transaction_id filled in when the step runs
+  Operation operation;  // reverse: transaction_id, capture/void: hold_id, filled in at run
   std::optional<ReverseTarget> reverse_target;
+  std::optional<HoldTarget> hold_target;
   absl::Duration ttl = kKeyTtlDefault;
 };
 
-enum class StepKind { kSubmit, kCloseAccount };
+enum class StepKind { kSubmit, kCloseAccount, kExpireHolds };
 
 struct Step {
   StepKind kind = StepKind::kSubmit;
   absl::Duration advance = absl::ZeroDuration();  // the clock moves by this first
   Request request;                                // kSubmit
-  InjectedFault fault;                            // kSubmit
+  InjectedFault fault;                            // kSubmit, kExpireHolds (boundary faults)
   std::string account_id;                         // kCloseAccount
   std::string origin;  // why the generator made it: "new", "retry of #12", ...
 };
@@ -100,12 +112,16 @@ std::vector<Step> GenerateWorkload(uint64_t seed, const Universe& universe,
 
 // One phase of the concurrent workload: a request list per client. Some requests are
 // sent by several clients at once (racing duplicate deliveries), some reuse a shared key
-// with another payload (racing conflicts), some race to reverse the same transaction.
+// with another payload (racing conflicts), some race to reverse the same transaction,
+// some race to capture or void the same hold under different keys (the runner races
+// ExpireHolds sweeps and a clock move against them).
 struct ConcurrentPhaseOptions {
   int phase = 0;
   int threads = 4;
   int requests_per_thread = 200;
   std::vector<std::string> reversible_transaction_ids;  // committed in earlier phases
+  // Holds placed in earlier phases: several clients race to capture or void each.
+  std::vector<std::string> hold_ids;
 };
 
 std::vector<std::vector<Request>> GenerateConcurrentPhase(uint64_t seed, const Universe& universe,

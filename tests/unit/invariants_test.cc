@@ -1,5 +1,6 @@
 // CheckPostingInvariants on hand-made plans: a valid plan passes; each broken one is
 // InternalError tagged invariant_violated, naming the invariant it breaks.
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -125,4 +126,22 @@ TEST(PostingInvariants, ABalanceBelowTheFloorIsAViolation) {
 }
 
 }  // namespace
+// Account::Available() is what every solvency check reads: exact in range, saturating
+// at either end instead of overflowing, even for a pending amount no engine should store.
+TEST(AvailableBalance, IsBalanceMinusPendingDebitsAndSaturates) {
+  constexpr Amount kMax = std::numeric_limits<Amount>::max();
+  constexpr Amount kMin = std::numeric_limits<Amount>::min();
+  Account account = MakeAccount("alice", "USD", 100, 1);
+  account.pending_debits = 30;
+  account.pending_credits = 500;  // not spendable
+  EXPECT_EQ(account.Available(), 70);
+  account.balance = kMin + 10;
+  EXPECT_EQ(account.Available(), kMin);
+  account.balance = kMax;
+  account.pending_debits = -1;
+  EXPECT_EQ(account.Available(), kMax);
+  account.balance = kMin;
+  EXPECT_EQ(account.Available(), kMin + 1);
+}
+
 }  // namespace ledger
