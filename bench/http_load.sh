@@ -34,7 +34,8 @@ script_dir=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 server_pid=""
 cleanup() {
-  if [[ -n "$server_pid" ]]; then kill -TERM "$server_pid" 2>/dev/null; wait "$server_pid" || true; fi
+  # A server that already exited (it failed to start) must not stop the clean-up.
+  if [[ -n "$server_pid" ]]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
