@@ -28,65 +28,19 @@
 #include "ledger/engine.h"
 #include "ledger/ledger.h"
 #include "ledger/operation.h"
+#include "tests/engines/sqlite/sqlite_file_test.h"
 #include "tests/support/open_ledger.h"
 
 namespace ledger {
 namespace {
 
+using testing::RawConnection;
+
 const absl::Time kNow = absl::FromUnixSeconds(1'767'225'600);
 
-// A raw SQLite connection of the test's own, like a second process would have.
-class RawConnection {
- public:
-  explicit RawConnection(const std::string& path) {
-    sqlite3* raw = nullptr;
-    opened_ = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
-    database_.reset(raw);
-  }
-  bool ok() const { return opened_ == SQLITE_OK; }
-  int Execute(const std::string& sql) {
-    return sqlite3_exec(database_.get(), sql.c_str(), nullptr, nullptr, nullptr);
-  }
-  // The first column of the first row, as text ("" when there is none).
-  std::string QueryText(const std::string& sql) {
-    sqlite3_stmt* raw = nullptr;
-    if (sqlite3_prepare_v2(database_.get(), sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
-      return "<prepare failed>";
-    }
-    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> statement(raw, &sqlite3_finalize);
-    if (sqlite3_step(statement.get()) != SQLITE_ROW) return "";
-    const unsigned char* text = sqlite3_column_text(statement.get(), 0);
-    return text == nullptr ? "" : reinterpret_cast<const char*>(text);
-  }
-
- private:
-  std::unique_ptr<sqlite3, int (*)(sqlite3*)> database_{nullptr, &sqlite3_close_v2};
-  int opened_ = SQLITE_ERROR;
-};
-
-class SqliteEngineTest : public ::testing::Test {
+class SqliteEngineTest : public testing::SqliteFileTest {
  protected:
-  void SetUp() override {
-    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    folder_ = std::filesystem::temp_directory_path() /
-              absl::StrCat("ledger-sqlite-test-", getpid(), "-", test->name());
-    std::filesystem::remove_all(folder_);
-    std::filesystem::create_directories(folder_);
-    path_ = (folder_ / "ledger.db").string();
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(folder_, ignored);
-  }
-
-  std::unique_ptr<Engine> Open(const std::string& path, bool migrate = true) {
-    SqliteOptions options;
-    options.path = path;
-    options.migrate = migrate;
-    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenSqliteEngine(options);
-    EXPECT_TRUE(engine.ok()) << engine.status();
-    return engine.ok() ? *std::move(engine) : nullptr;
-  }
+  SqliteEngineTest() : SqliteFileTest("ledger-sqlite-test") {}
 
   // USD, an issuance account that may go negative and a user wallet.
   static void Seed(Engine& engine) {
@@ -137,8 +91,6 @@ class SqliteEngineTest : public ::testing::Test {
     return transaction;
   }
 
-  std::filesystem::path folder_;
-  std::string path_;
 };
 
 TEST_F(SqliteEngineTest, StateSurvivesClosingAndReopeningTheFile) {
@@ -240,7 +192,7 @@ TEST_F(SqliteEngineTest, FailFastClaimWhileAnotherConnectionHoldsTheWriteLockIsI
   ASSERT_NE(engine, nullptr);
   RawConnection other(path_);
   ASSERT_TRUE(other.ok());
-  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), SQLITE_OK);
+  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), "ok");
 
   {
     absl::StatusOr<std::unique_ptr<StorageTransaction>> storage =
@@ -250,7 +202,7 @@ TEST_F(SqliteEngineTest, FailFastClaimWhileAnotherConnectionHoldsTheWriteLockIsI
     EXPECT_TRUE(IsInProgress(claim.status())) << claim.status();
   }
 
-  ASSERT_EQ(other.Execute("ROLLBACK"), SQLITE_OK);
+  ASSERT_EQ(other.Execute("ROLLBACK"), "ok");
   absl::StatusOr<std::unique_ptr<StorageTransaction>> storage =
       engine->Begin(BeginOptions{WaitPolicy::FailFast()});
   ASSERT_TRUE(storage.ok()) << storage.status();
@@ -264,14 +216,14 @@ TEST_F(SqliteEngineTest, BoundedClaimWaitForAnotherProcessEndsInProgress) {
   ASSERT_NE(engine, nullptr);
   RawConnection other(path_);
   ASSERT_TRUE(other.ok());
-  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), SQLITE_OK);
+  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), "ok");
 
   absl::StatusOr<std::unique_ptr<StorageTransaction>> storage =
       engine->Begin(BeginOptions{WaitPolicy{absl::Milliseconds(20)}});
   ASSERT_TRUE(storage.ok()) << storage.status();
   absl::StatusOr<std::optional<KeyRecord>> claim = (*storage)->ClaimKey(Identity("order-1"));
   EXPECT_TRUE(IsInProgress(claim.status())) << claim.status();
-  ASSERT_EQ(other.Execute("ROLLBACK"), SQLITE_OK);
+  ASSERT_EQ(other.Execute("ROLLBACK"), "ok");
 }
 
 TEST_F(SqliteEngineTest, WaitingClaimGetsTheLockOnceAnotherProcessReleasesIt) {
@@ -279,7 +231,7 @@ TEST_F(SqliteEngineTest, WaitingClaimGetsTheLockOnceAnotherProcessReleasesIt) {
   ASSERT_NE(engine, nullptr);
   RawConnection other(path_);
   ASSERT_TRUE(other.ok());
-  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), SQLITE_OK);
+  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), "ok");
 
   absl::Notification began;
   absl::StatusOr<std::optional<KeyRecord>> claim;
@@ -290,7 +242,7 @@ TEST_F(SqliteEngineTest, WaitingClaimGetsTheLockOnceAnotherProcessReleasesIt) {
     claim = storage->ClaimKey(Identity("order-1"));  // waits in SQLite's busy handler
   });
   began.WaitForNotification();
-  ASSERT_EQ(other.Execute("ROLLBACK"), SQLITE_OK);  // before or during the wait: same result
+  ASSERT_EQ(other.Execute("ROLLBACK"), "ok");  // before or during the wait: same result
   waiter.join();
   ASSERT_TRUE(claim.ok()) << claim.status();
   EXPECT_FALSE(claim->has_value());
@@ -307,12 +259,12 @@ TEST_F(SqliteEngineTest, FailFastSubmitWhileAnotherConnectionHoldsTheWriteLockIs
   request.claim.wait = WaitPolicy::FailFast();
   RawConnection other(path_);
   ASSERT_TRUE(other.ok());
-  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), SQLITE_OK);
+  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), "ok");
 
   absl::StatusOr<Outcome> blocked = book.Submit(request);
   EXPECT_TRUE(IsInProgress(blocked.status())) << blocked.status();
 
-  ASSERT_EQ(other.Execute("ROLLBACK"), SQLITE_OK);
+  ASSERT_EQ(other.Execute("ROLLBACK"), "ok");
   absl::StatusOr<Outcome> committed = book.Submit(request);
   ASSERT_TRUE(committed.ok()) << committed.status();
   EXPECT_EQ(committed->kind, OutcomeKind::kCommitted) << OutcomeToJson(*committed).dump();
@@ -455,8 +407,8 @@ TEST(SqliteConnectionPoolTest, ConnectionReturnedMidTransactionIsRolledBack) {
     }  // returned with the writer lock held
     RawConnection other(path);
     ASSERT_TRUE(other.ok());
-    EXPECT_EQ(other.Execute("BEGIN IMMEDIATE"), SQLITE_OK);  // the lock was released
-    EXPECT_EQ(other.Execute("ROLLBACK"), SQLITE_OK);
+    EXPECT_EQ(other.Execute("BEGIN IMMEDIATE"), "ok");  // the lock was released
+    EXPECT_EQ(other.Execute("ROLLBACK"), "ok");
     sqlite_internal::PooledConnection reused = pool->Acquire().value();
     EXPECT_FALSE(reused->InTransaction());
   }

@@ -33,50 +33,16 @@
 #include "tests/support/hold_writes.h"
 #include "tests/support/ledger_before_holds.h"
 #include "tests/support/older_migrations.h"
+#include "tests/engines/sqlite/sqlite_file_test.h"
 #include "tests/support/open_ledger.h"
 
 namespace ledger {
 namespace {
 
+using testing::RawConnection;
+
 const absl::Time kNow = absl::FromUnixSeconds(1'767'225'600);
 constexpr int kHoldsMigrationVersion = 2;  // schema/sqlite/0002_holds.sql
-
-// A raw SQLite connection of the test's own, like a second process would have.
-class RawConnection {
- public:
-  explicit RawConnection(const std::string& path) {
-    sqlite3* raw = nullptr;
-    opened_ = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
-    database_.reset(raw);
-  }
-  bool ok() const { return opened_ == SQLITE_OK; }
-  // SQLITE_OK, or the error with its message.
-  std::string Execute(const std::string& sql) {
-    char* error = nullptr;
-    const int result = sqlite3_exec(database_.get(), sql.c_str(), nullptr, nullptr, &error);
-    std::string answer = result == SQLITE_OK ? "ok" : (error != nullptr ? error : "error");
-    sqlite3_free(error);
-    return answer;
-  }
-  // The first column of every row, as text.
-  std::vector<std::string> Column(const std::string& sql) {
-    sqlite3_stmt* raw = nullptr;
-    if (sqlite3_prepare_v2(database_.get(), sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
-      return {"<prepare failed>"};
-    }
-    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> statement(raw, &sqlite3_finalize);
-    std::vector<std::string> values;
-    while (sqlite3_step(statement.get()) == SQLITE_ROW) {
-      const unsigned char* text = sqlite3_column_text(statement.get(), 0);
-      values.emplace_back(text == nullptr ? "" : reinterpret_cast<const char*>(text));
-    }
-    return values;
-  }
-
- private:
-  std::unique_ptr<sqlite3, int (*)(sqlite3*)> database_{nullptr, &sqlite3_close_v2};
-  int opened_ = SQLITE_ERROR;
-};
 
 // Creates a database at `path` with only the migrations before `version`: the schema an
 // older release left behind.
@@ -114,32 +80,9 @@ std::string CopyRowsIntoOlderSchema(const std::string& source, const std::string
   return result == "ok" ? connection.Execute("DETACH DATABASE source") : result;
 }
 
-class SqliteHoldsTest : public ::testing::Test {
+class SqliteHoldsTest : public testing::SqliteFileTest {
  protected:
-  void SetUp() override {
-    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    folder_ = std::filesystem::temp_directory_path() /
-              absl::StrCat("ledger-sqlite-holds-test-", getpid(), "-", test->name());
-    std::filesystem::remove_all(folder_);
-    std::filesystem::create_directories(folder_);
-    path_ = (folder_ / "ledger.db").string();
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(folder_, ignored);
-  }
-
-  static std::shared_ptr<Engine> Open(const std::string& path, bool migrate = true) {
-    SqliteOptions options;
-    options.path = path;
-    options.migrate = migrate;
-    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenSqliteEngine(options);
-    EXPECT_TRUE(engine.ok()) << engine.status();
-    return engine.ok() ? std::shared_ptr<Engine>(*std::move(engine)) : nullptr;
-  }
-
-  std::filesystem::path folder_;
-  std::string path_;
+  SqliteHoldsTest() : SqliteFileTest("ledger-sqlite-holds-test") {}
 };
 
 TEST_F(SqliteHoldsTest, MigratingAPopulatedVersionOneDatabaseKeepsItsRowsAndVerifies) {
