@@ -137,19 +137,15 @@ absl::Status Ledger::BatchAttempt::LoadHolds(const std::vector<std::string>& ids
 }
 
 absl::Status Ledger::BatchAttempt::LockAccounts() {
-  std::vector<Posting> all;
   std::vector<std::string> ids;
   for (size_t i = 0; i < items_.size(); ++i) {
     if (records_.count(items_[i]->encoded_identity) > 0) continue;  // replays lock nothing
     postings_[i] = PostingsFor(i);
     if (auto* postings = std::get_if<std::vector<Posting>>(&*postings_[i])) {
-      all.insert(all.end(), postings->begin(), postings->end());
-      for (std::string& id : ReservationAccountsOf(i)) ids.push_back(std::move(id));
+      AppendAccountsOf(i, *postings, ids);
     }
   }
-  for (std::string& id : posting_rules::SortedDistinctAccounts(all)) ids.push_back(std::move(id));
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  posting_rules::SortDistinct(ids);
   if (ids.empty()) return absl::OkStatus();
   // One lock order for every submit, so two batches never deadlock each other.
   LEDGER_ASSIGN_OR_RETURN(std::vector<Account> locked, tx_->LockAccounts(ids));
@@ -197,14 +193,16 @@ std::variant<Outcome, std::vector<Posting>> Ledger::BatchAttempt::PostingsFor(si
   return ReversalPostings(*target);
 }
 
-std::vector<std::string> Ledger::BatchAttempt::ReservationAccountsOf(size_t i) const {
+void Ledger::BatchAttempt::AppendAccountsOf(size_t i, const std::vector<Posting>& postings,
+                                            std::vector<std::string>& ids) const {
+  for (const Posting& posting : postings) ids.push_back(posting.account_id);
   const Operation& op = items_[i]->request->operation;
-  if (op.kind == OperationKind::kHold) return {op.from, op.to};
-  if (op.kind == OperationKind::kVoid) {
+  if (op.kind == OperationKind::kHold) {
+    ids.insert(ids.end(), {op.from, op.to});
+  } else if (op.kind == OperationKind::kVoid) {
     const HoldTerms& terms = holds_.at(op.hold_id)->terms;  // PostingsFor found it
-    return {terms.from, terms.to};
+    ids.insert(ids.end(), {terms.from, terms.to});
   }
-  return {};
 }
 
 absl::Status Ledger::BatchAttempt::Decide(size_t i) {
@@ -247,10 +245,9 @@ absl::Status Ledger::BatchAttempt::Decide(size_t i) {
   }
   AccountsById touched;  // copies: the running state changes only if the item commits
   std::vector<Account> before;
-  std::vector<std::string> ids = posting_rules::SortedDistinctAccounts(used);
-  for (std::string& id : ReservationAccountsOf(i)) ids.push_back(std::move(id));
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<std::string> ids;
+  AppendAccountsOf(i, used, ids);
+  posting_rules::SortDistinct(ids);
   for (const std::string& id : ids) {
     touched.emplace(id, accounts_.at(id));
     before.push_back(accounts_.at(id));

@@ -92,8 +92,10 @@ class Ledger::BatchAttempt {
   // before them: a reverse of a missing or reversal transaction, a settlement of a
   // missing hold.
   std::variant<Outcome, std::vector<Posting>> PostingsFor(size_t i) const;
-  // The accounts a hold or a void touches without posting to them.
-  std::vector<std::string> ReservationAccountsOf(size_t i) const;
+  // Appends the accounts item i touches: those of `postings`, and those a hold or a void
+  // touches without posting to them. Not distinct: the caller sorts once (SortDistinct).
+  void AppendAccountsOf(size_t i, const std::vector<Posting>& postings,
+                        std::vector<std::string>& ids) const;
   // The kind's own rules over `touched` (copies of the locked accounts the item touches),
   // once the accounts are known usable: the rejection, or the transaction's hold terms,
   // hold_id and entries (the rest of it is filled in by Decide).

@@ -7,12 +7,9 @@
 
 namespace ledger::posting_rules {
 
-std::vector<std::string> SortedDistinctAccounts(const std::vector<Posting>& postings) {
-  std::vector<std::string> ids;
-  for (const Posting& posting : postings) ids.push_back(posting.account_id);
+void SortDistinct(std::vector<std::string>& ids) {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
 }
 
 std::optional<Outcome> CheckAccountsUsable(const std::vector<Posting>& postings,

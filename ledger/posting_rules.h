@@ -32,8 +32,8 @@ using LapsedDebits = std::map<std::string, Amount, std::less<>>;
 // that still reserve.
 Amount AvailableOf(const Account& account, const LapsedDebits& lapsed);
 
-// The accounts the postings touch, sorted and distinct: the one lock order.
-std::vector<std::string> SortedDistinctAccounts(const std::vector<Posting>& postings);
+// Sorts account ids and drops repeats: the one lock order (byte-wise by id).
+void SortDistinct(std::vector<std::string>& ids);
 
 // Account existence, state and asset, each rule over all postings before the next.
 std::optional<Outcome> CheckAccountsUsable(const std::vector<Posting>& postings,
