@@ -96,8 +96,19 @@ std::string ScriptStart(const ClaimScriptParts& parts) {
                       "SET LOCAL lock_timeout = ", parts.claim_lock_timeout, ";\n");
 }
 
+// The key row of each c (ClaimedKeysRelation), looked up by its primary key: a LATERAL
+// subquery with LIMIT (the key is unique) is not flattened into a join, which the
+// planner would answer with a scan of the whole table, as long as the table of every
+// key recorded within their TTL.
+std::string KeyRowOfEach(const char* columns, const char* locking) {
+  return absl::StrCat(" CROSS JOIN LATERAL (SELECT ", columns,
+                      " FROM idempotency_keys k WHERE k.namespace = c.namespace"
+                      " AND k.scope = c.scope AND k.key = c.key",
+                      locking, " LIMIT 1) AS k");
+}
+
 // Restores the lock timeout and reads the claimed keys' rows: one key by its primary
-// key, many through a join with the arrays of their columns.
+// key, many by theirs, one after another.
 std::string ScriptEnd(const ClaimScriptParts& parts) {
   std::string end = absl::StrCat("SET LOCAL lock_timeout = ", parts.default_lock_timeout, ";\n");
   if (parts.keys.size() == 1) {
@@ -105,9 +116,8 @@ std::string ScriptEnd(const ClaimScriptParts& parts) {
                     KeyRowCondition(parts.keys.front()));
     return end;
   }
-  absl::StrAppend(&end, "SELECT ", kKeyColumnsOfK, " FROM idempotency_keys k JOIN ",
-                  ClaimedKeysRelation(parts),
-                  " ON k.namespace = c.namespace AND k.scope = c.scope AND k.key = c.key");
+  absl::StrAppend(&end, "SELECT k.* FROM ", ClaimedKeysRelation(parts),
+                  KeyRowOfEach(kKeyColumnsOfK, ""));
   return end;
 }
 
@@ -135,7 +145,7 @@ std::string AdvisoryClaimScript(const ClaimScriptParts& parts) {
 // for a concurrent inserter of the same key to finish), then locks the rows FOR UPDATE
 // (waiting for a concurrent replacer), both in claim order; then restores the lock
 // timeout and reads the rows. Many keys take one INSERT and one locking SELECT over
-// their arrays. A new key is claimed by its placeholder, which every other claimer of it
+// their arrays (the rows locked one by one as the array lists them). A new key is claimed by its placeholder, which every other claimer of it
 // waits for in its own INSERT; the row locks of existing keys are taken in the global
 // order; a deadlock the server still finds is RetryableError, and the batch reruns.
 std::string RowClaimScript(const ClaimScriptParts& parts) {
@@ -157,9 +167,7 @@ std::string RowClaimScript(const ClaimScriptParts& parts) {
                     "SELECT c.namespace, c.scope, c.key, '', 'pending', NULL, 0, ",
                     engine_common::kPlaceholderExpiresAtMicros, " FROM ", keys,
                     " ORDER BY c.position ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
-                    "SELECT 1 FROM idempotency_keys k JOIN ", keys,
-                    " ON k.namespace = c.namespace AND k.scope = c.scope AND k.key = c.key"
-                    " ORDER BY c.position FOR UPDATE OF k;\n");
+                    "SELECT 1 FROM ", keys, KeyRowOfEach("1", " FOR UPDATE"), ";\n");
   }
   return absl::StrCat(script, ScriptEnd(parts));
 }
