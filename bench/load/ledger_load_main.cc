@@ -153,6 +153,11 @@ void DeclareFlags(CLI::App& app, LoadOptions& options, FlagTexts& texts) {
                  "with --group-commit: most submits per shared transaction (default: the ledger's)")
       ->check(CLI::Range(size_t{1}, kBatchItemsMax))
       ->needs(group_commit);
+  app.add_option("--group-commit-in-flight", options.group_commit_in_flight,
+                 "with --group-commit: most shared transactions running at once (default: the "
+                 "ledger's)")
+      ->check(CLI::Range(1, kGroupCommitTransactionsInFlightLimit))
+      ->needs(group_commit);
   app.add_flag("--strict", options.strict, "fail the run on any fault or unexpected error");
   app.add_option("--seed", options.seed, "random seed (default: random)");
 }
@@ -422,6 +427,9 @@ absl::StatusOr<bool> Run(const LoadOptions& options) {
     ledger_options.group_commit.enabled = true;
     if (options.group_commit_items_max > 0) {
       ledger_options.group_commit.batch_items_max = options.group_commit_items_max;
+    }
+    if (options.group_commit_in_flight > 0) {
+      ledger_options.group_commit.transactions_in_flight_max = options.group_commit_in_flight;
     }
   }
   LEDGER_ASSIGN_OR_RETURN(Ledger exactly_once, Ledger::Open(engine, ledger_options));

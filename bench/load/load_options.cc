@@ -69,10 +69,16 @@ std::string BatchingText(const LoadOptions& options) {
       return "single";
     case Batching::kBatch:
       return absl::StrCat("batch ", options.batch_items);
-    case Batching::kGroupCommit:
-      return options.group_commit_items_max > 0
-                 ? absl::StrCat("group commit max ", options.group_commit_items_max)
-                 : "group commit";
+    case Batching::kGroupCommit: {
+      std::string text = "group commit";
+      if (options.group_commit_items_max > 0) {
+        absl::StrAppend(&text, " max ", options.group_commit_items_max);
+      }
+      if (options.group_commit_in_flight > 0) {
+        absl::StrAppend(&text, " in flight ", options.group_commit_in_flight);
+      }
+      return text;
+    }
   }
   return "unknown";
 }

@@ -72,6 +72,9 @@ struct LoadOptions {
   size_t batch_items = 0;          // --batch N: operations per SubmitBatch (set with kBatch)
   // --group-commit-max N: GroupCommitOptions::batch_items_max; 0: the ledger's default.
   size_t group_commit_items_max = 0;
+  // --group-commit-in-flight N: GroupCommitOptions::transactions_in_flight_max; 0: the
+  // ledger's default.
+  int group_commit_in_flight = 0;
   bool strict = false;             // --strict: faults or unexpected errors fail the run
   uint64_t seed = 0;               // --seed: 0 picks one from the clock
 };

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
 #include "ledger/verify.h"
@@ -422,9 +424,9 @@ class CommitGate {
 };
 
 TEST_P(ConformanceTest, GroupCommitGivesEachConcurrentCallerExactlyItsOwnOutcome) {
-  // One shared transaction at a time (the default), so the gate makes every later caller
-  // queue.
-  std::unique_ptr<Ledger> grouped = LedgerWith({.group_commit = {.enabled = true}});
+  // One shared transaction at a time, so the gate makes every later caller queue.
+  std::unique_ptr<Ledger> grouped =
+      LedgerWith({.group_commit = {.enabled = true, .transactions_in_flight_max = 1}});
   Fund("alice", 100);
   ASSERT_TRUE(IsOutcome(Submit("taken", Transfer("alice", "carol", 1)), OutcomeKind::kCommitted));
   std::vector<SubmitRequest> requests = {
@@ -470,7 +472,8 @@ TEST_P(ConformanceTest, GroupCommitGivesEachConcurrentCallerExactlyItsOwnOutcome
 }
 
 TEST_P(ConformanceTest, GroupCommitFaultFailsOnlyTheCallersOfTheFailedTransaction) {
-  std::unique_ptr<Ledger> grouped = LedgerWith({.group_commit = {.enabled = true}});
+  std::unique_ptr<Ledger> grouped =
+      LedgerWith({.group_commit = {.enabled = true, .transactions_in_flight_max = 1}});
   Fund("alice", 100);
   constexpr int kCallers = 5;
   CommitGate gate(kCallers);
@@ -501,6 +504,42 @@ TEST_P(ConformanceTest, GroupCommitFaultFailsOnlyTheCallersOfTheFailedTransactio
                           OutcomeKind::kCommitted));
   }
   EXPECT_EQ(BalanceOf("bob"), kCallers);
+}
+
+// With two shared transactions allowed in flight (the default), a second one begins while
+// the first is still open: the first COMMIT waits for that (up to 5 s) before it goes.
+TEST_P(ConformanceTest, GroupCommitRunsTwoSharedTransactionsAtOnce) {
+  std::unique_ptr<Ledger> grouped = LedgerWith({.group_commit = {.enabled = true}});
+  ASSERT_EQ(GroupCommitOptions{}.transactions_in_flight_max, 2);
+  Fund("alice", 100);
+  constexpr int kCallers = 6;
+  std::atomic<int> begun{0};
+  std::atomic<int> commits{0};
+  std::atomic<bool> overlapped{false};
+  faults().SetHook(FaultPoint::kBegin, [&] { begun.fetch_add(1); });
+  faults().SetHook(FaultPoint::kCommit, [&] {
+    if (commits.fetch_add(1) != 0) return;
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    while (begun.load() < 2 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+    overlapped = begun.load() >= 2;
+  });
+  std::vector<SubmitResult> results(kCallers, absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCallers; ++i) {
+    threads.emplace_back([&, i] {
+      results[i] = grouped->Submit(Item(absl::StrCat("two-", i), Transfer("alice", "bob", 1)));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  faults().Clear();
+  EXPECT_TRUE(overlapped.load()) << "the second shared transaction waited for the first";
+  for (const SubmitResult& result : results) {
+    EXPECT_TRUE(IsOutcome(result, OutcomeKind::kCommitted)) << Describe(results);
+  }
+  EXPECT_EQ(BalanceOf("bob"), kCallers);
+  absl::StatusOr<VerifyReport> report = VerifyLedger(engine());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << report->ToText();
 }
 
 }  // namespace
