@@ -58,9 +58,22 @@ absl::Status OwnStatus(const std::string& state, const std::string& message) {
   return absl::InternalError(message);
 }
 
+// What to do about an error whose message alone does not say it.
+std::string HintFor(const PostgresErrorContext& context, const std::string& state) {
+  if (state == "53200" && context.phase == engine_common::ErrorPhase::kClaim) {
+    // The lock table is shared by every session: its size is max_locks_per_transaction
+    // times (max_connections + max_prepared_transactions).
+    return " (every key of a batch holds an advisory lock until commit and the server's "
+           "lock table is full: submit smaller batches, raise max_locks_per_transaction, "
+           "or use claim=row)";
+  }
+  return "";
+}
+
 absl::Status StatusFromSqlState(const PostgresErrorContext& context, const std::string& state,
                                 const std::string& what) {
-  const std::string message = Describe(context, absl::StrCat("[", state, "] ", what));
+  const std::string message =
+      Describe(context, absl::StrCat("[", state, "] ", what, HintFor(context, state)));
   return ForClass(context, ClassOfSqlState(state), message, OwnStatus(state, message));
 }
 
