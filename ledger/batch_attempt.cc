@@ -62,6 +62,10 @@ absl::Status Ledger::BatchAttempt::RunSteps() {
   LEDGER_RETURN_IF_ERROR(ClaimKeys());
   LEDGER_RETURN_IF_ERROR(LoadTargets());
   LEDGER_RETURN_IF_ERROR(LockAccounts());
+  // Read again under the locks, so what depends on the time (has a hold lapsed?) is
+  // ordered like the locks: a submit that waited for them cannot capture a hold that
+  // the submit before it, holding them, saw lapse.
+  now_ = std::max(now_, ledger_.clock_->Now());
   for (size_t i = 0; i < items_.size(); ++i) {
     LEDGER_RETURN_IF_ERROR(Decide(i));
     const SubmitResult& decided = *decisions_[i];
@@ -111,19 +115,44 @@ absl::Status Ledger::BatchAttempt::ClaimKeys() {
 }
 
 absl::Status Ledger::BatchAttempt::LoadTargets() {
+  std::vector<std::string> transaction_ids;  // distinct
   std::vector<std::string> hold_ids;
   for (const internal::BatchItem* item : items_) {
     const Operation& op = item->request->operation;
-    if (records_.count(item->encoded_identity) > 0) continue;  // a replay
-    if (op.kind == OperationKind::kReverse && targets_.count(op.transaction_id) == 0) {
-      LEDGER_ASSIGN_OR_RETURN(targets_[op.transaction_id],
-                              tx_->LoadTransaction(op.transaction_id));
+    if (auto record = records_.find(item->encoded_identity); record != records_.end()) {
+      if (ReturnsOriginal(*item, record->second) &&
+          replayed_.emplace(record->second.transaction_id, std::nullopt).second) {
+        transaction_ids.push_back(record->second.transaction_id);
+      }
+      continue;
+    }
+    if (op.kind == OperationKind::kReverse &&
+        targets_.emplace(op.transaction_id, std::nullopt).second) {
+      transaction_ids.push_back(op.transaction_id);
     }
     if (!op.hold_id.empty() && holds_.emplace(op.hold_id, std::nullopt).second) {
       hold_ids.push_back(op.hold_id);
     }
   }
+  if (!transaction_ids.empty()) {  // one read for all: one round trip on a server engine
+    posting_rules::SortDistinct(transaction_ids);  // a replay may return a reversal's target
+    LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> loaded, tx_->LoadTransactions(transaction_ids));
+    for (Transaction& transaction : loaded) {
+      if (auto target = targets_.find(transaction.id); target != targets_.end()) {
+        target->second = transaction;
+      }
+      if (auto replayed = replayed_.find(transaction.id); replayed != replayed_.end()) {
+        replayed->second = std::move(transaction);
+      }
+    }
+  }
   return LoadHolds(hold_ids);
+}
+
+bool Ledger::BatchAttempt::ReturnsOriginal(const internal::BatchItem& item,
+                                           const KeyRecord& record) {
+  return record.fingerprint == item.fingerprint &&
+         item.request->claim.replay != ReplayPolicy::kError;
 }
 
 absl::Status Ledger::BatchAttempt::LoadHolds(const std::vector<std::string>& ids) {
@@ -365,13 +394,13 @@ absl::Status Ledger::BatchAttempt::Replay(size_t i, const KeyRecord& record) {
     rides_on_commit_[i] = true;
     return absl::OkStatus();
   }
-  LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> original,
-                          tx_->LoadTransaction(record.transaction_id));
-  if (!original.has_value()) {
+  // Read by LoadTargets for every record the claims returned.
+  auto original = replayed_.find(record.transaction_id);
+  if (original == replayed_.end() || !original->second.has_value()) {
     decisions_[i] = Outcome::Faulted(absl::DataLossError(
         absl::StrCat("key record points at missing transaction ", record.transaction_id)));
   } else {
-    decisions_[i] = Outcome::Duplicate(*std::move(original));
+    decisions_[i] = Outcome::Duplicate(*original->second);
   }
   return absl::OkStatus();
 }

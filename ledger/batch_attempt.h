@@ -2,8 +2,8 @@
 // items. Every submit, single or batched, runs through it:
 //
 //   ClaimKeys            every distinct key, in (namespace, scope, key) byte order
-//   LoadTargets          the transactions the reverse items name, the holds the capture
-//                        and void items name
+//   LoadTargets          the transactions the reverse items name and those the replays
+//                        return (in one read), the holds the capture and void items name
 //   LockAccounts         the union of the items' accounts, in id order, once; then the
 //                        targets' reversals and hold statuses, final under the locks
 //   Decide               each item in batch order, in memory: replay against a live
@@ -87,6 +87,9 @@ class Ledger::BatchAttempt {
   absl::Status LoadHolds(const std::vector<std::string>& ids);
   absl::Status LockAccounts();
   absl::Status Decide(size_t i);
+  // Whether a replay of `record` by `item` returns the original transaction (rather
+  // than a conflict or a duplicate error).
+  static bool ReturnsOriginal(const internal::BatchItem& item, const KeyRecord& record);
   absl::Status Replay(size_t i, const KeyRecord& record);
   // The item's postings (none for a hold or a void), or the rejection that stops it
   // before them: a reverse of a missing or reversal transaction, a settlement of a
@@ -138,6 +141,8 @@ class Ledger::BatchAttempt {
   std::map<std::string, KeyRecord> records_;
   std::map<std::string, size_t> committing_;  // transaction id -> its index in plans_
   std::map<std::string, std::optional<Transaction>> targets_;
+  // The committed transactions the claimed key records point at, for replays.
+  std::map<std::string, std::optional<Transaction>> replayed_;
   // Holds the capture and void items name, as the items before have left them.
   std::map<std::string, std::optional<Hold>> holds_;
   // Holds this attempt settles, for the velocity usage the database still counts.

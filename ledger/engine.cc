@@ -17,4 +17,14 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> StorageTransaction::ClaimK
   return records;
 }
 
+absl::StatusOr<std::vector<Transaction>> StorageTransaction::LoadTransactions(
+    const std::vector<std::string>& ids) {
+  std::vector<Transaction> transactions;
+  for (const std::string& id : ids) {
+    LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction, LoadTransaction(id));
+    if (transaction.has_value()) transactions.push_back(*std::move(transaction));
+  }
+  return transactions;
+}
+
 }  // namespace ledger

@@ -3,9 +3,9 @@
 // The submit pipeline (ledger/batch_attempt.h) is engine-agnostic: it opens one
 // StorageTransaction per attempt of a batch (a single submit is a batch of one) and calls,
 // in this order,
-//   ClaimKeys (or ClaimKey per key) -> [LoadTransaction*, LoadHolds] -> LockAccounts once
-//   -> [IsReversed*, LoadHolds, LoadHoldTotals*, LoadDebitUsage*, LoadTransaction* for
-//   replays]
+//   ClaimKeys (or ClaimKey per key) -> [LoadTransactions (reversal targets and the
+//   transactions replays return), LoadHolds] -> LockAccounts once
+//   -> [IsReversed*, LoadHolds, LoadHoldTotals*, LoadDebitUsage*]
 //   -> (WriteTransaction -> RecordKey -> AppendEvent) per committing item -> Commit
 // and Rollback (or the destructor) on every other path, also when nothing is to be
 // written. Commit must leave no placeholder of a claimed key that RecordKey did not
@@ -107,6 +107,11 @@ class StorageTransaction {
       const std::vector<KeyIdentity>& identities);
 
   virtual absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) = 0;
+
+  // The transactions with these ids (distinct) that exist, in any order. The default
+  // loads them one by one; an engine may read them all in one round trip.
+  virtual absl::StatusOr<std::vector<Transaction>> LoadTransactions(
+      const std::vector<std::string>& ids);
 
   // Whether a committed transaction has reversal_of == id.
   virtual absl::StatusOr<bool> IsReversed(std::string_view id) = 0;

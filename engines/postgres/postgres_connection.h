@@ -57,6 +57,7 @@ inline constexpr char kSelectAccount[] = "select_account";
 inline constexpr char kListAccounts[] = "list_accounts";
 inline constexpr char kCloseAccountIfZeroBalance[] = "close_account_if_zero_balance";
 inline constexpr char kSelectTransaction[] = "select_transaction";
+inline constexpr char kSelectTransactions[] = "select_transactions";
 inline constexpr char kListTransactions[] = "list_transactions";
 inline constexpr char kListEntries[] = "list_entries";
 inline constexpr char kListKeyRecordsFirst[] = "list_key_records_first";

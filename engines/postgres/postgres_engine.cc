@@ -4,7 +4,7 @@
 // Round trips of a submit (READ COMMITTED):
 //   1. BEGIN + claim + key read: one multi-statement script (the claim scripts below)
 //   2. LockAccounts: SELECT ... FOR UPDATE in the caller's sorted order
-//   (reversals: LoadTransaction, IsReversed; holds: LoadHolds before and after the
+//   (reversals and replays: LoadTransactions; reversals: IsReversed; holds: LoadHolds before and after the
 //   locks, LoadHoldTotals; velocity limits: LoadDebitUsage)
 //   3. the buffered writes: one write_batch statement (postgres_write_batch.h)
 //   4. COMMIT, alone, so a lost connection before it is "nothing written" and only a
@@ -75,13 +75,40 @@ std::string KeyRowCondition(const ClaimedKey& key) {
                       " AND key = ", key.key);
 }
 
+// The literal ARRAY[...]::text[] of one column of the keys.
+std::string KeyArray(const ClaimScriptParts& parts, std::string ClaimedKey::*column) {
+  std::vector<std::string> values;
+  values.reserve(parts.keys.size());
+  for (const ClaimedKey& key : parts.keys) values.push_back(key.*column);
+  return absl::StrCat("ARRAY[", absl::StrJoin(values, ","), "]::text[]");
+}
+
+// The keys as a relation c(namespace, scope, key, position), position in claim order.
+std::string ClaimedKeysRelation(const ClaimScriptParts& parts) {
+  return absl::StrCat("unnest(", KeyArray(parts, &ClaimedKey::key_namespace), ", ",
+                      KeyArray(parts, &ClaimedKey::scope), ", ",
+                      KeyArray(parts, &ClaimedKey::key),
+                      ") WITH ORDINALITY AS c(namespace, scope, key, position)");
+}
+
 std::string ScriptStart(const ClaimScriptParts& parts) {
   return absl::StrCat(parts.begin ? "BEGIN ISOLATION LEVEL READ COMMITTED;\n" : "",
                       "SET LOCAL lock_timeout = ", parts.claim_lock_timeout, ";\n");
 }
 
+// The key row of each c (ClaimedKeysRelation), looked up by its primary key: a LATERAL
+// subquery with LIMIT (the key is unique) is not flattened into a join, which the
+// planner would answer with a scan of the whole table, as long as the table of every
+// key recorded within their TTL.
+std::string KeyRowOfEach(const char* columns, const char* locking) {
+  return absl::StrCat(" CROSS JOIN LATERAL (SELECT ", columns,
+                      " FROM idempotency_keys k WHERE k.namespace = c.namespace"
+                      " AND k.scope = c.scope AND k.key = c.key",
+                      locking, " LIMIT 1) AS k");
+}
+
 // Restores the lock timeout and reads the claimed keys' rows: one key by its primary
-// key, many through a join with the arrays of their columns.
+// key, many by theirs, one after another.
 std::string ScriptEnd(const ClaimScriptParts& parts) {
   std::string end = absl::StrCat("SET LOCAL lock_timeout = ", parts.default_lock_timeout, ";\n");
   if (parts.keys.size() == 1) {
@@ -89,46 +116,58 @@ std::string ScriptEnd(const ClaimScriptParts& parts) {
                     KeyRowCondition(parts.keys.front()));
     return end;
   }
-  auto array = [&](std::string ClaimedKey::*column) {
-    std::vector<std::string> values;
-    for (const ClaimedKey& key : parts.keys) values.push_back(key.*column);
-    return absl::StrCat("ARRAY[", absl::StrJoin(values, ","), "]::text[]");
-  };
-  absl::StrAppend(&end, "SELECT ", kKeyColumnsOfK,
-                  " FROM idempotency_keys k JOIN unnest(", array(&ClaimedKey::key_namespace), ", ",
-                  array(&ClaimedKey::scope), ", ", array(&ClaimedKey::key),
-                  ") AS c(namespace, scope, key) ON k.namespace = c.namespace"
-                  " AND k.scope = c.scope AND k.key = c.key");
+  absl::StrAppend(&end, "SELECT k.* FROM ", ClaimedKeysRelation(parts),
+                  KeyRowOfEach(kKeyColumnsOfK, ""));
   return end;
 }
 
 // Advisory mode: takes pg_advisory_xact_lock on each identity's hash, in order, then
 // reads the key rows in a new statement, whose READ COMMITTED snapshot is taken after
-// the locks were granted and so sees whatever the previous holders committed.
+// the locks were granted and so sees whatever the previous holders committed. Many keys
+// are locked by one statement over their array, in its order: the subquery's ORDER BY
+// keeps it from being flattened, so the locks are taken row by row as sorted, and a
+// statement per key would cost a parse, plan and execution each.
 std::string AdvisoryClaimScript(const ClaimScriptParts& parts) {
   std::string script = ScriptStart(parts);
-  for (const ClaimedKey& key : parts.keys) {
+  if (parts.keys.size() == 1) {
     absl::StrAppend(&script, "SELECT pg_advisory_xact_lock(hashtextextended(",
-                    key.encoded_identity, ", 0));\n");
+                    parts.keys.front().encoded_identity, ", 0));\n");
+  } else {
+    absl::StrAppend(&script,
+                    "SELECT pg_advisory_xact_lock(hashtextextended(c.identity, 0)) FROM "
+                    "(SELECT identity FROM unnest(", KeyArray(parts, &ClaimedKey::encoded_identity),
+                    ") WITH ORDINALITY AS u(identity, position) ORDER BY position) c;\n");
   }
   return absl::StrCat(script, ScriptEnd(parts));
 }
 
-// Row mode: for each key in order, inserts a 'pending' placeholder unless the row
-// exists (waiting for a concurrent inserter of the same key to finish) and locks the
-// row FOR UPDATE (waiting for a concurrent replacer); then restores the lock timeout
-// and reads the rows.
+// Row mode: inserts a 'pending' placeholder for each key unless its row exists (waiting
+// for a concurrent inserter of the same key to finish), then locks the rows FOR UPDATE
+// (waiting for a concurrent replacer), both in claim order; then restores the lock
+// timeout and reads the rows. Many keys take one INSERT and one locking SELECT over
+// their arrays (the rows locked one by one as the array lists them). A new key is claimed by its placeholder, which every other claimer of it
+// waits for in its own INSERT; the row locks of existing keys are taken in the global
+// order; a deadlock the server still finds is RetryableError, and the batch reruns.
 std::string RowClaimScript(const ClaimScriptParts& parts) {
+  constexpr char kInsertPlaceholders[] =
+      "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, "
+      "created_at, expires_at) ";
   std::string script = ScriptStart(parts);
-  for (const ClaimedKey& key : parts.keys) {
-    absl::StrAppend(
-        &script,
-        "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, "
-        "created_at, expires_at) VALUES (",
-        key.key_namespace, ", ", key.scope, ", ", key.key, ", '', 'pending', NULL, 0, ",
-        engine_common::kPlaceholderExpiresAtMicros,
-        ") ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
-        "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(key), " FOR UPDATE;\n");
+  if (parts.keys.size() == 1) {
+    const ClaimedKey& key = parts.keys.front();
+    absl::StrAppend(&script, kInsertPlaceholders, "VALUES (", key.key_namespace, ", ", key.scope,
+                    ", ", key.key, ", '', 'pending', NULL, 0, ",
+                    engine_common::kPlaceholderExpiresAtMicros,
+                    ") ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
+                    "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(key),
+                    " FOR UPDATE;\n");
+  } else {
+    const std::string keys = ClaimedKeysRelation(parts);
+    absl::StrAppend(&script, kInsertPlaceholders,
+                    "SELECT c.namespace, c.scope, c.key, '', 'pending', NULL, 0, ",
+                    engine_common::kPlaceholderExpiresAtMicros, " FROM ", keys,
+                    " ORDER BY c.position ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
+                    "SELECT 1 FROM ", keys, KeyRowOfEach("1", " FOR UPDATE"), ";\n");
   }
   return absl::StrCat(script, ScriptEnd(parts));
 }
@@ -253,6 +292,17 @@ absl::StatusOr<std::optional<Transaction>> PostgresStorageTransaction::LoadTrans
         if (found.empty()) return std::nullopt;
         return std::move(found.front());
       });
+}
+
+absl::StatusOr<std::vector<Transaction>> PostgresStorageTransaction::LoadTransactions(
+    const std::vector<std::string>& ids) {
+  LEDGER_RETURN_IF_ERROR(PrepareForStatement());
+  return RoundTrip({.operation = "load transactions", .phase = kInTransaction},
+                   [&]() -> absl::StatusOr<std::vector<Transaction>> {
+                     return postgres_internal::TransactionsFromRows(work_->exec_prepared(
+                         statement::kSelectTransactions,
+                         postgres_internal::TextArrayLiteral(ids)));
+                   });
 }
 
 absl::StatusOr<bool> PostgresStorageTransaction::IsReversed(std::string_view id) {

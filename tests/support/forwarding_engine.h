@@ -27,6 +27,10 @@ class ForwardingTransaction : public StorageTransaction {
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override {
     return inner_->LoadTransaction(id);
   }
+  absl::StatusOr<std::vector<Transaction>> LoadTransactions(
+      const std::vector<std::string>& ids) override {
+    return inner_->LoadTransactions(ids);
+  }
   absl::StatusOr<bool> IsReversed(std::string_view id) override { return inner_->IsReversed(id); }
   absl::StatusOr<std::vector<Account>> LockAccounts(const std::vector<std::string>& ids) override {
     return inner_->LockAccounts(ids);
