@@ -125,6 +125,8 @@ class MysqlStorageTransaction final : public StorageTransaction {
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
       const std::vector<KeyIdentity>& identities) override;
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
+  absl::StatusOr<std::vector<Transaction>> LoadTransactions(
+      const std::vector<std::string>& ids) override;
   absl::StatusOr<bool> IsReversed(std::string_view id) override;
   absl::StatusOr<std::vector<Account>> LockAccounts(
       const std::vector<std::string>& sorted_ids) override;
