@@ -5,6 +5,7 @@
 #include "engines/mysql/mysql_engine.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <utility>
 
@@ -71,20 +72,31 @@ absl::Status MysqlEngine::RunStandalone(
 
 // ---------------------------------------------------------------- transaction
 
+namespace {
+
+absl::Status EndedError() {
+  return absl::FailedPreconditionError(
+      "mysql: the transaction has ended (committed, rolled back, or its connection was lost)");
+}
+
+}  // namespace
+
 template <typename Step>
 std::invoke_result_t<Step&, MysqlConnection&> MysqlStorageTransaction::RunStep(Step&& step) {
   using Result = std::invoke_result_t<Step&, MysqlConnection&>;
-  if (!connection_.has_value()) {
-    return Result(absl::FailedPreconditionError(
-        "mysql: the transaction has ended (committed, rolled back, or its connection was lost)"));
-  }
-  Result result = step(**connection_);
+  if (!connection_.has_value()) return Result(EndedError());
+  auto after_writes = [&](MysqlConnection& connection) -> Result {
+    // Kept until sent, so a rerun on a fresh connection sends them again.
+    if (absl::Status written = writes_.Send(connection); !written.ok()) return Result(written);
+    return step(connection);
+  };
+  Result result = after_writes(**connection_);
   if (ShouldRetryOnFreshConnection(engine_common::StatusOf(result))) {
     connection_.reset();  // broken: closed, its slot freed
     absl::StatusOr<PooledConnection> fresh = pool_->AcquireFresh();
     if (!fresh.ok()) return Result(fresh.status());
     connection_.emplace(*std::move(fresh));
-    result = step(**connection_);
+    result = after_writes(**connection_);
   }
   AfterStep(engine_common::StatusOf(result));
   return result;
@@ -112,8 +124,13 @@ absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::ClaimKey(
 // The claim's lock wait is set once around all the keys, not once per key.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::ClaimKeys(
     const std::vector<KeyIdentity>& identities) {
-  const bool claim_is_first = !any_step_succeeded_;
+  // Nothing ran, nor runs before it (no buffered write): a ROLLBACK loses nothing.
+  const bool claim_is_first = !any_step_succeeded_ && writes_.empty();
   return RunStep([&](MysqlConnection& connection) {
+    if (claim_is_first) {  // a rerun on a fresh connection starts over
+      own_placeholders_.clear();
+      locked_records_.clear();
+    }
     return ClaimKeysOn(connection, identities, claim_is_first);
   });
 }
@@ -124,22 +141,93 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::C
   LEDGER_RETURN_IF_ERROR(connection.SetLockWaitSeconds(ClaimLockWaitSeconds(options_.wait),
                                                        "set the claim's lock wait",
                                                        ErrorContext::kClaim));
-  std::vector<std::optional<KeyRecord>> records;
-  absl::Status claimed;
-  for (size_t k = 0; k < identities.size() && claimed.ok(); ++k) {
-    absl::StatusOr<std::optional<KeyRecord>> record =
-        HoldKey(connection, identities[k], claim_is_first && k == 0);
-    claimed = record.status();
-    if (record.ok()) records.push_back(*std::move(record));
-  }
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> records =
+      HoldKeys(connection, identities, claim_is_first);
   // Account and work-claim rows wait the session's normal time, not the claim's: a
   // short claim bound must not turn an account lock wait into "in progress".
   absl::Status restored =
       connection.SetLockWaitSeconds(connection.account_lock_wait_seconds(),
                                     "restore the lock wait", ErrorContext::kTransaction);
-  LEDGER_RETURN_IF_ERROR(claimed);
+  LEDGER_RETURN_IF_ERROR(records.status());
   LEDGER_RETURN_IF_ERROR(restored);
   return records;
+}
+
+// Many keys first go in one multi-row INSERT of their placeholders (a statement per
+// kRowsPerStatementMax), in the given global order: when every key is new (the common
+// case) the claim costs one round trip. A duplicate (1062) rolls back the statement but
+// not the locks InnoDB took for it (those of the rows inserted before it, and the shared
+// lock of the duplicate check), so only a claim that is the transaction's first step
+// takes this path: a ROLLBACK then drops them all, and the keys are claimed one by one
+// (HoldKey), which reads the committed records. A later claim goes one by one at once.
+//
+// Deadlocks: two batches insert their placeholders in the same global order, so a batch
+// waits only at its first key that another holds, while holding keys below it only;
+// the holder is already past that key and takes only keys above it, so no cycle forms
+// between claims (accounts are locked after every claim, also in one order). What
+// remains is the wait on a single key that a single claim has too: two waiters on a
+// placeholder whose holder drops it (its item was rejected) both hold the duplicate
+// check's shared lock and both insert, and InnoDB makes one the victim (1213). That is
+// RetryableError in the claim phase (docs/engines/errors.md): the transaction was
+// rolled back and the pipeline reruns the attempt. A wait that runs out (1205) is
+// InProgressError: the caller claims one by one to name the key.
+absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::HoldKeys(
+    MysqlConnection& connection, const std::vector<KeyIdentity>& identities,
+    bool claim_is_first) {
+  // Fail fast probes each key without waiting; an INSERT would wait InnoDB's 1 s.
+  if (identities.size() > 1 && claim_is_first && !options_.wait.fail_fast()) {
+    absl::Status inserted = InsertPlaceholders(connection, identities);
+    if (inserted.ok()) return std::vector<std::optional<KeyRecord>>(identities.size());
+    if (!absl::IsAlreadyExists(inserted)) return inserted;
+    LEDGER_RETURN_IF_ERROR(connection.ExecuteText(
+        "ROLLBACK", "release the batch claim's locks", ErrorContext::kClaim));
+    own_placeholders_.clear();  // rolled back
+  }
+  std::vector<std::optional<KeyRecord>> records;
+  for (size_t k = 0; k < identities.size(); ++k) {
+    // Only the first key may ROLLBACK its duplicate's lock: nothing is held before it.
+    LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record,
+                            HoldKey(connection, identities[k], claim_is_first && k == 0));
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+absl::Status MysqlStorageTransaction::InsertPlaceholders(
+    MysqlConnection& connection, const std::vector<KeyIdentity>& identities) {
+  constexpr size_t kColumns = 3;  // namespace, scope, key
+  // The same for every row, so written into the statement.
+  const std::string row = absl::StrCat("(?, ?, ?, '', 'pending', NULL, 0, ",
+                                       engine_common::kPlaceholderExpiresAtMicros, ")");
+  for (size_t begin = 0; begin < identities.size(); begin += kRowsPerStatementMax) {
+    const size_t end = std::min(identities.size(), begin + kRowsPerStatementMax);
+    SqlParams params;
+    params.reserve((end - begin) * kColumns);
+    std::string rows;
+    for (size_t k = begin; k < end; ++k) {
+      SqlParams identity = IdentityParams(identities[k]);
+      std::move(identity.begin(), identity.end(), std::back_inserter(params));
+      absl::StrAppend(&rows, k == begin ? "" : ", ", row);
+    }
+    LEDGER_RETURN_IF_ERROR(
+        connection
+            .Execute(absl::StrCat("INSERT INTO idempotency_keys (namespace, scope, `key`,"
+                                  " fingerprint, state, transaction_id, created_at, expires_at)"
+                                  " VALUES ",
+                                  rows),
+                     params, "claim the keys", ErrorContext::kClaim)
+            .status());
+    for (size_t k = begin; k < end; ++k) {
+      own_placeholders_.emplace(identities[k].Encoded(), identities[k]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::optional<KeyRecord> MysqlStorageTransaction::Claimed(const KeyIdentity& identity,
+                                                          LockedKeyRow row) {
+  if (row.record.has_value()) locked_records_[identity.Encoded()] = row.record->expires_at;
+  return std::move(row.record);
 }
 
 absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(
@@ -147,7 +235,7 @@ absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(
   for (int round = 1; round <= kClaimRoundsMax; ++round) {
     if (options_.wait.fail_fast()) {
       LEDGER_ASSIGN_OR_RETURN(LockedKeyRow row, ProbeKeyRowFailFast(connection, identity));
-      if (row.exists) return row.record;
+      if (row.exists) return Claimed(identity, std::move(row));
     }
     SqlParams placeholder = IdentityParams(identity);
     placeholder.push_back(engine_common::kPlaceholderExpiresAtMicros);
@@ -157,7 +245,7 @@ absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(
         " VALUES (?, ?, ?, '', 'pending', NULL, 0, ?)",
         placeholder, "claim the key", ErrorContext::kClaim);
     if (inserted.ok()) {  // a new key: the placeholder row is the hold
-      unfilled_placeholders_.push_back(identity);
+      own_placeholders_.emplace(identity.Encoded(), identity);
       return std::nullopt;
     }
     if (!absl::IsAlreadyExists(inserted.status())) return inserted.status();
@@ -171,7 +259,7 @@ absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(
     // A locking read returns the latest committed version at any isolation level. Its
     // wait is the claim's: replays of the key hold the row only for a moment.
     LEDGER_ASSIGN_OR_RETURN(LockedKeyRow row, LockKeyRow(connection, identity, false));
-    if (row.exists) return row.record;
+    if (row.exists) return Claimed(identity, std::move(row));
     // Deleted (pruned as expired) between the two statements: claim it afresh.
   }
   return RetryableError("mysql: the key's row kept disappearing while it was being claimed");
@@ -225,6 +313,30 @@ absl::StatusOr<std::optional<Transaction>> MysqlStorageTransaction::LoadTransact
     std::string_view id) {
   return RunStep([&](MysqlConnection& connection) {
     return SelectTransaction(connection, id, ErrorContext::kTransaction);
+  });
+}
+
+absl::StatusOr<std::vector<Transaction>> MysqlStorageTransaction::LoadTransactions(
+    const std::vector<std::string>& ids) {
+  return RunStep([&](MysqlConnection& connection) -> absl::StatusOr<std::vector<Transaction>> {
+    std::vector<Transaction> found;
+    // One query per kRowsPerStatementMax ids, by the primary key and the entries'
+    // (transaction_id, entry_index) key; ordered by id so the rows group by transaction.
+    for (size_t begin = 0; begin < ids.size(); begin += kRowsPerStatementMax) {
+      const size_t end = std::min(ids.size(), begin + kRowsPerStatementMax);
+      LEDGER_ASSIGN_OR_RETURN(
+          std::vector<Transaction> some,
+          QueryTransactions(connection,
+                            absl::StrCat("SELECT " LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
+                                         " FROM transactions t" LEDGER_MYSQL_TRANSACTION_JOINS
+                                         " WHERE t.id IN (",
+                                         Placeholders(end - begin),
+                                         ") ORDER BY t.id, e.entry_index"),
+                            SqlParams(ids.begin() + begin, ids.begin() + end),
+                            "load transactions", ErrorContext::kTransaction));
+      std::move(some.begin(), some.end(), std::back_inserter(found));
+    }
+    return found;
   });
 }
 
@@ -305,170 +417,35 @@ absl::StatusOr<PendingHoldTotals> MysqlStorageTransaction::LoadHoldTotals(
   });
 }
 
-// A plain transfer costs the same three statements as before holds: the transaction
-// row (hold_id NULL), its entries, and the balances with their pending amounts. A hold
-// adds its holds row, a settlement the UPDATE of its hold.
+// Checked now and buffered: nothing is sent before the next statement (mysql_write_batch.h).
 absl::Status MysqlStorageTransaction::WriteTransaction(
     const Transaction& transaction, const std::vector<Account>& updated_accounts) {
-  LEDGER_RETURN_IF_ERROR(engine_common::CheckHoldFields("mysql", transaction));
-  return RunStep([&](MysqlConnection& connection) -> absl::Status {
-    // A taken id, reversal_of or hold_id fails here as a unique violation: retryable in
-    // the write phase (mysql_errors.cc, docs/engines/errors.md).
-    LEDGER_RETURN_IF_ERROR(
-        connection
-            .Execute("INSERT INTO transactions (id, kind, created_at, metadata, reversal_of,"
-                     " fingerprint, hold_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                     {transaction.id, std::string(OperationKindName(transaction.kind)),
-                      ToMicros(transaction.created_at), transaction.metadata,
-                      NullableText(transaction.reversal_of), transaction.fingerprint,
-                      NullableText(transaction.hold_id)},
-                     "insert the transaction", ErrorContext::kWrite)
-            .status());
-    if (transaction.hold.has_value()) LEDGER_RETURN_IF_ERROR(InsertHold(connection, transaction));
-    if (transaction.hold_id.has_value()) {
-      LEDGER_RETURN_IF_ERROR(SettleHold(connection, transaction));
-    }
-    LEDGER_RETURN_IF_ERROR(WriteEntries(connection, transaction));
-    return WriteBalances(connection, updated_accounts);
-  });
-}
-
-absl::Status MysqlStorageTransaction::InsertHold(MysqlConnection& connection,
-                                                 const Transaction& transaction) {
-  const HoldTerms& terms = *transaction.hold;
-  return connection
-      .Execute("INSERT INTO holds (id, from_account, to_account, asset, amount, expires_at,"
-               " created_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')",
-               {transaction.id, terms.from, terms.to, terms.asset, terms.amount,
-                NullableMicros(terms.expires_at),
-                ToMicros(transaction.created_at)},
-               "insert the hold", ErrorContext::kWrite)
-      .status();
-}
-
-absl::Status MysqlStorageTransaction::SettleHold(MysqlConnection& connection,
-                                                 const Transaction& transaction) {
-  LEDGER_ASSIGN_OR_RETURN(const HoldStatus status,
-                          engine_common::SettledStatus("mysql", transaction.kind));
-  LEDGER_ASSIGN_OR_RETURN(
-      const int64_t matched,
-      connection.Execute("UPDATE holds SET status = ?, settled_by = ?"
-                         " WHERE id = ? AND status = 'pending'",
-                         {std::string(HoldStatusName(status)), transaction.id,
-                          *transaction.hold_id},
-                         "settle the hold", ErrorContext::kWrite));
-  // The unique hold_id above already stops a second settlement; a hold missing or
-  // settled anyway is the same lost race (as on the memory engine): rerun, re-check.
-  if (matched != 1) return engine_common::HoldNotPendingError("mysql", *transaction.hold_id);
-  return absl::OkStatus();
-}
-
-absl::Status MysqlStorageTransaction::WriteEntries(MysqlConnection& connection,
-                                                   const Transaction& transaction) {
-  constexpr size_t kEntryColumns = 8;
-  if (transaction.entries.empty()) return absl::OkStatus();
-  SqlParams params;
-  params.reserve(transaction.entries.size() * kEntryColumns);
-  const int64_t created_at = ToMicros(transaction.created_at);
-  for (size_t index = 0; index < transaction.entries.size(); ++index) {
-    const Entry& entry = transaction.entries[index];
-    params.insert(params.end(), {entry.account_id, entry.account_version, transaction.id,
-                                 static_cast<int64_t>(index), entry.asset, entry.amount,
-                                 entry.balance_after, created_at});
-  }
-  // One multi-row INSERT: one round trip for all the postings.
-  return connection
-      .Execute(absl::StrCat("INSERT INTO entries (account_id, account_version, transaction_id,"
-                            " entry_index, asset, amount, balance_after, created_at) VALUES ",
-                            RowPlaceholders(transaction.entries.size(), kEntryColumns)),
-               params, "insert the entries", ErrorContext::kWrite)
-      .status();
-}
-
-absl::Status MysqlStorageTransaction::WriteBalances(MysqlConnection& connection,
-                                                    const std::vector<Account>& accounts) {
-  if (accounts.empty()) return absl::OkStatus();
-  // One UPDATE for every account (CASE over the id; no MySQL-8-only row aliases).
-  std::string cases;
-  for (size_t i = 0; i < accounts.size(); ++i) cases.append(" WHEN ? THEN ?");
-  constexpr size_t kColumns = 4;  // balance, version, pending_debits, pending_credits
-  SqlParams params;
-  params.reserve(accounts.size() * (2 * kColumns + 1));
-  for (int64_t Account::*column : {&Account::balance, &Account::version,
-                                  &Account::pending_debits, &Account::pending_credits}) {
-    for (const Account& account : accounts) {
-      params.insert(params.end(), {account.id, account.*column});
-    }
-  }
-  for (const Account& account : accounts) params.push_back(account.id);
-  LEDGER_ASSIGN_OR_RETURN(
-      int64_t matched,
-      connection.Execute(absl::StrCat("UPDATE accounts SET balance = CASE id", cases,
-                                      " END, version = CASE id", cases,
-                                      " END, pending_debits = CASE id", cases,
-                                      " END, pending_credits = CASE id", cases,
-                                      " END WHERE id IN (", Placeholders(accounts.size()), ")"),
-                         params, "update balances", ErrorContext::kWrite));
-  if (matched != static_cast<int64_t>(accounts.size())) {
-    return absl::InternalError(absl::StrCat("mysql: updated ", matched, " of ", accounts.size(),
-                                            " locked accounts"));
-  }
-  return absl::OkStatus();
+  if (!connection_.has_value()) return EndedError();
+  return writes_.AddTransaction(transaction, updated_accounts);
 }
 
 absl::Status MysqlStorageTransaction::RecordKey(const KeyRecord& record) {
-  std::erase(unfilled_placeholders_, record.identity);
-  return RunStep([&](MysqlConnection& connection) -> absl::Status {
-    SqlParams identity = IdentityParams(record.identity);
-    SqlParams values = {record.fingerprint, record.transaction_id, ToMicros(record.created_at),
-                        ToMicros(record.expires_at)};
-    SqlParams update = values;
-    update.insert(update.end(), identity.begin(), identity.end());
-    update.push_back(ToMicros(record.created_at));
-    // Normally fills in this transaction's placeholder, or replaces the expired record
-    // that ClaimKey locked. Never a live committed record (the claim was bypassed): the
-    // INSERT below then fails as a unique violation, as on the other engines.
-    LEDGER_ASSIGN_OR_RETURN(
-        int64_t matched,
-        connection.Execute("UPDATE idempotency_keys SET fingerprint = ?, state = 'committed',"
-                           " transaction_id = ?, created_at = ?, expires_at = ?"
-                           " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
-                           " AND (state = 'pending' OR expires_at <= ?)",
-                           update, "record the key", ErrorContext::kWrite));
-    if (matched > 0) return absl::OkStatus();
-    SqlParams insert = std::move(identity);
-    insert.insert(insert.end(), values.begin(), values.end());
-    return connection
-        .Execute("INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint, state,"
-                 " transaction_id, created_at, expires_at)"
-                 " VALUES (?, ?, ?, ?, 'committed', ?, ?, ?)",
-                 insert, "record the key", ErrorContext::kWrite)
-        .status();
-  });
+  if (!connection_.has_value()) return EndedError();
+  const std::string encoded = record.identity.Encoded();
+  // The row this transaction's claim holds: its placeholder, or an expired record.
+  if (own_placeholders_.erase(encoded) > 0) {
+    writes_.ReplaceKeyRow(record);
+    return absl::OkStatus();
+  }
+  if (auto locked = locked_records_.find(encoded);
+      locked != locked_records_.end() && locked->second <= record.created_at) {
+    locked_records_.erase(locked);
+    writes_.ReplaceKeyRow(record);
+    return absl::OkStatus();
+  }
+  // Anything else (a live record, a key never claimed) goes the cautious way, alone.
+  writes_.WriteKeyRow(record);
+  return absl::OkStatus();
 }
 
 absl::Status MysqlStorageTransaction::AppendEvent(const OutboxEvent& event) {
-  return RunStep([&](MysqlConnection& connection) -> absl::Status {
-    return connection
-        .Execute("INSERT INTO outbox_events (transaction_id, type, payload, created_at)"
-                 " VALUES (?, ?, ?, ?)",
-                 {event.transaction_id, event.type, event.payload, ToMicros(event.created_at)},
-                 "append the event", ErrorContext::kWrite)
-        .status();
-  });
-}
-
-absl::Status MysqlStorageTransaction::DropUnfilledPlaceholders() {
-  for (const KeyIdentity& identity : unfilled_placeholders_) {
-    LEDGER_RETURN_IF_ERROR(RunStep([&](MysqlConnection& connection) {
-      return connection
-          .Execute("DELETE FROM idempotency_keys WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
-                   " AND state = 'pending'",
-                   IdentityParams(identity), "drop an unused placeholder", ErrorContext::kWrite)
-          .status();
-    }));
-  }
-  unfilled_placeholders_.clear();
+  if (!connection_.has_value()) return EndedError();
+  writes_.AddEvent(event);
   return absl::OkStatus();
 }
 
@@ -476,9 +453,14 @@ absl::Status MysqlStorageTransaction::Commit() {
   if (!connection_.has_value()) {
     return absl::FailedPreconditionError("mysql: commit of a transaction that has ended");
   }
-  if (absl::Status dropped = DropUnfilledPlaceholders(); !dropped.ok()) {
+  // A rejected item of a committed batch leaves its key unused: its placeholder goes,
+  // with every other one no record filled, in one DELETE.
+  for (const auto& [encoded, identity] : own_placeholders_) writes_.DropPlaceholder(identity);
+  own_placeholders_.clear();
+  if (absl::Status written = RunStep([](MysqlConnection&) { return absl::OkStatus(); });
+      !written.ok()) {
     Rollback();
-    return dropped;
+    return written;
   }
   absl::Status status = (*connection_)->Commit(ErrorContext::kCommit);
   // A COMMIT the server refused (a lost session is already marked broken) leaves the

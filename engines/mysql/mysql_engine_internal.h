@@ -10,8 +10,14 @@
 //     (SELECT ... FOR UPDATE) takes the row and returns the latest committed record;
 //   - 1205 after the wait: another transaction still holds it: InProgressError.
 // Fail fast first probes the row with SELECT ... FOR UPDATE NOWAIT (InnoDB's shortest
-// lock wait is 1 s). RecordKey fills the row in (UPDATE; INSERT if it is gone) before
-// COMMIT.
+// lock wait is 1 s). A batch's claim first tries every placeholder in one multi-row
+// INSERT (ClaimKeysOn explains when, and why it cannot deadlock worse than one key).
+//
+// Writes (WriteTransaction, RecordKey, AppendEvent) are checked at once and buffered
+// (mysql_write_batch.h); they go out as multi-row statements before the transaction's
+// next statement, normally COMMIT. RecordKey replaces the row the claim holds (this
+// transaction's placeholder, or the expired record it locked); the placeholders no
+// record filled are deleted in one statement.
 //
 // Internal to engines/mysql. MysqlEngine is thread-safe; a MysqlStorageTransaction
 // belongs to the thread that began it.
@@ -19,6 +25,7 @@
 #define LEDGER_ENGINES_MYSQL_MYSQL_ENGINE_INTERNAL_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +39,7 @@
 #include "engines/mysql/mysql_connection_pool.h"
 #include "engines/mysql/mysql_webhook_store.h"
 #include "engines/mysql/mysql_work_claim_store.h"
+#include "engines/mysql/mysql_write_batch.h"
 #include "ledger/engine.h"
 
 namespace ledger::mysql_internal {
@@ -117,6 +125,8 @@ class MysqlStorageTransaction final : public StorageTransaction {
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
       const std::vector<KeyIdentity>& identities) override;
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
+  absl::StatusOr<std::vector<Transaction>> LoadTransactions(
+      const std::vector<std::string>& ids) override;
   absl::StatusOr<bool> IsReversed(std::string_view id) override;
   absl::StatusOr<std::vector<Account>> LockAccounts(
       const std::vector<std::string>& sorted_ids) override;
@@ -139,9 +149,10 @@ class MysqlStorageTransaction final : public StorageTransaction {
     std::optional<KeyRecord> record;  // set when the row is committed
   };
 
-  // Runs one step of the transaction (one StorageTransaction call) on its connection.
-  // When the very first step finds the session lost on a connection that sat in the
-  // pool, the step reruns once on a new connection: nothing had happened yet.
+  // Runs one step of the transaction (one StorageTransaction call) on its connection,
+  // after the writes buffered before it (so a read sees them). When the very first step
+  // finds the session lost on a connection that sat in the pool, the step reruns once on
+  // a new connection: nothing had happened yet.
   template <typename Step>
   std::invoke_result_t<Step&, MysqlConnection&> RunStep(Step&& step);
   bool ShouldRetryOnFreshConnection(const absl::Status& status) const;
@@ -150,30 +161,37 @@ class MysqlStorageTransaction final : public StorageTransaction {
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeysOn(
       MysqlConnection& connection, const std::vector<KeyIdentity>& identities,
       bool claim_is_first);
+  // The claim of every identity, under the claim's lock wait: all at once when it can
+  // (see the definition), else one by one.
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> HoldKeys(
+      MysqlConnection& connection, const std::vector<KeyIdentity>& identities,
+      bool claim_is_first);
+  // Every identity's placeholder in multi-row INSERTs (kRowsPerStatementMax a
+  // statement): OK when every key was new. AlreadyExists when one was taken.
+  absl::Status InsertPlaceholders(MysqlConnection& connection,
+                                  const std::vector<KeyIdentity>& identities);
   absl::StatusOr<std::optional<KeyRecord>> HoldKey(MysqlConnection& connection,
                                                    const KeyIdentity& identity,
                                                    bool claim_is_first);
+  // Notes what the claim of `identity` locked, for RecordKey, and returns its record.
+  std::optional<KeyRecord> Claimed(const KeyIdentity& identity, LockedKeyRow row);
   // Fail fast: the key's row locked (or found absent) without waiting for a first
   // attempt that holds it: InProgressError then.
   absl::StatusOr<LockedKeyRow> ProbeKeyRowFailFast(MysqlConnection& connection,
                                                    const KeyIdentity& identity);
   absl::StatusOr<LockedKeyRow> LockKeyRow(MysqlConnection& connection,
                                           const KeyIdentity& identity, bool nowait);
-  // The holds row of a hold transaction, pending.
-  absl::Status InsertHold(MysqlConnection& connection, const Transaction& transaction);
-  // The hold a capture, void or expire settles: its status and settled_by, if pending.
-  absl::Status SettleHold(MysqlConnection& connection, const Transaction& transaction);
-  absl::Status WriteEntries(MysqlConnection& connection, const Transaction& transaction);
-  absl::Status WriteBalances(MysqlConnection& connection, const std::vector<Account>& accounts);
-  // Deletes the placeholders of claimed keys that no RecordKey filled (a batch's rejected
-  // items), so those keys stay unused after COMMIT.
-  absl::Status DropUnfilledPlaceholders();
 
   std::shared_ptr<MysqlConnectionPool> pool_;
   std::optional<PooledConnection> connection_;  // empty once the transaction ended
   BeginOptions options_;
   bool any_step_succeeded_ = false;
-  std::vector<KeyIdentity> unfilled_placeholders_;  // this transaction's, not yet recorded
+  // The key rows this transaction's claims hold, by KeyIdentity::Encoded(): its own
+  // placeholders not yet filled by RecordKey, and the committed records it locked with
+  // their expires_at (RecordKey may replace one only once it has expired).
+  std::map<std::string, KeyIdentity> own_placeholders_;
+  std::map<std::string, absl::Time> locked_records_;
+  MysqlWriteBatch writes_;
 };
 
 }  // namespace ledger::mysql_internal

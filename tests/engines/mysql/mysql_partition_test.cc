@@ -2,7 +2,8 @@
 // (ThrowawayServer), frozen with SIGSTOP at each point of a submit: its kernel still
 // accepts the client's bytes, so only the engine's own bounds (the driver's connect,
 // read and write timeouts) can end the wait. Before COMMIT a frozen submit faults
-// (Unavailable: nothing written); during COMMIT it is in doubt; either way it returns
+// (Unavailable: nothing written; that includes the buffered writes the engine sends
+// with Commit's call, ahead of COMMIT); during COMMIT it is in doubt; either way it returns
 // within its bound, and resending the same key after the server thaws commits exactly
 // once. The waits are small here (a second or two) so the test stays quick. ctest
 // label: partition.
@@ -19,6 +20,7 @@
 #include "tests/conformance/conformance_context.h"
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/support/fault_injecting_engine.h"
+#include "tests/support/forwarding_engine.h"
 #include "tests/support/open_ledger.h"
 #include "tests/support/throwaway_server.h"
 #include "tests/support/timed_submit.h"
@@ -191,8 +193,41 @@ TEST_F(MysqlPartitionTest, FrozenWhileHoldingTheClaimFaultsInBoundAndTheResendCo
 
 // Every write of a MySQL submit has been sent when Commit is called: the freeze there
 // meets COMMIT alone.
-TEST_F(MysqlPartitionTest, FrozenDuringCommitIsInDoubtInBoundAndTheResendCommitsOnce) {
+// The engine sends its buffered writes with Commit's call, ahead of COMMIT: frozen
+// there, the first write goes unanswered and nothing was committed (Unavailable).
+TEST_F(MysqlPartitionTest, FrozenBeforeTheBufferedWritesFaultsInBoundAndTheResendCommitsOnce) {
   FreezeAt(FaultPoint::kCommit);
+  const SubmitRequest request = TopUp("frozen-before-writes", 100);
+  ExpectBoundedFaultThenOneCommit(SubmitTimed(*ledger_, request), /*in_doubt=*/false,
+                                  kReadTimeout, request);
+}
+
+// Sends a transaction's buffered writes before its Commit (a read inside the
+// transaction must see them, so it sends them), leaving COMMIT alone for the freeze.
+class WritesSentBeforeCommitEngine final : public ForwardingEngine {
+ public:
+  using ForwardingEngine::ForwardingEngine;
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(const BeginOptions& options) override {
+    LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> inner,
+                            ForwardingEngine::Begin(options));
+    return std::unique_ptr<StorageTransaction>(new Transaction(std::move(inner)));
+  }
+
+ private:
+  class Transaction final : public ForwardingTransaction {
+   public:
+    using ForwardingTransaction::ForwardingTransaction;
+    absl::Status Commit() override {
+      LEDGER_RETURN_IF_ERROR(inner().LoadTransaction("no-such-transaction").status());
+      return inner().Commit();
+    }
+  };
+};
+
+TEST_F(MysqlPartitionTest, FrozenDuringCommitIsInDoubtInBoundAndTheResendCommitsOnce) {
+  ledger_ = std::make_unique<Ledger>(OpenTestLedger(
+      std::make_shared<WritesSentBeforeCommitEngine>(faults_), {.attempts_max = 2}));
+  FreezeAt(FaultPoint::kCommit);  // reached after the writes went, right before COMMIT
   const SubmitRequest request = TopUp("frozen-during-commit", 100);
   ExpectBoundedFaultThenOneCommit(SubmitTimed(*ledger_, request), /*in_doubt=*/true,
                                   kReadTimeout, request);

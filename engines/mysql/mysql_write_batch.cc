@@ -1,0 +1,393 @@
+#include "engines/mysql/mysql_write_batch.h"
+
+#include <functional>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status.h"
+#include "engines/common/hold_writes.h"
+#include "engines/mysql/mysql_rows.h"
+
+namespace ledger::mysql_internal {
+namespace {
+
+constexpr size_t kIntegerBytes = 8;
+
+size_t ParamBytes(const SqlParams& row) {
+  size_t bytes = 0;
+  for (const SqlValue& value : row) {
+    const std::string* text = std::get_if<std::string>(&value);
+    bytes += text != nullptr ? text->size() : kIntegerBytes;
+  }
+  return bytes;
+}
+
+SqlParams Flatten(const std::vector<SqlParams>& rows, RowRange range) {
+  SqlParams params;
+  for (size_t row = range.begin; row < range.end; ++row) {
+    params.insert(params.end(), rows[row].begin(), rows[row].end());
+  }
+  return params;
+}
+
+// Runs `send` once per run of `rows` that fits one statement, in order.
+absl::Status ForEachStatement(const std::vector<SqlParams>& rows,
+                              const std::function<absl::Status(RowRange)>& send) {
+  std::vector<size_t> row_bytes;
+  row_bytes.reserve(rows.size());
+  for (const SqlParams& row : rows) row_bytes.push_back(ParamBytes(row));
+  for (RowRange range : SplitIntoStatements(row_bytes)) LEDGER_RETURN_IF_ERROR(send(range));
+  return absl::OkStatus();
+}
+
+// `insert_into` ("INSERT INTO t (a, b) VALUES ") with one group of placeholders per row.
+absl::Status InsertRows(MysqlConnection& connection, const char* insert_into,
+                        const std::vector<SqlParams>& rows, std::string_view what) {
+  if (rows.empty()) return absl::OkStatus();
+  const size_t columns = rows.front().size();
+  return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
+    return connection
+        .Execute(absl::StrCat(insert_into, RowPlaceholders(range.end - range.begin, columns)),
+                 Flatten(rows, range), what, ErrorContext::kWrite)
+        .status();
+  });
+}
+
+// " WHEN ? THEN ?" `count` times, for a CASE over the rows of one statement.
+std::string WhenThens(size_t count) {
+  std::string cases;
+  for (size_t i = 0; i < count; ++i) cases.append(" WHEN ? THEN ?");
+  return cases;
+}
+
+}  // namespace
+
+std::vector<RowRange> SplitIntoStatements(const std::vector<size_t>& row_bytes) {
+  std::vector<RowRange> ranges;
+  size_t bytes = 0;
+  for (size_t row = 0; row < row_bytes.size(); ++row) {
+    const bool full = !ranges.empty() &&
+                      (row - ranges.back().begin == kRowsPerStatementMax ||
+                       bytes + row_bytes[row] > kStatementBytesMax);
+    if (ranges.empty() || full) {
+      ranges.push_back({row, row});
+      bytes = 0;
+    }
+    ranges.back().end = row + 1;
+    bytes += row_bytes[row];
+  }
+  return ranges;
+}
+
+absl::Status MysqlWriteBatch::AddTransaction(const Transaction& transaction,
+                                             const std::vector<Account>& updated_accounts) {
+  LEDGER_RETURN_IF_ERROR(engine_common::CheckHoldFields("mysql", transaction));
+  std::optional<Settlement> settlement;
+  if (transaction.hold_id.has_value()) {
+    // Checked now, not when the batch is sent: an unknown kind writes nothing.
+    LEDGER_ASSIGN_OR_RETURN(const HoldStatus status,
+                            engine_common::SettledStatus("mysql", transaction.kind));
+    settlement = Settlement{*transaction.hold_id, std::string(HoldStatusName(status)),
+                            transaction.id};
+  }
+  std::set<std::string> seen;
+  for (const Account& account : updated_accounts) {
+    if (!seen.insert(account.id).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mysql: account ", account.id, " is updated twice in one write"));
+    }
+  }
+  transactions_.push_back(transaction);
+  if (settlement.has_value()) settlements_.push_back(*std::move(settlement));
+  for (const Account& account : updated_accounts) {
+    // A later transaction of the batch on the same account carries the earlier one's
+    // effects: its values are the account's final ones.
+    accounts_[account.id] = AccountValues{account.balance, account.version,
+                                          account.pending_debits, account.pending_credits};
+  }
+  return absl::OkStatus();
+}
+
+void MysqlWriteBatch::ReplaceKeyRow(const KeyRecord& record) { replaced_keys_.push_back(record); }
+
+void MysqlWriteBatch::WriteKeyRow(const KeyRecord& record) { lone_keys_.push_back(record); }
+
+void MysqlWriteBatch::DropPlaceholder(const KeyIdentity& identity) {
+  dropped_placeholders_.push_back(identity);
+}
+
+void MysqlWriteBatch::AddEvent(const OutboxEvent& event) { events_.push_back(event); }
+
+bool MysqlWriteBatch::empty() const {
+  return transactions_.empty() && accounts_.empty() && replaced_keys_.empty() &&
+         lone_keys_.empty() && dropped_placeholders_.empty() && events_.empty();
+}
+
+absl::Status MysqlWriteBatch::Send(MysqlConnection& connection) {
+  if (empty()) return absl::OkStatus();
+  // Parents before children (foreign keys): transactions, then holds and entries.
+  LEDGER_RETURN_IF_ERROR(SendTransactions(connection));
+  LEDGER_RETURN_IF_ERROR(SendHolds(connection));
+  LEDGER_RETURN_IF_ERROR(SendSettlements(connection));
+  LEDGER_RETURN_IF_ERROR(SendEntries(connection));
+  LEDGER_RETURN_IF_ERROR(SendAccounts(connection));
+  LEDGER_RETURN_IF_ERROR(SendKeyRows(connection));
+  LEDGER_RETURN_IF_ERROR(SendEvents(connection));
+  *this = MysqlWriteBatch();
+  return absl::OkStatus();
+}
+
+absl::Status MysqlWriteBatch::SendTransactions(MysqlConnection& connection) const {
+  std::vector<SqlParams> rows;
+  rows.reserve(transactions_.size());
+  for (const Transaction& transaction : transactions_) {
+    rows.push_back({transaction.id, std::string(OperationKindName(transaction.kind)),
+                    ToMicros(transaction.created_at), transaction.metadata,
+                    NullableText(transaction.reversal_of), transaction.fingerprint,
+                    NullableText(transaction.hold_id)});
+  }
+  // A taken id, reversal_of or hold_id fails here as a unique violation: retryable in
+  // the write phase (mysql_errors.cc, docs/engines/errors.md).
+  return InsertRows(connection,
+                    "INSERT INTO transactions (id, kind, created_at, metadata, reversal_of,"
+                    " fingerprint, hold_id) VALUES ",
+                    rows, "insert the transactions");
+}
+
+absl::Status MysqlWriteBatch::SendHolds(MysqlConnection& connection) const {
+  std::vector<SqlParams> rows;
+  for (const Transaction& transaction : transactions_) {
+    if (!transaction.hold.has_value()) continue;
+    const HoldTerms& terms = *transaction.hold;
+    rows.push_back({transaction.id, terms.from, terms.to, terms.asset, terms.amount,
+                    NullableMicros(terms.expires_at), ToMicros(transaction.created_at),
+                    std::string(HoldStatusName(HoldStatus::kPending))});
+  }
+  return InsertRows(connection,
+                    "INSERT INTO holds (id, from_account, to_account, asset, amount, expires_at,"
+                    " created_at, status) VALUES ",
+                    rows, "insert the holds");
+}
+
+absl::Status MysqlWriteBatch::SendSettlements(MysqlConnection& connection) const {
+  std::vector<SqlParams> rows;
+  for (const Settlement& settlement : settlements_) {
+    rows.push_back({settlement.hold_id, settlement.status, settlement.transaction_id});
+  }
+  return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
+    const size_t count = range.end - range.begin;
+    SqlParams params;
+    for (size_t r = range.begin; r < range.end; ++r) params.insert(params.end(), {rows[r][0], rows[r][1]});
+    for (size_t r = range.begin; r < range.end; ++r) params.insert(params.end(), {rows[r][0], rows[r][2]});
+    for (size_t r = range.begin; r < range.end; ++r) params.push_back(rows[r][0]);
+    LEDGER_ASSIGN_OR_RETURN(
+        const int64_t matched,
+        connection.Execute(absl::StrCat("UPDATE holds SET status = CASE id", WhenThens(count),
+                                        " END, settled_by = CASE id", WhenThens(count),
+                                        " END WHERE id IN (", Placeholders(count),
+                                        ") AND status = 'pending'"),
+                           params, "settle the holds", ErrorContext::kWrite));
+    // The unique hold_id above already stops a second settlement; a hold missing or
+    // settled anyway is the same lost race (as on the memory engine): rerun, re-check.
+    if (matched == static_cast<int64_t>(count)) return absl::OkStatus();
+    return FindUnsettledHold(
+        connection, std::vector<Settlement>(settlements_.begin() + range.begin,
+                                            settlements_.begin() + range.end));
+  });
+}
+
+absl::Status MysqlWriteBatch::FindUnsettledHold(MysqlConnection& connection,
+                                                const std::vector<Settlement>& settlements) const {
+  std::map<std::string, std::string> settled_by;  // as this transaction now sees them
+  SqlParams ids;
+  for (const Settlement& settlement : settlements) ids.push_back(settlement.hold_id);
+  LEDGER_RETURN_IF_ERROR(connection.Query(
+      absl::StrCat("SELECT id, settled_by FROM holds WHERE id IN (", Placeholders(ids.size()),
+                   ")"),
+      ids, [&](const SqlRow& row) { settled_by[row.String(0)] = row.OptionalString(1).value_or(""); },
+      "find the hold not settled", ErrorContext::kWrite));
+  for (const Settlement& settlement : settlements) {
+    auto found = settled_by.find(settlement.hold_id);
+    if (found == settled_by.end() || found->second != settlement.transaction_id) {
+      return engine_common::HoldNotPendingError("mysql", settlement.hold_id);
+    }
+  }
+  // Every hold reads as settled by its own transaction, yet the UPDATE matched fewer.
+  return engine_common::HoldNotPendingError("mysql", settlements.front().hold_id);
+}
+
+absl::Status MysqlWriteBatch::SendEntries(MysqlConnection& connection) const {
+  std::vector<SqlParams> rows;
+  for (const Transaction& transaction : transactions_) {
+    const int64_t created_at = ToMicros(transaction.created_at);
+    for (size_t index = 0; index < transaction.entries.size(); ++index) {
+      const Entry& entry = transaction.entries[index];
+      rows.push_back({entry.account_id, entry.account_version, transaction.id,
+                      static_cast<int64_t>(index), entry.asset, entry.amount,
+                      entry.balance_after, created_at});
+    }
+  }
+  return InsertRows(connection,
+                    "INSERT INTO entries (account_id, account_version, transaction_id,"
+                    " entry_index, asset, amount, balance_after, created_at) VALUES ",
+                    rows, "insert the entries");
+}
+
+absl::Status MysqlWriteBatch::SendAccounts(MysqlConnection& connection) const {
+  std::vector<SqlParams> rows;
+  rows.reserve(accounts_.size());
+  for (const auto& [id, values] : accounts_) {
+    rows.push_back({id, values.balance, values.version, values.pending_debits,
+                    values.pending_credits});
+  }
+  constexpr size_t kColumns = 4;  // balance, version, pending_debits, pending_credits
+  return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
+    const size_t count = range.end - range.begin;
+    // One UPDATE for every account (CASE over the id; no MySQL-8-only row aliases).
+    SqlParams params;
+    params.reserve(count * (2 * kColumns + 1));
+    for (size_t column = 1; column <= kColumns; ++column) {
+      for (size_t r = range.begin; r < range.end; ++r) {
+        params.insert(params.end(), {rows[r][0], rows[r][column]});
+      }
+    }
+    for (size_t r = range.begin; r < range.end; ++r) params.push_back(rows[r][0]);
+    const std::string cases = WhenThens(count);
+    LEDGER_ASSIGN_OR_RETURN(
+        const int64_t matched,
+        connection.Execute(absl::StrCat("UPDATE accounts SET balance = CASE id", cases,
+                                        " END, version = CASE id", cases,
+                                        " END, pending_debits = CASE id", cases,
+                                        " END, pending_credits = CASE id", cases,
+                                        " END WHERE id IN (", Placeholders(count), ")"),
+                           params, "update balances", ErrorContext::kWrite));
+    if (matched != static_cast<int64_t>(count)) {
+      return absl::InternalError(absl::StrCat("mysql: updated ", matched, " of ", count,
+                                              " locked accounts"));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status MysqlWriteBatch::SendKeyRows(MysqlConnection& connection) const {
+  LEDGER_RETURN_IF_ERROR(SendReplacedKeyRows(connection));
+  LEDGER_RETURN_IF_ERROR(SendDroppedPlaceholders(connection));
+  for (const KeyRecord& record : lone_keys_) {
+    LEDGER_RETURN_IF_ERROR(SendLoneKeyRow(connection, record));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MysqlWriteBatch::SendReplacedKeyRows(MysqlConnection& connection) const {
+  std::vector<SqlParams> rows;
+  rows.reserve(replaced_keys_.size());
+  for (const KeyRecord& record : replaced_keys_) {
+    SqlParams row = IdentityParams(record.identity);
+    row.insert(row.end(), {record.fingerprint, record.transaction_id,
+                           ToMicros(record.created_at), ToMicros(record.expires_at)});
+    rows.push_back(std::move(row));
+  }
+  // Every row is there (the claim's placeholder, or the expired record it locked) and
+  // locked by this transaction, so each is an update: 2 affected rows apiece. The guard
+  // keeps a live committed record as it is (1: found, unchanged), and a row that is gone
+  // would be inserted (1): either is a count short, and fails. `state` goes last, once
+  // the guard no longer reads it.
+  constexpr char kReplaceable[] = "state = 'pending' OR expires_at <= VALUES(created_at)";
+  return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
+    const size_t count = range.end - range.begin;
+    std::string values;
+    for (size_t r = 0; r < count; ++r) {
+      values.append(r == 0 ? "(?, ?, ?, ?, 'committed', ?, ?, ?)"
+                           : ", (?, ?, ?, ?, 'committed', ?, ?, ?)");
+    }
+    LEDGER_ASSIGN_OR_RETURN(
+        const int64_t affected,
+        connection.Execute(
+            absl::StrCat("INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint,"
+                         " state, transaction_id, created_at, expires_at) VALUES ",
+                         values, " ON DUPLICATE KEY UPDATE",
+                         " fingerprint = IF(", kReplaceable, ", VALUES(fingerprint), fingerprint),",
+                         " transaction_id = IF(", kReplaceable,
+                         ", VALUES(transaction_id), transaction_id),",
+                         " created_at = IF(", kReplaceable, ", VALUES(created_at), created_at),",
+                         " expires_at = IF(", kReplaceable, ", VALUES(expires_at), expires_at),",
+                         " state = 'committed'"),
+            Flatten(rows, range), "record the keys", ErrorContext::kWrite));
+    if (affected != 2 * static_cast<int64_t>(count)) {
+      return absl::InternalError(absl::StrCat(
+          "mysql: recording ", count, " keys over the rows this transaction claimed affected ",
+          affected, " rows, not ", 2 * count));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status MysqlWriteBatch::SendDroppedPlaceholders(MysqlConnection& connection) const {
+  std::vector<SqlParams> rows;
+  rows.reserve(dropped_placeholders_.size());
+  for (const KeyIdentity& identity : dropped_placeholders_) rows.push_back(IdentityParams(identity));
+  return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
+    const size_t count = range.end - range.begin;
+    std::string matches;
+    for (size_t r = 0; r < count; ++r) {
+      absl::StrAppend(&matches, r == 0 ? "" : " OR ", "(" LEDGER_MYSQL_IDENTITY_MATCHES ")");
+    }
+    // Each is this transaction's own placeholder, locked since the claim: all are there.
+    LEDGER_ASSIGN_OR_RETURN(
+        const int64_t deleted,
+        connection.Execute(absl::StrCat("DELETE FROM idempotency_keys WHERE state = 'pending'"
+                                        " AND (", matches, ")"),
+                           Flatten(rows, range), "drop the unused placeholders",
+                           ErrorContext::kWrite));
+    if (deleted != static_cast<int64_t>(count)) {
+      return absl::InternalError(absl::StrCat("mysql: dropped ", deleted, " of the ", count,
+                                              " placeholders this transaction claimed"));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status MysqlWriteBatch::SendLoneKeyRow(MysqlConnection& connection,
+                                             const KeyRecord& record) const {
+  SqlParams identity = IdentityParams(record.identity);
+  SqlParams values = {record.fingerprint, record.transaction_id, ToMicros(record.created_at),
+                      ToMicros(record.expires_at)};
+  SqlParams update = values;
+  update.insert(update.end(), identity.begin(), identity.end());
+  update.push_back(ToMicros(record.created_at));
+  // A placeholder or an expired record; never a live committed record (the claim was
+  // bypassed): the INSERT below then fails as a unique violation, as on the other engines.
+  LEDGER_ASSIGN_OR_RETURN(
+      const int64_t matched,
+      connection.Execute("UPDATE idempotency_keys SET fingerprint = ?, state = 'committed',"
+                         " transaction_id = ?, created_at = ?, expires_at = ?"
+                         " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
+                         " AND (state = 'pending' OR expires_at <= ?)",
+                         update, "record the key", ErrorContext::kWrite));
+  if (matched > 0) return absl::OkStatus();
+  SqlParams insert = std::move(identity);
+  insert.insert(insert.end(), values.begin(), values.end());
+  return connection
+      .Execute("INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint, state,"
+               " transaction_id, created_at, expires_at)"
+               " VALUES (?, ?, ?, ?, 'committed', ?, ?, ?)",
+               insert, "record the key", ErrorContext::kWrite)
+      .status();
+}
+
+absl::Status MysqlWriteBatch::SendEvents(MysqlConnection& connection) const {
+  std::vector<SqlParams> rows;
+  rows.reserve(events_.size());
+  for (const OutboxEvent& event : events_) {
+    rows.push_back({event.transaction_id, event.type, event.payload, ToMicros(event.created_at)});
+  }
+  // In the order appended: InnoDB hands out a multi-row INSERT's AUTO_INCREMENT values
+  // in VALUES order, and the statements go in order too.
+  return InsertRows(connection,
+                    "INSERT INTO outbox_events (transaction_id, type, payload, created_at)"
+                    " VALUES ",
+                    rows, "append the events");
+}
+
+}  // namespace ledger::mysql_internal

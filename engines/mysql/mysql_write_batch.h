@@ -1,0 +1,116 @@
+// The writes of one MySQL storage transaction, buffered from WriteTransaction,
+// RecordKey and AppendEvent and sent before the transaction's next statement (a read or
+// COMMIT) as a constant number of multi-row statements, however many items the batch
+// has: one INSERT of the transactions, one of the holds placed, one UPDATE of the holds
+// settled, one INSERT of the entries, one UPDATE of the accounts (each at its final
+// values), one INSERT ... ON DUPLICATE KEY UPDATE of the key records over the rows the
+// claims hold (their placeholders, the expired records they locked), one DELETE of the
+// placeholders no record filled, one INSERT of the events (in order: the AUTO_INCREMENT
+// insert order follows VALUES).
+// Each is split into statements of at most kRowsPerStatementMax rows and about
+// kStatementBytesMax bytes of parameters, under the server's max_allowed_packet.
+//
+//   MysqlWriteBatch batch;
+//   LEDGER_RETURN_IF_ERROR(batch.AddTransaction(transaction, updated_accounts));
+//   batch.ReplaceKeyRow(record);           // the claim's placeholder or expired record
+//   batch.AddEvent(event);
+//   LEDGER_RETURN_IF_ERROR(batch.Send(connection));
+//
+// Errors keep the write phase (ErrorContext::kWrite) whenever they are sent: a unique
+// violation is retryable, a hold no longer pending is HoldNotPendingError.
+//
+// Internal to engines/mysql. Not thread-safe: owned by one storage transaction.
+#ifndef LEDGER_ENGINES_MYSQL_MYSQL_WRITE_BATCH_H_
+#define LEDGER_ENGINES_MYSQL_MYSQL_WRITE_BATCH_H_
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engines/mysql/mysql_connection.h"
+#include "idempotency/key.h"
+#include "ledger/account.h"
+#include "ledger/engine.h"
+#include "ledger/transaction.h"
+
+namespace ledger::mysql_internal {
+
+// Rows one multi-row statement carries at most: 500 entries are 4,000 parameters, far
+// under the prepared protocol's 65,535.
+inline constexpr size_t kRowsPerStatementMax = 500;
+// Parameter bytes after which a statement takes no further row (a row is never split):
+// a quarter of MariaDB's smallest default max_allowed_packet (16 MiB), so metadata-heavy
+// rows stay well under it.
+inline constexpr size_t kStatementBytesMax = 4 << 20;
+
+// [begin, end) runs of rows, in order, each at most kRowsPerStatementMax rows and (but
+// for a single row) kStatementBytesMax bytes. `row_bytes`: each row's parameter size.
+struct RowRange {
+  size_t begin = 0;
+  size_t end = 0;
+};
+std::vector<RowRange> SplitIntoStatements(const std::vector<size_t>& row_bytes);
+
+class MysqlWriteBatch {
+ public:
+  // InvalidArgument, nothing buffered, for hold fields that do not fit the kind, a
+  // settlement of an unknown kind, or an account listed twice.
+  absl::Status AddTransaction(const Transaction& transaction,
+                              const std::vector<Account>& updated_accounts);
+  // A record whose row this transaction holds: its own placeholder, or the expired record
+  // its claim locked. The row is replaced; a row gone or still live fails the batch.
+  void ReplaceKeyRow(const KeyRecord& record);
+  // A record with no row of this transaction's (the claim was bypassed): sent alone as
+  // before, UPDATE of a placeholder or an expired record, else INSERT, so a live
+  // committed record is never overwritten (the INSERT fails as a unique violation).
+  void WriteKeyRow(const KeyRecord& record);
+  // This transaction's placeholder that no record filled: deleted, so the key stays unused.
+  void DropPlaceholder(const KeyIdentity& identity);
+  void AddEvent(const OutboxEvent& event);
+
+  bool empty() const;
+  // Sends every buffered write, then empties the batch. On failure the batch is kept
+  // (a rerun on a fresh connection sends it again) and the transaction must roll back.
+  absl::Status Send(MysqlConnection& connection);
+
+ private:
+  struct AccountValues {
+    Amount balance = 0;
+    int64_t version = 0;
+    Amount pending_debits = 0;
+    Amount pending_credits = 0;
+  };
+  struct Settlement {
+    std::string hold_id;
+    std::string status;
+    std::string transaction_id;
+  };
+
+  absl::Status SendTransactions(MysqlConnection& connection) const;
+  absl::Status SendHolds(MysqlConnection& connection) const;
+  absl::Status SendSettlements(MysqlConnection& connection) const;
+  // The hold of `settlements` that this batch did not settle (its UPDATE matched fewer).
+  absl::Status FindUnsettledHold(MysqlConnection& connection,
+                                 const std::vector<Settlement>& settlements) const;
+  absl::Status SendEntries(MysqlConnection& connection) const;
+  absl::Status SendAccounts(MysqlConnection& connection) const;
+  absl::Status SendKeyRows(MysqlConnection& connection) const;
+  absl::Status SendReplacedKeyRows(MysqlConnection& connection) const;
+  absl::Status SendDroppedPlaceholders(MysqlConnection& connection) const;
+  absl::Status SendLoneKeyRow(MysqlConnection& connection, const KeyRecord& record) const;
+  absl::Status SendEvents(MysqlConnection& connection) const;
+
+  std::vector<Transaction> transactions_;
+  std::vector<Settlement> settlements_;
+  std::map<std::string, AccountValues> accounts_;  // the final values, by id
+  std::vector<KeyRecord> replaced_keys_;
+  std::vector<KeyRecord> lone_keys_;
+  std::vector<KeyIdentity> dropped_placeholders_;
+  std::vector<OutboxEvent> events_;
+};
+
+}  // namespace ledger::mysql_internal
+
+#endif  // LEDGER_ENGINES_MYSQL_MYSQL_WRITE_BATCH_H_

@@ -1,0 +1,348 @@
+// The MySQL engine's multi-row writes and batch claim (mysql_write_batch.h, ClaimKeys):
+// batches larger than one statement, an account written once at its final values, a
+// hold settled behind the batch's back, a record that would overwrite a live one, the
+// claim falling back one by one when a key exists, and a read seeing the buffered
+// writes. The shared suites (tests/conformance/) cover batches, group commit, holds and
+// faults on every engine; these need the engine's own statements. Each test gets a
+// scratch database of its own on the server named by LEDGER_TEST_MYSQL_DSN.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "base/clock.h"
+#include "base/status.h"
+#include "engines/mysql/mysql_engine.h"
+#include "engines/mysql/mysql_write_batch.h"
+#include "gtest/gtest.h"
+#include "ledger/engine.h"
+#include "ledger/ledger.h"
+#include "ledger/operation.h"
+#include "ledger/verify.h"
+#include "tests/conformance/conformance_context.h"
+#include "tests/engines/mysql/mysql_test_server.h"
+#include "tests/support/fault_injecting_engine.h"
+#include "tests/support/open_ledger.h"
+
+namespace ledger::testing {
+namespace {
+
+using mysql_internal::kRowsPerStatementMax;
+using mysql_internal::kStatementBytesMax;
+using mysql_internal::RowRange;
+using mysql_internal::SplitIntoStatements;
+
+// More items than one statement takes, so every multi-row write goes in several.
+constexpr size_t kItemsBeyondOneStatement = 1'200;
+static_assert(kItemsBeyondOneStatement > 2 * kRowsPerStatementMax);
+
+std::string KeyOf(size_t i) { return absl::StrFormat("item-%05d", i); }
+
+TEST(MysqlWriteBatchTest, RowsSplitIntoStatementsByCountThenBytes) {
+  std::vector<RowRange> by_count = SplitIntoStatements(std::vector<size_t>(1'200, 100));
+  ASSERT_EQ(by_count.size(), 3u);
+  EXPECT_EQ(by_count[0].begin, 0u);
+  EXPECT_EQ(by_count[0].end, 500u);
+  EXPECT_EQ(by_count[1].end, 1'000u);
+  EXPECT_EQ(by_count[2].begin, 1'000u);
+  EXPECT_EQ(by_count[2].end, 1'200u);
+  // Rows of 3/8 of the byte bound: two fit a statement; a row over the bound goes alone.
+  const size_t large = kStatementBytesMax / 8 * 3;
+  std::vector<RowRange> by_bytes =
+      SplitIntoStatements({large, large, large, kStatementBytesMax * 2, 1});
+  ASSERT_EQ(by_bytes.size(), 4u);
+  EXPECT_EQ(by_bytes[0].end - by_bytes[0].begin, 2u);
+  EXPECT_EQ(by_bytes[1].end - by_bytes[1].begin, 1u);
+  EXPECT_EQ(by_bytes[2].end - by_bytes[2].begin, 1u);
+  EXPECT_EQ(by_bytes[3].end, 5u);
+  EXPECT_TRUE(SplitIntoStatements({}).empty());
+}
+
+class MysqlBatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string reason = MysqlUnavailableReason(); !reason.empty()) {
+      if (RunningInCi()) FAIL() << "mysql is required under CI=true: " << reason;
+      GTEST_SKIP() << "mysql skipped: " << reason;
+    }
+    absl::StatusOr<std::unique_ptr<MysqlTestServer>> server =
+        MysqlTestServer::Connect(MysqlTestDsn());
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    database_ = ScratchDatabaseName(server_->base_database(), "batch");
+    absl::StatusOr<std::string> dsn = server_->RecreateDatabase(database_);
+    ASSERT_TRUE(dsn.ok()) << dsn.status();
+    MysqlOptions options;
+    options.connection = *dsn;
+    options.pool_size = 4;
+    options.migrate = true;
+    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenMysqlEngine(options);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = std::shared_ptr<Engine>(*std::move(engine));
+    faults_ = std::make_shared<FaultInjectingEngine>(engine_);
+    OpenLedger(LedgerOptions{});
+    ASSERT_TRUE(ledger_->DefineAsset({"CREDITS", 0}).ok());
+    ASSERT_TRUE(ledger_->OpenAccount({.id = "issuance", .asset = "CREDITS",
+                                      .allow_negative = true}).ok());
+    for (const char* id : {"alice", "bob", "carol"}) {
+      ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = "CREDITS"}).ok());
+    }
+  }
+
+  void TearDown() override {
+    ledger_.reset();
+    faults_.reset();
+    engine_.reset();
+    if (server_ != nullptr) {
+      EXPECT_TRUE(server_->DropDatabase(database_).ok());
+    }
+  }
+
+  void OpenLedger(LedgerOptions options) {
+    options.clock = &clock_;
+    ledger_ = std::make_unique<Ledger>(OpenTestLedger(faults_, std::move(options)));
+  }
+
+  Outcome MustCommit(const std::string& key, const Operation& operation) {
+    absl::StatusOr<Outcome> outcome = ledger_->Submit({.key = key, .operation = operation});
+    EXPECT_TRUE(outcome.ok()) << outcome.status();
+    if (!outcome.ok()) return Outcome::Faulted(outcome.status());
+    EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
+    return *outcome;
+  }
+
+  std::vector<SubmitResult> MustSubmitBatch(std::vector<SubmitRequest> items) {
+    absl::StatusOr<std::vector<SubmitResult>> results =
+        ledger_->SubmitBatch({.items = std::move(items)});
+    EXPECT_TRUE(results.ok()) << results.status();
+    return results.ok() ? *std::move(results) : std::vector<SubmitResult>();
+  }
+
+  std::string Count(const std::string& table, const std::string& where = "1") {
+    absl::StatusOr<std::string> count = server_->QueryText(
+        absl::StrCat("SELECT COUNT(*) FROM `", database_, "`.", table, " WHERE ", where));
+    EXPECT_TRUE(count.ok()) << count.status();
+    return count.ok() ? *count : "";
+  }
+
+  Account AccountOf(const std::string& id) {
+    absl::StatusOr<std::optional<Account>> account = engine_->GetAccount(id);
+    EXPECT_TRUE(account.ok() && account->has_value()) << id;
+    return account.ok() && account->has_value() ? **account : Account{};
+  }
+
+  void ExpectVerifiedLedger() {
+    absl::StatusOr<VerifyReport> report = VerifyLedger(*engine_);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_TRUE(report->ok()) << report->ToText();
+  }
+
+  std::unique_ptr<MysqlTestServer> server_;
+  std::string database_;
+  ManualClock clock_;
+  std::shared_ptr<Engine> engine_;
+  std::shared_ptr<FaultInjectingEngine> faults_;
+  std::unique_ptr<Ledger> ledger_;
+};
+
+TEST_F(MysqlBatchTest, ABatchLargerThanOneStatementCommitsEveryItemWithItsEventsInOrder) {
+  std::vector<SubmitRequest> items;
+  const std::vector<std::string> to = {"alice", "bob", "carol"};
+  for (size_t i = 0; i < kItemsBeyondOneStatement; ++i) {
+    items.push_back({.key = KeyOf(i),
+                     .operation = Operation::TopUp("issuance", to[i % 3], "CREDITS", 1 + i % 7)});
+  }
+  std::vector<SubmitResult> results = MustSubmitBatch(items);
+  ASSERT_EQ(results.size(), kItemsBeyondOneStatement);
+  for (const SubmitResult& result : results) {
+    ASSERT_TRUE(result.ok() && result->kind == OutcomeKind::kCommitted)
+        << (result.ok() ? OutcomeToJson(*result).dump() : result.status().ToString());
+  }
+  const std::string n = absl::StrCat(kItemsBeyondOneStatement);
+  EXPECT_EQ(Count("transactions"), n);
+  EXPECT_EQ(Count("entries"), absl::StrCat(2 * kItemsBeyondOneStatement));
+  EXPECT_EQ(Count("idempotency_keys", "state = 'committed'"), n);
+  EXPECT_EQ(Count("idempotency_keys", "state = 'pending'"), "0");
+  // The events follow the items: the insert order is the batch's order.
+  absl::StatusOr<std::vector<OutboxEvent>> events =
+      engine_->ListEvents(0, static_cast<int64_t>(kItemsBeyondOneStatement) + 1);
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_EQ(events->size(), kItemsBeyondOneStatement);
+  for (size_t i = 0; i < kItemsBeyondOneStatement; ++i) {
+    ASSERT_EQ((*events)[i].transaction_id, (*results[i]).transaction.id) << "event " << i;
+  }
+  // Every item replays: its key record points at its own transaction.
+  std::vector<SubmitResult> replays = MustSubmitBatch(items);
+  ASSERT_EQ(replays.size(), kItemsBeyondOneStatement);
+  for (size_t i = 0; i < kItemsBeyondOneStatement; ++i) {
+    ASSERT_TRUE(replays[i].ok() && replays[i]->kind == OutcomeKind::kDuplicate) << i;
+    ASSERT_EQ(replays[i]->transaction, results[i]->transaction) << i;
+  }
+  ExpectVerifiedLedger();
+}
+
+TEST_F(MysqlBatchTest, AnAccountTouchedByEveryItemEndsAtItsFinalBalanceAndVersion) {
+  MustCommit("fund", Operation::TopUp("issuance", "alice", "CREDITS", 5'000));
+  std::vector<SubmitRequest> items;
+  for (size_t i = 0; i < kItemsBeyondOneStatement; ++i) {
+    items.push_back({.key = KeyOf(i), .operation = Operation::Transfer("alice", "bob", "CREDITS", 2)});
+  }
+  std::vector<SubmitResult> results = MustSubmitBatch(items);
+  ASSERT_EQ(results.size(), kItemsBeyondOneStatement);
+  for (const SubmitResult& result : results) {
+    ASSERT_TRUE(result.ok() && result->kind == OutcomeKind::kCommitted);
+  }
+  const Account alice = AccountOf("alice");
+  const Account bob = AccountOf("bob");
+  const int64_t items_count = static_cast<int64_t>(kItemsBeyondOneStatement);
+  EXPECT_EQ(alice.balance, 5'000 - 2 * items_count);
+  EXPECT_EQ(alice.version, 1 + items_count);  // the top-up, then every item
+  EXPECT_EQ(bob.balance, 2 * items_count);
+  EXPECT_EQ(bob.version, items_count);
+  // Bob's history is every version once, each balance after the one before.
+  absl::StatusOr<std::vector<HistoryEntry>> history = engine_->ListEntries("bob", 0, 10'000);
+  ASSERT_TRUE(history.ok()) << history.status();
+  ASSERT_EQ(history->size(), kItemsBeyondOneStatement);
+  for (size_t i = 0; i < history->size(); ++i) {
+    EXPECT_EQ((*history)[i].entry.account_version, static_cast<int64_t>(i) + 1);
+    EXPECT_EQ((*history)[i].entry.balance_after, 2 * (static_cast<int64_t>(i) + 1));
+  }
+  ExpectVerifiedLedger();
+}
+
+TEST_F(MysqlBatchTest, AHoldSettledBehindTheBatchsBackFailsItRetryablyAndWritesNothing) {
+  OpenLedger(LedgerOptions{.attempts_max = 1});  // the retryable error reaches the caller
+  MustCommit("fund", Operation::TopUp("issuance", "alice", "CREDITS", 100));
+  std::vector<std::string> holds;
+  for (int i = 0; i < 3; ++i) {
+    holds.push_back(MustCommit(absl::StrCat("hold-", i),
+                               Operation::Hold("alice", "bob", "CREDITS", 10))
+                        .transaction.id);
+  }
+  const Account before = AccountOf("alice");
+  ASSERT_EQ(before.pending_debits, 30);
+  // Between the batch's reads (all three pending) and its COMMIT, the second hold is
+  // settled by someone else: the batch's settling UPDATE matches two of three rows.
+  bool settled = false;
+  faults_->SetHook(FaultPoint::kCommit, [&] {
+    if (settled) return;
+    settled = true;
+    ASSERT_TRUE(server_->Execute(absl::StrCat("UPDATE `", database_, "`.holds SET status = "
+                                              "'expired', settled_by = id WHERE id = '",
+                                              holds[1], "'")).ok());
+  });
+  std::vector<SubmitRequest> voids;
+  for (int i = 0; i < 3; ++i) {
+    voids.push_back({.key = absl::StrCat("void-", i), .operation = Operation::Void(holds[i])});
+  }
+  std::vector<SubmitResult> results = MustSubmitBatch(voids);
+  ASSERT_TRUE(settled);
+  ASSERT_EQ(results.size(), 3u);
+  for (const SubmitResult& result : results) {
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(result->kind, OutcomeKind::kFaulted) << OutcomeToJson(*result).dump();
+    EXPECT_TRUE(IsRetryable(result->fault)) << result->fault;
+    EXPECT_NE(result->fault.message().find(holds[1]), std::string::npos) << result->fault;
+  }
+  EXPECT_EQ(Count("transactions", "kind = 'void'"), "0");
+  EXPECT_EQ(Count("holds", "status = 'pending'"), "2");  // the first and third, untouched
+  EXPECT_EQ(Count("idempotency_keys", "`key` LIKE 'void-%'"), "0");
+  EXPECT_EQ(Count("outbox_events"), "4");  // the top-up and the three holds
+  EXPECT_EQ(AccountOf("alice").version, before.version);
+  EXPECT_EQ(*server_->QueryText(absl::StrCat("SELECT pending_debits FROM `", database_,
+                                             "`.accounts WHERE id = 'alice'")),
+            "30");
+}
+
+// A record under a key whose live committed record the claim returned (the pipeline
+// would replay it; an engine caller that records anyway) must not replace it.
+TEST_F(MysqlBatchTest, ARecordOverALiveCommittedRecordFailsAndWritesNothing) {
+  const absl::Time now = clock_.Now();
+  const KeyIdentity live{"direct", Scope{}, "a-live"};
+  const KeyIdentity fresh{"direct", Scope{}, "b-fresh"};
+  auto write = [&](StorageTransaction& tx, const std::string& id, const KeyIdentity& identity) {
+    Transaction transaction;
+    transaction.id = id;
+    transaction.kind = OperationKind::kTopUp;
+    transaction.created_at = now;
+    transaction.metadata = "{}";
+    transaction.fingerprint = "fingerprint-" + id;
+    EXPECT_TRUE(tx.WriteTransaction(transaction, {}).ok());
+    EXPECT_TRUE(tx.RecordKey({identity, transaction.fingerprint, id, now, now + absl::Hours(1)}).ok());
+  };
+  {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> tx = engine_->Begin({});
+    ASSERT_TRUE(tx.ok()) << tx.status();
+    ASSERT_TRUE((*tx)->ClaimKey(live).ok());
+    write(**tx, "tx-first", live);
+    ASSERT_TRUE((*tx)->Commit().ok());
+  }
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> tx = engine_->Begin({});
+  ASSERT_TRUE(tx.ok()) << tx.status();
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> claimed = (*tx)->ClaimKeys({live, fresh});
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  ASSERT_TRUE((*claimed)[0].has_value());  // live: the batch claim fell back one by one
+  EXPECT_EQ((*claimed)[0]->transaction_id, "tx-first");
+  EXPECT_FALSE((*claimed)[1].has_value());
+  write(**tx, "tx-fresh", fresh);
+  write(**tx, "tx-overwrite", live);
+  absl::Status committed = (*tx)->Commit();
+  EXPECT_TRUE(IsRetryable(committed)) << committed;  // the write phase's unique violation
+  EXPECT_EQ(Count("transactions", "id IN ('tx-fresh', 'tx-overwrite')"), "0");
+  EXPECT_EQ(Count("idempotency_keys", "`key` = 'b-fresh'"), "0");
+  EXPECT_EQ(*server_->QueryText(absl::StrCat("SELECT transaction_id FROM `", database_,
+                                             "`.idempotency_keys WHERE `key` = 'a-live'")),
+            "tx-first");
+}
+
+// The existing key sorts into the second INSERT of the batch claim, so the first
+// INSERT's placeholders were in when the duplicate stopped the claim.
+TEST_F(MysqlBatchTest, TheBatchClaimFallsBackOneByOneWhenAKeyExists) {
+  const size_t count = kRowsPerStatementMax + 100;
+  const size_t existing = kRowsPerStatementMax + 50;
+  std::vector<SubmitRequest> items;
+  for (size_t i = 0; i < count; ++i) {
+    items.push_back({.key = KeyOf(i), .operation = Operation::TopUp("issuance", "alice", "CREDITS", 1)});
+  }
+  const Outcome first = MustCommit(items[existing].key, items[existing].operation);
+  std::vector<SubmitResult> results = MustSubmitBatch(items);
+  ASSERT_EQ(results.size(), count);
+  for (size_t i = 0; i < count; ++i) {
+    ASSERT_TRUE(results[i].ok()) << results[i].status();
+    if (i == existing) {
+      EXPECT_EQ(results[i]->kind, OutcomeKind::kDuplicate);
+      EXPECT_EQ(results[i]->transaction, first.transaction);
+    } else {
+      ASSERT_EQ(results[i]->kind, OutcomeKind::kCommitted) << i << OutcomeToJson(*results[i]).dump();
+    }
+  }
+  EXPECT_EQ(AccountOf("alice").balance, static_cast<int64_t>(count));
+  EXPECT_EQ(Count("idempotency_keys", "state = 'committed'"), absl::StrCat(count));
+  EXPECT_EQ(Count("idempotency_keys", "state = 'pending'"), "0");
+  ExpectVerifiedLedger();
+}
+
+TEST_F(MysqlBatchTest, AReadInsideTheTransactionSeesItsBufferedWrites) {
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> tx = engine_->Begin({});
+  ASSERT_TRUE(tx.ok()) << tx.status();
+  Transaction transaction;
+  transaction.id = "tx-buffered";
+  transaction.kind = OperationKind::kTopUp;
+  transaction.created_at = clock_.Now();
+  transaction.metadata = "{}";
+  transaction.fingerprint = "fingerprint";
+  ASSERT_TRUE((*tx)->WriteTransaction(transaction, {}).ok());
+  absl::StatusOr<std::optional<Transaction>> read = (*tx)->LoadTransaction("tx-buffered");
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ((*read)->fingerprint, "fingerprint");
+  (*tx)->Rollback();
+  EXPECT_EQ(Count("transactions"), "0");
+}
+
+}  // namespace
+}  // namespace ledger::testing
