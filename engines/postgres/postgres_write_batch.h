@@ -5,10 +5,9 @@
 // also writes the holds rows, the hold_ids and the pending amounts; every other batch
 // as write_batch, which writes no more than before holds existed.
 //
-// A PostgreSQL-only role, hence a file the sqlite/ and mysql/ folders do not have:
-// SQLite writes in-process and MySQL row by row inside the transaction; only here do
-// the writes travel as arrays in one statement, which takes this much code to build
-// and check.
+// The MySQL engine buffers the same way (engines/mysql/mysql_write_batch.h) but sends
+// multi-row statements, one per table; SQLite writes in-process. Only here do the writes
+// travel as arrays in one statement, which takes this much code to build and check.
 //
 //   PostgresWriteBatch batch;
 //   LEDGER_RETURN_IF_ERROR(batch.AddTransaction(transaction, updated_accounts, locked));
