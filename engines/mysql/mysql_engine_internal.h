@@ -170,6 +170,15 @@ class MysqlStorageTransaction final : public StorageTransaction {
   // statement): OK when every key was new. AlreadyExists when one was taken.
   absl::Status InsertPlaceholders(MysqlConnection& connection,
                                   const std::vector<KeyIdentity>& identities);
+  // The claim of a batch some of whose keys exist (a resent batch, typically): every
+  // existing row locked and read in one locking read per kRowsPerStatementMax keys, then
+  // the placeholders of the others inserted. AlreadyExists when a key was recorded in
+  // between.
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> LockThenInsert(
+      MysqlConnection& connection, const std::vector<KeyIdentity>& identities);
+  // Undoes a claim that failed on a duplicate: its statement rolled back, but InnoDB
+  // keeps the locks it took until the transaction ends.
+  absl::Status RestartClaim(MysqlConnection& connection);
   absl::StatusOr<std::optional<KeyRecord>> HoldKey(MysqlConnection& connection,
                                                    const KeyIdentity& identity,
                                                    bool claim_is_first);
