@@ -24,6 +24,7 @@
 #include "ledger/operation.h"
 #include "ledger/verify.h"
 #include "tests/conformance/conformance_context.h"
+#include "tests/engines/mysql/mysql_ledger_test.h"
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/support/fault_injecting_engine.h"
 #include "tests/support/open_ledger.h"
@@ -62,49 +63,14 @@ TEST(MysqlWriteBatchTest, RowsSplitIntoStatementsByCountThenBytes) {
   EXPECT_TRUE(SplitIntoStatements({}).empty());
 }
 
-class MysqlBatchTest : public ::testing::Test {
+class MysqlBatchTest : public MysqlLedgerTest {
  protected:
+  MysqlBatchTest() : MysqlLedgerTest("batch") {}
+
   void SetUp() override {
-    if (std::string reason = MysqlUnavailableReason(); !reason.empty()) {
-      if (RunningInCi()) FAIL() << "mysql is required under CI=true: " << reason;
-      GTEST_SKIP() << "mysql skipped: " << reason;
-    }
-    absl::StatusOr<std::unique_ptr<MysqlTestServer>> server =
-        MysqlTestServer::Connect(MysqlTestDsn());
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    database_ = ScratchDatabaseName(server_->base_database(), "batch");
-    absl::StatusOr<std::string> dsn = server_->RecreateDatabase(database_);
-    ASSERT_TRUE(dsn.ok()) << dsn.status();
-    MysqlOptions options;
-    options.connection = *dsn;
-    options.pool_size = 4;
-    options.migrate = true;
-    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenMysqlEngine(options);
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    engine_ = std::shared_ptr<Engine>(*std::move(engine));
-    faults_ = std::make_shared<FaultInjectingEngine>(engine_);
-    OpenLedger(LedgerOptions{});
-    ASSERT_TRUE(ledger_->DefineAsset({"CREDITS", 0}).ok());
-    ASSERT_TRUE(ledger_->OpenAccount({.id = "issuance", .asset = "CREDITS",
-                                      .allow_negative = true}).ok());
-    for (const char* id : {"alice", "bob", "carol"}) {
-      ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = "CREDITS"}).ok());
-    }
-  }
-
-  void TearDown() override {
-    ledger_.reset();
-    faults_.reset();
-    engine_.reset();
-    if (server_ != nullptr) {
-      EXPECT_TRUE(server_->DropDatabase(database_).ok());
-    }
-  }
-
-  void OpenLedger(LedgerOptions options) {
-    options.clock = &clock_;
-    ledger_ = std::make_unique<Ledger>(OpenTestLedger(faults_, std::move(options)));
+    MysqlLedgerTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    OpenLedger(4);
   }
 
   Outcome MustCommit(const std::string& key, const Operation& operation) {
@@ -134,19 +100,6 @@ class MysqlBatchTest : public ::testing::Test {
     EXPECT_TRUE(account.ok() && account->has_value()) << id;
     return account.ok() && account->has_value() ? **account : Account{};
   }
-
-  void ExpectVerifiedLedger() {
-    absl::StatusOr<VerifyReport> report = VerifyLedger(*engine_);
-    ASSERT_TRUE(report.ok()) << report.status();
-    EXPECT_TRUE(report->ok()) << report->ToText();
-  }
-
-  std::unique_ptr<MysqlTestServer> server_;
-  std::string database_;
-  ManualClock clock_;
-  std::shared_ptr<Engine> engine_;
-  std::shared_ptr<FaultInjectingEngine> faults_;
-  std::unique_ptr<Ledger> ledger_;
 };
 
 TEST_F(MysqlBatchTest, ABatchLargerThanOneStatementCommitsEveryItemWithItsEventsInOrder) {
@@ -215,7 +168,7 @@ TEST_F(MysqlBatchTest, AnAccountTouchedByEveryItemEndsAtItsFinalBalanceAndVersio
 }
 
 TEST_F(MysqlBatchTest, AHoldSettledBehindTheBatchsBackFailsItRetryablyAndWritesNothing) {
-  OpenLedger(LedgerOptions{.attempts_max = 1});  // the retryable error reaches the caller
+  ReopenLedger(LedgerOptions{.attempts_max = 1});  // the retryable error reaches the caller
   MustCommit("fund", Operation::TopUp("issuance", "alice", "CREDITS", 100));
   std::vector<std::string> holds;
   for (int i = 0; i < 3; ++i) {

@@ -30,6 +30,7 @@
 #include "ledger/operation.h"
 #include "ledger/verify.h"
 #include "tests/conformance/conformance_context.h"
+#include "tests/engines/mysql/mysql_ledger_test.h"
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/support/fault_injecting_engine.h"
 #include "tests/support/open_ledger.h"
@@ -56,88 +57,9 @@ bool WaitForServerState(const std::function<bool()>& condition) {
   return true;
 }
 
-class MysqlEngineTest : public ::testing::Test {
+class MysqlEngineTest : public MysqlLedgerTest {
  protected:
-  void SetUp() override {
-    if (std::string reason = MysqlUnavailableReason(); !reason.empty()) {
-      if (RunningInCi()) FAIL() << "mysql is required under CI=true: " << reason;
-      GTEST_SKIP() << "mysql skipped: " << reason;
-    }
-    absl::StatusOr<std::unique_ptr<MysqlTestServer>> server =
-        MysqlTestServer::Connect(MysqlTestDsn());
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    database_ = ScratchDatabaseName(server_->base_database(), "engine");
-    absl::StatusOr<std::string> dsn = server_->RecreateDatabase(database_);
-    ASSERT_TRUE(dsn.ok()) << dsn.status();
-    dsn_ = *dsn;
-  }
-
-  void TearDown() override {
-    ledger_.reset();
-    faults_.reset();
-    engine_.reset();
-    if (server_ != nullptr) {
-      EXPECT_TRUE(server_->DropDatabase(database_).ok());
-    }
-  }
-
-  absl::StatusOr<std::unique_ptr<Engine>> Open(int pool_size, bool migrate = true) {
-    MysqlOptions options;
-    options.connection = dsn_;
-    options.pool_size = pool_size;
-    options.migrate = migrate;
-    return OpenMysqlEngine(options);
-  }
-
-  // Opens the engine under a FaultInjectingEngine and a Ledger, with CREDITS and the
-  // accounts issuance (system), alice, bob, carol, dave, erin.
-  void OpenLedger(int pool_size) {
-    absl::StatusOr<std::unique_ptr<Engine>> engine = Open(pool_size);
-    ASSERT_TRUE(engine.ok()) << engine.status();
-    engine_ = std::shared_ptr<Engine>(*std::move(engine));
-    faults_ = std::make_shared<FaultInjectingEngine>(engine_);
-    ledger_ = std::make_unique<Ledger>(OpenTestLedger(faults_, {.clock = &clock_}));
-    ASSERT_TRUE(ledger_->DefineAsset({"CREDITS", 0}).ok());
-    ASSERT_TRUE(ledger_->OpenAccount({.id = "issuance", .asset = "CREDITS",
-                                      .allow_negative = true}).ok());
-    for (const char* id : {"alice", "bob", "carol", "dave", "erin"}) {
-      ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = "CREDITS"}).ok());
-    }
-  }
-
-  absl::StatusOr<Outcome> Submit(const std::string& key, const Operation& operation,
-                                 ClaimOptions claim = {}) {
-    return ledger_->Submit(SubmitRequest{key, {}, operation, claim});
-  }
-
-  void Fund(const std::string& account_id, Amount amount) {
-    absl::StatusOr<Outcome> outcome =
-        Submit(absl::StrCat("fund-", account_id), Operation::TopUp("issuance", account_id,
-                                                                   "CREDITS", amount));
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    ASSERT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
-  }
-
-  Amount BalanceOf(const std::string& account_id) {
-    absl::StatusOr<Account> account = ledger_->GetAccount(account_id);
-    EXPECT_TRUE(account.ok()) << account.status();
-    return account.ok() ? account->balance : 0;
-  }
-
-  void ExpectVerifiedLedger() {
-    absl::StatusOr<VerifyReport> report = VerifyLedger(*engine_);
-    ASSERT_TRUE(report.ok()) << report.status();
-    EXPECT_TRUE(report->ok()) << report->ToText();
-  }
-
-  std::unique_ptr<MysqlTestServer> server_;
-  std::string database_;
-  std::string dsn_;
-  ManualClock clock_;
-  std::shared_ptr<Engine> engine_;
-  std::shared_ptr<FaultInjectingEngine> faults_;
-  std::unique_ptr<Ledger> ledger_;
+  MysqlEngineTest() : MysqlLedgerTest("engine") {}
 };
 
 TEST_F(MysqlEngineTest, SixtyFourSubmittersOfOneKeyCommitOnceAndReplayTheIdenticalTransaction) {
