@@ -231,13 +231,7 @@ MysqlStorageTransaction::LockThenInsert(MysqlConnection& connection,
         params,
         [&](const SqlRow& row) {
           LockedKeyRow& locked = existing[RowKey(row.String(0), row.String(1), row.String(2))];
-          locked.exists = true;
-          absl::StatusOr<std::optional<KeyRecord>> record = ReadKeyRecord(row);
-          if (record.ok()) {
-            locked.record = *std::move(record);
-          } else {
-            unreadable = record.status();
-          }
+          if (absl::Status read = ReadLockedRow(row, locked); !read.ok()) unreadable = read;
         },
         "lock the keys' rows", ErrorContext::kClaim));
     LEDGER_RETURN_IF_ERROR(unreadable);
@@ -349,6 +343,12 @@ MysqlStorageTransaction::ProbeKeyRowFailFast(MysqlConnection& connection,
   return LockKeyRow(connection, identity, false);
 }
 
+absl::Status MysqlStorageTransaction::ReadLockedRow(const SqlRow& row, LockedKeyRow& locked) {
+  locked.exists = true;
+  LEDGER_ASSIGN_OR_RETURN(locked.record, ReadKeyRecord(row));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<MysqlStorageTransaction::LockedKeyRow> MysqlStorageTransaction::LockKeyRow(
     MysqlConnection& connection, const KeyIdentity& identity, bool nowait) {
   LockedKeyRow locked;
@@ -360,13 +360,7 @@ absl::StatusOr<MysqlStorageTransaction::LockedKeyRow> MysqlStorageTransaction::L
                " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES " FOR UPDATE",
       IdentityParams(identity),
       [&](const SqlRow& row) {
-        locked.exists = true;
-        absl::StatusOr<std::optional<KeyRecord>> record = ReadKeyRecord(row);
-        if (record.ok()) {
-          locked.record = *std::move(record);
-        } else {
-          unreadable = record.status();
-        }
+        if (absl::Status read = ReadLockedRow(row, locked); !read.ok()) unreadable = read;
       },
       "lock the key's row", ErrorContext::kClaim));
   LEDGER_RETURN_IF_ERROR(unreadable);

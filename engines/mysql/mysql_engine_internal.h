@@ -190,6 +190,8 @@ class MysqlStorageTransaction final : public StorageTransaction {
                                                    const KeyIdentity& identity);
   absl::StatusOr<LockedKeyRow> LockKeyRow(MysqlConnection& connection,
                                           const KeyIdentity& identity, bool nowait);
+  // A row of a locking read of key rows (LEDGER_MYSQL_KEY_RECORD_COLUMNS) into `locked`.
+  static absl::Status ReadLockedRow(const SqlRow& row, LockedKeyRow& locked);
 
   std::shared_ptr<MysqlConnectionPool> pool_;
   std::optional<PooledConnection> connection_;  // empty once the transaction ended
