@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 
 namespace ledger::testing {
 namespace {
@@ -191,6 +192,27 @@ absl::Status ThrowawayServer::Signal(int signal_number) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Whether every thread of `pid` is stopped (state T in /proc/PID/task/TID/stat) or dead
+// (Z, X: an exited backend its stopped parent has not reaped), or the process is gone.
+bool AllThreadsStopped(pid_t pid) {
+  std::error_code error;
+  const std::filesystem::path tasks = absl::StrCat("/proc/", pid, "/task");
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;  // the thread ended
+    const size_t comm_end = line.rfind(')');  // the command name may hold spaces
+    if (comm_end == std::string::npos || comm_end + 2 >= line.size()) return false;
+    const char state = line[comm_end + 2];
+    if (state != 'T' && state != 'Z' && state != 'X') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::Status ThrowawayServer::Freeze(absl::Duration thaw_after) {
   StopThawTimer();  // a second Freeze restarts the deadline
   {
@@ -198,6 +220,15 @@ absl::Status ThrowawayServer::Freeze(absl::Duration thaw_after) {
     frozen_ = true;
   }
   absl::Status frozen = Signal(SIGSTOP);
+  // kill() returns before every thread has stopped (a thread running on the other core
+  // stops when it is next interrupted), and a reply sent in between makes the caller's
+  // next statement succeed: wait until each process shows every thread stopped.
+  const absl::Time stopped_by = absl::Now() + absl::Seconds(2);
+  for (pid_t pid : Processes()) {
+    while (frozen.ok() && !AllThreadsStopped(pid) && absl::Now() < stopped_by) {
+      absl::SleepFor(absl::Microseconds(200));
+    }
+  }
   const absl::Time deadline = absl::Now() + thaw_after;
   thaw_timer_ = std::thread([this, deadline] {
     absl::MutexLock lock(&mutex_);
