@@ -54,11 +54,30 @@ absl::Status InsertRows(MysqlConnection& connection, const char* insert_into,
   });
 }
 
-// " WHEN ? THEN ?" `count` times, for a CASE over the rows of one statement.
-std::string WhenThens(size_t count) {
+// One UPDATE of `table` over the rows `range` of `rows` (each: the id, then a value per
+// column of `columns`, in order): `SET column = CASE id WHEN ? THEN ? ... END` for each
+// column (no MySQL-8-only row aliases), `WHERE id IN (...)` and `condition` if any.
+// Returns the rows matched.
+absl::StatusOr<int64_t> UpdateById(MysqlConnection& connection, absl::string_view table,
+                                   const std::vector<absl::string_view>& columns,
+                                   absl::string_view condition, const std::vector<SqlParams>& rows,
+                                   RowRange range, std::string_view what) {
+  const size_t count = range.end - range.begin;
   std::string cases;
   for (size_t i = 0; i < count; ++i) cases.append(" WHEN ? THEN ?");
-  return cases;
+  std::string sql = absl::StrCat("UPDATE ", table, " SET ");
+  SqlParams params;
+  params.reserve(count * (2 * columns.size() + 1));
+  for (size_t column = 0; column < columns.size(); ++column) {
+    absl::StrAppend(&sql, column == 0 ? "" : ", ", columns[column], " = CASE id", cases, " END");
+    for (size_t r = range.begin; r < range.end; ++r) {
+      params.insert(params.end(), {rows[r][0], rows[r][column + 1]});
+    }
+  }
+  for (size_t r = range.begin; r < range.end; ++r) params.push_back(rows[r][0]);
+  absl::StrAppend(&sql, " WHERE id IN (", Placeholders(count), ")",
+                  condition.empty() ? "" : " AND ", condition);
+  return connection.Execute(sql, params, what, ErrorContext::kWrite);
 }
 
 }  // namespace
@@ -177,17 +196,9 @@ absl::Status MysqlWriteBatch::SendSettlements(MysqlConnection& connection) const
   }
   return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
     const size_t count = range.end - range.begin;
-    SqlParams params;
-    for (size_t r = range.begin; r < range.end; ++r) params.insert(params.end(), {rows[r][0], rows[r][1]});
-    for (size_t r = range.begin; r < range.end; ++r) params.insert(params.end(), {rows[r][0], rows[r][2]});
-    for (size_t r = range.begin; r < range.end; ++r) params.push_back(rows[r][0]);
-    LEDGER_ASSIGN_OR_RETURN(
-        const int64_t matched,
-        connection.Execute(absl::StrCat("UPDATE holds SET status = CASE id", WhenThens(count),
-                                        " END, settled_by = CASE id", WhenThens(count),
-                                        " END WHERE id IN (", Placeholders(count),
-                                        ") AND status = 'pending'"),
-                           params, "settle the holds", ErrorContext::kWrite));
+    LEDGER_ASSIGN_OR_RETURN(const int64_t matched,
+                            UpdateById(connection, "holds", {"status", "settled_by"},
+                                       "status = 'pending'", rows, range, "settle the holds"));
     // The unique hold_id above already stops a second settlement; a hold missing or
     // settled anyway is the same lost race (as on the memory engine): rerun, re-check.
     if (matched == static_cast<int64_t>(count)) return absl::OkStatus();
@@ -241,27 +252,13 @@ absl::Status MysqlWriteBatch::SendAccounts(MysqlConnection& connection) const {
     rows.push_back({id, values.balance, values.version, values.pending_debits,
                     values.pending_credits});
   }
-  constexpr size_t kColumns = 4;  // balance, version, pending_debits, pending_credits
   return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
     const size_t count = range.end - range.begin;
-    // One UPDATE for every account (CASE over the id; no MySQL-8-only row aliases).
-    SqlParams params;
-    params.reserve(count * (2 * kColumns + 1));
-    for (size_t column = 1; column <= kColumns; ++column) {
-      for (size_t r = range.begin; r < range.end; ++r) {
-        params.insert(params.end(), {rows[r][0], rows[r][column]});
-      }
-    }
-    for (size_t r = range.begin; r < range.end; ++r) params.push_back(rows[r][0]);
-    const std::string cases = WhenThens(count);
     LEDGER_ASSIGN_OR_RETURN(
         const int64_t matched,
-        connection.Execute(absl::StrCat("UPDATE accounts SET balance = CASE id", cases,
-                                        " END, version = CASE id", cases,
-                                        " END, pending_debits = CASE id", cases,
-                                        " END, pending_credits = CASE id", cases,
-                                        " END WHERE id IN (", Placeholders(count), ")"),
-                           params, "update balances", ErrorContext::kWrite));
+        UpdateById(connection, "accounts",
+                   {"balance", "version", "pending_debits", "pending_credits"}, "", rows, range,
+                   "update balances"));
     if (matched != static_cast<int64_t>(count)) {
       return absl::InternalError(absl::StrCat("mysql: updated ", matched, " of ", count,
                                               " locked accounts"));

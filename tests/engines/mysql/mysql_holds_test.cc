@@ -26,6 +26,7 @@
 #include "ledger/ledger.h"
 #include "ledger/transaction.h"
 #include "tests/conformance/conformance_context.h"
+#include "tests/engines/mysql/mysql_ledger_test.h"
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/support/hold_writes.h"
 #include "tests/support/ledger_before_holds.h"
@@ -40,19 +41,8 @@ constexpr int kHoldsMigrationVersion = 3;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
-class MysqlHoldsTest : public ::testing::Test {
+class MysqlHoldsTest : public MysqlServerTest {
  protected:
-  void SetUp() override {
-    if (std::string reason = MysqlUnavailableReason(); !reason.empty()) {
-      if (RunningInCi()) FAIL() << "mysql is required under CI=true: " << reason;
-      GTEST_SKIP() << "mysql skipped: " << reason;
-    }
-    absl::StatusOr<std::unique_ptr<MysqlTestServer>> server =
-        MysqlTestServer::Connect(MysqlTestDsn());
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-  }
-
   void TearDown() override {
     for (const std::string& database : databases_) {
       EXPECT_TRUE(server_->DropDatabase(database).ok());
@@ -116,7 +106,6 @@ class MysqlHoldsTest : public ::testing::Test {
     ASSERT_TRUE(copied.ok()) << copied;
   }
 
-  std::unique_ptr<MysqlTestServer> server_;
   std::vector<std::string> databases_;
 };
 

@@ -1,8 +1,8 @@
-// The fixture of the MariaDB engine tests that run a Ledger: a scratch database of the
-// test's own on the server named by LEDGER_TEST_MYSQL_DSN (no server: a failure under
-// CI=true, else a skip), the engine under a FaultInjectingEngine, and a Ledger on a
-// ManualClock with CREDITS and the accounts issuance (allow_negative), alice, bob,
-// carol, dave and erin.
+// The fixtures of the MariaDB engine tests. MysqlServerTest: the server named by
+// LEDGER_TEST_MYSQL_DSN (none: a failure under CI=true, else a skip). MysqlLedgerTest:
+// that, a scratch database of the test's own, the engine under a FaultInjectingEngine,
+// and a Ledger on a ManualClock with CREDITS and the accounts issuance (allow_negative),
+// alice, bob, carol, dave and erin.
 #ifndef LEDGER_TESTS_ENGINES_MYSQL_MYSQL_LEDGER_TEST_H_
 #define LEDGER_TESTS_ENGINES_MYSQL_MYSQL_LEDGER_TEST_H_
 
@@ -26,11 +26,8 @@
 
 namespace ledger::testing {
 
-class MysqlLedgerTest : public ::testing::Test {
+class MysqlServerTest : public ::testing::Test {
  protected:
-  // `purpose` names the scratch database ("engine", "batch").
-  explicit MysqlLedgerTest(std::string purpose) : purpose_(std::move(purpose)) {}
-
   void SetUp() override {
     if (std::string reason = MysqlUnavailableReason(); !reason.empty()) {
       if (RunningInCi()) FAIL() << "mysql is required under CI=true: " << reason;
@@ -40,6 +37,19 @@ class MysqlLedgerTest : public ::testing::Test {
         MysqlTestServer::Connect(MysqlTestDsn());
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
+  }
+
+  std::unique_ptr<MysqlTestServer> server_;
+};
+
+class MysqlLedgerTest : public MysqlServerTest {
+ protected:
+  // `purpose` names the scratch database ("engine", "batch").
+  explicit MysqlLedgerTest(std::string purpose) : purpose_(std::move(purpose)) {}
+
+  void SetUp() override {
+    MysqlServerTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     database_ = ScratchDatabaseName(server_->base_database(), purpose_);
     absl::StatusOr<std::string> dsn = server_->RecreateDatabase(database_);
     ASSERT_TRUE(dsn.ok()) << dsn.status();
@@ -110,7 +120,6 @@ class MysqlLedgerTest : public ::testing::Test {
   }
 
   const std::string purpose_;
-  std::unique_ptr<MysqlTestServer> server_;
   std::string database_;
   std::string dsn_;
   ManualClock clock_;
