@@ -8,6 +8,8 @@
 # Usage: hold_sweep.sh LEDGER_BINARY DATABASE_URL [HOLDS] [RUNS]
 #   use a fresh database: lapsed holds left there by others would join the first sweep.
 set -euo pipefail
+# shellcheck source=scripts/lib/ledger-serve.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/ledger-serve.sh"
 ledger=$1 url=$2 holds=${3:-1000} runs=${4:-3}
 work=$(mktemp -d)
 server_pid=""
@@ -19,12 +21,7 @@ trap cleanup EXIT
 
 "$ledger" serve --db "$url" --listen 127.0.0.1:0 --hold-sweep-interval 2 2>"$work/server.log" &
 server_pid=$!
-for _ in $(seq 300); do
-  grep -q '"event":"listening"' "$work/server.log" 2>/dev/null && break
-  sleep 0.05
-done
-port=$(grep -o '"port":[0-9]*' "$work/server.log" | head -1 | cut -d: -f2)
-[[ -n "$port" ]] || { echo "server did not start:"; cat "$work/server.log"; exit 1; }
+port=$(ledger_serve_port "$work/server.log") || exit 1
 L="http://127.0.0.1:$port"
 post() { curl -sS -o "$work/answer" -w '%{http_code}' -X POST "$L$1" -H 'Content-Type: application/json' "${@:2}"; }
 

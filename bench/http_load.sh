@@ -31,6 +31,8 @@ for setting in "${group_commit_settings[@]}"; do
   [[ "$setting" == on || "$setting" == off ]] || { echo "BENCH_GROUP_COMMIT: on and/or off, not $setting" >&2; exit 2; }
 done
 script_dir=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/lib/ledger-serve.sh
+. "$script_dir/../scripts/lib/ledger-serve.sh"
 work=$(mktemp -d)
 server_pid=""
 cleanup() {
@@ -48,9 +50,7 @@ run_http() {
   [[ "$group_commit" == on ]] || flags=(--group-commit=false)
   "$ledger" serve --db "$url" --listen 127.0.0.1:0 --threads "$threads" "${flags[@]}" 2>"$work/server.log" &
   server_pid=$!
-  for _ in $(seq 300); do grep -qs '"event":"listening"' "$work/server.log" && break; sleep 0.05; done
-  port=$(grep -o '"port":[0-9]*' "$work/server.log" | head -1 | cut -d: -f2) || true
-  [[ -n "$port" ]] || { echo "ledger serve did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+  port=$(ledger_serve_port "$work/server.log") || exit 1
   wrk -t"$wrk_threads" -c"$clients" -d1s -s "$script_dir/http_submit.lua" "http://127.0.0.1:$port" \
     -- "$accounts" "warm-$clients-$group_commit-$RANDOM" >"$work/wrk.out" ||
     { echo "wrk (warmup) failed:" >&2; cat "$work/wrk.out" "$work/server.log" >&2; exit 1; }

@@ -4,6 +4,8 @@
 #
 # Usage: http_docs_test.sh LEDGER_BINARY DOCS_HTTP_MD
 set -euo pipefail
+# shellcheck source=scripts/lib/ledger-serve.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/ledger-serve.sh"
 ledger=$1
 document=$2
 work=$(mktemp -d)
@@ -16,12 +18,7 @@ trap cleanup EXIT
 
 "$ledger" serve --db "sqlite:$work/ledger.db" --listen 127.0.0.1:0 2>"$work/server.log" &
 server_pid=$!
-for _ in $(seq 300); do
-  grep -q '"event":"listening"' "$work/server.log" 2>/dev/null && break
-  sleep 0.05
-done
-port=$(grep -o '"port":[0-9]*' "$work/server.log" | head -1 | cut -d: -f2)
-[[ -n "$port" ]] || { echo "server did not start:"; cat "$work/server.log"; exit 1; }
+port=$(ledger_serve_port "$work/server.log") || exit 1
 export L="http://127.0.0.1:$port"
 
 # The examples' own curl, with the status code as the only output.
