@@ -102,20 +102,26 @@ std::string Sql(std::initializer_list<absl::string_view> parts) { return absl::S
 // same round trips whatever the number of entries. The SELECT returns the row count of
 // each part so the caller checks that every row landed.
 //
+// A key whose claim found no row is recorded by a plain INSERT (new_keys); only a key
+// whose row the claim saw (a row-mode placeholder, an expired record) takes the upsert
+// (replaced_keys). ON CONFLICT costs every row a second index probe and a confirm
+// record in the WAL; should a row have appeared since the claim after all, the plain
+// INSERT fails on the primary key and the batch is retried.
+//
 // Two shapes of it (PostgresWriteBatch::Statement picks one): write_batch for batches
 // that place or settle no hold, which writes exactly what a submit wrote before holds,
 // and write_batch_with_holds, which also stores each transaction's hold_id and each
 // account's pending amounts, inserts the holds placed and settles those captured,
 // voided or expired (only while still pending: the caller compares the count). Its
-// extra parameters follow the first 32, so both share the parts below.
+// extra parameters follow the first 33, so both share the parts below.
 std::string WriteBatchSql(bool with_holds) {
   const absl::string_view hold_id_column = with_holds ? ", hold_id" : "";
-  const absl::string_view hold_id_array = with_holds ? ", $33::text[]" : "";
+  const absl::string_view hold_id_array = with_holds ? ", $34::text[]" : "";
   const absl::string_view pending_columns =
       with_holds ? ", pending_debits = changed.pending_debits, "
                    "pending_credits = changed.pending_credits"
                  : "";
-  const absl::string_view pending_arrays = with_holds ? ", $34::bigint[], $35::bigint[]" : "";
+  const absl::string_view pending_arrays = with_holds ? ", $35::bigint[], $36::bigint[]" : "";
   const absl::string_view pending_names = with_holds ? ", pending_debits, pending_credits" : "";
   std::string sql = Sql({R"sql(
 WITH new_transactions AS (
@@ -139,14 +145,27 @@ updated_accounts AS (
   WHERE accounts.id = changed.id
     AND (changed.locked_version IS NULL OR accounts.version = changed.locked_version)
   RETURNING 1),
-recorded_keys AS (
+new_keys AS (
+  INSERT INTO idempotency_keys
+    (namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at)
+  SELECT record.namespace, record.scope, record.key, record.fingerprint, 'committed',
+         record.transaction_id, record.created_at, record.expires_at
+  FROM unnest($19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::bigint[],
+              $25::bigint[], $26::boolean[])
+       AS record (namespace, scope, key, fingerprint, transaction_id, created_at, expires_at,
+                  claimed_without_row)
+  WHERE record.claimed_without_row
+  RETURNING 1),
+replaced_keys AS (
   INSERT INTO idempotency_keys AS existing
     (namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at)
   SELECT record.namespace, record.scope, record.key, record.fingerprint, 'committed',
          record.transaction_id, record.created_at, record.expires_at
   FROM unnest($19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::bigint[],
-              $25::bigint[])
-       AS record (namespace, scope, key, fingerprint, transaction_id, created_at, expires_at)
+              $25::bigint[], $26::boolean[])
+       AS record (namespace, scope, key, fingerprint, transaction_id, created_at, expires_at,
+                  claimed_without_row)
+  WHERE NOT record.claimed_without_row
   ON CONFLICT (namespace, scope, key) DO UPDATE
     SET fingerprint = EXCLUDED.fingerprint, state = 'committed',
         transaction_id = EXCLUDED.transaction_id, created_at = EXCLUDED.created_at,
@@ -156,13 +175,13 @@ recorded_keys AS (
 new_events AS (
   INSERT INTO outbox_events (transaction_id, type, payload, created_at)
   SELECT event.transaction_id, event.type, event.payload, event.created_at
-  FROM unnest($26::text[], $27::text[], $28::text[], $29::bigint[]) WITH ORDINALITY
+  FROM unnest($27::text[], $28::text[], $29::text[], $30::bigint[]) WITH ORDINALITY
        AS event (transaction_id, type, payload, created_at, position)
   ORDER BY event.position
   RETURNING 1),
 dropped_placeholders AS (
   DELETE FROM idempotency_keys AS placeholder
-  USING unnest($30::text[], $31::text[], $32::text[]) AS unused (namespace, scope, key)
+  USING unnest($31::text[], $32::text[], $33::text[]) AS unused (namespace, scope, key)
   WHERE placeholder.namespace = unused.namespace AND placeholder.scope = unused.scope
     AND placeholder.key = unused.key AND placeholder.state = 'pending'
   RETURNING 1))sql"});
@@ -173,19 +192,20 @@ dropped_placeholders AS (
 new_holds AS (
   INSERT INTO holds (id, from_account, to_account, asset, amount, expires_at, created_at, status)
   SELECT hold.*, 'pending'
-  FROM unnest($36::text[], $37::text[], $38::text[], $39::text[], $40::bigint[], $41::bigint[],
-              $42::bigint[])
+  FROM unnest($37::text[], $38::text[], $39::text[], $40::text[], $41::bigint[], $42::bigint[],
+              $43::bigint[])
        AS hold (id, from_account, to_account, asset, amount, expires_at, created_at)
   RETURNING 1),
 settled_holds AS (
   UPDATE holds SET status = settled.status, settled_by = settled.settled_by
-  FROM unnest($43::text[], $44::text[], $45::text[]) AS settled (id, status, settled_by)
+  FROM unnest($44::text[], $45::text[], $46::text[]) AS settled (id, status, settled_by)
   WHERE holds.id = settled.id AND holds.status = 'pending'
   RETURNING 1))sql";
   }
   sql += R"sql(
 SELECT (SELECT count(*) FROM new_transactions), (SELECT count(*) FROM new_entries),
-       (SELECT count(*) FROM updated_accounts), (SELECT count(*) FROM recorded_keys),
+       (SELECT count(*) FROM updated_accounts),
+       (SELECT count(*) FROM new_keys) + (SELECT count(*) FROM replaced_keys),
        (SELECT count(*) FROM new_events), (SELECT count(*) FROM dropped_placeholders))sql";
   if (with_holds) {
     sql += ",\n       (SELECT count(*) FROM new_holds), (SELECT count(*) FROM settled_holds)";

@@ -266,6 +266,7 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
       auto row = by_identity.find(
           std::make_tuple(identity.key_namespace, identity.scope.Encoded(), identity.key));
       if (row == by_identity.end()) {
+        claimed_without_row_.insert(identity.Encoded());
         records.emplace_back();
         continue;
       }
@@ -376,7 +377,7 @@ absl::Status PostgresStorageTransaction::WriteTransaction(
 
 absl::Status PostgresStorageTransaction::RecordKey(const KeyRecord& record) {
   LEDGER_RETURN_IF_ERROR(Usable());
-  batch_.AddKeyRecord(record);
+  batch_.AddKeyRecord(record, claimed_without_row_.count(record.identity.Encoded()) == 0);
   return absl::OkStatus();
 }
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -94,6 +95,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
   absl::Status failure_;
   std::map<std::string, LockedAccount> locked_accounts_;  // LockAccounts' reads, by id
   std::vector<KeyIdentity> own_placeholders_;       // row mode: inserted by this claim
+  std::set<std::string> claimed_without_row_;       // encoded identities the claim found no row of
   PostgresWriteBatch batch_;
 };
 

@@ -145,4 +145,8 @@ std::string NullableIntegerArrayLiteral(const std::vector<std::optional<int64_t>
   });
 }
 
+std::string BooleanArrayLiteral(const std::vector<bool>& values) {
+  return ArrayLiteral(values, [](std::string& literal, bool value) { literal.append(value ? "t" : "f"); });
+}
+
 }  // namespace ledger::postgres_internal

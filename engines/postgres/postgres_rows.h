@@ -81,6 +81,7 @@ std::string TextArrayLiteral(const std::vector<std::string>& values);
 std::string NullableTextArrayLiteral(const std::vector<std::optional<std::string>>& values);
 std::string IntegerArrayLiteral(const std::vector<int64_t>& values);
 std::string NullableIntegerArrayLiteral(const std::vector<std::optional<int64_t>>& values);
+std::string BooleanArrayLiteral(const std::vector<bool>& values);
 
 }  // namespace ledger::postgres_internal
 

@@ -55,9 +55,14 @@ absl::Status PostgresWriteBatch::AddTransaction(
   return absl::OkStatus();
 }
 
-void PostgresWriteBatch::AddKeyRecord(const KeyRecord& record) {
+void PostgresWriteBatch::AddKeyRecord(const KeyRecord& record, bool claim_found_row) {
   IdentityKey key = KeyOf(record.identity);
   placeholders_.erase(key);  // the record fills the placeholder
+  if (claim_found_row) {
+    keys_claimed_without_row_.erase(key);
+  } else {
+    keys_claimed_without_row_.insert(key);
+  }
   keys_[key] = record;
 }
 
@@ -158,7 +163,9 @@ std::vector<std::string> PostgresWriteBatch::AccountParameters() const {
 std::vector<std::string> PostgresWriteBatch::KeyParameters() const {
   std::vector<std::string> namespaces, scopes, keys, fingerprints, transaction_ids;
   std::vector<int64_t> created_at, expires_at;
+  std::vector<bool> claimed_without_row;
   for (const auto& [identity, record] : keys_) {
+    claimed_without_row.push_back(keys_claimed_without_row_.count(identity) > 0);
     namespaces.push_back(std::get<0>(identity));
     scopes.push_back(std::get<1>(identity));
     keys.push_back(std::get<2>(identity));
@@ -173,7 +180,8 @@ std::vector<std::string> PostgresWriteBatch::KeyParameters() const {
           TextArrayLiteral(fingerprints),
           TextArrayLiteral(transaction_ids),
           IntegerArrayLiteral(created_at),
-          IntegerArrayLiteral(expires_at)};
+          IntegerArrayLiteral(expires_at),
+          BooleanArrayLiteral(claimed_without_row)};
 }
 
 std::vector<std::string> PostgresWriteBatch::EventParameters() const {
@@ -299,6 +307,7 @@ void PostgresWriteBatch::Clear() {
   places_or_settles_holds_ = false;
   accounts_.clear();
   keys_.clear();
+  keys_claimed_without_row_.clear();
   events_.clear();
   placeholders_.clear();
 }

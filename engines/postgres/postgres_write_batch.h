@@ -11,7 +11,7 @@
 //
 //   PostgresWriteBatch batch;
 //   LEDGER_RETURN_IF_ERROR(batch.AddTransaction(transaction, updated_accounts, locked));
-//   batch.AddKeyRecord(record);
+//   batch.AddKeyRecord(record, /*claim_found_row=*/false);
 //   work.exec_prepared(batch.Statement(), pqxx::prepare::make_dynamic_params(batch.Parameters()));
 //
 // Internal to engines/postgres. Not thread-safe: owned by one storage transaction.
@@ -63,8 +63,10 @@ class PostgresWriteBatch {
   absl::Status AddTransaction(const Transaction& transaction,
                               const std::vector<Account>& updated_accounts,
                               const std::map<std::string, LockedAccount>& locked);
-  // A second record of the same identity replaces the first.
-  void AddKeyRecord(const KeyRecord& record);
+  // A second record of the same identity replaces the first. `claim_found_row`: whether
+  // this transaction's claim saw a row under the identity (its own placeholder, an
+  // expired record); a key without one is written by a plain INSERT.
+  void AddKeyRecord(const KeyRecord& record, bool claim_found_row);
   void AddEvent(const OutboxEvent& event);
   // Deletes this transaction's own 'pending' placeholder of `identity` at commit.
   void DropPlaceholder(const KeyIdentity& identity);
@@ -75,7 +77,7 @@ class PostgresWriteBatch {
   bool WritesHolds() const;
   // The prepared statement to send: statement::kWriteBatch or kWriteBatchWithHolds.
   const char* Statement() const;
-  // Its parameters in statement order, as array literals: the 32 of write_batch, then
+  // Its parameters in statement order, as array literals: the 33 of write_batch, then
   // for write_batch_with_holds 13 more (hold_ids, pending amounts, holds placed, holds
   // settled).
   std::vector<std::string> Parameters() const;
@@ -108,13 +110,14 @@ class PostgresWriteBatch {
   std::vector<std::string> KeyParameters() const;
   std::vector<std::string> EventParameters() const;
   std::vector<std::string> PlaceholderParameters() const;
-  // write_batch_with_holds only: $33 to $45.
+  // write_batch_with_holds only: $34 to $46.
   std::vector<std::string> HoldParameters() const;
 
   std::vector<Transaction> transactions_;
   bool places_or_settles_holds_ = false;
   std::map<std::string, AccountUpdate> accounts_;
   std::map<IdentityKey, KeyRecord> keys_;
+  std::set<IdentityKey> keys_claimed_without_row_;
   std::vector<OutboxEvent> events_;
   std::set<IdentityKey> placeholders_;
 };

@@ -263,6 +263,46 @@ TEST_P(PostgresEngineTest, OnlyTheAdvisoryModeTakesAnAdvisoryLockToClaim) {
   EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted);
 }
 
+// The advisory claim found no row, so the record goes in by a plain INSERT. A writer
+// that took no advisory lock (a row-mode ledger on the same database) records the key
+// first: the primary key refuses the second record, the submit is retried, and the
+// retry replays the intruder's transaction instead of posting its own.
+TEST_P(PostgresEngineTest, KeyRecordedBehindTheClaimIsReplayedNotPostedTwice) {
+  if (GetParam() != PostgresClaimMode::kAdvisoryLock) {
+    GTEST_SKIP() << "the row mode's placeholder makes a second claimer wait for it";
+  }
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/2));
+  absl::StatusOr<std::string> dsn = PostgresTestDsn();
+  ASSERT_TRUE(dsn.ok()) << dsn.status();
+  PostgresOptions row_options;
+  row_options.connection = *dsn + "?claim=row";
+  row_options.pool_size = 1;
+  row_options.migrate = false;
+  absl::StatusOr<std::unique_ptr<Engine>> row_engine = OpenPostgresEngine(row_options);
+  ASSERT_TRUE(row_engine.ok()) << row_engine.status();
+  Ledger intruder = OpenTestLedger(std::shared_ptr<Engine>(std::move(*row_engine)),
+                                   {.clock = &clock_});
+
+  absl::StatusOr<Outcome> intruded;
+  std::atomic<int> claims = 0;
+  faults_->SetHook(FaultPoint::kAfterClaim, [&] {
+    if (claims++ > 0) return;
+    intruded = intruder.Submit(SubmitRequest{"behind-1", {}, Transfer("alice", "bob", 7), {}});
+  });
+  absl::StatusOr<Outcome> outcome = Submit("behind-1", Transfer("alice", "bob", 7));
+
+  ASSERT_TRUE(intruded.ok()) << intruded.status();
+  EXPECT_EQ(intruded->kind, OutcomeKind::kCommitted);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->kind, OutcomeKind::kDuplicate) << OutcomeToJson(*outcome).dump();
+  EXPECT_GE(claims.load(), 2);  // the first attempt's write failed and the call retried
+  EXPECT_EQ(BalanceOf("bob"), 7);
+  EXPECT_EQ(QueryPostgresValue("SELECT count(*) FROM idempotency_keys WHERE key = 'behind-1'")
+                .value_or("error"),
+            "1");
+  ExpectVerifiedClean();
+}
+
 TEST_P(PostgresEngineTest, RejectedAndReplayedSubmitsLeaveNoPlaceholderRow) {
   ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/2, /*account_count=*/0, /*alice_balance=*/10));
   absl::StatusOr<Outcome> rejected = Submit("r-1", Transfer("alice", "bob", 11));

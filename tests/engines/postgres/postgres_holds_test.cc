@@ -296,14 +296,14 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
                                   locked)
                   .ok());
   EXPECT_STREQ(plain.Statement(), postgres_internal::statement::kWriteBatch);
-  EXPECT_EQ(plain.Parameters().size(), 32u);
+  EXPECT_EQ(plain.Parameters().size(), 33u);
 
   PostgresWriteBatch pending_changed;  // not written by any kind today, stored all the same
   ASSERT_TRUE(pending_changed
                   .AddTransaction(transfer, {AccountWith("alice", 95, 4, 39, 0)}, locked)
                   .ok());
   EXPECT_STREQ(pending_changed.Statement(), postgres_internal::statement::kWriteBatchWithHolds);
-  EXPECT_EQ(pending_changed.Parameters().size(), 45u);
+  EXPECT_EQ(pending_changed.Parameters().size(), 46u);
 
   Transaction hold{.id = "h-1", .kind = OperationKind::kHold, .created_at = kStart};
   hold.hold = HoldTerms{"alice", "bob", "CREDITS", 10, kStart + absl::Hours(1)};
@@ -316,12 +316,12 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
                   .ok());
   EXPECT_STREQ(placing.Statement(), postgres_internal::statement::kWriteBatchWithHolds);
   const std::vector<std::string> parameters = placing.Parameters();
-  ASSERT_EQ(parameters.size(), 45u);
-  EXPECT_EQ(parameters[32], "{NULL}");                 // the transaction's hold_id
-  EXPECT_EQ(parameters[33], "{50,0}");                 // pending debits, by account id
-  EXPECT_EQ(parameters[34], "{0,50}");                 // pending credits
-  EXPECT_EQ(parameters[35], "{\"h-1\"}");              // the hold placed
-  EXPECT_EQ(parameters[40], absl::StrCat("{", absl::ToUnixMicros(kStart + absl::Hours(1)), "}"));
+  ASSERT_EQ(parameters.size(), 46u);
+  EXPECT_EQ(parameters[33], "{NULL}");                 // the transaction's hold_id
+  EXPECT_EQ(parameters[34], "{50,0}");                 // pending debits, by account id
+  EXPECT_EQ(parameters[35], "{0,50}");                 // pending credits
+  EXPECT_EQ(parameters[36], "{\"h-1\"}");              // the hold placed
+  EXPECT_EQ(parameters[41], absl::StrCat("{", absl::ToUnixMicros(kStart + absl::Hours(1)), "}"));
   EXPECT_EQ(placing.Expected().holds, 1);
   EXPECT_EQ(placing.Expected().settled_holds, 0);
 
@@ -335,11 +335,11 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
                                   locked)
                   .ok());
   const std::vector<std::string> settled = settling.Parameters();
-  ASSERT_EQ(settled.size(), 45u);
-  EXPECT_EQ(settled[32], "{\"h-0\"}");
-  EXPECT_EQ(settled[42], "{\"h-0\"}");
-  EXPECT_EQ(settled[43], "{\"expired\"}");
-  EXPECT_EQ(settled[44], "{\"e-1\"}");
+  ASSERT_EQ(settled.size(), 46u);
+  EXPECT_EQ(settled[33], "{\"h-0\"}");
+  EXPECT_EQ(settled[43], "{\"h-0\"}");
+  EXPECT_EQ(settled[44], "{\"expired\"}");
+  EXPECT_EQ(settled[45], "{\"e-1\"}");
   EXPECT_EQ(settling.Expected().settled_holds, 1);
   postgres_internal::WriteBatchCounts applied = settling.Expected();
   applied.settled_holds = 0;
