@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,7 +55,7 @@ constexpr engine_common::ErrorPhase kInTransaction = engine_common::ErrorPhase::
 // lock_timeout is an int of milliseconds on the server.
 constexpr int64_t kLockTimeoutMillisMax = 2'147'483'647;
 
-// One key of a claim script; literals already quoted for SQL (connection.quote).
+// One key of a claim script, as text (ClaimScriptParts::quote makes the literals).
 struct ClaimedKey {
   std::string encoded_identity;  // "namespace|tenant/actor|key"
   std::string key_namespace;
@@ -64,23 +65,25 @@ struct ClaimedKey {
 
 // The parts of a claim script: one key, or a batch's keys in claim order.
 struct ClaimScriptParts {
+  std::function<std::string(const std::string&)> quote;  // a SQL literal (connection.quote)
   bool begin = true;                 // the transaction's BEGIN rides along
   std::string claim_lock_timeout;    // quoted, e.g. '250ms'
   std::string default_lock_timeout;  // quoted: the session's own value, restored after
   std::vector<ClaimedKey> keys;
 };
 
-std::string KeyRowCondition(const ClaimedKey& key) {
-  return absl::StrCat("namespace = ", key.key_namespace, " AND scope = ", key.scope,
-                      " AND key = ", key.key);
+std::string KeyRowCondition(const ClaimScriptParts& parts, const ClaimedKey& key) {
+  return absl::StrCat("namespace = ", parts.quote(key.key_namespace),
+                      " AND scope = ", parts.quote(key.scope), " AND key = ", parts.quote(key.key));
 }
 
-// The literal ARRAY[...]::text[] of one column of the keys.
+// One column of the keys as one array literal, '{...}'::text[]: the server reads it
+// faster than ARRAY['...', ...], whose every element is a constant to parse and fold.
 std::string KeyArray(const ClaimScriptParts& parts, std::string ClaimedKey::*column) {
   std::vector<std::string> values;
   values.reserve(parts.keys.size());
   for (const ClaimedKey& key : parts.keys) values.push_back(key.*column);
-  return absl::StrCat("ARRAY[", absl::StrJoin(values, ","), "]::text[]");
+  return absl::StrCat(parts.quote(TextArrayLiteral(values)), "::text[]");
 }
 
 // The keys as a relation c(namespace, scope, key, position), position in claim order.
@@ -113,7 +116,7 @@ std::string ScriptEnd(const ClaimScriptParts& parts) {
   std::string end = absl::StrCat("SET LOCAL lock_timeout = ", parts.default_lock_timeout, ";\n");
   if (parts.keys.size() == 1) {
     absl::StrAppend(&end, "SELECT ", kKeyColumns, " FROM idempotency_keys WHERE ",
-                    KeyRowCondition(parts.keys.front()));
+                    KeyRowCondition(parts, parts.keys.front()));
     return end;
   }
   absl::StrAppend(&end, "SELECT k.* FROM ", ClaimedKeysRelation(parts),
@@ -131,7 +134,7 @@ std::string AdvisoryClaimScript(const ClaimScriptParts& parts) {
   std::string script = ScriptStart(parts);
   if (parts.keys.size() == 1) {
     absl::StrAppend(&script, "SELECT pg_advisory_xact_lock(hashtextextended(",
-                    parts.keys.front().encoded_identity, ", 0));\n");
+                    parts.quote(parts.keys.front().encoded_identity), ", 0));\n");
   } else {
     absl::StrAppend(&script,
                     "SELECT pg_advisory_xact_lock(hashtextextended(c.identity, 0)) FROM "
@@ -155,11 +158,12 @@ std::string RowClaimScript(const ClaimScriptParts& parts) {
   std::string script = ScriptStart(parts);
   if (parts.keys.size() == 1) {
     const ClaimedKey& key = parts.keys.front();
-    absl::StrAppend(&script, kInsertPlaceholders, "VALUES (", key.key_namespace, ", ", key.scope,
-                    ", ", key.key, ", '', 'pending', NULL, 0, ",
+    absl::StrAppend(&script, kInsertPlaceholders, "VALUES (", parts.quote(key.key_namespace),
+                    ", ", parts.quote(key.scope), ", ", parts.quote(key.key),
+                    ", '', 'pending', NULL, 0, ",
                     engine_common::kPlaceholderExpiresAtMicros,
                     ") ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
-                    "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(key),
+                    "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(parts, key),
                     " FOR UPDATE;\n");
   } else {
     const std::string keys = ClaimedKeysRelation(parts);
@@ -243,15 +247,16 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
   return RoundTrip(context, [&]() -> absl::StatusOr<std::vector<std::optional<KeyRecord>>> {
     pqxx::connection& connection = (*lease_)->connection();
     postgres_internal::ClaimScriptParts parts{
+        .quote = [&connection](const std::string& text) { return connection.quote(text); },
         .begin = !begin_sent_,
         .claim_lock_timeout =
             connection.quote(postgres_internal::ClaimLockTimeout(options_.wait.wait_max)),
         .default_lock_timeout = connection.quote((*lease_)->lock_timeout_default)};
     for (const KeyIdentity& identity : identities) {
-      parts.keys.push_back({.encoded_identity = connection.quote(identity.Encoded()),
-                            .key_namespace = connection.quote(identity.key_namespace),
-                            .scope = connection.quote(identity.scope.Encoded()),
-                            .key = connection.quote(identity.key)});
+      parts.keys.push_back({.encoded_identity = identity.Encoded(),
+                            .key_namespace = identity.key_namespace,
+                            .scope = identity.scope.Encoded(),
+                            .key = identity.key});
     }
     begin_sent_ = true;  // from here on the session may be inside a transaction
     const pqxx::result rows = work_->exec(claim_mode_ == PostgresClaimMode::kRow
