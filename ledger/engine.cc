@@ -27,4 +27,14 @@ absl::StatusOr<std::vector<Transaction>> StorageTransaction::LoadTransactions(
   return transactions;
 }
 
+absl::StatusOr<std::vector<Transaction>> Engine::GetTransactions(
+    const std::vector<std::string>& ids) {
+  std::vector<Transaction> transactions;
+  for (const std::string& id : ids) {
+    LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction, GetTransaction(id));
+    if (transaction.has_value()) transactions.push_back(*std::move(transaction));
+  }
+  return transactions;
+}
+
 }  // namespace ledger

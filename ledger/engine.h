@@ -188,6 +188,11 @@ class Engine {
   virtual absl::StatusOr<bool> CloseAccountIfZeroBalance(std::string_view id) = 0;
 
   virtual absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) = 0;
+  // The transactions with these ids (distinct) that exist, in any order: GetTransaction
+  // for many ids (verify's key audit, a page at a time). The default reads them one by
+  // one; an engine may read them all in one round trip.
+  virtual absl::StatusOr<std::vector<Transaction>> GetTransactions(
+      const std::vector<std::string>& ids);
   // Transactions ordered by id, strictly after `after_id`: an audit scan (verify, the
   // demo's summary), not a change feed. Ids are time-ordered when a submit starts, not
   // when it commits, so a slower writer can commit behind a page already read; readers

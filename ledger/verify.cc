@@ -1,6 +1,10 @@
 #include "ledger/verify.h"
 
+#include <map>
+#include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -225,24 +229,37 @@ class Auditor {
     std::optional<KeyIdentity> after;
     while (true) {
       LEDGER_ASSIGN_OR_RETURN(std::vector<KeyRecord> page, engine_.ListKeyRecords(after, kPageSize));
-      for (const KeyRecord& record : page) LEDGER_RETURN_IF_ERROR(AuditKey(record));
+      LEDGER_RETURN_IF_ERROR(AuditKeyPage(page));
       if (static_cast<int64_t>(page.size()) < kPageSize) return absl::OkStatus();
       after = page.back().identity;
     }
   }
 
-  absl::Status AuditKey(const KeyRecord& record) {
+  // The page's transactions in one read (GetTransactions), not a read per key.
+  absl::Status AuditKeyPage(const std::vector<KeyRecord>& page) {
+    std::set<std::string> ids;
+    for (const KeyRecord& record : page) ids.insert(record.transaction_id);
+    LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> found,
+                            engine_.GetTransactions({ids.begin(), ids.end()}));
+    std::map<std::string, std::string> fingerprints;
+    for (Transaction& transaction : found) {
+      fingerprints[transaction.id] = std::move(transaction.fingerprint);
+    }
+    for (const KeyRecord& record : page) AuditKey(record, fingerprints);
+    return absl::OkStatus();
+  }
+
+  // `fingerprints`: the fingerprint of each transaction the key's page points at.
+  void AuditKey(const KeyRecord& record, const std::map<std::string, std::string>& fingerprints) {
     report_.key_records += 1;
-    LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction,
-                            engine_.GetTransaction(record.transaction_id));
-    if (!transaction.has_value()) {
+    auto transaction = fingerprints.find(record.transaction_id);
+    if (transaction == fingerprints.end()) {
       Violation(absl::StrCat("key ", record.identity.Encoded(), " points at missing transaction ",
                              record.transaction_id));
-    } else if (transaction->fingerprint != record.fingerprint) {
+    } else if (transaction->second != record.fingerprint) {
       Violation(absl::StrCat("key ", record.identity.Encoded(), " fingerprint differs from ",
                              "its transaction's"));
     }
-    return absl::OkStatus();
   }
 
   Engine& engine_;

@@ -376,25 +376,8 @@ absl::StatusOr<std::optional<Transaction>> MysqlStorageTransaction::LoadTransact
 
 absl::StatusOr<std::vector<Transaction>> MysqlStorageTransaction::LoadTransactions(
     const std::vector<std::string>& ids) {
-  return RunStep([&](MysqlConnection& connection) -> absl::StatusOr<std::vector<Transaction>> {
-    std::vector<Transaction> found;
-    // One query per kRowsPerStatementMax ids, by the primary key and the entries'
-    // (transaction_id, entry_index) key; ordered by id so the rows group by transaction.
-    for (size_t begin = 0; begin < ids.size(); begin += kRowsPerStatementMax) {
-      const size_t end = std::min(ids.size(), begin + kRowsPerStatementMax);
-      LEDGER_ASSIGN_OR_RETURN(
-          std::vector<Transaction> some,
-          QueryTransactions(connection,
-                            absl::StrCat("SELECT " LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
-                                         " FROM transactions t" LEDGER_MYSQL_TRANSACTION_JOINS
-                                         " WHERE t.id IN (",
-                                         Placeholders(end - begin),
-                                         ") ORDER BY t.id, e.entry_index"),
-                            SqlParams(ids.begin() + begin, ids.begin() + end),
-                            "load transactions", ErrorContext::kTransaction));
-      std::move(some.begin(), some.end(), std::back_inserter(found));
-    }
-    return found;
+  return RunStep([&](MysqlConnection& connection) {
+    return SelectTransactions(connection, ids, kRowsPerStatementMax, ErrorContext::kTransaction);
   });
 }
 

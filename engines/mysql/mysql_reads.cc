@@ -132,6 +132,19 @@ absl::StatusOr<std::optional<Transaction>> MysqlEngine::GetTransaction(std::stri
   return transaction;
 }
 
+absl::StatusOr<std::vector<Transaction>> MysqlEngine::GetTransactions(
+    const std::vector<std::string>& ids) {
+  std::vector<Transaction> transactions;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kRead, [&](MysqlConnection& connection) -> absl::Status {
+        LEDGER_ASSIGN_OR_RETURN(transactions, SelectTransactions(connection, ids,
+                                                                 kRowsPerStatementMax,
+                                                                 ErrorContext::kStandalone));
+        return absl::OkStatus();
+      }));
+  return transactions;
+}
+
 absl::StatusOr<std::vector<Transaction>> MysqlEngine::ListTransactions(std::string_view after_id,
                                                                        int64_t limit) {
   std::vector<Transaction> transactions;

@@ -1,5 +1,7 @@
 #include "engines/mysql/mysql_rows.h"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -206,6 +208,29 @@ absl::StatusOr<std::optional<Transaction>> SelectTransaction(MysqlConnection& co
                         {std::string(id)}, "load transaction", context));
   if (found.empty()) return std::nullopt;
   return std::move(found.front());
+}
+
+absl::StatusOr<std::vector<Transaction>> SelectTransactions(MysqlConnection& connection,
+                                                            const std::vector<std::string>& ids,
+                                                            size_t ids_per_query,
+                                                            ErrorContext context) {
+  std::vector<Transaction> found;
+  for (size_t begin = 0; begin < ids.size(); begin += ids_per_query) {
+    const size_t end = std::min(ids.size(), begin + ids_per_query);
+    // Ordered by id so the rows group by transaction.
+    LEDGER_ASSIGN_OR_RETURN(
+        std::vector<Transaction> some,
+        QueryTransactions(connection,
+                          absl::StrCat("SELECT " LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
+                                       " FROM transactions t" LEDGER_MYSQL_TRANSACTION_JOINS
+                                       " WHERE t.id IN (",
+                                       Placeholders(end - begin),
+                                       ") ORDER BY t.id, e.entry_index"),
+                          SqlParams(ids.begin() + begin, ids.begin() + end),
+                          "load transactions", context));
+    std::move(some.begin(), some.end(), std::back_inserter(found));
+  }
+  return found;
 }
 
 std::string Placeholders(size_t count) {

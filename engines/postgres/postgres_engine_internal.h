@@ -118,6 +118,8 @@ class PostgresEngine final : public Engine {
                                                     int64_t limit) override;
   absl::StatusOr<bool> CloseAccountIfZeroBalance(std::string_view id) override;
   absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override;
+  absl::StatusOr<std::vector<Transaction>> GetTransactions(
+      const std::vector<std::string>& ids) override;
   absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
                                                             int64_t limit) override;
   absl::StatusOr<std::vector<HistoryEntry>> ListEntries(std::string_view account_id, int64_t after_version,

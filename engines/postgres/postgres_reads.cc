@@ -111,6 +111,18 @@ absl::StatusOr<std::optional<Transaction>> PostgresEngine::GetTransaction(std::s
       });
 }
 
+// One round trip, the statement LoadTransactions uses inside a transaction.
+absl::StatusOr<std::vector<Transaction>> PostgresEngine::GetTransactions(
+    const std::vector<std::string>& ids) {
+  if (ids.empty()) return std::vector<Transaction>();
+  return WithConnection(
+      {.operation = "get transactions"},
+      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<Transaction>> {
+        return postgres_internal::TransactionsFromRows(work.exec_prepared(
+            statement::kSelectTransactions, postgres_internal::TextArrayLiteral(ids)));
+      });
+}
+
 absl::StatusOr<std::vector<Transaction>> PostgresEngine::ListTransactions(std::string_view after_id,
                                                                           int64_t limit) {
   if (limit <= 0) return std::vector<Transaction>();

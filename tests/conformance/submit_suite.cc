@@ -697,6 +697,35 @@ TEST_P(ConformanceTest, EveryCommitAppendsOneOutboxEventAndReplaysAppendNone) {
   EXPECT_EQ(engine().ListEvents((*events)[0].sequence, 100)->size(), 1u);
 }
 
+TEST_P(ConformanceTest, GetTransactionsReadsEveryIdThatExistsWithItsEntries) {
+  Fund("alice", 1000);
+  absl::StatusOr<Outcome> spend =
+      Submit("a", Operation::Spend("alice", "bob", "CREDITS", 300, Fee{"platform", 30}));
+  ASSERT_OUTCOME(spend, OutcomeKind::kCommitted);
+  absl::StatusOr<Outcome> transfer = Submit("b", Transfer("alice", "carol", 100));
+  ASSERT_OUTCOME(transfer, OutcomeKind::kCommitted);
+  absl::StatusOr<Outcome> reversal = Submit("c", Operation::Reverse(transfer->transaction.id));
+  ASSERT_OUTCOME(reversal, OutcomeKind::kCommitted);
+
+  absl::StatusOr<std::vector<Transaction>> found = engine().GetTransactions(
+      {reversal->transaction.id, "no-such-transaction", spend->transaction.id,
+       transfer->transaction.id});
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_EQ(found->size(), 3u);
+  std::map<std::string, Transaction> by_id;
+  for (const Transaction& transaction : *found) by_id[transaction.id] = transaction;
+  for (const Outcome* outcome : {&*spend, &*transfer, &*reversal}) {
+    ASSERT_EQ(by_id.count(outcome->transaction.id), 1u) << outcome->transaction.id;
+    EXPECT_EQ(by_id[outcome->transaction.id], *engine().GetTransaction(outcome->transaction.id));
+    EXPECT_EQ(by_id[outcome->transaction.id].entries, outcome->transaction.entries);
+  }
+  EXPECT_EQ(by_id[spend->transaction.id].entries.size(), 3u);  // with the fee
+  EXPECT_EQ(by_id[reversal->transaction.id].reversal_of, transfer->transaction.id);
+  absl::StatusOr<std::vector<Transaction>> none = engine().GetTransactions({});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+}
+
 TEST_P(ConformanceTest, VerifyIsCleanAfterEveryKindOfOperation) {
   Fund("alice", 1000);
   ASSERT_OUTCOME(Submit("a", Operation::Spend("alice", "bob", "CREDITS", 300, Fee{"platform", 30})),

@@ -91,6 +91,10 @@ class ForwardingEngine : public Engine {
   absl::StatusOr<std::optional<Transaction>> GetTransaction(std::string_view id) override {
     return inner_->GetTransaction(id);
   }
+  absl::StatusOr<std::vector<Transaction>> GetTransactions(
+      const std::vector<std::string>& ids) override {
+    return inner_->GetTransactions(ids);
+  }
   absl::StatusOr<std::vector<Transaction>> ListTransactions(std::string_view after_id,
                                                             int64_t limit) override {
     return inner_->ListTransactions(after_id, limit);
