@@ -1,10 +1,28 @@
 #include "ledger/engine.h"
 
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/status.h"
 
 namespace ledger {
+namespace {
+
+// The default of the many-id reads: `read_one` per id, keeping those that exist.
+template <typename ReadOne>
+absl::StatusOr<std::vector<Transaction>> EachThatExists(const std::vector<std::string>& ids,
+                                                        ReadOne read_one) {
+  std::vector<Transaction> transactions;
+  for (const std::string& id : ids) {
+    LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction, read_one(id));
+    if (transaction.has_value()) transactions.push_back(*std::move(transaction));
+  }
+  return transactions;
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> StorageTransaction::ClaimKeys(
     const std::vector<KeyIdentity>& identities) {
@@ -19,22 +37,12 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> StorageTransaction::ClaimK
 
 absl::StatusOr<std::vector<Transaction>> StorageTransaction::LoadTransactions(
     const std::vector<std::string>& ids) {
-  std::vector<Transaction> transactions;
-  for (const std::string& id : ids) {
-    LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction, LoadTransaction(id));
-    if (transaction.has_value()) transactions.push_back(*std::move(transaction));
-  }
-  return transactions;
+  return EachThatExists(ids, [this](std::string_view id) { return LoadTransaction(id); });
 }
 
 absl::StatusOr<std::vector<Transaction>> Engine::GetTransactions(
     const std::vector<std::string>& ids) {
-  std::vector<Transaction> transactions;
-  for (const std::string& id : ids) {
-    LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction, GetTransaction(id));
-    if (transaction.has_value()) transactions.push_back(*std::move(transaction));
-  }
-  return transactions;
+  return EachThatExists(ids, [this](std::string_view id) { return GetTransaction(id); });
 }
 
 }  // namespace ledger

@@ -115,6 +115,17 @@ std::string Sql(std::initializer_list<absl::string_view> parts) { return absl::S
 // voided or expired (only while still pending: the caller compares the count). Its
 // extra parameters follow the first 33, so both share the parts below.
 std::string WriteBatchSql(bool with_holds) {
+  // The key records' rows ($19 to $26): new_keys inserts those whose claim found no row,
+  // replaced_keys upserts the rest.
+  constexpr absl::string_view kKeyColumnList = R"sql(
+    (namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at))sql";
+  constexpr absl::string_view kKeyRecordRows = R"sql(
+  SELECT record.namespace, record.scope, record.key, record.fingerprint, 'committed',
+         record.transaction_id, record.created_at, record.expires_at
+  FROM unnest($19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::bigint[],
+              $25::bigint[], $26::boolean[])
+       AS record (namespace, scope, key, fingerprint, transaction_id, created_at, expires_at,
+                  claimed_without_row))sql";
   const absl::string_view hold_id_column = with_holds ? ", hold_id" : "";
   const absl::string_view hold_id_array = with_holds ? ", $34::text[]" : "";
   const absl::string_view pending_columns =
@@ -146,25 +157,11 @@ updated_accounts AS (
     AND (changed.locked_version IS NULL OR accounts.version = changed.locked_version)
   RETURNING 1),
 new_keys AS (
-  INSERT INTO idempotency_keys
-    (namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at)
-  SELECT record.namespace, record.scope, record.key, record.fingerprint, 'committed',
-         record.transaction_id, record.created_at, record.expires_at
-  FROM unnest($19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::bigint[],
-              $25::bigint[], $26::boolean[])
-       AS record (namespace, scope, key, fingerprint, transaction_id, created_at, expires_at,
-                  claimed_without_row)
+  INSERT INTO idempotency_keys)sql", kKeyColumnList, kKeyRecordRows, R"sql(
   WHERE record.claimed_without_row
   RETURNING 1),
 replaced_keys AS (
-  INSERT INTO idempotency_keys AS existing
-    (namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at)
-  SELECT record.namespace, record.scope, record.key, record.fingerprint, 'committed',
-         record.transaction_id, record.created_at, record.expires_at
-  FROM unnest($19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::bigint[],
-              $25::bigint[], $26::boolean[])
-       AS record (namespace, scope, key, fingerprint, transaction_id, created_at, expires_at,
-                  claimed_without_row)
+  INSERT INTO idempotency_keys AS existing)sql", kKeyColumnList, kKeyRecordRows, R"sql(
   WHERE NOT record.claimed_without_row
   ON CONFLICT (namespace, scope, key) DO UPDATE
     SET fingerprint = EXCLUDED.fingerprint, state = 'committed',
