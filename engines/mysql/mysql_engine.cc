@@ -377,7 +377,7 @@ absl::StatusOr<std::optional<Transaction>> MysqlStorageTransaction::LoadTransact
 absl::StatusOr<std::vector<Transaction>> MysqlStorageTransaction::LoadTransactions(
     const std::vector<std::string>& ids) {
   return RunStep([&](MysqlConnection& connection) {
-    return SelectTransactions(connection, ids, kRowsPerStatementMax, ErrorContext::kTransaction);
+    return SelectTransactions(connection, ids, ErrorContext::kTransaction);
   });
 }
 

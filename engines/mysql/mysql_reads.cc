@@ -137,9 +137,8 @@ absl::StatusOr<std::vector<Transaction>> MysqlEngine::GetTransactions(
   std::vector<Transaction> transactions;
   LEDGER_RETURN_IF_ERROR(
       RunStandalone(Access::kRead, [&](MysqlConnection& connection) -> absl::Status {
-        LEDGER_ASSIGN_OR_RETURN(transactions, SelectTransactions(connection, ids,
-                                                                 kRowsPerStatementMax,
-                                                                 ErrorContext::kStandalone));
+        LEDGER_ASSIGN_OR_RETURN(transactions,
+                                SelectTransactions(connection, ids, ErrorContext::kStandalone));
         return absl::OkStatus();
       }));
   return transactions;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "engines/common/row_readers.h"
+#include "engines/mysql/mysql_write_batch.h"
 
 namespace ledger::mysql_internal {
 namespace {
@@ -212,11 +213,10 @@ absl::StatusOr<std::optional<Transaction>> SelectTransaction(MysqlConnection& co
 
 absl::StatusOr<std::vector<Transaction>> SelectTransactions(MysqlConnection& connection,
                                                             const std::vector<std::string>& ids,
-                                                            size_t ids_per_query,
                                                             ErrorContext context) {
   std::vector<Transaction> found;
-  for (size_t begin = 0; begin < ids.size(); begin += ids_per_query) {
-    const size_t end = std::min(ids.size(), begin + ids_per_query);
+  for (size_t begin = 0; begin < ids.size(); begin += kRowsPerStatementMax) {
+    const size_t end = std::min(ids.size(), begin + kRowsPerStatementMax);
     // Ordered by id so the rows group by transaction.
     LEDGER_ASSIGN_OR_RETURN(
         std::vector<Transaction> some,

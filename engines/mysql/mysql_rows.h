@@ -103,11 +103,10 @@ absl::StatusOr<std::vector<Transaction>> QueryTransactions(MysqlConnection& conn
 absl::StatusOr<std::optional<Transaction>> SelectTransaction(MysqlConnection& connection,
                                                              std::string_view id,
                                                              ErrorContext context);
-// The transactions of `ids` that exist: one query per `ids_per_query` ids, by the
+// The transactions of `ids` that exist: one query per kRowsPerStatementMax ids, by the
 // primary key and the entries' (transaction_id, entry_index) key.
 absl::StatusOr<std::vector<Transaction>> SelectTransactions(MysqlConnection& connection,
                                                             const std::vector<std::string>& ids,
-                                                            size_t ids_per_query,
                                                             ErrorContext context);
 
 // "?, ?, ?" with `count` placeholders.
