@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "base/status.h"
 #include "idempotency/fingerprint.h"
 #include "ledger/invariants.h"
@@ -35,12 +36,30 @@ absl::StatusOr<DebitUsage> LoadUsage(StorageTransaction& tx, const std::string& 
 
 }  // namespace
 
+namespace internal {
+
+size_t EntriesBoundOf(const BatchItem& item) {
+  if (item.result.has_value()) return 0;
+  const Operation& op = item.request->operation;
+  return op.kind == OperationKind::kReverse ? kPostingsPerTransactionMax : PostingsOf(op).size();
+}
+
+}  // namespace internal
+
+WaitPolicy LeastClaimWait(const std::vector<internal::BatchItem*>& items) {
+  WaitPolicy wait = items.front()->request->claim.wait;
+  for (const internal::BatchItem* item : items) {
+    wait.wait_max = std::min(wait.wait_max, item->request->claim.wait.wait_max);
+  }
+  return wait;
+}
+
 Ledger::BatchAttempt::BatchAttempt(Ledger& ledger, std::vector<internal::BatchItem*> items,
-                                   bool atomic, bool claim_one_by_one)
+                                   bool atomic, std::optional<absl::Time> claim_deadline)
     : ledger_(ledger),
       items_(std::move(items)),
       atomic_(atomic),
-      claim_one_by_one_(claim_one_by_one),
+      claim_deadline_(claim_deadline),
       decisions_(items_.size()),
       postings_(items_.size()),
       rides_on_commit_(items_.size(), false) {}
@@ -53,10 +72,11 @@ absl::Status Ledger::BatchAttempt::Run() {
 
 absl::Status Ledger::BatchAttempt::RunSteps() {
   now_ = ledger_.clock_->Now();
-  // One claim wait for the transaction: the least the items allow.
-  WaitPolicy wait = items_.front()->request->claim.wait;
-  for (const internal::BatchItem* item : items_) {
-    wait.wait_max = std::min(wait.wait_max, item->request->claim.wait.wait_max);
+  // One claim wait for the transaction: the least the items allow, and no further than
+  // the deadline (real time, as the engines wait) once the batch's claims ran out of it.
+  WaitPolicy wait = LeastClaimWait(items_);
+  if (claim_deadline_.has_value()) {
+    wait.wait_max = std::clamp(*claim_deadline_ - absl::Now(), absl::ZeroDuration(), wait.wait_max);
   }
   LEDGER_ASSIGN_OR_RETURN(tx_, ledger_.engine_->Begin(BeginOptions{wait}));
   LEDGER_RETURN_IF_ERROR(ClaimKeys());
@@ -87,7 +107,7 @@ absl::Status Ledger::BatchAttempt::ClaimKeys() {
   for (const auto& [position, identity] : order) identities.push_back(*identity);
 
   std::vector<std::optional<KeyRecord>> claimed;
-  if (claim_one_by_one_ || identities.size() == 1) {
+  if (claim_deadline_.has_value() || identities.size() == 1) {
     for (const KeyIdentity& identity : identities) {
       absl::StatusOr<std::optional<KeyRecord>> record = tx_->ClaimKey(identity);
       if (!record.ok()) {

@@ -46,18 +46,29 @@ struct BatchItem {
   std::optional<SubmitResult> result;  // set once the item is decided for good
 };
 
+// The entries `item` may post, counted before the database is read (a reverse as
+// kPostingsPerTransactionMax); 0 once it has its result. A batch posts at most
+// kBatchEntriesMax: SubmitBatch refuses more, group commit takes no more.
+size_t EntriesBoundOf(const BatchItem& item);
+
 }  // namespace internal
 
 // The rejection of every other item of an atomic batch whose item `failed_index` was
 // not committed.
 Outcome LinkedItemFailed(size_t failed_index);
 
+// The claim wait of a transaction over `items`: the least their requests allow.
+WaitPolicy LeastClaimWait(const std::vector<internal::BatchItem*>& items);
+
 class Ledger::BatchAttempt {
  public:
   // `items`: the batch's undecided items, in batch order; they outlive the attempt.
-  // `claim_one_by_one`: claim each key in its own call, so a busy key is named.
+  // `claim_deadline`: set once a claim of many keys ran out of wait. Then each key is
+  // claimed in its own call, so a busy key is named, and the claims wait only until
+  // the deadline (fail fast past it): the batch waits one claim wait in all, not one
+  // per attempt.
   BatchAttempt(Ledger& ledger, std::vector<internal::BatchItem*> items, bool atomic,
-               bool claim_one_by_one);
+               std::optional<absl::Time> claim_deadline);
 
   // OK: every item has its decision, and what was to commit committed. Otherwise the
   // attempt rolled back, or (IsInDoubt) its COMMIT's result is unknown. A claim that ran
@@ -122,7 +133,7 @@ class Ledger::BatchAttempt {
   Ledger& ledger_;
   std::vector<internal::BatchItem*> items_;
   bool atomic_;
-  bool claim_one_by_one_;
+  std::optional<absl::Time> claim_deadline_;
   bool claims_timed_out_ = false;
   absl::Time now_;
   std::unique_ptr<StorageTransaction> tx_;

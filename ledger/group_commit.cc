@@ -26,12 +26,16 @@ void GroupCommitter::Submit(BatchItem& item, const BatchRunner& run) {
 
 std::vector<GroupCommitter::Waiter*> GroupCommitter::TakeBatch() {
   std::vector<Waiter*> batch;
+  size_t entries = 0;
   const absl::Duration wait = queue_.front()->item->request->claim.wait.wait_max;
   for (auto it = queue_.begin(); it != queue_.end() && batch.size() < batch_items_max_;) {
-    if ((*it)->item->request->claim.wait.wait_max != wait) {
+    const size_t item_entries = EntriesBoundOf(*(*it)->item);
+    if ((*it)->item->request->claim.wait.wait_max != wait ||
+        (!batch.empty() && entries + item_entries > batch_entries_max_)) {
       ++it;
       continue;
     }
+    entries += item_entries;
     (*it)->taken = true;
     batch.push_back(*it);
     it = queue_.erase(it);

@@ -26,8 +26,13 @@ class GroupCommitter {
   // Decides every item it is given, each with its own result.
   using BatchRunner = std::function<void(const std::vector<BatchItem*>&)>;
 
-  GroupCommitter(size_t batch_items_max, int in_flight_max)
-      : batch_items_max_(batch_items_max), in_flight_max_(in_flight_max) {}
+  // `batch_entries_max`: the entries a shared batch may post (EntriesBoundOf), as
+  // SubmitBatch allows; an item over it alone still runs, alone.
+  GroupCommitter(size_t batch_items_max, int in_flight_max,
+                 size_t batch_entries_max = kBatchEntriesMax)
+      : batch_items_max_(batch_items_max),
+        in_flight_max_(in_flight_max),
+        batch_entries_max_(batch_entries_max) {}
 
   // Returns once `item` has its result, run in some batch by `run` (on this thread or
   // another submitter's).
@@ -41,11 +46,12 @@ class GroupCommitter {
   };
 
   // Takes the next batch off the queue: its head, and the items after it with the same
-  // claim wait, up to the bound.
+  // claim wait, up to the bounds (items, entries).
   std::vector<Waiter*> TakeBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const size_t batch_items_max_;
   const int in_flight_max_;
+  const size_t batch_entries_max_;
   absl::Mutex mutex_;
   absl::CondVar batch_done_;
   std::deque<Waiter*> queue_ ABSL_GUARDED_BY(mutex_);

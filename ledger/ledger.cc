@@ -4,9 +4,11 @@
 #include <limits>
 #include <variant>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "base/status.h"
 #include "idempotency/fingerprint.h"
 #include "ledger/batch_attempt.h"
@@ -120,12 +122,7 @@ void PrepareItem(const SubmitRequest& request, size_t index, internal::BatchItem
 // The entries a batch may post, counted before the database is read.
 size_t EntriesBound(const std::vector<internal::BatchItem>& items) {
   size_t entries = 0;
-  for (const internal::BatchItem& item : items) {
-    if (item.result.has_value()) continue;
-    const Operation& op = item.request->operation;
-    entries += op.kind == OperationKind::kReverse ? kPostingsPerTransactionMax
-                                                  : PostingsOf(op).size();
-  }
+  for (const internal::BatchItem& item : items) entries += internal::EntriesBoundOf(item);
   return entries;
 }
 
@@ -168,7 +165,7 @@ absl::StatusOr<std::vector<SubmitResult>> Ledger::SubmitBatch(const SubmitBatchR
 
 void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic) {
   int faults = 0;
-  bool claim_one_by_one = false;  // set once a claim of many keys ran out of wait
+  std::optional<absl::Time> claim_deadline;  // set once a claim of many keys ran out of wait
   while (true) {
     std::vector<internal::BatchItem*> open;
     for (internal::BatchItem* item : items) {
@@ -184,7 +181,8 @@ void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomi
       for (internal::BatchItem* item : open) item->result = LinkedItemFailed(items[failed]->index);
       return;
     }
-    BatchAttempt attempt(*this, open, atomic, claim_one_by_one);
+    const absl::Time attempt_began = absl::Now();
+    BatchAttempt attempt(*this, open, atomic, claim_deadline);
     absl::Status status = attempt.Run();
     if (attempt.busy_key().has_value()) {  // its items are in progress; the others go again
       for (internal::BatchItem* item : open) {
@@ -193,7 +191,9 @@ void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomi
       continue;
     }
     if (attempt.claims_timed_out()) {  // some key is busy: claim one by one to name it
-      claim_one_by_one = true;
+      if (!claim_deadline.has_value()) {
+        claim_deadline = attempt_began + LeastClaimWait(open).wait_max;
+      }
       continue;
     }
     if (status.ok() || IsInDoubt(status)) {

@@ -410,6 +410,41 @@ TEST_P(ConformanceTest, BatchAKeyHeldElsewhereMakesOnlyItsItemsInProgress) {
   EXPECT_TRUE(IsOutcome(Submit("busy", Transfer("alice", "bob", 5)), OutcomeKind::kCommitted));
 }
 
+// The batch waits one claim wait in all, however many of its keys are busy: once the
+// claim of every key ran out of it, the reruns that name each busy key (and commit the
+// free ones) are left no wait of their own.
+TEST_P(ConformanceTest, BatchBusyKeysCostTheBatchOneClaimWaitInAll) {
+  if (context().writers_serialized) {
+    GTEST_SKIP() << "one writer at a time: any open submit holds every key";
+  }
+  Fund("alice", 100);
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine().Begin({});
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->ClaimKey({"transfer", Scope{}, "busy-a"}).ok());
+  ASSERT_TRUE((*holder)->ClaimKey({"transfer", Scope{}, "busy-b"}).ok());
+  constexpr absl::Duration kWait = absl::Milliseconds(200);
+  std::vector<SubmitRequest> items = {
+      Item("free-1", Transfer("alice", "bob", 10)), Item("busy-a", Transfer("alice", "bob", 5)),
+      Item("busy-b", Transfer("alice", "carol", 5)), Item("free-2", Transfer("alice", "carol", 10))};
+  for (SubmitRequest& item : items) item.claim.wait = WaitPolicy{kWait};
+  const size_t begun_before = faults().claim_waits().size();
+  std::vector<SubmitResult> results = RunBatch(ledger(), items);
+  (*holder)->Rollback();
+  EXPECT_TRUE(IsOutcome(results[0], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_TRUE(IsInProgress(results[1].status())) << Describe(results);
+  EXPECT_TRUE(IsInProgress(results[2].status())) << Describe(results);
+  EXPECT_TRUE(IsOutcome(results[3], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_EQ(BalanceOf("alice"), 80);
+
+  std::vector<absl::Duration> waits = faults().claim_waits();
+  waits.erase(waits.begin(), waits.begin() + static_cast<std::ptrdiff_t>(begun_before));
+  ASSERT_GE(waits.size(), 2u) << "the claim of every key, then reruns naming the busy ones";
+  EXPECT_EQ(waits.front(), kWait);
+  for (size_t i = 1; i < waits.size(); ++i) {
+    EXPECT_EQ(waits[i], absl::ZeroDuration()) << "attempt " << i << " waited again";
+  }
+}
+
 TEST_P(ConformanceTest, BatchConcurrentBatchesOverTheSameAccountsNeverDeadlock) {
   for (const char* id : {"alice", "bob", "carol"}) Fund(id, 10000);
   constexpr int kRounds = 15;
@@ -506,6 +541,55 @@ TEST_P(ConformanceTest, GroupCommitGivesEachConcurrentCallerExactlyItsOwnOutcome
   absl::StatusOr<VerifyReport> report = VerifyLedger(engine());
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_TRUE(report->ok()) << report->ToText();
+}
+
+// A caller whose key another transaction holds gets "in progress" after its wait; the
+// callers that shared its transaction commit all the same.
+TEST_P(ConformanceTest, GroupCommitABusyKeyMakesOnlyItsCallerInProgress) {
+  if (context().writers_serialized) {
+    GTEST_SKIP() << "one writer at a time: any open submit holds every key";
+  }
+  std::unique_ptr<Ledger> grouped =
+      LedgerWith({.group_commit = {.enabled = true, .transactions_in_flight_max = 1}});
+  Fund("alice", 100);
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine().Begin({});
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->ClaimKey({"transfer", Scope{}, "busy"}).ok());
+  std::vector<SubmitRequest> requests;
+  for (int i = 0; i < 8; ++i) {
+    requests.push_back(Item(i == 3 ? "busy" : absl::StrCat("g-", i), Transfer("alice", "bob", 1)));
+    requests.back().claim.wait = WaitPolicy{absl::Milliseconds(300)};  // one wait: they group
+  }
+  const int callers = static_cast<int>(requests.size());
+  CommitGate gate(callers);
+  std::atomic<int> transactions{0};
+  faults().SetHook(FaultPoint::kBegin, [&] { transactions.fetch_add(1); });
+  faults().SetHook(FaultPoint::kCommit, [&] { gate.AtCommit(); });
+  std::vector<SubmitResult> results(requests.size(), absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < callers; ++i) {
+    threads.emplace_back([&, i] {
+      gate.Entering();
+      results[i] = grouped->Submit(requests[i]);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  faults().Clear();
+  (*holder)->Rollback();
+
+  for (int i = 0; i < callers; ++i) {
+    if (i == 3) {
+      EXPECT_TRUE(IsInProgress(results[i].status())) << Describe(results);
+    } else {
+      EXPECT_TRUE(IsOutcome(results[i], OutcomeKind::kCommitted)) << i << Describe(results);
+    }
+  }
+  EXPECT_EQ(BalanceOf("alice"), 100 - (callers - 1));
+  // Behind the first commit the others shared transactions: the claim of all their keys,
+  // the rerun that named the busy one, the commit of the rest.
+  EXPECT_LT(transactions.load(), callers - 1) << "no submits were grouped";
+  // The busy key is unused: its submit commits once the holder is gone.
+  EXPECT_TRUE(IsOutcome(Submit("busy", Transfer("alice", "bob", 1)), OutcomeKind::kCommitted));
 }
 
 TEST_P(ConformanceTest, GroupCommitFaultFailsOnlyTheCallersOfTheFailedTransaction) {

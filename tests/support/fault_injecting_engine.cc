@@ -87,8 +87,17 @@ absl::Status FaultInjectingEngine::Reach(FaultPoint point) {
   return fault;
 }
 
+std::vector<absl::Duration> FaultInjectingEngine::claim_waits() {
+  absl::MutexLock lock(&mutex_);
+  return claim_waits_;
+}
+
 absl::StatusOr<std::unique_ptr<StorageTransaction>> FaultInjectingEngine::Begin(
     const BeginOptions& options) {
+  {
+    absl::MutexLock lock(&mutex_);
+    claim_waits_.push_back(options.wait.wait_max);
+  }
   LEDGER_RETURN_IF_ERROR(Reach(FaultPoint::kBegin));
   LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> inner, ForwardingEngine::Begin(options));
   return std::make_unique<FaultInjectingTransaction>(*this, std::move(inner));

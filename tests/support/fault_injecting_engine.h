@@ -15,8 +15,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "ledger/engine.h"
 #include "tests/support/forwarding_engine.h"
 
@@ -43,6 +45,8 @@ class FaultInjectingEngine final : public ForwardingEngine {
   // (before any fault there). Replaces an earlier hook at that point.
   void SetHook(FaultPoint point, std::function<void()> hook);
   void Clear();
+  // The claim wait (BeginOptions::wait) of every transaction begun so far, in order.
+  std::vector<absl::Duration> claim_waits();
 
   // Called by the wrapped transactions.
   absl::Status Reach(FaultPoint point);
@@ -57,6 +61,7 @@ class FaultInjectingEngine final : public ForwardingEngine {
   absl::Mutex mutex_;
   std::map<FaultPoint, Fault> faults_ ABSL_GUARDED_BY(mutex_);
   std::map<FaultPoint, std::function<void()>> hooks_ ABSL_GUARDED_BY(mutex_);
+  std::vector<absl::Duration> claim_waits_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace ledger::testing

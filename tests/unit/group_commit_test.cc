@@ -1,0 +1,130 @@
+// GroupCommitter alone: how concurrent submits become shared batches, with a runner that
+// records the batches instead of running them against a database.
+#include "ledger/group_commit.h"
+
+#include <atomic>
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "gtest/gtest.h"
+
+namespace ledger::internal {
+namespace {
+
+// A submit's item as Ledger::Submit prepares it, for what the committer reads: the
+// operation (its entries bound) and the claim wait.
+struct PreparedSubmit {
+  explicit PreparedSubmit(Operation operation, size_t index) {
+    request.key = absl::StrCat("k-", index);
+    request.operation = std::move(operation);
+    item.index = index;
+    item.request = &request;
+  }
+  SubmitRequest request;
+  BatchItem item;
+};
+
+// The entries bound of a request's item before it ran.
+size_t EntriesOf(const SubmitRequest& request) {
+  BatchItem unrun;
+  unrun.request = &request;
+  return EntriesBoundOf(unrun);
+}
+
+// Records each batch (its items' indexes) and gives every item a result.
+class BatchRecorder {
+ public:
+  void Run(const std::vector<BatchItem*>& items) {
+    std::vector<size_t> batch;
+    for (BatchItem* item : items) {
+      batch.push_back(item->index);
+      item->result = absl::CancelledError("recorded, not run");
+    }
+    absl::MutexLock lock(&mutex_);
+    batches_.push_back(std::move(batch));
+  }
+  std::vector<std::vector<size_t>> batches() {
+    absl::MutexLock lock(&mutex_);
+    return batches_;
+  }
+
+ private:
+  absl::Mutex mutex_;
+  std::vector<std::vector<size_t>> batches_;
+};
+
+TEST(GroupCommitter, ALoneSubmitRunsAtOnceOnItsOwnThread) {
+  GroupCommitter committer(/*batch_items_max=*/256, /*in_flight_max=*/2);
+  PreparedSubmit submit(Operation::Transfer("alice", "bob", "CREDITS", 1), 0);
+  std::thread::id ran_on;
+  size_t batch_size = 0;
+  committer.Submit(submit.item, [&](const std::vector<BatchItem*>& items) {
+    ran_on = std::this_thread::get_id();
+    batch_size = items.size();
+    for (BatchItem* item : items) item->result = absl::CancelledError("recorded");
+  });
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_EQ(batch_size, 1u);
+  EXPECT_TRUE(submit.item.result.has_value());
+}
+
+// Submits that queue behind a running batch share the next ones, each within the item
+// bound and the entries bound (a reverse counts as kPostingsPerTransactionMax, 64).
+TEST(GroupCommitter, QueuedSubmitsShareBatchesWithinTheItemAndEntryBounds) {
+  constexpr size_t kItemsMax = 3;
+  constexpr size_t kEntriesMax = 2 * kPostingsPerTransactionMax;  // two reverses
+  constexpr int kSubmits = 12;
+  GroupCommitter committer(kItemsMax, /*in_flight_max=*/1, kEntriesMax);
+  std::vector<std::unique_ptr<PreparedSubmit>> submits;
+  for (int i = 0; i < kSubmits; ++i) {
+    // Alternating reverses (64 entries each) and transfers (2): only the entries bound
+    // stops a batch of three with two reverses in it.
+    submits.push_back(std::make_unique<PreparedSubmit>(
+        i % 3 == 1 ? Operation::Transfer("alice", "bob", "CREDITS", 1)
+                   : Operation::Reverse(absl::StrCat("tx-", i)),
+        static_cast<size_t>(i)));
+  }
+  BatchRecorder recorder;
+  std::atomic<int> entered{0};
+  std::atomic<bool> first{true};
+  auto run = [&](const std::vector<BatchItem*>& items) {
+    if (first.exchange(false)) {  // hold the first batch until every other submit queues
+      while (entered.load() < kSubmits) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    recorder.Run(items);
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kSubmits; ++i) {
+    threads.emplace_back([&, i] {
+      entered.fetch_add(1);
+      committer.Submit(submits[i]->item, run);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+
+  std::set<size_t> ran;
+  size_t largest = 0;
+  for (const std::vector<size_t>& batch : recorder.batches()) {
+    size_t entries = 0;
+    for (size_t index : batch) {
+      EXPECT_TRUE(ran.insert(index).second) << "item " << index << " ran twice";
+      entries += EntriesOf(submits[index]->request);
+    }
+    EXPECT_LE(batch.size(), kItemsMax);
+    EXPECT_LE(entries, kEntriesMax) << "a batch of " << batch.size();
+    largest = std::max(largest, batch.size());
+  }
+  EXPECT_EQ(ran.size(), static_cast<size_t>(kSubmits));
+  EXPECT_GT(largest, 1u) << "no submits were grouped";
+}
+
+}  // namespace
+}  // namespace ledger::internal
