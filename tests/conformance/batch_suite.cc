@@ -370,6 +370,27 @@ TEST_P(ConformanceTest, BatchRetryableErrorsRerunTheWholeBatch) {
   EXPECT_EQ(BalanceOf("carol"), 5);
 }
 
+// Past attempts_max the batch gives up: every item faulted, each key unused.
+TEST_P(ConformanceTest, BatchRetryableErrorsBeyondTheBoundFaultEveryItemAndLeaveKeysUnused) {
+  Fund("alice", 100);
+  std::atomic<int> attempts{0};
+  faults().SetHook(FaultPoint::kBegin, [&] { attempts.fetch_add(1); });
+  faults().FailAt(FaultPoint::kWrite, RetryableError("serialization failure"), 1000);
+  std::vector<SubmitResult> results = RunBatch(
+      ledger(), {Item("x-1", Transfer("alice", "bob", 10)), Item("x-2", Transfer("alice", "carol", 5))});
+  faults().Clear();
+  for (const SubmitResult& result : results) {
+    ASSERT_TRUE(IsOutcome(result, OutcomeKind::kFaulted)) << Describe(results);
+    EXPECT_FALSE(result->in_doubt) << Describe(results);
+  }
+  EXPECT_EQ(attempts.load(), LedgerOptions{}.attempts_max);
+  EXPECT_EQ(BalanceOf("alice"), 100);
+  results = RunBatch(ledger(), {Item("x-1", Transfer("alice", "bob", 10)),
+                                Item("x-2", Transfer("alice", "carol", 5))});
+  EXPECT_TRUE(IsOutcome(results[0], OutcomeKind::kCommitted)) << Describe(results);
+  EXPECT_TRUE(IsOutcome(results[1], OutcomeKind::kCommitted)) << Describe(results);
+}
+
 TEST_P(ConformanceTest, BatchAnInDoubtCommitLeavesEveryCommittingItemInDoubt) {
   Fund("alice", 100);
   faults().FailAt(FaultPoint::kCommitReplyLost, absl::UnavailableError("reply lost"));
