@@ -76,6 +76,10 @@ struct LoadOptions {
   // ledger's default.
   int group_commit_in_flight = 0;
   bool strict = false;             // --strict: faults or unexpected errors fail the run
+  // --allow-unshared: --strict still passes a --batch or --group-commit run whose
+  // operations never shared a database transaction (an engine that commits too fast for
+  // concurrent submits to overlap, like memory). Default: false, such a run fails.
+  bool allow_unshared = false;
   uint64_t seed = 0;               // --seed: 0 picks one from the clock
 };
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/barrier.h"
+#include "absl/synchronization/mutex.h"
 #include "base/clock.h"
 #include "base/status.h"
 #include "idempotency/fingerprint.h"
@@ -460,6 +461,8 @@ class ConcurrentRun {
     result.stats.Add("holds expired by sweeps", holds_swept_);
     if (sweeps_faulted_ > 0) result.stats.Add("sweeps faulted", sweeps_faulted_);
     if (restarts_ > 0) result.stats.Add("server restarts", restarts_);
+    result.stats.Add("client requests", client_requests_);
+    result.stats.Add("client transactions", client_transactions_);
     return result;
   }
 
@@ -494,6 +497,18 @@ class ConcurrentRun {
         GenerateConcurrentPhase(seed_, universe_, phase_options);
     std::vector<std::vector<Attempt>> logs(lists.size());
     std::vector<std::string> client_problems(lists.size());
+    // Logged beside the answers: with batches or group commit, fewer transactions than
+    // requests show that submits did share them (retries and sweeps begin some too).
+    faults_->SetHook(FaultPoint::kBegin, [this] { client_transactions_ += 1; });
+    for (const std::vector<Request>& list : lists) {
+      client_requests_ += static_cast<int>(list.size());
+    }
+    std::string kill_problem;
+    std::thread killer;
+    if (KillsInBackground()) {
+      StartKilling();
+      killer = std::thread([&] { kill_problem = KillOnRequest(); });
+    }
     absl::Barrier start(static_cast<int>(lists.size()));
     std::vector<std::thread> clients;
     for (size_t client = 0; client < lists.size(); ++client) {
@@ -503,10 +518,15 @@ class ConcurrentRun {
       });
     }
     for (std::thread& thread : clients) thread.join();
+    if (killer.joinable()) {
+      StopKilling();
+      killer.join();
+    }
     faults_->Clear();
     for (const std::string& problem : client_problems) {
       if (!problem.empty()) return problem;
     }
+    if (!kill_problem.empty()) return kill_problem;
     if (std::string problem = SweepAlone(); !problem.empty()) return problem;
     std::vector<Attempt> answers;
     for (std::vector<Attempt>& log : logs) {
@@ -572,10 +592,11 @@ class ConcurrentRun {
                                    : RetryableError("injected: deadlock detected"));
       }
       if (options_.kill_sessions && random() % 100 < kKillPercent) {
-        if (!context_.kill_one_busy_session) return "the context cannot kill sessions";
-        absl::StatusOr<int> killed = context_.kill_one_busy_session();
-        if (!killed.ok()) return absl::StrCat("kill failed: ", killed.status().ToString());
-        sessions_killed_ += *killed;
+        if (KillsInBackground()) {
+          RequestKill();
+        } else if (std::string problem = KillOneBusySession(); !problem.empty()) {
+          return problem;
+        }
       }
       if (options_.restart_mid_phase && phase == 0 && client == 0 &&
           i / batch_size == requests.size() / 2 / batch_size) {
@@ -592,6 +613,53 @@ class ConcurrentRun {
       if (std::string problem = Send(requests, i, end, log); !problem.empty()) return problem;
     }
     return "";
+  }
+
+  std::string KillOneBusySession() {
+    if (!context_.kill_one_busy_session) return "the context cannot kill sessions";
+    absl::StatusOr<int> killed = context_.kill_one_busy_session();
+    if (!killed.ok()) return absl::StrCat("kill failed: ", killed.status().ToString());
+    sessions_killed_ += *killed;
+    return "";
+  }
+
+  // A group-committed submit shares a transaction only with submits running at the same
+  // time, and a kill keeps its caller away for a new administrative session and the
+  // victim's exit (tens of milliseconds, one kill at a time): clients that killed
+  // themselves left about one client submitting, so almost no transaction was shared
+  // when it was killed. They hand their kills to one thread and go on submitting.
+  bool KillsInBackground() const { return options_.kill_sessions && options_.group_commit; }
+
+  void StartKilling() {
+    absl::MutexLock lock(&kill_mutex_);
+    kill_requested_ = false;
+    clients_done_ = false;
+  }
+  void StopKilling() {
+    absl::MutexLock lock(&kill_mutex_);
+    clients_done_ = true;
+  }
+  void RequestKill() {
+    absl::MutexLock lock(&kill_mutex_);
+    kill_requested_ = true;
+  }
+  bool KillRequestedOrClientsDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(kill_mutex_) {
+    return kill_requested_ || clients_done_;
+  }
+
+  // Kills one busy session per request; requests made while a kill runs count as one
+  // (a kill takes longer than the clients take to ask for the next). Returns once the
+  // clients are done.
+  std::string KillOnRequest() {
+    while (true) {
+      {
+        absl::MutexLock lock(&kill_mutex_);
+        kill_mutex_.Await(absl::Condition(this, &ConcurrentRun::KillRequestedOrClientsDone));
+        if (clients_done_) return "";
+        kill_requested_ = false;
+      }
+      if (std::string problem = KillOneBusySession(); !problem.empty()) return problem;
+    }
   }
 
   // Sends requests [begin, end): one Submit, or one SubmitBatch for several.
@@ -661,9 +729,14 @@ class ConcurrentRun {
   ConcurrencyChecker checker_;
   std::vector<Attempt> sent_;
   std::atomic<int> sessions_killed_ = 0;
+  absl::Mutex kill_mutex_;  // the clients' kill requests to the killing thread
+  bool kill_requested_ ABSL_GUARDED_BY(kill_mutex_) = false;
+  bool clients_done_ ABSL_GUARDED_BY(kill_mutex_) = false;
   std::atomic<int> restarts_ = 0;
   std::atomic<int> holds_swept_ = 0;
   std::atomic<int> sweeps_faulted_ = 0;
+  int client_requests_ = 0;                   // requests the clients sent in the phases
+  std::atomic<int> client_transactions_ = 0;  // Engine::Begin calls while clients ran
 };
 
 }  // namespace

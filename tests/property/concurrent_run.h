@@ -109,7 +109,9 @@ struct ConcurrentOptions {
   int requests_per_thread = 200;
   int phases = 2;
   bool boundary_faults = false;    // clients arm FaultInjectingEngine faults at random
-  bool kill_sessions = false;      // clients kill a random busy session (servers)
+  // Clients kill a random busy session (servers); with group_commit they ask one killing
+  // thread to, so that they keep submitting together.
+  bool kill_sessions = false;
   bool restart_mid_phase = false;  // one client restarts the server during phase 0
   // Clients send their requests in SubmitBatch calls of this many (the last may be
   // shorter); 1: one Submit per request.

@@ -172,10 +172,19 @@ TEST_P(ServerFaultTest, BatchedClientsWithKilledSessionsLoseNoCommitAndPostNothi
                      ConcurrentOptions{.kill_sessions = true, .batch_size = 8});
 }
 
+// A killed session fails a shared transaction: every caller whose submit rode on it is
+// faulted (in doubt if the kill hit its COMMIT), none of the others.
+TEST_P(ServerFaultTest, GroupCommittedClientsWithKilledSessionsLoseNoCommitAndPostNothingTwice) {
+  if (std::string reason = KillsUnavailable(); !reason.empty()) FAIL() << reason;
+  RunConcurrentSeeds("GroupCommittedClientsWithKilledSessionsLoseNoCommitAndPostNothingTwice",
+                     9100, ConcurrentOptions{.kill_sessions = true, .group_commit = true});
+}
+
 // ---- server restarts (ctest runs these alone: they stop the shared server) --------------
 
 // One restart while a submit holds an open transaction, one between submits; then a
-// concurrent phase during which a client restarts the server under the others.
+// concurrent phase during which a client restarts the server under the others, once
+// with single submits, once with batches, once with group commit.
 TEST_P(ServerFaultTest, ServerRestartMidRunReconnectsAndLosesNothing) {
   if (std::string reason = KillsUnavailable(); !reason.empty()) FAIL() << reason;
   if (std::string reason = RestartUnavailable(); !reason.empty()) {
@@ -192,6 +201,9 @@ TEST_P(ServerFaultTest, ServerRestartMidRunReconnectsAndLosesNothing) {
   if (HasFailure()) return;
   RunConcurrentSeeds("ServerRestartMidRunReconnectsAndLosesNothing", 6100,
                      ConcurrentOptions{.restart_mid_phase = true, .batch_size = 8});
+  if (HasFailure()) return;
+  RunConcurrentSeeds("ServerRestartMidRunReconnectsAndLosesNothing", 6200,
+                     ConcurrentOptions{.restart_mid_phase = true, .group_commit = true});
 }
 
 }  // namespace ledger::property
