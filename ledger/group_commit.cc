@@ -8,19 +8,27 @@ void GroupCommitter::Submit(BatchItem& item, const BatchRunner& run) {
   queue_.push_back(&self);
   while (!self.done) {
     if (self.taken || in_flight_ >= in_flight_max_) {
-      batch_done_.Wait(&mutex_);
+      self.wake.Wait(&mutex_);
       continue;
     }
     in_flight_ += 1;  // this thread leads the next batch
     std::vector<Waiter*> batch = TakeBatch();
+    // Callers the batch left behind (another claim wait, past a bound) lead at once while
+    // a slot is free.
+    if (in_flight_ < in_flight_max_ && !queue_.empty()) queue_.front()->wake.Signal();
     std::vector<BatchItem*> items;
     for (Waiter* waiter : batch) items.push_back(waiter->item);
     mutex_.Unlock();
     run(items);  // sets every item's result; waiters read them only once marked done
     mutex_.Lock();
-    for (Waiter* waiter : batch) waiter->done = true;
     in_flight_ -= 1;
-    batch_done_.SignalAll();
+    for (Waiter* waiter : batch) {
+      waiter->done = true;
+      waiter->wake.Signal();
+    }
+    // The caller at the head leads next (a slot is free). If another leader takes it
+    // first, that leader wakes the next head when its own batch ends.
+    if (!queue_.empty()) queue_.front()->wake.Signal();
   }
 }
 

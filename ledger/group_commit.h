@@ -3,8 +3,9 @@
 // A submit joins the queue. If fewer shared transactions than the bound are in flight,
 // its thread becomes a leader at once: it takes the queue's head (up to the batch bound,
 // all with the same claim wait as the first), runs them as one batch, hands every item
-// its result and wakes the waiters; one of those still undecided leads a next batch. So
-// a lone submit waits for nobody, and batches form only while commits are in flight.
+// its result and wakes their callers and the caller now at the queue's head, which
+// leads the next batch. So a lone submit waits for nobody, batches form only while
+// commits are in flight, and a caller wakes only for its result or to lead.
 //
 // Internal to ledger/. Thread-safe.
 #ifndef LEDGER_LEDGER_GROUP_COMMIT_H_
@@ -43,6 +44,9 @@ class GroupCommitter {
     BatchItem* item;
     bool taken = false;  // guarded by mutex_: in some leader's batch
     bool done = false;   // guarded by mutex_: the item's result is set and may be read
+    // Signalled when the item is done, or when it heads the queue as a shared
+    // transaction ends: one wake-up per caller and batch, not one per queued caller.
+    absl::CondVar wake;
   };
 
   // Takes the next batch off the queue: its head, and the items after it with the same
@@ -53,7 +57,6 @@ class GroupCommitter {
   const int in_flight_max_;
   const size_t batch_entries_max_;
   absl::Mutex mutex_;
-  absl::CondVar batch_done_;
   std::deque<Waiter*> queue_ ABSL_GUARDED_BY(mutex_);
   int in_flight_ ABSL_GUARDED_BY(mutex_) = 0;  // shared transactions running
 };
