@@ -8,9 +8,10 @@
 //   ledger_load --db ... --batch 1000      each client calls SubmitBatch with 1,000 operations
 //   ledger_load --db ... --group-commit    single submits, concurrent ones share transactions
 //
-// Per workload: an unmeasured warmup of each mode, then the measured phases; with
-// --mode both, raw and exactly-once alternate in --rounds slices that add up to one
-// phase each. After the exactly-once phase a replay phase resends up to
+// An unmeasured warmup of each workload and mode, then the measured phases; with more
+// than one (--mode both, or several workloads) they alternate in --rounds slices that
+// add up to one phase each (uniform raw, uniform exactly-once, hot raw, ..., again).
+// After each workload's exactly-once phase a replay phase resends up to
 // --replay-operations of its committed keys: the duplicate path alone, in batches too
 // with --batch. Every phase counts the database transactions it began (CountingEngine).
 // Exit status: 0 when every phase ran and verify is OK (and, with --strict, no submit
@@ -23,6 +24,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -128,7 +130,8 @@ void DeclareFlags(CLI::App& app, LoadOptions& options, FlagTexts& texts) {
                  "committed keys resent after each exactly-once phase (0: no replay phase)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--rounds", options.rounds,
-                 "with --mode both: raw and exactly-once alternate in this many slices each")
+                 "with more than one phase (--mode both, several workloads): they alternate "
+                 "in this many slices each")
       ->check(CLI::Range(1, 100));
   app.add_flag("--reuse", options.reuse, "keep bench accounts already in the database");
   app.add_flag("--progress,!--no-progress", options.progress,
@@ -237,27 +240,39 @@ class LoadRun {
     return absl::OkStatus();
   }
 
-  // Warms each mode up, then runs the measured slices: with several modes they alternate
-  // (raw, exactly-once, raw, ...) so a change in the shared machine's load hits both alike.
-  void RunWorkload(Workload workload, RunReport& report) {
-    std::vector<SubmitMode> modes = ModesOf(options_.mode);
-    int rounds = modes.size() > 1 ? options_.rounds : 1;
-    absl::FPrintF(stderr, "workload %s: %d clients, %s per mode in %d slice(s)\n",
-                  WorkloadName(workload), options_.clients, PhaseBoundText(options_), rounds);
-    for (SubmitMode mode : modes) Warmup(workload, mode);
-    std::map<SubmitMode, PhaseSamples> samples;
+  // Warms every workload and mode up, then runs the measured slices: with more than one
+  // phase they alternate (uniform raw, uniform exactly-once, hot raw, hot exactly-once,
+  // then again) so a change in the shared machine's load hits every phase alike, and
+  // the ratios between phases (exactly-once cost, hot / uniform) compare like with like.
+  void RunWorkloads(RunReport& report) {
+    const std::vector<Workload>& workloads = options_.workloads;
+    const std::vector<SubmitMode> modes = ModesOf(options_.mode);
+    const int rounds = workloads.size() * modes.size() > 1 ? options_.rounds : 1;
+    for (Workload workload : workloads) {
+      for (SubmitMode mode : modes) Warmup(workload, mode);
+    }
+    absl::FPrintF(stderr, "%d workload(s) x %d mode(s): %d clients, %s per phase in %d slice(s)\n",
+                  workloads.size(), modes.size(), options_.clients, PhaseBoundText(options_),
+                  rounds);
+    std::map<std::pair<Workload, SubmitMode>, PhaseSamples> samples;
     for (int round = 0; round < rounds; ++round) {
-      for (SubmitMode mode : modes) {
-        samples[mode].Append(Measure(LedgerFor(mode), SliceSpec(workload, mode, rounds),
-                                     Sources(workload, std::string(SubmitModeName(mode)))));
+      for (Workload workload : workloads) {
+        for (SubmitMode mode : modes) {
+          samples[{workload, mode}].Append(
+              Measure(LedgerFor(mode), SliceSpec(workload, mode, rounds),
+                      Sources(workload, std::string(SubmitModeName(mode)))));
+        }
       }
     }
-    for (SubmitMode mode : modes) {
-      PhaseResult result = Summarize(SliceSpec(workload, mode, rounds), std::move(samples[mode]));
-      std::vector<SubmitRequest> committed = std::move(result.committed_requests);
-      report.phases.push_back(std::move(result));
-      if (mode == SubmitMode::kExactlyOnce && options_.replay_operations > 0) {
-        report.phases.push_back(Replay(workload, std::move(committed)));
+    for (Workload workload : workloads) {
+      for (SubmitMode mode : modes) {
+        PhaseResult result =
+            Summarize(SliceSpec(workload, mode, rounds), std::move(samples[{workload, mode}]));
+        std::vector<SubmitRequest> committed = std::move(result.committed_requests);
+        report.phases.push_back(std::move(result));
+        if (mode == SubmitMode::kExactlyOnce && options_.replay_operations > 0) {
+          report.phases.push_back(Replay(workload, std::move(committed)));
+        }
       }
     }
   }
@@ -443,7 +458,7 @@ absl::StatusOr<bool> Run(const LoadOptions& options) {
                                           engine, ledger_options));
   LoadRun run(options, engine, std::move(exactly_once), std::move(raw));
   LEDGER_RETURN_IF_ERROR(run.Setup(report));
-  for (Workload workload : options.workloads) run.RunWorkload(workload, report);
+  run.RunWorkloads(report);
   report.info.load_average_after = LoadAverage();
   absl::FPrintF(stderr, "verify ...\n");
   absl::StatusOr<VerifyReport> verify = VerifyLedger(run.engine());

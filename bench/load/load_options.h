@@ -55,8 +55,9 @@ struct LoadOptions {
   int accounts = 10'000;           // --accounts: user accounts in the data set
   ModeSelection mode = ModeSelection::kExactlyOnce;        // --mode
   absl::Duration warmup = absl::Seconds(1);  // --warmup: unmeasured run before each phase
-  // --rounds: with --mode both, raw and exactly-once alternate in this many slices, each
-  // 1/rounds of the phase, so drift in a shared machine's load hits both modes alike.
+  // --rounds: with more than one phase (--mode both, several workloads) the phases
+  // alternate in this many slices, each 1/rounds of the phase, so drift in a shared
+  // machine's load hits every phase alike.
   int rounds = 3;
   double retry_fraction = 0.3;     // --retry-fraction: share of resends in the retry workload
   int64_t replay_operations = 2'000;  // --replay-operations: duplicates timed after each
