@@ -505,7 +505,7 @@ class ConcurrentRun {
     }
     std::string kill_problem;
     std::thread killer;
-    if (KillsInBackground()) {
+    if (options_.kill_sessions) {
       StartKilling();
       killer = std::thread([&] { kill_problem = KillOnRequest(); });
     }
@@ -591,13 +591,7 @@ class ConcurrentRun {
                                    ? absl::UnavailableError("injected: connection lost")
                                    : RetryableError("injected: deadlock detected"));
       }
-      if (options_.kill_sessions && random() % 100 < kKillPercent) {
-        if (KillsInBackground()) {
-          RequestKill();
-        } else if (std::string problem = KillOneBusySession(); !problem.empty()) {
-          return problem;
-        }
-      }
+      if (options_.kill_sessions && random() % 100 < kKillPercent) RequestKill();
       if (options_.restart_mid_phase && phase == 0 && client == 0 &&
           i / batch_size == requests.size() / 2 / batch_size) {
         if (!context_.restart_server) return "the context cannot restart its server";
@@ -623,13 +617,11 @@ class ConcurrentRun {
     return "";
   }
 
-  // A group-committed submit shares a transaction only with submits running at the same
-  // time, and a kill keeps its caller away for a new administrative session and the
-  // victim's exit (tens of milliseconds, one kill at a time): clients that killed
-  // themselves left about one client submitting, so almost no transaction was shared
-  // when it was killed. They hand their kills to one thread and go on submitting.
-  bool KillsInBackground() const { return options_.kill_sessions && options_.group_commit; }
-
+  // Clients ask one killing thread to kill and go on submitting. A kill keeps whoever
+  // runs it away for a new administrative session and the victim's exit (tens of
+  // milliseconds, one kill at a time): clients that killed inline left about one client
+  // submitting, so the kills rarely met concurrent work, and with group commit almost no
+  // shared transaction was ever killed.
   void StartKilling() {
     absl::MutexLock lock(&kill_mutex_);
     kill_requested_ = false;
