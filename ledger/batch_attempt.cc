@@ -36,16 +36,6 @@ absl::StatusOr<DebitUsage> LoadUsage(StorageTransaction& tx, const std::string& 
 
 }  // namespace
 
-namespace internal {
-
-size_t EntriesBoundOf(const BatchItem& item) {
-  if (item.result.has_value()) return 0;
-  const Operation& op = item.request->operation;
-  return op.kind == OperationKind::kReverse ? kPostingsPerTransactionMax : PostingsOf(op).size();
-}
-
-}  // namespace internal
-
 WaitPolicy LeastClaimWait(const std::vector<internal::BatchItem*>& items) {
   WaitPolicy wait = items.front()->request->claim.wait;
   for (const internal::BatchItem* item : items) {

@@ -43,13 +43,18 @@ struct BatchItem {
   KeyIdentity identity;
   std::string encoded_identity;  // identity.Encoded(), computed once
   std::string fingerprint;
+  // The entries the item may post, counted once it is valid, before the database is
+  // read: a reverse as kPostingsPerTransactionMax (its target is not known yet).
+  size_t entries_bound = 0;
   std::optional<SubmitResult> result;  // set once the item is decided for good
 };
 
-// The entries `item` may post, counted before the database is read (a reverse as
-// kPostingsPerTransactionMax); 0 once it has its result. A batch posts at most
-// kBatchEntriesMax: SubmitBatch refuses more, group commit takes no more.
-size_t EntriesBoundOf(const BatchItem& item);
+// The entries `item` may still post: its entries_bound, 0 once it has its result. A
+// batch posts at most kBatchEntriesMax: SubmitBatch refuses more, group commit takes no
+// more.
+inline size_t EntriesBoundOf(const BatchItem& item) {
+  return item.result.has_value() ? 0 : item.entries_bound;
+}
 
 }  // namespace internal
 

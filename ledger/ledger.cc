@@ -117,6 +117,9 @@ void PrepareItem(const SubmitRequest& request, size_t index, internal::BatchItem
                                   : request.key_namespace,
                               request.scope, request.key};
   item.encoded_identity = item.identity.Encoded();
+  item.entries_bound = request.operation.kind == OperationKind::kReverse
+                           ? kPostingsPerTransactionMax
+                           : PostingsOf(request.operation).size();
 }
 
 // The entries a batch may post, counted before the database is read.
