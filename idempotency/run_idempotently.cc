@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/status.h"
 #include "idempotency/fingerprint.h"
 
@@ -67,7 +67,7 @@ WorkClaim FreshClaim(const KeyIdentity& identity, std::string fingerprint, std::
   claim.updated_at = now;
   claim.expires_at = TruncateToMicros(now + options.ttl);
   // ValidateWorkOptions keeps lease <= ttl: the claim can not expire under its owner.
-  assert(claim.lease_expires_at <= claim.expires_at);
+  LEDGER_CHECK(claim.lease_expires_at <= claim.expires_at);
   return claim;
 }
 
@@ -82,7 +82,7 @@ WorkClaim TakeOverClaim(const WorkClaim& stored, const WorkClaim& fresh) {
   claim.result.clear();
   claim.updated_at = fresh.updated_at;
   claim.expires_at = std::max(stored.expires_at, fresh.expires_at);
-  assert(claim.attempt > 1 && claim.lease_expires_at <= claim.expires_at);
+  LEDGER_CHECK(claim.attempt > 1 && claim.lease_expires_at <= claim.expires_at);
   return claim;
 }
 
@@ -98,7 +98,7 @@ absl::Status RefusalFor(Action action, const KeyIdentity& identity) {
           absl::StrCat("work ", who, " is being run by another worker whose lease is running"));
     default: break;
   }
-  assert(false && "RefusalFor called with an action that is not a refusal");
+  LEDGER_CHECK(false) << "RefusalFor called with an action that is not a refusal";
   return absl::InternalError("unexpected reservation action");
 }
 

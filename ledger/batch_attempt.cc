@@ -78,7 +78,7 @@ absl::Status Ledger::BatchAttempt::RunSteps() {
   now_ = std::max(now_, ledger_.clock_->Now());
   for (size_t i = 0; i < items_.size(); ++i) {
     LEDGER_RETURN_IF_ERROR(Decide(i));
-    const SubmitResult& decided = *decisions_[i];
+    const SubmitResult& decided = decision(i);
     if (atomic_ && !(decided.ok() && decided->ok())) {
       FailLinked(i);
       break;
@@ -239,7 +239,10 @@ void Ledger::BatchAttempt::AppendAccountsOf(size_t i, const std::vector<Posting>
   if (op.kind == OperationKind::kHold) {
     ids.insert(ids.end(), {op.from, op.to});
   } else if (op.kind == OperationKind::kVoid) {
-    const HoldTerms& terms = holds_.at(op.hold_id)->terms;  // PostingsFor found it
+    auto hold = holds_.find(op.hold_id);
+    LEDGER_CHECK(hold != holds_.end() && hold->second.has_value())
+        << "void of hold " << op.hold_id << " planned before its hold was read";
+    const HoldTerms& terms = hold->second->terms;
     ids.insert(ids.end(), {terms.from, terms.to});
   }
 }

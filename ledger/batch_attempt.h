@@ -30,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/check.h"
 #include "ledger/ledger.h"
 #include "ledger/posting_rules.h"
 
@@ -84,7 +85,10 @@ class Ledger::BatchAttempt {
   const std::optional<KeyIdentity>& busy_key() const { return busy_key_; }
   bool claims_timed_out() const { return claims_timed_out_; }
   // The item's result if the attempt's commit went through.
-  const SubmitResult& decision(size_t i) const { return *decisions_[i]; }
+  const SubmitResult& decision(size_t i) const {
+    LEDGER_CHECK(decisions_[i].has_value()) << "item " << i << " read before it was decided";
+    return *decisions_[i];
+  }
   // Whether the item's result depends on the COMMIT: it commits, or replays an item of
   // this batch that commits.
   bool rides_on_commit(size_t i) const { return rides_on_commit_[i]; }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/check.h"
 #include "base/status.h"
 #include "idempotency/fingerprint.h"
 #include "ledger/batch_attempt.h"
@@ -166,6 +167,19 @@ absl::StatusOr<std::vector<SubmitResult>> Ledger::SubmitBatch(const SubmitBatchR
   return results;
 }
 
+namespace {
+
+// The first item decided as not committed. Called only when some item failed.
+const internal::BatchItem* FirstFailedItem(const std::vector<internal::BatchItem*>& items) {
+  for (const internal::BatchItem* item : items) {
+    if (item->result.has_value() && !(item->result->ok() && (*item->result)->ok())) return item;
+  }
+  LEDGER_CHECK(false) << "an atomic batch has open items but none failed";
+  return nullptr;
+}
+
+}  // namespace
+
 void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic) {
   int faults = 0;
   std::optional<absl::Time> claim_deadline;  // set once a claim of many keys ran out of wait
@@ -176,12 +190,8 @@ void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomi
     }
     if (open.empty()) return;
     if (atomic && open.size() < items.size()) {  // an item failed: none may commit
-      size_t failed = 0;
-      while (!items[failed]->result.has_value() ||
-             (items[failed]->result->ok() && (*items[failed]->result)->ok())) {
-        ++failed;
-      }
-      for (internal::BatchItem* item : open) item->result = LinkedItemFailed(items[failed]->index);
+      const internal::BatchItem* failed = FirstFailedItem(items);
+      for (internal::BatchItem* item : open) item->result = LinkedItemFailed(failed->index);
       return;
     }
     const absl::Time attempt_began = absl::Now();

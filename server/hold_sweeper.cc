@@ -1,17 +1,17 @@
 #include "server/hold_sweeper.h"
 
-#include <cassert>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/check.h"
 
 namespace ledger::server {
 
 HoldSweeper::HoldSweeper(Ledger& ledger, absl::Duration interval, Metrics& metrics, LogEvent log)
     : ledger_(ledger), interval_(interval), metrics_(metrics), log_(std::move(log)) {
-  assert(interval_ >= absl::ZeroDuration());
+  LEDGER_CHECK(interval_ >= absl::ZeroDuration());
   if (interval_ > absl::ZeroDuration()) thread_ = std::thread([this] { Run(); });
 }
 
@@ -54,7 +54,7 @@ int64_t HoldSweeper::SweepOnce() {
                       "\",\"retry_in_seconds\":", absl::ToInt64Seconds(interval_)));
     return 0;
   }
-  assert(*expired >= 0);
+  LEDGER_CHECK(*expired >= 0);
   metrics_.RecordHoldSweep(*expired, took);
   if (*expired > 0) {
     log_(absl::StrCat("\"event\":\"holds_expired\",\"expired\":", *expired,

@@ -1,9 +1,9 @@
+#include "base/check.h"
 #include "engines/postgres/postgres_reply_watchdog.h"
 
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <cassert>
 
 namespace ledger::postgres_internal {
 
@@ -27,7 +27,7 @@ ReplyWatchdog::ReplyWatchdog() : thread_([this] { Run(); }) {}
 ReplyWatchdog::~ReplyWatchdog() {
   {
     absl::MutexLock lock(&mutex_);
-    assert(armed_.empty() && "a round trip outlived its engine's watchdog");
+    LEDGER_CHECK(armed_.empty()) << "a round trip outlived its engine's watchdog";
     stopping_ = true;
     changed_.Signal();
   }
@@ -50,7 +50,7 @@ ReplyWatchdog::Armed ReplyWatchdog::Arm(int socket, absl::Duration timeout) {
 bool ReplyWatchdog::Disarm(uint64_t id) {
   absl::MutexLock lock(&mutex_);
   auto it = armed_.find(id);
-  assert(it != armed_.end());
+  LEDGER_CHECK(it != armed_.end()) << "disarming a deadline that is not armed";
   const bool expired = it->second.expired;
   if (!expired) pending_.erase({it->second.at, id});
   armed_.erase(it);

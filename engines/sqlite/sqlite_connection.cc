@@ -3,13 +3,13 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <cassert>
 #include <climits>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/check.h"
 #include "base/status.h"
 
 namespace ledger::sqlite_internal {
@@ -38,7 +38,7 @@ Query::Query(Connection* connection, sqlite3_stmt* statement, bool* in_use,
              std::string_view what, ErrorContext context)
     : connection_(connection), statement_(statement), in_use_(in_use), what_(what),
       context_(context) {
-  assert(!*in_use_);
+  LEDGER_CHECK(!*in_use_) << "one statement at a time on a connection";
   *in_use_ = true;
 }
 

@@ -6,7 +6,6 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <cassert>
 #include <limits>
 #include <set>
 #include <utility>
@@ -15,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/check.h"
 #include "engines/common/database_url.h"
 #include "engines/common/error_table.h"
 #include "engines/common/hold_writes.h"
@@ -130,7 +130,7 @@ absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
   LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
   if (!found) return std::nullopt;
   LEDGER_ASSIGN_OR_RETURN(KeyRecord record, ReadKeyRecord(query));
-  assert(record.identity == identity);
+  LEDGER_CHECK(record.identity == identity);
   return record;
 }
 
