@@ -142,11 +142,12 @@ absl::Status ParseAddress(std::string_view url, MysqlSettings& settings) {
 }
 
 absl::StatusOr<MysqlTlsMode> ParseTlsMode(std::string_view value) {
-  const std::string mode = absl::AsciiStrToLower(View(value));
-  if (mode == "disabled") return MysqlTlsMode::kDisabled;
-  if (mode == "required") return MysqlTlsMode::kRequired;
-  if (mode == "verify_ca") return MysqlTlsMode::kVerifyCa;
-  if (mode == "verify_identity") return MysqlTlsMode::kVerifyIdentity;
+  // Any case: MySQL 8 spells them in capitals (--ssl-mode=VERIFY_CA).
+  const std::string name = absl::AsciiStrToLower(View(value));
+  for (MysqlTlsMode mode : {MysqlTlsMode::kDisabled, MysqlTlsMode::kRequired,
+                            MysqlTlsMode::kVerifyCa, MysqlTlsMode::kVerifyIdentity}) {
+    if (name == TlsModeName(mode)) return mode;
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("mysql url: unknown ssl_mode \"", View(value),
                    "\" (use disabled, required, verify_ca or verify_identity)"));
