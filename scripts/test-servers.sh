@@ -21,6 +21,9 @@
 # LEDGER_TEST_SERVERS_TLS_DIR names a folder holding ca.crt, server.crt and server.key:
 # the servers then also accept TLS with that certificate (copied into DIR/tls at start,
 # so restarts keep it). Plain TCP connections are still accepted.
+# LEDGER_TEST_SERVERS_NO_TLS=1 (not with a TLS dir): MariaDB runs with --skip-ssl
+# (have_ssl DISABLED, also where newer servers would make a certificate of their own);
+# PostgreSQL runs with ssl = off, its default.
 set -euo pipefail
 
 readonly prog="test-servers"
@@ -177,6 +180,7 @@ set_paths() {
   my_log="$my_dir/error.log"
   my_port_file="$dir/my.port"
   tls_dir="$dir/tls"
+  no_tls_file="$dir/no-tls"
   env_file="$dir/env"
   # A unix socket path must fit in sun_path (108 bytes including the NUL).
   ((${#my_sock} <= 100 && ${#pg_dir} + 20 <= 100)) || die "DIR path too long for unix sockets: $dir"
@@ -281,8 +285,13 @@ my_user_args() {
   if is_root; then echo "--user=root"; fi
 }
 
-# The TLS options of mariadbd when DIR has a certificate, else nothing.
+# The TLS options of mariadbd: --skip-ssl for a server without TLS, the certificate when
+# DIR has one, else nothing.
 my_tls_args() {
+  if [[ -f "$no_tls_file" ]]; then
+    echo "--skip-ssl"
+    return 0
+  fi
   [[ -d "$tls_dir" ]] || return 0
   echo "--ssl-ca=$tls_dir/ca.crt --ssl-cert=$tls_dir/server.crt --ssl-key=$tls_dir/server.key"
 }
@@ -421,6 +430,11 @@ prepare_dir() {
     cp "$LEDGER_TEST_SERVERS_TLS_DIR/ca.crt" "$LEDGER_TEST_SERVERS_TLS_DIR/server.crt" \
       "$LEDGER_TEST_SERVERS_TLS_DIR/server.key" "$tls_dir/"
     chmod 600 "$tls_dir/server.key"
+  fi
+  if [[ "${LEDGER_TEST_SERVERS_NO_TLS:-}" == 1 ]]; then
+    [[ -z "${LEDGER_TEST_SERVERS_TLS_DIR:-}" ]] ||
+      die "LEDGER_TEST_SERVERS_NO_TLS=1 and LEDGER_TEST_SERVERS_TLS_DIR exclude each other"
+    touch "$no_tls_file"  # restarts keep it
   fi
 }
 

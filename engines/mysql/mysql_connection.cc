@@ -23,6 +23,7 @@ namespace ledger::mysql_internal {
 namespace {
 
 constexpr std::string_view kUrlScheme = "mysql://";
+constexpr int kClientTlsError = 2026;  // CR_SSL_CONNECTION_ERROR
 
 // get_driver_instance() is not thread-safe: it runs once, before any connection. The
 // driver lives as long as the process and is never deleted.
@@ -141,11 +142,12 @@ absl::Status ParseAddress(std::string_view url, MysqlSettings& settings) {
 }
 
 absl::StatusOr<MysqlTlsMode> ParseTlsMode(std::string_view value) {
-  const std::string mode = absl::AsciiStrToLower(View(value));
-  if (mode == "disabled") return MysqlTlsMode::kDisabled;
-  if (mode == "required") return MysqlTlsMode::kRequired;
-  if (mode == "verify_ca") return MysqlTlsMode::kVerifyCa;
-  if (mode == "verify_identity") return MysqlTlsMode::kVerifyIdentity;
+  // Any case: MySQL 8 spells them in capitals (--ssl-mode=VERIFY_CA).
+  const std::string name = absl::AsciiStrToLower(View(value));
+  for (MysqlTlsMode mode : {MysqlTlsMode::kDisabled, MysqlTlsMode::kRequired,
+                            MysqlTlsMode::kVerifyCa, MysqlTlsMode::kVerifyIdentity}) {
+    if (name == TlsModeName(mode)) return mode;
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("mysql url: unknown ssl_mode \"", View(value),
                    "\" (use disabled, required, verify_ca or verify_identity)"));
@@ -223,16 +225,22 @@ absl::Status CheckTls(const MysqlTls& tls) {
   return absl::OkStatus();
 }
 
-// The driver's TLS options (Connector/C++ 1.1 names). Not OPT_SSL_MODE: over MariaDB
-// Connector/C the driver accepts it and silently connects in plain text.
+// The driver's TLS options (Connector/C++ 1.1 names), as MariaDB Connector/C 3.3 (what
+// Debian's build runs over) takes them. Not OPT_SSL_MODE: the driver accepts it and
+// silently connects in plain text. sslEnforce is MYSQL_OPT_SSL_ENFORCE, which there only
+// asks for TLS: against a server that does not offer it the library goes on in plain
+// text (MysqlConnection::RequireEncryption then refuses the session). Only
+// MYSQL_OPT_SSL_VERIFY_SERVER_CERT (sslVerify) makes it refuse such a server before
+// the login, and it also checks the host name: verify_identity alone can have it.
 void SetTlsOptions(const MysqlTls& tls, sql::ConnectOptionsMap& options) {
   if (tls.mode == MysqlTlsMode::kDisabled) return;
-  options["sslEnforce"] = true;  // refuse a server that does not speak TLS
+  options["sslEnforce"] = true;  // ask for TLS
   if (!tls.ca.empty()) options["sslCA"] = sql::SQLString(tls.ca);  // CA given: chain checked
   if (!tls.ca_path.empty()) options["sslCAPath"] = sql::SQLString(tls.ca_path);
   if (!tls.cert.empty()) options["sslCert"] = sql::SQLString(tls.cert);
   if (!tls.key.empty()) options["sslKey"] = sql::SQLString(tls.key);
-  if (tls.mode == MysqlTlsMode::kVerifyIdentity) options["sslVerify"] = true;  // host name
+  // The host name, and no TLS refused before the login.
+  if (tls.mode == MysqlTlsMode::kVerifyIdentity) options["sslVerify"] = true;
 }
 
 int Seconds(absl::Duration wait) {
@@ -240,6 +248,20 @@ int Seconds(absl::Duration wait) {
 }
 
 }  // namespace
+
+std::string_view TlsModeName(MysqlTlsMode mode) {
+  switch (mode) {
+    case MysqlTlsMode::kDisabled:
+      return "disabled";
+    case MysqlTlsMode::kRequired:
+      return "required";
+    case MysqlTlsMode::kVerifyCa:
+      return "verify_ca";
+    case MysqlTlsMode::kVerifyIdentity:
+      return "verify_identity";
+  }
+  return "unknown";
+}
 
 absl::StatusOr<MysqlSettings> ParseMysqlUrl(std::string_view url, const MysqlWaits& waits) {
   if (url.substr(0, kUrlScheme.size()) != kUrlScheme) {
@@ -314,8 +336,39 @@ absl::StatusOr<std::unique_ptr<MysqlConnection>> MysqlConnection::Open(
                             ErrorContext::kConnect);
   }
   std::unique_ptr<MysqlConnection> connection(new MysqlConnection(std::move(raw), settings.waits));
+  // Before any other statement: a session that should be encrypted and is not carries
+  // nothing of the ledger's (closed with `connection` on the way out).
+  LEDGER_RETURN_IF_ERROR(connection->RequireEncryption(settings));
   LEDGER_RETURN_IF_ERROR(connection->SetUpSession(settings.waits));
   return connection;
+}
+
+absl::Status MysqlConnection::RequireEncryption(const MysqlSettings& settings) {
+  if (settings.tls.mode == MysqlTlsMode::kDisabled) return absl::OkStatus();
+  const std::string what = absl::StrCat("connect to ", settings.Describe());
+  // The server's view: Connector/C++ 1.1 does not expose the client library's
+  // mysql_get_ssl_cipher. MariaDB and MySQL 8 both keep Ssl_cipher per session.
+  std::string cipher;
+  LEDGER_RETURN_IF_ERROR(Guard(
+      [&] {
+        std::unique_ptr<sql::Statement> statement(connection_->createStatement());
+        std::unique_ptr<sql::ResultSet> result(
+            statement->executeQuery("SHOW SESSION STATUS LIKE 'Ssl_cipher'"));
+        while (result->next()) cipher = result->getString(2);
+      },
+      what, ErrorContext::kConnect));
+  if (!cipher.empty()) return absl::OkStatus();
+  broken_ = true;  // never reused, whoever holds it
+  // Reported as the client library reports the same refusal under verify_identity
+  // (CR_SSL_CONNECTION_ERROR), so both read and sort alike.
+  const MysqlError refused{
+      kClientTlsError, "HY000",
+      absl::StrCat("TLS/SSL error: ssl_mode=", View(TlsModeName(settings.tls.mode)),
+                   " but the session is not encrypted (the server reports no Ssl_cipher): the "
+                   "server does not offer TLS, or something on the way removed it; the session "
+                   "was closed before any ledger statement"),
+      false};
+  return MysqlErrorStatus(refused, what, ErrorContext::kConnect);
 }
 
 absl::Status MysqlConnection::SetUpSession(const MysqlWaits& waits) {

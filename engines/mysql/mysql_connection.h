@@ -65,11 +65,17 @@ struct MysqlWaits {
   int AccountLockWaitSeconds() const;  // whole seconds, rounded up, InnoDB's range
 };
 
-// TLS to the server (the ssl_* URL parameters). With Connector/C++ 1.1 over MariaDB
-// Connector/C (Debian's build): required encrypts without checking the certificate;
+// TLS to the server (the ssl_* URL parameters). Every mode but kDisabled refuses a
+// session that is not encrypted: required encrypts without checking the certificate;
 // verify_ca also checks its chain against ssl_ca / ssl_capath; verify_identity also
-// checks that it names the host.
+// checks that it names the host. With Connector/C++ 1.1 over MariaDB Connector/C
+// (Debian's build) only verify_identity makes the client library refuse a server that
+// does not offer TLS before the login; for required and verify_ca, MysqlConnection::Open
+// refuses the session right after it (docs/engines/mysql.md, "TLS").
 enum class MysqlTlsMode { kDisabled, kRequired, kVerifyCa, kVerifyIdentity };
+
+// The mode as the URL spells it ("required", ...).
+std::string_view TlsModeName(MysqlTlsMode mode);
 
 struct MysqlTls {
   MysqlTlsMode mode = MysqlTlsMode::kDisabled;
@@ -125,7 +131,9 @@ class SqlRow {
 
 class MysqlConnection {
  public:
-  // Connects and sets up the session. Unavailable when the server cannot be reached.
+  // Connects and sets up the session. Unavailable when the server cannot be reached,
+  // and when settings.tls asks for TLS and the session is not encrypted (checked before
+  // any other statement; the session is closed).
   static absl::StatusOr<std::unique_ptr<MysqlConnection>> Open(const MysqlSettings& settings);
   ~MysqlConnection();
   MysqlConnection(const MysqlConnection&) = delete;
@@ -168,6 +176,9 @@ class MysqlConnection {
  private:
   MysqlConnection(std::unique_ptr<sql::Connection> connection, const MysqlWaits& waits);
   absl::Status SetUpSession(const MysqlWaits& waits);
+  // With a TLS mode, refuses the session unless the server reports it encrypted (its
+  // Ssl_cipher): the client library may have gone on in plain text.
+  absl::Status RequireEncryption(const MysqlSettings& settings);
   // SET of the server's statement timeout: MariaDB's max_statement_time or MySQL's
   // max_execution_time; zero lifts it.
   std::string StatementTimeoutAssignment(absl::Duration timeout) const;

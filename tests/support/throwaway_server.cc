@@ -129,17 +129,25 @@ void RemoveTestCertificates(const TestCertificates& certificates) {
 
 absl::StatusOr<std::unique_ptr<ThrowawayServer>> ThrowawayServer::Start(
     Kind kind, const TestCertificates* certificates) {
+  return StartWith(kind, certificates == nullptr
+                             ? ""
+                             : absl::StrCat("LEDGER_TEST_SERVERS_TLS_DIR=",
+                                            Quoted(certificates->directory), " "));
+}
+
+absl::StatusOr<std::unique_ptr<ThrowawayServer>> ThrowawayServer::StartWithoutTls(Kind kind) {
+  return StartWith(kind, "LEDGER_TEST_SERVERS_NO_TLS=1 ");
+}
+
+absl::StatusOr<std::unique_ptr<ThrowawayServer>> ThrowawayServer::StartWith(
+    Kind kind, const std::string& environment) {
   absl::StatusOr<std::string> directory = MakeTemporaryDirectory("ledger-test-server");
   if (!directory.ok()) return directory.status();
   std::unique_ptr<ThrowawayServer> server(new ThrowawayServer(kind, *directory));
-  const std::string tls =
-      certificates == nullptr
-          ? ""
-          : absl::StrCat("LEDGER_TEST_SERVERS_TLS_DIR=", Quoted(certificates->directory), " ");
   // The log lives beside the folder: the script wants the folder empty.
   const std::string log = *directory + ".log";
   absl::Status started =
-      Run(absl::StrCat(tls, "bash ", Quoted(kScript),
+      Run(absl::StrCat(environment, "bash ", Quoted(kScript),
                        kind == Kind::kPostgres ? " start-postgres " : " start-mysql ",
                        Quoted(*directory)),
           log);

@@ -56,6 +56,10 @@ class ThrowawayServer {
   // it cannot start: no server binaries, not allowed to run them.
   static absl::StatusOr<std::unique_ptr<ThrowawayServer>> Start(
       Kind kind, const TestCertificates* certificates = nullptr);
+  // Starts one that refuses TLS (LEDGER_TEST_SERVERS_NO_TLS: MariaDB --skip-ssl, so
+  // have_ssl is DISABLED; PostgreSQL ssl = off), for tests that a client asking for TLS
+  // does not fall back to plain text.
+  static absl::StatusOr<std::unique_ptr<ThrowawayServer>> StartWithoutTls(Kind kind);
   ~ThrowawayServer();  // thaws, stops the server, removes its folder
   ThrowawayServer(const ThrowawayServer&) = delete;
   ThrowawayServer& operator=(const ThrowawayServer&) = delete;
@@ -78,6 +82,9 @@ class ThrowawayServer {
 
  private:
   ThrowawayServer(Kind kind, std::string directory) : kind_(kind), directory_(std::move(directory)) {}
+  // Runs the script's start with `environment` ("NAME=value ..." for the shell) before it.
+  static absl::StatusOr<std::unique_ptr<ThrowawayServer>> StartWith(
+      Kind kind, const std::string& environment);
   pid_t MainProcess() const;  // 0 when none runs
   absl::Status Signal(int signal_number);
 
