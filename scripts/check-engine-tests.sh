@@ -39,7 +39,7 @@ check_configure() {
   local scratch
   scratch=$(mktemp -d /tmp/ledger-check-configure.XXXXXX)
   # shellcheck disable=SC2064
-  trap "rm -rf '$scratch'" RETURN
+  trap "rm -rf '$scratch'" EXIT
   ledger_configure_quickstart "$scratch/stale" -DLEDGER_WITH_POSTGRES=OFF -DLEDGER_WITH_MYSQL=OFF
   ledger_configure_tests "$scratch/stale"
   ledger_configure_tests "$scratch/clean"
