@@ -6,9 +6,9 @@
 #                                   run its demo (what scripts/quickstart.sh uses)
 #   scripts/install-deps.sh test    everything scripts/test.sh needs (the default): the
 #                                   above, plus GoogleTest, Google Benchmark, the
-#                                   PostgreSQL and MySQL client libraries (their engines
-#                                   are built when CMake finds them) and servers, and
-#                                   clang for the fuzzers
+#                                   PostgreSQL and MySQL client libraries (test.sh
+#                                   requires their engines: LEDGER_WITH_<ENGINE>=ON) and
+#                                   servers, and clang for the fuzzers
 #
 # Idempotent: packages already present are skipped; needs root (or sudo) only when
 # something is missing.

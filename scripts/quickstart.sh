@@ -5,13 +5,18 @@
 # runs its demo on a fresh SQLite database (the embedded default): an economy of
 # wallets, creators, a platform fee account and payouts, a few thousand operations with
 # client retries, duplicate deliveries and declined requests, then the verify audit.
+#
+# The engines are left AUTO: the PostgreSQL and MySQL ones are built when their client
+# libraries are there (not installed here); scripts/test.sh, run after this in the same
+# clone, installs them and builds every engine in the same build directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/configure.sh
+source scripts/lib/configure.sh
 
 build_dir=${LEDGER_BUILD_DIR:-build}
 bash scripts/install-deps.sh build
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEDGER_BUILD_TESTS=OFF \
-  -DLEDGER_BUILD_BENCHMARKS=OFF >/dev/null
+ledger_configure_quickstart "$build_dir"
 cmake --build "$build_dir" -j "$(nproc)" --target ledger
 
 database=$(mktemp -d /tmp/ledger-demo.XXXXXX)/ledger.db

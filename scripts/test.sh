@@ -5,17 +5,26 @@
 # property and fault runs, the fuzzers briefly, the benchmarks' smoke runs) and stops
 # the servers, also when a test fails. Under CI=true a server that cannot start fails
 # the run instead of letting the server tests skip.
+#
+# Every engine is built and tested whatever an earlier configure of the build directory
+# cached (the quickstart's, say): the configure requires each engine and fails, naming
+# it and what is missing, when its client library is not there. Before the build,
+# check-engine-tests.sh proves that over a quickstart's build directory; after it, that
+# each engine's label holds its tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/configure.sh
+source scripts/lib/configure.sh
 
 build_dir=${LEDGER_BUILD_DIR:-build}
 jobs=$(nproc)
 
 bash scripts/install-deps.sh test
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEDGER_BUILD_TESTS=ON \
-  -DLEDGER_BUILD_BENCHMARKS=ON >/dev/null
+ledger_configure_tests "$build_dir"
+bash scripts/check-engine-tests.sh configure
 bash scripts/check-layering.sh
 cmake --build "$build_dir" -j "$jobs"
+bash scripts/check-engine-tests.sh labels "$build_dir"
 
 servers_dir=$(mktemp -d /tmp/ledger-servers.XXXXXX)
 stop_servers() { bash scripts/test-servers.sh stop "$servers_dir" || true; }

@@ -23,7 +23,8 @@
 namespace ledger::testing {
 
 // Skips the current test when `engine` is not built here, or when its server is not
-// named (a failure instead under CI=true). Call from SetUp, then check IsSkipped().
+// named; a failure instead under CI=true, or when the server is named but the build
+// lacks the engine. Call from SetUp, then check IsSkipped() and HasFatalFailure().
 void RequireFreshDatabaseEngine(std::string_view engine);
 
 // Creates or empties the engine's database for this test and returns its URL.

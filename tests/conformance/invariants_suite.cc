@@ -62,6 +62,7 @@ TEST_P(ConformanceTest, InvariantZeroSumStopsAnUnbalancedPlanBeforeWriting) {
         credit.balance_after += 1;
         WrittenAccount(written, "bob").balance += 1;
       });
+  ASSERT_NE(broken, nullptr);
   Snapshot before = TakeSnapshot();
   ExpectViolation(broken->Submit(Payment()), "zero_sum");
   EXPECT_EQ(TakeSnapshot(), before);
@@ -75,6 +76,7 @@ TEST_P(ConformanceTest, InvariantVersionsStopAVersionGapBeforeWriting) {
         EntryOf(transaction, "alice").account_version += 1;  // skips a version
         WrittenAccount(written, "alice").version += 1;
       });
+  ASSERT_NE(broken, nullptr);
   Snapshot before = TakeSnapshot();
   ExpectViolation(broken->Submit(Payment()), "versions_contiguous");
   EXPECT_EQ(TakeSnapshot(), before);
@@ -87,6 +89,7 @@ TEST_P(ConformanceTest, InvariantVersionsStopAnAccountWrittenAwayFromItsEntries)
       LedgerTamperingWithPlans([](Transaction&, std::vector<Account>& written) {
         WrittenAccount(written, "alice").balance += 50;  // its entry says 900
       });
+  ASSERT_NE(broken, nullptr);
   Snapshot before = TakeSnapshot();
   ExpectViolation(broken->Submit(Payment()), "versions_contiguous");
   EXPECT_EQ(TakeSnapshot(), before);
@@ -105,6 +108,7 @@ TEST_P(ConformanceTest, InvariantFloorStopsAPlanBelowTheFloorBeforeWriting) {
           WrittenAccount(written, entry.account_id).balance = entry.balance_after;
         }
       });
+  ASSERT_NE(broken, nullptr);
   Snapshot before = TakeSnapshot();
   ExpectViolation(broken->Submit(Payment()), "balance_floor");
   EXPECT_EQ(TakeSnapshot(), before);

@@ -52,7 +52,9 @@ void ServerTest::TearDown() {
 
 void ServerTest::StartServer(const std::vector<std::string>& extra_arguments) {
   server_ = ServerProcess::Start(database_url_, folder_ / "server.log", extra_arguments);
-  ASSERT_NE(server_, nullptr);
+  // Ends the test, also from here in a helper (tests/support/test_main.cc): every request
+  // after it would go through a client that does not exist.
+  ASSERT_NE(server_, nullptr) << "ledger serve did not start on " << engine_.name << " (its log is above)";
   client_ = server_->Client();
 }
 

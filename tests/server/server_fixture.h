@@ -35,7 +35,9 @@ class ServerTest : public ::testing::TestWithParam<ServerEngineFactory> {
  protected:
   void SetUp() override;
   void TearDown() override;
-  // Arguments added to `ledger serve` by a test before StartServer.
+  // Starts `ledger serve` with the test's extra arguments. A server that does not start
+  // fails the test with its log and ends it (a fatal failure in a helper does: the tests'
+  // main(), tests/support/test_main.cc), as does a failed OpenAccounts.
   void StartServer(const std::vector<std::string>& extra_arguments = {});
 
   bool IsSqlite() const { return engine_.name == "sqlite"; }
