@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by scripts/quickstart.sh and scripts/test.sh: how each of the README's two
 # commands configures a build directory, in one place so that the test command can
-# check its configure over the quickstart's (scripts/check-test-configure.sh).
+# check its configure over the quickstart's (scripts/check-engine-tests.sh).
 # Run from the repository's root; extra arguments go to cmake.
 
 # The quickstart: the `ledger` tool alone. Its engines are AUTO (CMakeLists.txt): built
