@@ -11,6 +11,7 @@
 #include "ledger/amount.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "ledger/json.h"
 
 namespace ledger::cli {
 namespace {

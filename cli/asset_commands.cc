@@ -6,6 +6,7 @@
 #include "base/status.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "ledger/json.h"
 
 namespace ledger::cli {
 namespace {

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "ledger/amount.h"
+#include "ledger/json.h"
 #include "ledger/outcome.h"
 
 namespace ledger::cli {

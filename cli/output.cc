@@ -17,47 +17,6 @@ void PrintJson(const nlohmann::json& json) { std::cout << DumpJson(json, 2) << "
 
 void PrintJsonLine(const nlohmann::json& json) { std::cout << DumpJson(json, -1) << "\n"; }
 
-nlohmann::json AccountToJson(const Account& account) {
-  return {{"id", account.id},
-          {"asset", account.asset},
-          {"balance", FormatAmount(account.balance)},
-          {"pending_debits", FormatAmount(account.pending_debits)},
-          {"pending_credits", FormatAmount(account.pending_credits)},
-          {"available", FormatAmount(account.Available())},
-          {"version", account.version},
-          {"allow_negative", account.allow_negative},
-          {"overdraft_limit", FormatAmount(account.overdraft_limit)},
-          {"closed", account.closed},
-          {"created_at", FormatTimestamp(account.created_at)}};
-}
-
-nlohmann::json HistoryEntryToJson(const HistoryEntry& line) {
-  const Entry& entry = line.entry;
-  return {{"account", entry.account_id},
-          {"account_version", entry.account_version},
-          {"transaction_id", line.transaction_id},
-          {"created_at", FormatTimestamp(line.created_at)},
-          {"asset", entry.asset},
-          {"amount", FormatAmount(entry.amount)},
-          {"balance_after", FormatAmount(entry.balance_after)}};
-}
-
-nlohmann::json EventToJson(const OutboxEvent& event) {
-  // The payload is JSON the engine stored; embed it as JSON when it parses, as text if not.
-  nlohmann::json payload =
-      nlohmann::json::parse(event.payload, nullptr, /*allow_exceptions=*/false);
-  if (payload.is_discarded()) payload = event.payload;
-  return {{"sequence", event.sequence},
-          {"transaction_id", event.transaction_id},
-          {"type", event.type},
-          {"created_at", FormatTimestamp(event.created_at)},
-          {"payload", std::move(payload)}};
-}
-
-nlohmann::json AssetToJson(const Asset& asset) {
-  return {{"code", asset.code}, {"scale", asset.scale}};
-}
-
 nlohmann::json ErrorToJson(const absl::Status& status) {
   return {{"error", std::string(status.message())},
           {"kind", ExitCodeName(ExitCodeForStatus(status))}};

@@ -1,8 +1,8 @@
 // Printing for the `ledger` tool: JSON (machine-readable, stdout) and aligned text
 // tables (for people, stdout). Human-readable errors go to stderr via ReportError.
 //
-// Amounts in JSON are decimal strings of minor units, as in the library's own JSON
-// (TransactionToJson), so no consumer ever parses a float.
+// Every domain type's JSON form comes from ledger/json.h, the one vocabulary the CLI and
+// the HTTP service share.
 //
 // Not thread-safe: writes to std::cout.
 #ifndef LEDGER_CLI_OUTPUT_H_
@@ -26,12 +26,6 @@ std::string DumpJson(const nlohmann::json& json, int indent);
 void PrintJson(const nlohmann::json& json);      // indented, for one object
 void PrintJsonLine(const nlohmann::json& json);  // one line, for streams of objects
 
-// balance is the posted balance; pending_debits and pending_credits what pending holds
-// reserve out of and for the account; available = balance - pending_debits.
-nlohmann::json AccountToJson(const Account& account);
-nlohmann::json HistoryEntryToJson(const HistoryEntry& line);
-nlohmann::json EventToJson(const OutboxEvent& event);
-nlohmann::json AssetToJson(const Asset& asset);
 // {"error": message, "kind": exit code name}: what a failed submit prints on stdout.
 nlohmann::json ErrorToJson(const absl::Status& status);
 

@@ -9,6 +9,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "ledger/json.h"
 #include "ledger/outcome.h"
 
 namespace ledger::cli {

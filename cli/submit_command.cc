@@ -21,6 +21,7 @@
 #include "idempotency/fingerprint.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "ledger/json.h"
 #include "ledger/operation.h"
 
 namespace ledger::cli {

@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "idempotency/fingerprint.h"
 #include "ledger/invariants.h"
+#include "ledger/json.h"
 
 namespace ledger {
 namespace {

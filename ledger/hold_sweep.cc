@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
+#include "ledger/json.h"
 #include "ledger/ledger.h"
 #include "ledger/posting_rules.h"
 

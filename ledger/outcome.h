@@ -1,6 +1,7 @@
 // The result of a submit: exactly one of committed, duplicate, rejected or faulted.
 // Bad input, a conflicting payload and an in-progress key are errors (absl::Status)
 // instead, because they say nothing about the operation's effect: nothing was written.
+// Its JSON form is ledger/json.h's OutcomeToJson.
 #ifndef LEDGER_LEDGER_OUTCOME_H_
 #define LEDGER_LEDGER_OUTCOME_H_
 
@@ -9,7 +10,6 @@
 
 #include "absl/status/status.h"
 #include "ledger/transaction.h"
-#include "nlohmann/json.hpp"
 
 namespace ledger {
 
@@ -59,12 +59,6 @@ struct Outcome {
 
   bool ok() const { return kind == OutcomeKind::kCommitted || kind == OutcomeKind::kDuplicate; }
 };
-
-nlohmann::json TransactionToJson(const Transaction& transaction);
-// A hold as stored, with its status (its terms alone are part of the hold transaction).
-nlohmann::json HoldToJson(const Hold& hold);
-nlohmann::json HoldTermsToJson(const HoldTerms& terms);
-nlohmann::json OutcomeToJson(const Outcome& outcome);
 
 }  // namespace ledger
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Fails when an #include points up the layer list or a driver header leaves its engine.
+# Fails when an #include points up the layer list, two top-level folders include each
+# other (directly or round a longer cycle), or a driver header leaves its engine.
 #
-#   base <- idempotency <- ledger <- engines <- cli, server, bench
+#   base <- idempotency <- ledger <- engines <- server, bench <- cli
 #
-# A file may include its own layer and the layers below it. Inside engines/, a folder
+# A file may include its own layer and the layers below it: the `ledger` tool (cli/) runs
+# `ledger serve` from server/, and server/ never includes cli/. Inside engines/, a folder
 # (memory, sqlite, postgres, mysql) may include engines/common/ and itself, never a
 # sibling; engines/common/ includes no engine folder. Driver headers (libpqxx, libpq,
 # Connector/C++, sqlite3.h) appear only in their engine's folder, and in tests/, which
@@ -29,7 +31,8 @@ grep -HE '^[[:space:]]*#[[:space:]]*include' $files | awk '
     if (layer == "idempotency") return 1
     if (layer == "ledger") return 2
     if (layer == "engines") return 3
-    if (layer == "cli" || layer == "server" || layer == "bench") return 4
+    if (layer == "server" || layer == "bench") return 4
+    if (layer == "cli") return 5
     return -1
   }
   function driver_owner(header) {
@@ -62,6 +65,7 @@ grep -HE '^[[:space:]]*#[[:space:]]*include' $files | awk '
     split(header, target, "/")
     theirs = rank(target[1])
     if (theirs < 0) next
+    if (target[1] != layer) includes[layer, target[1]] = file
     if (theirs > own) {
       printf "layering: %s (%s) includes \"%s\" from the higher layer %s\n", file, layer, header, target[1]
       bad++
@@ -71,7 +75,33 @@ grep -HE '^[[:space:]]*#[[:space:]]*include' $files | awk '
       bad++
     }
   }
+  # Depth-first search for a cycle of folder includes through `folder`.
+  function cycle_from(folder, path,    next_folder, pair, parts) {
+    if (on_path[folder]) {  # the cycle is the part of the path from folder on
+      cycle = path " -> " folder
+      cycle = substr(cycle, index(" -> " cycle " -> ", " -> " folder " -> "))
+      return 1
+    }
+    if (done[folder]) return 0
+    on_path[folder] = 1
+    for (pair in includes) {
+      split(pair, parts, SUBSEP)
+      if (parts[1] != folder) continue
+      if (cycle_from(parts[2], path == "" ? folder : path " -> " folder)) return 1
+    }
+    on_path[folder] = 0
+    done[folder] = 1
+    return 0
+  }
   END {
+    for (pair in includes) {
+      split(pair, parts, SUBSEP)
+      if (cycle_from(parts[1], "")) {
+        printf "layering: the folders include each other: %s\n", cycle
+        bad++
+        break
+      }
+    }
     if (bad > 0) { printf "layering: %d violation(s)\n", bad; exit 1 }
     print "layering: OK"
   }'

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ledger/json.h"
 #include "ledger/outcome.h"
 #include "server/api.h"
 #include "server/problem.h"

@@ -1,5 +1,5 @@
-// Assets, accounts, transactions and events: the JSON shapes are the CLI's (cli/output.h)
-// and the library's (TransactionToJson), so every client sees one vocabulary.
+// Assets, accounts, transactions and events: the JSON shapes are ledger/json.h's, the one
+// vocabulary the CLI prints too.
 #include <set>
 #include <string>
 #include <vector>
@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/status.h"
-#include "cli/output.h"
 #include "ledger/amount.h"
+#include "ledger/json.h"
 #include "ledger/outcome.h"
 #include "server/api.h"
 #include "server/problem.h"
@@ -23,7 +23,7 @@ void WriteError(RequestContext& context, const absl::Status& status) {
   WriteProblem(context.response, ProblemFromStatus(status));
 }
 
-// The balance answer's hold amounts (the account JSON has them too, cli::AccountToJson):
+// The balance answer's hold amounts (the account JSON has them too, AccountToJson):
 // pending debits and credits as of now (lapsed holds no longer counted) and the available
 // balance every solvency check uses.
 nlohmann::json WithHoldAmounts(nlohmann::json json, const Account& account) {
@@ -90,13 +90,13 @@ void AddAssetRoutes(Router& router, ApiContext& api) {
       return WriteError(context, defined);
     }
     // Defining the same asset again is a no-op: 200, not 201.
-    WriteJson(context.response, before->has_value() ? 200 : 201, cli::AssetToJson(*asset));
+    WriteJson(context.response, before->has_value() ? 200 : 201, AssetToJson(*asset));
   });
   router.Get("/v1/assets", Role::kRead, [&api](RequestContext& context) {
     absl::StatusOr<std::vector<Asset>> assets = api.ledger.engine().ListAssets();
     if (!assets.ok()) return WriteError(context, assets.status());
     nlohmann::json items = nlohmann::json::array();
-    for (const Asset& asset : *assets) items.push_back(cli::AssetToJson(asset));
+    for (const Asset& asset : *assets) items.push_back(AssetToJson(asset));
     WriteJson(context.response, 200, {{"assets", std::move(items)}});
   });
 }
@@ -126,7 +126,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     absl::StatusOr<std::vector<Account>> accounts = api.ledger.ListAccounts(after, *limit);
     if (!accounts.ok()) return WriteError(context, accounts.status());
     nlohmann::json items = nlohmann::json::array();
-    for (const Account& account : *accounts) items.push_back(cli::AccountToJson(account));
+    for (const Account& account : *accounts) items.push_back(AccountToJson(account));
     nlohmann::json next = static_cast<int64_t>(accounts->size()) == *limit
                               ? nlohmann::json(accounts->back().id) : nlohmann::json(nullptr);
     WriteJson(context.response, 200, {{"accounts", std::move(items)}, {"next_after", std::move(next)}});
@@ -134,7 +134,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
   router.Get("/v1/accounts/{id}", Role::kRead, [&api](RequestContext& context) {
     absl::StatusOr<Account> account = api.ledger.GetAccount(context.path_parameters[0]);
     if (!account.ok()) return WriteError(context, account.status());
-    WriteJson(context.response, 200, cli::AccountToJson(*account));
+    WriteJson(context.response, 200, AccountToJson(*account));
   });
   router.Get("/v1/accounts/{id}/history", Role::kRead, [&api](RequestContext& context) {
     absl::StatusOr<int64_t> limit = PageLimit(context.request);
@@ -148,7 +148,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     absl::StatusOr<std::vector<HistoryEntry>> lines = api.ledger.engine().ListEntries(id, *after, *limit);
     if (!lines.ok()) return WriteError(context, lines.status());
     nlohmann::json items = nlohmann::json::array();
-    for (const HistoryEntry& line : *lines) items.push_back(cli::HistoryEntryToJson(line));
+    for (const HistoryEntry& line : *lines) items.push_back(HistoryEntryToJson(line));
     nlohmann::json next = static_cast<int64_t>(lines->size()) == *limit
                               ? nlohmann::json(lines->back().entry.account_version) : nlohmann::json(nullptr);
     WriteJson(context.response, 200, {{"entries", std::move(items)}, {"next_after", std::move(next)}});
@@ -185,7 +185,7 @@ void AddAccountWriteRoutes(Router& router, ApiContext& api) {
     absl::StatusOr<Account> account = api.ledger.OpenAccount(*spec);
     if (!account.ok()) return WriteError(context, account.status());
     context.response.set_header("Location", "/v1/accounts/" + account->id);
-    WriteJson(context.response, 201, cli::AccountToJson(*account));
+    WriteJson(context.response, 201, AccountToJson(*account));
   });
   router.Post("/v1/accounts/{id}/close", Role::kAdmin, [&api](RequestContext& context) {
     const std::string& id = context.path_parameters[0];
@@ -195,7 +195,7 @@ void AddAccountWriteRoutes(Router& router, ApiContext& api) {
     }
     absl::StatusOr<Account> account = api.ledger.GetAccount(id);
     if (!account.ok()) return WriteError(context, account.status());
-    WriteJson(context.response, 200, cli::AccountToJson(*account));
+    WriteJson(context.response, 200, AccountToJson(*account));
   });
 }
 
@@ -218,7 +218,7 @@ void AddEventRoutes(Router& router, ApiContext& api) {
       absl::SleepFor(absl::Milliseconds(50));
     }
     nlohmann::json items = nlohmann::json::array();
-    for (const OutboxEvent& event : *events) items.push_back(cli::EventToJson(event));
+    for (const OutboxEvent& event : *events) items.push_back(EventToJson(event));
     int64_t next = events->empty() ? *after : events->back().sequence;
     WriteJson(context.response, 200, {{"events", std::move(items)}, {"next_after", next}});
   });

@@ -1,6 +1,7 @@
 #include "server/submit_answer.h"
 
 #include "base/status.h"
+#include "ledger/json.h"
 #include "ledger/outcome.h"
 #include "server/problem.h"
 

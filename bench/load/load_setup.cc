@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "bench/load/workload.h"
 #include "base/status.h"
+#include "ledger/json.h"
 
 namespace ledger::load {
 namespace {

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
+#include "ledger/json.h"
 #include "ledger/verify.h"
 #include "tests/conformance/conformance_fixture.h"
 

@@ -1,6 +1,7 @@
 #include "tests/conformance/conformance_fixture.h"
 
 #include "absl/strings/str_cat.h"
+#include "ledger/json.h"
 #include "tests/support/open_ledger.h"
 
 namespace ledger::testing {

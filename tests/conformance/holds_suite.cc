@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
+#include "ledger/json.h"
 #include "ledger/verify.h"
 #include "tests/conformance/conformance_fixture.h"
 

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
+#include "ledger/json.h"
 #include "tests/conformance/conformance_fixture.h"
 
 namespace ledger::testing {

@@ -9,6 +9,7 @@
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
+#include "ledger/json.h"
 #include "ledger/verify.h"
 #include "tests/conformance/conformance_fixture.h"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Proves scripts/check-layering.sh passes on the tree and fails on planted violations:
 # an upward include, a sibling-engine include, a driver header outside its engine and a
-# test hook header (ledger/internal/) included by production code.
+# test hook header (ledger/internal/) included by production code, server/ including
+# cli/, and two folders of one layer that include each other.
 set -euo pipefail
 source_dir=$1
 check="$source_dir/scripts/check-layering.sh"
@@ -9,10 +10,11 @@ bash "$check" "$source_dir"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-expect_violation() {  # <file to plant in> <include line> <expected message part>
+expect_violation() {  # <file to plant in> <include line> <expected message part> [<second file> <line>]
   rm -rf "$scratch/tree" && mkdir -p "$scratch/tree"
-  cp -r "$source_dir"/{base,idempotency,ledger,engines,cli} "$scratch/tree/"
+  cp -r "$source_dir"/{base,idempotency,ledger,engines,cli,server,bench} "$scratch/tree/"
   echo "$2" >>"$scratch/tree/$1"
+  if (($# > 3)); then echo "$5" >>"$scratch/tree/$4"; fi
   if output=$(bash "$check" "$scratch/tree" 2>&1); then
     echo "FAIL: planting '$2' in $1 was not caught" >&2
     exit 1
@@ -30,4 +32,7 @@ expect_violation ledger/ledger.cc '#include <sqlite3.h>' "sqlite driver header"
 expect_violation engines/postgres/postgres_engine.cc '#include <cppconn/driver.h>' "mysql driver header"
 expect_violation cli/main.cc '#include "ledger/internal/testing_hooks.h"' "test hook header"
 expect_violation ledger/ledger.cc '#include "ledger/internal/testing_hooks.h"' "test hook header"
+expect_violation server/server.cc '#include "cli/output.h"' "from the higher layer cli"
+expect_violation server/server.cc '#include "bench/load/load_setup.h"' "include each other" \
+  bench/load/load_setup.cc '#include "server/server.h"'
 echo "layering test: OK"

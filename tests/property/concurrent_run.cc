@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "idempotency/fingerprint.h"
+#include "ledger/json.h"
 #include "tests/property/database_reads.h"
 #include "tests/support/fault_injecting_engine.h"
 

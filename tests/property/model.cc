@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "idempotency/fingerprint.h"
+#include "ledger/json.h"
 #include "ledger/operation.h"
 
 namespace ledger::property {

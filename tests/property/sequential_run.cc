@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "ledger/internal/testing_hooks.h"
+#include "ledger/json.h"
 #include "tests/property/database_reads.h"
 #include "tests/property/model.h"
 #include "tests/support/fault_injecting_engine.h"

@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "base/clock.h"
 #include "base/status.h"
+#include "ledger/json.h"
 #include "tests/property/broken_engines.h"
 #include "tests/property/database_reads.h"
 #include "tests/property/property_context.h"

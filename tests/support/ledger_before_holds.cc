@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "ledger/hold.h"
+#include "ledger/json.h"
 #include "ledger/operation.h"
 #include "ledger/verify.h"
 #include "tests/support/open_ledger.h"

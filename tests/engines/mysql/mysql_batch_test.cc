@@ -20,6 +20,7 @@
 #include "engines/mysql/mysql_write_batch.h"
 #include "gtest/gtest.h"
 #include "ledger/engine.h"
+#include "ledger/json.h"
 #include "ledger/ledger.h"
 #include "ledger/operation.h"
 #include "ledger/verify.h"

@@ -26,6 +26,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "ledger/engine.h"
+#include "ledger/json.h"
 #include "ledger/ledger.h"
 #include "ledger/operation.h"
 #include "ledger/verify.h"

@@ -16,6 +16,7 @@
 #include "engines/mysql/mysql_engine.h"
 #include "gtest/gtest.h"
 #include "ledger/engine.h"
+#include "ledger/json.h"
 #include "ledger/ledger.h"
 #include "ledger/operation.h"
 #include "ledger/verify.h"

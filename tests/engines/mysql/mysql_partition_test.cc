@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "engines/mysql/mysql_connection.h"
 #include "engines/mysql/mysql_engine.h"
+#include "ledger/json.h"
 #include "ledger/ledger.h"
 #include "tests/conformance/conformance_context.h"
 #include "tests/engines/mysql/mysql_test_server.h"

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "base/clock.h"
 #include "base/status.h"
+#include "ledger/json.h"
 #include "ledger/ledger.h"
 #include "ledger/verify.h"
 #include "pqxx/connection"

@@ -18,6 +18,7 @@
 #include "base/status.h"
 #include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_engine.h"
+#include "ledger/json.h"
 #include "ledger/ledger.h"
 #include "pqxx/connection"
 #include "pqxx/nontransaction"

@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "base/status.h"
 #include "ledger/engine.h"
+#include "ledger/json.h"
 #include "ledger/ledger.h"
 #include "ledger/operation.h"
 #include "tests/engines/sqlite/sqlite_file_test.h"

@@ -1,0 +1,115 @@
+#include "ledger/json.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "ledger/amount.h"
+
+namespace ledger {
+
+nlohmann::json HoldTermsToJson(const HoldTerms& terms) {
+  nlohmann::json json = {{"from", terms.from},
+                         {"to", terms.to},
+                         {"asset", terms.asset},
+                         {"amount", FormatAmount(terms.amount)}};
+  json["expires_at"] = terms.expires_at.has_value()
+                           ? nlohmann::json(FormatTimestamp(*terms.expires_at))
+                           : nlohmann::json(nullptr);
+  return json;
+}
+
+nlohmann::json HoldToJson(const Hold& hold) {
+  nlohmann::json json = HoldTermsToJson(hold.terms);
+  json["id"] = hold.id;
+  json["created_at"] = FormatTimestamp(hold.created_at);
+  json["status"] = HoldStatusName(hold.status);
+  json["settled_by"] =
+      hold.settled_by.has_value() ? nlohmann::json(*hold.settled_by) : nlohmann::json(nullptr);
+  return json;
+}
+
+nlohmann::json TransactionToJson(const Transaction& transaction) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const Entry& entry : transaction.entries) {
+    entries.push_back({{"account", entry.account_id},
+                       {"asset", entry.asset},
+                       {"amount", FormatAmount(entry.amount)},
+                       {"balance_after", FormatAmount(entry.balance_after)},
+                       {"account_version", entry.account_version}});
+  }
+  nlohmann::json json = {
+      {"id", transaction.id},
+      {"kind", OperationKindName(transaction.kind)},
+      {"created_at", FormatTimestamp(transaction.created_at)},
+      {"metadata", nlohmann::json::parse(transaction.metadata, nullptr, /*allow_exceptions=*/false)},
+      {"fingerprint", transaction.fingerprint},
+      {"entries", std::move(entries)}};
+  if (transaction.reversal_of.has_value()) json["reversal_of"] = *transaction.reversal_of;
+  if (transaction.hold.has_value()) json["hold"] = HoldTermsToJson(*transaction.hold);
+  if (transaction.hold_id.has_value()) json["hold_id"] = *transaction.hold_id;
+  return json;
+}
+
+nlohmann::json OutcomeToJson(const Outcome& outcome) {
+  nlohmann::json json = {{"outcome", OutcomeKindName(outcome.kind)}};
+  switch (outcome.kind) {
+    case OutcomeKind::kCommitted:
+    case OutcomeKind::kDuplicate:
+      json["transaction"] = TransactionToJson(outcome.transaction);
+      break;
+    case OutcomeKind::kRejected:
+      json["reason"] = RejectionReasonName(outcome.reason);
+      json["detail"] = outcome.detail;
+      break;
+    case OutcomeKind::kFaulted:
+      json["error"] = std::string(outcome.fault.message());
+      json["code"] = absl::StatusCodeToString(outcome.fault.code());
+      json["in_doubt"] = outcome.in_doubt;
+      break;
+  }
+  return json;
+}
+
+nlohmann::json AccountToJson(const Account& account) {
+  return {{"id", account.id},
+          {"asset", account.asset},
+          {"balance", FormatAmount(account.balance)},
+          {"pending_debits", FormatAmount(account.pending_debits)},
+          {"pending_credits", FormatAmount(account.pending_credits)},
+          {"available", FormatAmount(account.Available())},
+          {"version", account.version},
+          {"allow_negative", account.allow_negative},
+          {"overdraft_limit", FormatAmount(account.overdraft_limit)},
+          {"closed", account.closed},
+          {"created_at", FormatTimestamp(account.created_at)}};
+}
+
+nlohmann::json HistoryEntryToJson(const HistoryEntry& line) {
+  const Entry& entry = line.entry;
+  return {{"account", entry.account_id},
+          {"account_version", entry.account_version},
+          {"transaction_id", line.transaction_id},
+          {"created_at", FormatTimestamp(line.created_at)},
+          {"asset", entry.asset},
+          {"amount", FormatAmount(entry.amount)},
+          {"balance_after", FormatAmount(entry.balance_after)}};
+}
+
+nlohmann::json EventToJson(const OutboxEvent& event) {
+  // The payload is JSON the engine stored; embed it as JSON when it parses, as text if not.
+  nlohmann::json payload =
+      nlohmann::json::parse(event.payload, nullptr, /*allow_exceptions=*/false);
+  if (payload.is_discarded()) payload = event.payload;
+  return {{"sequence", event.sequence},
+          {"transaction_id", event.transaction_id},
+          {"type", event.type},
+          {"created_at", FormatTimestamp(event.created_at)},
+          {"payload", std::move(payload)}};
+}
+
+nlohmann::json AssetToJson(const Asset& asset) {
+  return {{"code", asset.code}, {"scale", asset.scale}};
+}
+
+}  // namespace ledger

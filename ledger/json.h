@@ -1,0 +1,38 @@
+// The JSON form of every domain type, the one vocabulary that the `ledger` tool and the
+// HTTP service both print: transactions, holds, outcomes, accounts, history entries,
+// outbox events and assets.
+//
+//   nlohmann::json body = ledger::TransactionToJson(outcome->transaction);
+//
+// Amounts are decimal strings of minor units and instants RFC 3339 UTC strings, so no
+// consumer ever parses a float. The field names are part of the CLI's and the HTTP API's
+// contract (docs/cli.md, docs/http.md, docs/openapi.json): renaming one breaks clients.
+//
+// Thread-safe: pure functions over values.
+#ifndef LEDGER_LEDGER_JSON_H_
+#define LEDGER_LEDGER_JSON_H_
+
+#include "ledger/account.h"
+#include "ledger/engine.h"
+#include "ledger/hold.h"
+#include "ledger/outcome.h"
+#include "ledger/transaction.h"
+#include "nlohmann/json.hpp"
+
+namespace ledger {
+
+nlohmann::json TransactionToJson(const Transaction& transaction);
+// A hold as stored, with its status (its terms alone are part of the hold transaction).
+nlohmann::json HoldToJson(const Hold& hold);
+nlohmann::json HoldTermsToJson(const HoldTerms& terms);
+nlohmann::json OutcomeToJson(const Outcome& outcome);
+// balance is the posted balance; pending_debits and pending_credits what pending holds
+// reserve out of and for the account; available = balance - pending_debits.
+nlohmann::json AccountToJson(const Account& account);
+nlohmann::json HistoryEntryToJson(const HistoryEntry& line);
+nlohmann::json EventToJson(const OutboxEvent& event);
+nlohmann::json AssetToJson(const Asset& asset);
+
+}  // namespace ledger
+
+#endif  // LEDGER_LEDGER_JSON_H_
