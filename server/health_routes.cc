@@ -12,10 +12,9 @@ void AddHealthRoutes(Router& router, ApiContext& api) {
   router.Get("/readyz", std::nullopt, [&api](RequestContext& context) {
     absl::StatusOr<std::vector<Asset>> assets = api.ledger.engine().ListAssets();
     if (!assets.ok() || api.stopping.load()) {
-      context.response.set_header("Retry-After", "1");
       WriteProblem(context.response,
-                   {.status = 503, .reason = "not_ready",
-                    .detail = api.stopping.load() ? "shutting down" : "the database is not reachable"});
+                   MakeProblem("not_ready", api.stopping.load() ? "shutting down"
+                                                                 : "the database is not reachable"));
       return;
     }
     WriteJson(context.response, 200, {{"status", "ready"}, {"engine", api.ledger.engine().name()}});

@@ -124,16 +124,16 @@ void HandleBatch(RequestContext& context, ApiContext& api) {
   absl::StatusOr<BatchRequestBody> body = ParseBatchRequestBody(context.request.body);
   if (!body.ok()) {
     bool too_large = body.status().code() == absl::StatusCode::kOutOfRange;
-    return WriteProblem(context.response, {.status = 400,
-                                           .reason = too_large ? "batch_too_large" : "invalid_batch",
-                                           .detail = std::string(body.status().message())});
+    return WriteProblem(context.response, MakeProblem(too_large ? "batch_too_large" : "invalid_batch",
+                                                      std::string(body.status().message())));
   }
   absl::StatusOr<std::vector<SubmitAnswer>> answers = SubmitItems(*body, context, api);
   if (!answers.ok()) {
     // SubmitBatch refuses a whole call only for its limits; the item count is checked above.
-    Problem problem = ProblemFromStatus(answers.status());
-    if (answers.status().code() == absl::StatusCode::kInvalidArgument) problem.reason = "batch_too_large";
-    return WriteProblem(context.response, problem);
+    return WriteProblem(context.response,
+                        answers.status().code() == absl::StatusCode::kInvalidArgument
+                            ? MakeProblem("batch_too_large", std::string(answers.status().message()))
+                            : ProblemFromStatus(answers.status()));
   }
   nlohmann::json results = nlohmann::json::array();
   for (const SubmitAnswer& answer : *answers) {

@@ -1,6 +1,12 @@
 #include "server/problem.h"
 
 #include <cctype>
+#include <optional>
+#include <utility>
+
+#include "base/check.h"
+#include "base/status.h"
+#include "ledger/outcome.h"
 
 namespace ledger::server {
 namespace {
@@ -15,25 +21,112 @@ std::string TitleFromReason(const std::string& reason) {
   return title;
 }
 
+std::vector<ProblemKind> BuildProblemKinds() {
+  std::vector<ProblemKind> kinds = {
+      {"invalid_request", 400},
+      {"idempotency_key_invalid", 400},
+      {"invalid_operation", 400},
+      {"invalid_batch", 400},
+      {"batch_too_large", 400},
+      {"bad_request", 400},
+      {"unauthenticated", 401},
+  };
+  // Every business rejection is a 402 named after its reason, the library's last
+  // reason (kBatchItemFailed) included.
+  for (int reason = 0; reason <= static_cast<int>(RejectionReason::kBatchItemFailed); ++reason) {
+    kinds.push_back({RejectionReasonName(static_cast<RejectionReason>(reason)), 402});
+  }
+  kinds.insert(kinds.end(), {
+      {"forbidden", 403},
+      {"not_found", 404},
+      {"route_not_found", 404},
+      {"method_not_allowed", 405},
+      {"already_exists", 409},
+      {"idempotency_key_in_progress", 409, /*retry_after=*/true},
+      {"length_required", 411},
+      {"payload_too_large", 413},
+      {"unsupported_media_type", 415},
+      {"failed_precondition", 422},
+      {"idempotency_key_reused", 422},
+      {"too_many_requests", 429, /*retry_after=*/true},
+      {"request_header_fields_too_large", 431},
+      {"internal", 500},
+      {"unavailable", 503, /*retry_after=*/true},
+      {"faulted", 503, /*retry_after=*/true},
+      {"in_doubt", 503, /*retry_after=*/true},
+      {"not_ready", 503, /*retry_after=*/true},
+  });
+  return kinds;
+}
+
+// The problem for an error tag of base/status.h, or nullopt for an untagged status.
+std::optional<Problem> ProblemFromTag(const absl::Status& status) {
+  switch (TagOf(status)) {
+    case ErrorTag::kConflict:
+      return MakeProblem("idempotency_key_reused", "this Idempotency-Key was used with another payload");
+    case ErrorTag::kInProgress:
+      return MakeProblem("idempotency_key_in_progress",
+                         "a request with this Idempotency-Key is still running; retry");
+    case ErrorTag::kDuplicate:
+      return MakeProblem("already_exists", std::string(status.message()));
+    case ErrorTag::kRetryable:
+      return MakeProblem("unavailable",
+                         "the database rolled the work back (a deadlock or serialization "
+                         "failure); nothing was written; retry");
+    case ErrorTag::kInDoubt:
+      return MakeProblem("in_doubt",
+                         "the commit's result is unknown: it may have committed; check before "
+                         "you retry",
+                         {{"in_doubt", true}});
+    case ErrorTag::kInvariantViolated:
+    case ErrorTag::kNone:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
+const std::vector<ProblemKind>& ProblemKinds() {
+  static const std::vector<ProblemKind>* const kinds = new std::vector<ProblemKind>(BuildProblemKinds());
+  return *kinds;
+}
+
+const ProblemKind& ProblemKindFor(std::string_view reason) {
+  for (const ProblemKind& kind : ProblemKinds()) {
+    if (kind.reason == reason) return kind;
+  }
+  LEDGER_CHECK(false) << "the reason \"" << reason << "\" is not in the problem table";
+  return ProblemKinds().front();
+}
+
+Problem MakeProblem(std::string_view reason, std::string detail, nlohmann::json extensions) {
+  const ProblemKind& kind = ProblemKindFor(reason);
+  return {.status = kind.status, .reason = std::string(kind.reason), .detail = std::move(detail),
+          .extensions = std::move(extensions)};
+}
+
 Problem ProblemFromStatus(const absl::Status& status) {
+  if (std::optional<Problem> tagged = ProblemFromTag(status)) return *std::move(tagged);
   std::string message(status.message());
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
-      return {.status = 400, .reason = "invalid_request", .detail = message};
+    case absl::StatusCode::kOutOfRange:
+      return MakeProblem("invalid_request", std::move(message));
     case absl::StatusCode::kNotFound:
-      return {.status = 404, .reason = "not_found", .detail = message};
+      return MakeProblem("not_found", std::move(message));
     case absl::StatusCode::kAlreadyExists:
-      return {.status = 409, .reason = "already_exists", .detail = message};
+      return MakeProblem("already_exists", std::move(message));
     case absl::StatusCode::kFailedPrecondition:
-      return {.status = 422, .reason = "failed_precondition", .detail = message};
+      return MakeProblem("failed_precondition", std::move(message));
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:
-      return {.status = 503, .reason = "unavailable", .detail = message};
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kResourceExhausted:
+      return MakeProblem("unavailable", std::move(message));
     default:
       // The message may carry database internals; the log line has the status code.
-      return {.status = 500, .reason = "internal", .detail = "internal error"};
+      return MakeProblem("internal", "internal error");
   }
 }
 
@@ -52,6 +145,7 @@ nlohmann::json ProblemJson(const Problem& problem) {
 }
 
 void WriteProblem(httplib::Response& response, const Problem& problem) {
+  if (ProblemKindFor(problem.reason).retry_after) response.set_header("Retry-After", "1");
   response.status = problem.status;
   response.set_content(JsonText(ProblemJson(problem)), kProblemContentType);
 }

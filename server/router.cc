@@ -88,15 +88,14 @@ void Router::Handle(const RouteInfo& route, const std::optional<Role>& role,
   if (!principal.has_value()) return;
   if (route.method == "POST" && !request.body.empty() &&
       !IsJsonContentType(request.get_header_value("Content-Type"))) {
-    WriteProblem(response, {.status = 415, .reason = "unsupported_media_type",
-                            .detail = "send the body as Content-Type: application/json"});
+    WriteProblem(response, MakeProblem("unsupported_media_type",
+                                       "send the body as Content-Type: application/json"));
     return;
   }
   if (!metrics_.TryEnter()) {
-    response.set_header("Retry-After", "1");
-    WriteProblem(response, {.status = 429, .reason = "too_many_requests",
-                            .detail = absl::StrCat("more than ", options_.in_flight_max,
-                                                   " requests in flight; retry later")});
+    WriteProblem(response, MakeProblem("too_many_requests",
+                                       absl::StrCat("more than ", options_.in_flight_max,
+                                                    " requests in flight; retry later")));
     return;
   }
   RequestContext context{request, response, *principal, {}};
@@ -115,8 +114,7 @@ std::optional<Principal> Router::Authenticate(const std::optional<Role>& role,
                                               httplib::Response& response) const {
   if (api_keys_ == nullptr || !role.has_value()) return Principal{};
   if (request.get_header_value_count("Authorization") > 1) {
-    WriteProblem(response, {.status = 400, .reason = "invalid_request",
-                            .detail = "Authorization is given more than once"});
+    WriteProblem(response, MakeProblem("invalid_request", "Authorization is given more than once"));
     return std::nullopt;
   }
   std::string authorization = request.get_header_value("Authorization");
@@ -128,14 +126,15 @@ std::optional<Principal> Router::Authenticate(const std::optional<Role>& role,
   }
   if (!principal.has_value()) {
     response.set_header("WWW-Authenticate", "Bearer");
-    WriteProblem(response, {.status = 401, .reason = "unauthenticated",
-                            .detail = "send a valid API key as Authorization: Bearer <key>"});
+    WriteProblem(response, MakeProblem("unauthenticated",
+                                       "send a valid API key as Authorization: Bearer <key>"));
     return std::nullopt;
   }
   if (principal->role < *role) {
-    WriteProblem(response, {.status = 403, .reason = "forbidden",
-                            .detail = absl::StrCat("this route needs the ", View(RoleName(*role)),
-                                                   " role; the key has ", View(RoleName(principal->role)))});
+    WriteProblem(response, MakeProblem("forbidden",
+                                       absl::StrCat("this route needs the ", View(RoleName(*role)),
+                                                    " role; the key has ",
+                                                    View(RoleName(principal->role)))));
     return std::nullopt;
   }
   return principal;
@@ -147,14 +146,14 @@ void Router::WriteRouteNotFound(const httplib::Request& request, httplib::Respon
     if (std::regex_match(request.path, route_patterns_[i])) allowed.push_back(routes_[i].method);
   }
   if (allowed.empty()) {
-    WriteProblem(response, {.status = 404, .reason = "route_not_found",
-                            .detail = "no route " + request.path + "; see /v1/openapi.json"});
+    WriteProblem(response,
+                 MakeProblem("route_not_found", "no route " + request.path + "; see /v1/openapi.json"));
     return;
   }
   response.set_header("Allow", absl::StrJoin(allowed, ", "));
-  WriteProblem(response, {.status = 405, .reason = "method_not_allowed",
-                          .detail = absl::StrCat(request.method, " is not allowed on ", request.path,
-                                                 "; allowed: ", absl::StrJoin(allowed, ", "))});
+  WriteProblem(response, MakeProblem("method_not_allowed",
+                                     absl::StrCat(request.method, " is not allowed on ", request.path,
+                                                  "; allowed: ", absl::StrJoin(allowed, ", "))));
 }
 
 void Router::InstallHooks() {
@@ -164,9 +163,9 @@ void Router::InstallHooks() {
     size_t header_bytes = 0;
     for (const auto& [name, value] : request.headers) header_bytes += name.size() + value.size() + 4;
     if (header_bytes > options_.header_bytes_max) {
-      WriteProblem(response, {.status = 431, .reason = "request_header_fields_too_large",
-                              .detail = absl::StrCat("request headers over ",
-                                                     options_.header_bytes_max, " bytes")});
+      WriteProblem(response, MakeProblem("request_header_fields_too_large",
+                                         absl::StrCat("request headers over ",
+                                                      options_.header_bytes_max, " bytes")));
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -177,23 +176,25 @@ void Router::InstallHooks() {
     if (response.status == 404) {
       WriteRouteNotFound(request, response);
     } else if (response.status == 413) {
-      WriteProblem(response, {.status = 413, .reason = "payload_too_large",
-                              .detail = absl::StrCat("bodies are limited to ",
-                                                     options_.body_bytes_max, " bytes")});
+      WriteProblem(response, MakeProblem("payload_too_large",
+                                         absl::StrCat("bodies are limited to ",
+                                                      options_.body_bytes_max, " bytes")));
     } else if (response.status == 400 && request.method == "POST" &&
                !request.has_header("Content-Length") && !request.has_header("Transfer-Encoding")) {
       // cpp-httplib cannot read a POST without a length; say so instead of a bare 400.
-      WriteProblem(response, {.status = 411, .reason = "length_required",
-                              .detail = "send Content-Length (curl: -d '' for an empty body)"});
+      WriteProblem(response, MakeProblem("length_required",
+                                         "send Content-Length (curl: -d '' for an empty body)"));
     } else {
-      WriteProblem(response, {.status = response.status, .reason = "bad_request",
-                              .detail = "the request could not be read as HTTP/1.1"});
+      // cpp-httplib's own status for what it could not parse stays (a 400 as a rule).
+      Problem problem = MakeProblem("bad_request", "the request could not be read as HTTP/1.1");
+      problem.status = response.status;
+      WriteProblem(response, problem);
     }
     return httplib::Server::HandlerResponse::Handled;
   }));
   http_.set_exception_handler(
       [](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
-        WriteProblem(response, {.status = 500, .reason = "internal", .detail = "internal error"});
+        WriteProblem(response, MakeProblem("internal", "internal error"));
       });
   // Logged and counted before the response is written (httplib's logger runs after), so
   // a client that got its answer always finds it in /metrics.

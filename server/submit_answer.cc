@@ -11,7 +11,10 @@ namespace {
 constexpr int kCreated = 201;
 
 SubmitAnswer ProblemAnswer(const Problem& problem, std::string outcome) {
-  return {.status = problem.status, .body = ProblemJson(problem), .outcome = std::move(outcome)};
+  SubmitAnswer answer{.status = problem.status, .body = ProblemJson(problem),
+                      .outcome = std::move(outcome)};
+  if (ProblemKindFor(problem.reason).retry_after) answer.headers.emplace_back("Retry-After", "1");
+  return answer;
 }
 
 SubmitAnswer TransactionAnswer(const Outcome& outcome) {
@@ -25,9 +28,23 @@ SubmitAnswer TransactionAnswer(const Outcome& outcome) {
   return answer;
 }
 
-SubmitAnswer RetryLater(SubmitAnswer answer) {
-  answer.headers.emplace_back("Retry-After", "1");
-  return answer;
+Problem RejectionProblem(const Outcome& outcome) {
+  // An atomic batch's other items keep their keys as they were: a key committed before
+  // stays committed, so "unused" would be wrong there.
+  return MakeProblem(RejectionReasonName(outcome.reason),
+                     outcome.detail + (outcome.reason == RejectionReason::kBatchItemFailed
+                                           ? " (nothing was written; the key is as it was)"
+                                           : " (nothing was written; the key stays unused)"));
+}
+
+Problem FaultProblem(const Outcome& outcome) {
+  return MakeProblem(outcome.in_doubt ? "in_doubt" : "faulted",
+                     outcome.in_doubt
+                         ? "the commit's result is unknown: it may have committed; resend with the "
+                           "same Idempotency-Key, which is safe"
+                         : "an infrastructure error; nothing was written; resend with the same "
+                           "Idempotency-Key",
+                     {{"in_doubt", outcome.in_doubt}});
 }
 
 SubmitAnswer OutcomeAnswer(const Outcome& outcome) {
@@ -37,52 +54,29 @@ SubmitAnswer OutcomeAnswer(const Outcome& outcome) {
     case OutcomeKind::kDuplicate:
       return TransactionAnswer(outcome);
     case OutcomeKind::kRejected:
-      // An atomic batch's other items keep their keys as they were: a key committed
-      // before stays committed, so "unused" would be wrong there.
-      return ProblemAnswer(
-          {.status = 402, .reason = std::string(RejectionReasonName(outcome.reason)),
-           .detail = outcome.detail + (outcome.reason == RejectionReason::kBatchItemFailed
-                                           ? " (nothing was written; the key is as it was)"
-                                           : " (nothing was written; the key stays unused)")},
-          label);
+      return ProblemAnswer(RejectionProblem(outcome), label);
     case OutcomeKind::kFaulted:
-      return RetryLater(ProblemAnswer(
-          {.status = 503, .reason = outcome.in_doubt ? "in_doubt" : "faulted",
-           .detail = outcome.in_doubt
-                         ? "the commit's result is unknown: it may have committed; resend with the "
-                           "same Idempotency-Key, which is safe"
-                         : "an infrastructure error; nothing was written; resend with the same "
-                           "Idempotency-Key",
-           .extensions = {{"in_doubt", outcome.in_doubt}}},
-          label));
+      return ProblemAnswer(FaultProblem(outcome), label);
   }
-  return ProblemAnswer({.status = 500, .reason = "internal", .detail = "internal error"}, label);
+  return ProblemAnswer(MakeProblem("internal", "internal error"), label);
 }
 
-SubmitAnswer ErrorAnswer(const absl::Status& status) {
-  if (IsConflict(status)) {
-    return ProblemAnswer({.status = 422, .reason = "idempotency_key_reused",
-                          .detail = "this Idempotency-Key was used with another payload"},
-                         "conflict");
-  }
-  if (IsInProgress(status)) {
-    return RetryLater(ProblemAnswer(
-        {.status = 409, .reason = "idempotency_key_in_progress",
-         .detail = "a request with this Idempotency-Key is still running; retry"},
-        "in_progress"));
-  }
-  return ProblemAnswer(ProblemFromStatus(status), "invalid");
+// The metrics label of a submit that ended in an error rather than an outcome.
+std::string ErrorLabel(const absl::Status& status) {
+  if (IsConflict(status)) return "conflict";
+  if (IsInProgress(status)) return "in_progress";
+  return "invalid";
 }
 
 }  // namespace
 
 SubmitAnswer BadSubmitAnswer(std::string reason, const absl::Status& status) {
-  return ProblemAnswer({.status = 400, .reason = std::move(reason), .detail = std::string(status.message())},
-                       "invalid");
+  return ProblemAnswer(MakeProblem(reason, std::string(status.message())), "invalid");
 }
 
 SubmitAnswer AnswerSubmit(const SubmitResult& result) {
-  return result.ok() ? OutcomeAnswer(*result) : ErrorAnswer(result.status());
+  if (result.ok()) return OutcomeAnswer(*result);
+  return ProblemAnswer(ProblemFromStatus(result.status()), ErrorLabel(result.status()));
 }
 
 void WriteSubmitAnswer(httplib::Response& response, const SubmitAnswer& answer) {

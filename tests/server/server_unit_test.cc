@@ -1,23 +1,106 @@
 // In-process tests of the server's pure parts: the Idempotency-Key grammar, the API key
 // file, that the served routes and docs/openapi.json list the same operations, and the
-// hold sweeper over the memory engine with a manual clock.
+// hold sweeper over the memory engine with a manual clock, and the one problem table
+// (every reason, every library error) against docs/http.md.
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "base/clock.h"
+#include "base/status.h"
 #include "engines/memory/memory_engine.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "ledger/outcome.h"
 #include "nlohmann/json.hpp"
 #include "server/api.h"
 #include "server/api_keys.h"
 #include "server/batch_request.h"
 #include "server/hold_sweeper.h"
 #include "server/idempotency_key_header.h"
+#include "server/problem.h"
 #include "tests/support/fault_injecting_engine.h"
 
 namespace ledger::server {
 namespace {
+
+std::string ReadSourceFile(const std::string& path) {
+  std::ifstream file(std::string(LEDGER_SOURCE_DIR) + "/" + path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+TEST(ProblemTable, EveryReasonIsDocumentedOnceWithAnErrorStatus) {
+  const std::string http_docs = ReadSourceFile("docs/http.md");
+  ASSERT_FALSE(http_docs.empty()) << "docs/http.md not found under " << LEDGER_SOURCE_DIR;
+  std::set<std::string_view> seen;
+  for (const ProblemKind& kind : ProblemKinds()) {
+    EXPECT_TRUE(seen.insert(kind.reason).second) << kind.reason << " is in the table twice";
+    EXPECT_GE(kind.status, 400) << kind.reason;
+    EXPECT_LE(kind.status, 599) << kind.reason;
+    EXPECT_NE(http_docs.find("`" + std::string(kind.reason) + "`"), std::string::npos)
+        << kind.reason << " (" << kind.status << ") is not in docs/http.md";
+    const Problem problem = MakeProblem(kind.reason, "detail");
+    EXPECT_EQ(problem.status, kind.status) << kind.reason;
+    EXPECT_EQ(ProblemJson(problem)["type"], "urn:ledger:problem:" + std::string(kind.reason));
+  }
+}
+
+TEST(ProblemTable, EveryRejectionReasonIsA402) {
+  for (int reason = 0; reason <= static_cast<int>(RejectionReason::kBatchItemFailed); ++reason) {
+    const std::string_view name = RejectionReasonName(static_cast<RejectionReason>(reason));
+    EXPECT_EQ(ProblemKindFor(name).status, 402) << name;
+  }
+}
+
+TEST(ProblemTable, EveryLibraryErrorMapsToARowAndOnlyBugsAre500) {
+  const std::vector<absl::Status> tagged = {
+      ConflictError("c"), DuplicateError("d"), InProgressError("p"), RetryableError("r"),
+      InDoubtError("i")};
+  for (const absl::Status& status : tagged) {
+    const Problem problem = ProblemFromStatus(status);
+    EXPECT_EQ(problem.status, ProblemKindFor(problem.reason).status) << status;
+    EXPECT_NE(problem.status, 500) << status;
+  }
+  EXPECT_EQ(ProblemFromStatus(ConflictError("c")).reason, "idempotency_key_reused");
+  EXPECT_EQ(ProblemFromStatus(InProgressError("p")).reason, "idempotency_key_in_progress");
+  EXPECT_EQ(ProblemFromStatus(InDoubtError("i")).reason, "in_doubt");
+  const std::set<absl::StatusCode> bugs = {absl::StatusCode::kUnknown, absl::StatusCode::kInternal,
+                                           absl::StatusCode::kUnimplemented,
+                                           absl::StatusCode::kDataLoss,
+                                           absl::StatusCode::kCancelled,
+                                           absl::StatusCode::kPermissionDenied,
+                                           absl::StatusCode::kUnauthenticated};
+  for (int code = 1; code <= 16; ++code) {
+    const absl::Status status(static_cast<absl::StatusCode>(code), "message");
+    const Problem problem = ProblemFromStatus(status);
+    EXPECT_EQ(problem.status, ProblemKindFor(problem.reason).status) << status;
+    EXPECT_EQ(problem.status == 500, bugs.count(status.code()) == 1) << status;
+    if (problem.status == 500) {
+      EXPECT_EQ(problem.detail, "internal error") << status;
+    }
+  }
+  // CloseAccount's retryable Aborted (a deadlock against a submit) came out as 500.
+  EXPECT_EQ(ProblemFromStatus(RetryableError("deadlock")).status, 503);
+  EXPECT_EQ(ProblemFromStatus(absl::AbortedError("deadlock")).status, 503);
+  EXPECT_EQ(ProblemFromStatus(InvariantViolationError("bug")).status, 500);
+}
+
+TEST(ProblemTable, RetryAfterGoesWithTheRowsThatSayRetry) {
+  for (const ProblemKind& kind : ProblemKinds()) {
+    httplib::Response response;
+    WriteProblem(response, MakeProblem(kind.reason, "detail"));
+    EXPECT_EQ(response.status, kind.status) << kind.reason;
+    EXPECT_EQ(response.has_header("Retry-After"), kind.retry_after) << kind.reason;
+    EXPECT_EQ(response.get_header_value_count("Retry-After"), kind.retry_after ? 1u : 0u);
+  }
+  EXPECT_TRUE(ProblemKindFor("idempotency_key_in_progress").retry_after);
+  EXPECT_TRUE(ProblemKindFor("too_many_requests").retry_after);
+  EXPECT_FALSE(ProblemKindFor("idempotency_key_reused").retry_after);
+}
 
 TEST(IdempotencyKeyHeader, StructuredStringAndTokenGiveTheSameKey) {
   EXPECT_EQ(*ParseIdempotencyKeyHeader("\"8e03978e-40d5-43e8-bc93-6894a57f9324\""),
