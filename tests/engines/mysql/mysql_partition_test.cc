@@ -10,9 +10,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
@@ -259,6 +261,21 @@ TEST_F(MysqlPartitionTest, AMigrationLockHeldElsewhereIsUnavailableWithinTheMigr
       << engine.status();
   EXPECT_LT(elapsed, options.migration_lock_wait + kSlack);
   EXPECT_TRUE(OpenMysqlEngine(Options()).ok());
+}
+
+// A migrator that holds the lock longer than read_timeout is waited for (up to
+// migration_lock_wait), not cut off: each try is a round trip of its own. A GET_LOCK
+// that waited on the server lost its connection to the read timeout instead.
+TEST_F(MysqlPartitionTest, AMigrationLockHeldLongerThanTheReadTimeoutIsWaitedFor) {
+  const std::string lock = absl::StrCat("CONCAT('ledger_migrate_', SHA1('", kDatabase, "'))");
+  ASSERT_EQ(admin_->QueryText(absl::StrCat("SELECT GET_LOCK(", lock, ", 0)")).value_or(""), "1");
+  std::thread releaser([&] {
+    absl::SleepFor(kReadTimeout + absl::Milliseconds(1500));
+    EXPECT_TRUE(admin_->Execute(absl::StrCat("DO RELEASE_LOCK(", lock, ")")).ok());
+  });
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenMysqlEngine(Options());
+  releaser.join();
+  EXPECT_TRUE(engine.ok()) << engine.status();
 }
 
 TEST_F(MysqlPartitionTest, FrozenBeforeTheClaimFaultsInBoundAndTheResendCommitsOnce) {
