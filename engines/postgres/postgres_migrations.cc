@@ -20,12 +20,13 @@ namespace {
 
 constexpr char kMigrationLock[] = "hashtextextended('ledger.schema_migrations', 0)";
 
-// One round trip on the session, autocommit, under its reply deadline.
-absl::StatusOr<pqxx::result> RoundTrip(PostgresSession& session, std::string_view operation,
-                                       const std::string& sql) {
-  return GuardRoundTrip(session, {.operation = operation}, [&]() -> absl::StatusOr<pqxx::result> {
+// One statement on the session, autocommit, under its reply deadline.
+absl::Status RoundTrip(PostgresSession& session, std::string_view operation,
+                       const std::string& sql) {
+  return GuardRoundTrip(session, {.operation = operation}, [&]() -> absl::Status {
     pqxx::nontransaction work(session.connection());
-    return work.exec(sql);
+    work.exec(sql);
+    return absl::OkStatus();
   });
 }
 
@@ -36,19 +37,17 @@ absl::Status ApplyMigration(PostgresSession& session, const Migration& migration
   std::string begin = "BEGIN;\n";
   for (const std::string& statement : SplitSqlStatements(migration.sql)) {
     LEDGER_RETURN_IF_ERROR(
-        RoundTrip(session, "apply migration", absl::StrCat(begin, statement)).status());
+        RoundTrip(session, "apply migration", absl::StrCat(begin, statement)));
     begin.clear();
   }
-  pqxx::connection_base& connection = session.connection();
-  return RoundTrip(session, "record migration",
-                   absl::StrCat(begin,
-                                "INSERT INTO schema_migrations (version, name, applied_at) "
-                                "VALUES (",
-                                migration.version, ", ",
-                                connection.quote(std::string(migration.name)),
-                                ", (extract(epoch FROM clock_timestamp()) * 1000000)::bigint);\n"
-                                "COMMIT"))
-      .status();
+  return GuardRoundTrip(session, {.operation = "record migration"}, [&]() -> absl::Status {
+    pqxx::nontransaction work(session.connection());
+    work.exec(absl::StrCat(
+        begin, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (",
+        migration.version, ", ", work.quote(std::string(migration.name)),
+        ", (extract(epoch FROM clock_timestamp()) * 1000000)::bigint);\nCOMMIT"));
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace
@@ -58,28 +57,33 @@ absl::Status MigrateDatabase(PostgresSession& session, const std::vector<Migrati
   // Each try is a round trip of its own, so the wait for another migrator is
   // migration_lock_wait, never the reply deadline.
   LEDGER_RETURN_IF_ERROR(TakeMigrationLock("postgres", lock_wait, [&]() -> absl::StatusOr<bool> {
-    LEDGER_ASSIGN_OR_RETURN(
-        pqxx::result granted,
-        RoundTrip(session, "take the migration lock",
-                  absl::StrCat("SELECT pg_try_advisory_lock(", kMigrationLock, ")")));
-    return granted[0][0].as<bool>();
+    return GuardRoundTrip(session, {.operation = "take the migration lock"},
+                          [&]() -> absl::StatusOr<bool> {
+      pqxx::nontransaction work(session.connection());
+      return work.exec(absl::StrCat("SELECT pg_try_advisory_lock(", kMigrationLock, ")"))
+          .at(0).at(0).as<bool>();
+    });
   }));
   LEDGER_RETURN_IF_ERROR(
       RoundTrip(session, "create schema_migrations",
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-                "name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
-          .status());
+                "name TEXT NOT NULL, applied_at BIGINT NOT NULL)"));
   LEDGER_ASSIGN_OR_RETURN(
-      pqxx::result versions,
-      RoundTrip(session, "read applied migrations", "SELECT version FROM schema_migrations"));
-  std::set<int> applied;
-  for (const pqxx::row& row : versions) applied.insert(row[0].as<int>());
+      std::set<int> applied,
+      GuardRoundTrip(session, {.operation = "read applied migrations"},
+                     [&]() -> absl::StatusOr<std::set<int>> {
+        pqxx::nontransaction work(session.connection());
+        std::set<int> versions;
+        for (const pqxx::row& row : work.exec("SELECT version FROM schema_migrations")) {
+          versions.insert(row[0].as<int>());
+        }
+        return versions;
+      }));
   LEDGER_RETURN_IF_ERROR(ApplyPendingMigrations(
       migrations, applied,
       [&](const Migration& migration) { return ApplyMigration(session, migration); }));
   return RoundTrip(session, "release the migration lock",
-                   absl::StrCat("SELECT pg_advisory_unlock(", kMigrationLock, ")"))
-      .status();
+                   absl::StrCat("SELECT pg_advisory_unlock(", kMigrationLock, ")"));
 }
 
 }  // namespace ledger::postgres_internal
