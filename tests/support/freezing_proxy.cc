@@ -77,9 +77,10 @@ FreezingProxy::~FreezingProxy() {
   ::close(wake_write_);
 }
 
-void FreezingProxy::FreezeWhenClientSends(std::string text) {
+void FreezingProxy::FreezeWhenClientSends(std::string text, Trigger trigger) {
   absl::MutexLock lock(&mutex_);
   trigger_ = std::move(text);
+  deliver_trigger_ = trigger == Trigger::kDelivered;
 }
 
 void FreezingProxy::FreezeOnConnect() {
@@ -124,10 +125,11 @@ bool FreezingProxy::Forward(Pipe& pipe, bool from_client) {
   if (from_client && !trigger_.empty()) {
     pipe.tail.append(buffer, static_cast<size_t>(got));
     if (pipe.tail.find(trigger_) != std::string::npos) {
-      // This message never reaches the server; nothing more moves either way.
+      // Nothing more moves either way, the message itself only if asked.
       pipe.frozen = true;
       trigger_.clear();
       ++frozen_;
+      if (deliver_trigger_) (void)SendAll(pipe.server, buffer, static_cast<size_t>(got));
       return true;
     }
     if (pipe.tail.size() > kTailMax) pipe.tail.erase(0, pipe.tail.size() - kTailMax);

@@ -3,8 +3,9 @@
 // (a statement, "pg_advisory_lock", "schema_migrations"), or as soon as it connects.
 // A frozen connection forwards nothing more either way, but stays open: the client's
 // kernel still gets its bytes acknowledged, so, as with a server stopped by SIGSTOP,
-// only the client's own bounds end its wait. The message that froze it never reaches
-// the server. The other connections pass through untouched.
+// only the client's own bounds end its wait. The message that froze it reaches the
+// server or not, as asked: frozen before the server ran it, or while it ran (its answer
+// never comes back). The other connections pass through untouched.
 //
 //   absl::StatusOr<std::unique_ptr<FreezingProxy>> proxy = FreezingProxy::Start(port);
 //   (*proxy)->FreezeWhenClientSends("pg_advisory_lock");
@@ -39,8 +40,11 @@ class FreezingProxy {
 
   int port() const { return port_; }
 
-  // From now on, the first connection whose client sends `text` freezes (one only).
-  void FreezeWhenClientSends(std::string text) ABSL_LOCKS_EXCLUDED(mutex_);
+  enum class Trigger { kWithheld, kDelivered };
+  // From now on, the first connection whose client sends `text` freezes (one only). The
+  // bytes that carried it are withheld from the server, or delivered first.
+  void FreezeWhenClientSends(std::string text, Trigger trigger = Trigger::kWithheld)
+      ABSL_LOCKS_EXCLUDED(mutex_);
   // From now on, every new connection freezes as it is accepted: the client's TCP
   // connect succeeds, and nothing is ever answered (not even the server's greeting).
   void FreezeOnConnect() ABSL_LOCKS_EXCLUDED(mutex_);
@@ -73,6 +77,7 @@ class FreezingProxy {
   absl::Mutex mutex_;
   std::vector<std::unique_ptr<Pipe>> pipes_ ABSL_GUARDED_BY(mutex_);
   std::string trigger_ ABSL_GUARDED_BY(mutex_);
+  bool deliver_trigger_ ABSL_GUARDED_BY(mutex_) = false;
   bool freeze_on_connect_ ABSL_GUARDED_BY(mutex_) = false;
   int frozen_ ABSL_GUARDED_BY(mutex_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;

@@ -236,6 +236,12 @@ TEST_F(MysqlPartitionTest, AnOpenFrozenAtEachMigrationStepIsUnavailableWithinThe
     ExpectOpenEndsWithin([&](FreezingProxy& proxy) { proxy.FreezeWhenClientSends(statement); },
                          kReadTimeout);
   }
+  // Frozen after the server ran it: the lock granted, the answer held.
+  ExpectOpenEndsWithin(
+      [](FreezingProxy& proxy) {
+        proxy.FreezeWhenClientSends("GET_LOCK", FreezingProxy::Trigger::kDelivered);
+      },
+      kReadTimeout);
   // A migration's own statements, on a database that has none yet.
   ExpectOpenEndsWithin(
       [](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("INSERT INTO schema_migrations"); },

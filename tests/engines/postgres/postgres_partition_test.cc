@@ -235,14 +235,23 @@ TEST_F(PostgresPartitionTest, AConnectionAttemptOverManyHostsIsBoundedAsAWhole) 
   EXPECT_LT(elapsed, kConnectTimeout + kSlack) << "the attempt took one connect_timeout per host";
 }
 
+// Frozen before the server hears a statement, and after it ran it (its answer held).
 TEST_F(PostgresPartitionTest, AnOpenFrozenWhileSettingUpTheSessionIsUnavailableWithinTheReadTimeout) {
-  ExpectOpenFailsWithin([](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("SET lock_timeout"); },
-                        kReadTimeout);
+  for (FreezingProxy::Trigger trigger :
+       {FreezingProxy::Trigger::kWithheld, FreezingProxy::Trigger::kDelivered}) {
+    ExpectOpenFailsWithin(
+        [&](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("SET lock_timeout", trigger); },
+        kReadTimeout);
+  }
 }
 
 TEST_F(PostgresPartitionTest, AnOpenFrozenAtTheMigrationLockIsUnavailableWithinTheReadTimeout) {
-  ExpectOpenFailsWithin([](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("advisory_lock"); },
-                        kReadTimeout);
+  for (FreezingProxy::Trigger trigger :
+       {FreezingProxy::Trigger::kWithheld, FreezingProxy::Trigger::kDelivered}) {
+    ExpectOpenFailsWithin(
+        [&](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("advisory_lock", trigger); },
+        kReadTimeout);
+  }
 }
 
 TEST_F(PostgresPartitionTest, AnOpenFrozenCreatingSchemaMigrationsIsUnavailableWithinTheReadTimeout) {
@@ -362,6 +371,27 @@ TEST_F(PostgresPartitionTest, AStatementLongerThanTheStatementTimeoutIsCutByTheS
   ASSERT_TRUE(resent.ok()) << resent.status();
   EXPECT_EQ(resent->kind, OutcomeKind::kCommitted);
   ExpectCommittedOnce(request.key, 100);
+}
+
+// The connect_timeout libpq gets is the one the engine's deadline uses, whoever gave it;
+// libpq would read 0 as "wait forever", so it is refused.
+TEST_F(PostgresPartitionTest, TheConnectTimeoutInTheUrlBoundsTheWholeAttempt) {
+  PostgresOptions options = Options();
+  options.connection = absl::StrCat(server_->url(), "?connect_timeout=3");
+  absl::StatusOr<postgres_internal::ParsedPostgresConnection> parsed =
+      postgres_internal::ParsePostgresConnection(options);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->options.connect_timeout, absl::Seconds(3));
+  options.connection = absl::StrCat(server_->url(), "?connect_timeout=1");  // libpq: 2 s
+  EXPECT_EQ(postgres_internal::ParsePostgresConnection(options)->options.connect_timeout,
+            absl::Seconds(2));
+  for (const char* value : {"0", "-1", "soon"}) {
+    options.connection = absl::StrCat(server_->url(), "?connect_timeout=", value);
+    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenPostgresEngine(options);
+    EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument) << engine.status();
+  }
+  options.connection = "host=127.0.0.1 connect_timeout=0";
+  EXPECT_EQ(OpenPostgresEngine(options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // What the engine hands libpq reaches the socket: keepalive probes and the user
