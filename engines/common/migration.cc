@@ -5,6 +5,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/strings/str_split.h"
 #include "base/status.h"
 
@@ -22,6 +24,26 @@ absl::Status ApplyPendingMigrations(const std::vector<Migration>& migrations,
     LEDGER_RETURN_IF_ERROR(Annotate(apply(*migration), migration->name));
   }
   return absl::OkStatus();
+}
+
+absl::Status TakeMigrationLock(std::string_view engine, absl::Duration wait,
+                               const std::function<absl::StatusOr<bool>()>& try_lock) {
+  constexpr absl::Duration kPauseFirst = absl::Milliseconds(50);
+  constexpr absl::Duration kPauseMax = absl::Seconds(1);
+  const absl::Time deadline = absl::Now() + wait;
+  absl::Duration pause = kPauseFirst;
+  while (true) {
+    LEDGER_ASSIGN_OR_RETURN(bool granted, try_lock());
+    if (granted) return absl::OkStatus();
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) break;
+    absl::SleepFor(std::min(pause, left));
+    pause = std::min(pause * 2, kPauseMax);
+  }
+  return absl::UnavailableError(absl::StrCat(
+      View(engine), ": another process has held the migration lock for longer than "
+      "migration_lock_wait (", absl::FormatDuration(wait),
+      "); it is still migrating this database: retry once it has finished"));
 }
 
 std::vector<std::string> SplitSqlStatements(std::string_view sql) {

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace ledger {
 
@@ -24,6 +26,14 @@ struct Migration {
 absl::Status ApplyPendingMigrations(const std::vector<Migration>& migrations,
                                     const std::set<int>& applied,
                                     const std::function<absl::Status(const Migration&)>& apply);
+
+// Takes the migration lock that serializes processes migrating one database: calls
+// `try_lock` (one round trip, bounded by the engine's read timeout; true when granted)
+// until it is granted, pausing between tries, for at most `wait`
+// (migration_lock_wait). Then Unavailable, retryable, naming the wait: another process
+// is still migrating. A try's own error is returned as it is.
+absl::Status TakeMigrationLock(std::string_view engine, absl::Duration wait,
+                               const std::function<absl::StatusOr<bool>()>& try_lock);
 
 // Splits a migration's text into statements at ';' that end a line; drops comments
 // ("-- ..." lines) and blank statements. For drivers that run one statement per call.

@@ -22,8 +22,11 @@
 
 namespace ledger::engine_common {
 
-// Opening a session (TCP, TLS, authentication).
+// Opening a session (TCP, TLS, authentication), the attempt as a whole.
 inline constexpr absl::Duration kConnectTimeoutDefault = absl::Seconds(10);
+// How long an open waits for another process's migrations to finish (the migration
+// lock), then Unavailable.
+inline constexpr absl::Duration kMigrationLockWaitDefault = absl::Seconds(120);
 // A row lock outside the claim (an account, a work claim): then RetryableError. Equal to
 // the claim's default wait (idempotency/key.h), so a submit with the default wait policy
 // never changes the session's lock wait back and forth.

@@ -110,7 +110,8 @@ const std::vector<std::string_view>& MysqlUrlParameters() {
   static const std::vector<std::string_view> parameters = {
       "pool_acquire_wait", "connect_timeout", "account_lock_wait", "statement_timeout",
       "read_timeout",      "write_timeout",   "ssl_mode",          "ssl_ca",
-      "ssl_capath",        "ssl_cert",        "ssl_key"};
+      "ssl_capath",        "ssl_cert",        "ssl_key",
+      "migration_lock_wait"};
   return parameters;
 }
 
@@ -161,7 +162,8 @@ absl::Status ApplyParameter(const std::string& name, const std::string& value,
       {"account_lock_wait", &settings.waits.account_lock_wait},
       {"statement_timeout", &settings.waits.statement_timeout},
       {"read_timeout", &settings.waits.read_timeout},
-      {"write_timeout", &settings.waits.write_timeout}};
+      {"write_timeout", &settings.waits.write_timeout},
+      {"migration_lock_wait", &settings.waits.migration_lock_wait}};
   for (const auto& [wait_name, field] : waits) {
     if (name != wait_name) continue;
     LEDGER_ASSIGN_OR_RETURN(*field, engine_common::ParseWaitParameter("mysql", name, value));
@@ -194,6 +196,7 @@ absl::Status CheckWaits(const MysqlWaits& waits) {
   LEDGER_RETURN_IF_ERROR(CheckWait("mysql", "statement_timeout", waits.statement_timeout));
   LEDGER_RETURN_IF_ERROR(CheckWait("mysql", "read_timeout", waits.read_timeout));
   LEDGER_RETURN_IF_ERROR(CheckWait("mysql", "write_timeout", waits.write_timeout));
+  LEDGER_RETURN_IF_ERROR(CheckWait("mysql", "migration_lock_wait", waits.migration_lock_wait));
   // A lock wait runs inside a statement, and a statement inside the client's wait: each
   // bound must be shorter than the one around it, or it never gets to answer. InnoDB
   // waits whole seconds: the rounded lock wait is the one compared.

@@ -61,6 +61,7 @@ struct MysqlWaits {
   absl::Duration statement_timeout = engine_common::kStatementTimeoutDefault;
   absl::Duration read_timeout = engine_common::kReadTimeoutDefault;
   absl::Duration write_timeout = engine_common::kWriteTimeoutDefault;
+  absl::Duration migration_lock_wait = engine_common::kMigrationLockWaitDefault;
 
   int AccountLockWaitSeconds() const;  // whole seconds, rounded up, InnoDB's range
 };

@@ -38,7 +38,7 @@ absl::Status MysqlEngine::Migrate() {
   // The session is closed afterwards, so no later call inherits that.
   connection.Discard();
   LEDGER_RETURN_IF_ERROR(connection->LiftStatementTimeout());
-  return MigrateDatabase(*connection);
+  return MigrateDatabase(*connection, MysqlMigrations(), migration_lock_wait_);
 }
 
 absl::StatusOr<std::unique_ptr<StorageTransaction>> MysqlEngine::Begin(
@@ -525,6 +525,7 @@ static_assert(MysqlOptions().account_lock_wait == engine_common::kAccountLockWai
 static_assert(MysqlOptions().statement_timeout == engine_common::kStatementTimeoutDefault);
 static_assert(MysqlOptions().read_timeout == engine_common::kReadTimeoutDefault);
 static_assert(MysqlOptions().write_timeout == engine_common::kWriteTimeoutDefault);
+static_assert(MysqlOptions().migration_lock_wait == engine_common::kMigrationLockWaitDefault);
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenMysqlEngine(const MysqlOptions& options) {
   if (options.pool_size <= 0) {
@@ -535,10 +536,12 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenMysqlEngine(const MysqlOptions& opti
                                          .account_lock_wait = options.account_lock_wait,
                                          .statement_timeout = options.statement_timeout,
                                          .read_timeout = options.read_timeout,
-                                         .write_timeout = options.write_timeout};
+                                         .write_timeout = options.write_timeout,
+                                         .migration_lock_wait = options.migration_lock_wait};
   LEDGER_ASSIGN_OR_RETURN(mysql_internal::MysqlSettings settings,
                           mysql_internal::ParseMysqlUrl(options.connection, waits));
   const absl::Duration pool_acquire_wait = settings.waits.pool_acquire_wait;  // URL applied
+  const absl::Duration migration_lock_wait = settings.waits.migration_lock_wait;
   LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<mysql_internal::MysqlConnectionPool> pool,
                           mysql_internal::CreateMysqlConnectionPool(
                               std::move(settings), options.pool_size, pool_acquire_wait));
@@ -546,7 +549,8 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenMysqlEngine(const MysqlOptions& opti
     // Connect once now, so a wrong address or password fails here, not on first use.
     LEDGER_ASSIGN_OR_RETURN(mysql_internal::PooledConnection connection, pool->Acquire());
   }
-  auto engine = std::make_unique<mysql_internal::MysqlEngine>(std::move(pool), pool_acquire_wait);
+  auto engine = std::make_unique<mysql_internal::MysqlEngine>(std::move(pool), pool_acquire_wait,
+                                                              migration_lock_wait);
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return engine;
 }

@@ -54,6 +54,9 @@ struct MysqlOptions {
   // statement_timeout. Defaults: 40 s each.
   absl::Duration read_timeout = absl::Seconds(40);
   absl::Duration write_timeout = absl::Seconds(40);
+  // How long an open waits for another process's migrations to finish (the migration
+  // lock, tried once per round trip), then Unavailable: retry later. Default: 120 s.
+  absl::Duration migration_lock_wait = absl::Seconds(120);
   // Apply pending migrations on open. Default: true.
   bool migrate = true;
 };

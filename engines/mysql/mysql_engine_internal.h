@@ -55,8 +55,10 @@ int ClaimLockWaitSeconds(const WaitPolicy& wait);
 
 class MysqlEngine final : public Engine {
  public:
-  MysqlEngine(std::shared_ptr<MysqlConnectionPool> pool, absl::Duration pool_acquire_wait)
-      : pool_(std::move(pool)), pool_acquire_wait_(pool_acquire_wait) {}
+  MysqlEngine(std::shared_ptr<MysqlConnectionPool> pool, absl::Duration pool_acquire_wait,
+              absl::Duration migration_lock_wait)
+      : pool_(std::move(pool)), pool_acquire_wait_(pool_acquire_wait),
+        migration_lock_wait_(migration_lock_wait) {}
 
   std::string_view name() const override { return "mysql"; }
   absl::Status Migrate() override;
@@ -112,6 +114,7 @@ class MysqlEngine final : public Engine {
 
   std::shared_ptr<MysqlConnectionPool> pool_;
   const absl::Duration pool_acquire_wait_;
+  const absl::Duration migration_lock_wait_;
   MysqlWorkClaimStore work_claims_{*this};
   MysqlWebhookStore webhooks_{*this};
 };

@@ -16,17 +16,18 @@ namespace {
 // 8 caps lock names at 64 characters and database names may be that long alone.
 constexpr char kMigrationLockName[] = "CONCAT('ledger_migrate_', SHA1(DATABASE()))";
 
-absl::Status TakeMigrationLock(MysqlConnection& connection) {
-  std::optional<int64_t> granted;
-  LEDGER_RETURN_IF_ERROR(connection.Query(
-      absl::StrCat("SELECT GET_LOCK(", kMigrationLockName, ", ", kMigrationLockWaitSeconds, ")"),
-      {}, [&](const SqlRow& row) { if (!row.IsNull(0)) granted = row.Int64(0); },
-      "take the migration lock", ErrorContext::kStandalone));
-  if (granted != 1) {
-    return absl::UnavailableError(absl::StrCat(
-        "mysql: another process kept the migration lock for ", kMigrationLockWaitSeconds, " s"));
-  }
-  return absl::OkStatus();
+// GET_LOCK without waiting, tried again until `lock_wait` has passed: a GET_LOCK that
+// waited on the server would outlive the client's read timeout, which then cuts a live
+// server off.
+absl::Status TakeMigrationLock(MysqlConnection& connection, absl::Duration lock_wait) {
+  return ledger::TakeMigrationLock("mysql", lock_wait, [&]() -> absl::StatusOr<bool> {
+    std::optional<int64_t> granted;
+    LEDGER_RETURN_IF_ERROR(connection.Query(
+        absl::StrCat("SELECT GET_LOCK(", kMigrationLockName, ", 0)"), {},
+        [&](const SqlRow& row) { if (!row.IsNull(0)) granted = row.Int64(0); },
+        "take the migration lock", ErrorContext::kStandalone));
+    return granted == 1;
+  });
 }
 
 void ReleaseMigrationLock(MysqlConnection& connection) {
@@ -73,8 +74,8 @@ absl::Status ApplyMigration(MysqlConnection& connection, const Migration& migrat
 }  // namespace
 
 absl::Status MigrateDatabase(MysqlConnection& connection,
-                             const std::vector<Migration>& migrations) {
-  LEDGER_RETURN_IF_ERROR(TakeMigrationLock(connection));
+                             const std::vector<Migration>& migrations, absl::Duration lock_wait) {
+  LEDGER_RETURN_IF_ERROR(TakeMigrationLock(connection, lock_wait));
   absl::StatusOr<std::set<int>> applied = AppliedVersions(connection);
   absl::Status status = applied.status();
   if (status.ok()) {

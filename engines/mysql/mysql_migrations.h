@@ -16,6 +16,8 @@
 #include "absl/status/status.h"
 #include "engines/mysql/mysql_connection.h"
 #include "engines/common/migration.h"
+#include "engines/common/waits.h"
+#include "absl/time/time.h"
 
 namespace ledger {
 
@@ -24,14 +26,14 @@ std::vector<Migration> MysqlMigrations();
 
 namespace mysql_internal {
 
-// How long Migrate waits for another process's migration to finish.
-inline constexpr int kMigrationLockWaitSeconds = 120;
-
-// Takes the database's migration lock, creates schema_migrations if missing, applies
+// Takes the database's migration lock (waiting at most `lock_wait` for another
+// migrator, one GET_LOCK try per round trip, then Unavailable), creates schema_migrations if missing, applies
 // those of `migrations` it does not record, and releases the lock. Tests pass the first
 // few of MysqlMigrations() to build an older schema.
-absl::Status MigrateDatabase(MysqlConnection& connection,
-                             const std::vector<Migration>& migrations = MysqlMigrations());
+// Every round trip is bounded by the session's read and write timeouts.
+absl::Status MigrateDatabase(
+    MysqlConnection& connection, const std::vector<Migration>& migrations = MysqlMigrations(),
+    absl::Duration lock_wait = engine_common::kMigrationLockWaitDefault);
 
 }  // namespace mysql_internal
 }  // namespace ledger

@@ -3,12 +3,14 @@
 // --db ..., OpenEngine(url)); libpq must never see them, as it rejects unknown ones.
 #include "engines/postgres/postgres_connection.h"
 
+#include <algorithm>
 #include <set>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -16,6 +18,7 @@
 #include "engines/common/database_url.h"
 #include "engines/common/waits.h"
 #include "engines/postgres/postgres_rows.h"
+#include "libpq-fe.h"
 
 namespace ledger::postgres_internal {
 namespace {
@@ -48,7 +51,8 @@ absl::StatusOr<bool> ApplyEngineParameter(const std::string& name, const std::st
       {"account_lock_wait", &options.account_lock_wait},
       {"statement_timeout", &options.statement_timeout},
       {"read_timeout", &options.read_timeout},
-      {"pool_acquire_wait", &options.pool_acquire_wait}};
+      {"pool_acquire_wait", &options.pool_acquire_wait},
+      {"migration_lock_wait", &options.migration_lock_wait}};
   for (const auto& [wait_name, field] : waits) {
     if (name != wait_name) continue;
     LEDGER_ASSIGN_OR_RETURN(*field, engine_common::ParseWaitParameter("postgres", name, value));
@@ -63,6 +67,8 @@ absl::Status CheckWaits(const PostgresOptions& options) {
   LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "account_lock_wait", options.account_lock_wait));
   LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "statement_timeout", options.statement_timeout));
   LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "read_timeout", options.read_timeout));
+  LEDGER_RETURN_IF_ERROR(
+      CheckWait("postgres", "migration_lock_wait", options.migration_lock_wait));
   LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "keepalives_idle", options.keepalives_idle));
   LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "keepalives_interval", options.keepalives_interval));
   LEDGER_RETURN_IF_ERROR(CheckWait("postgres", "tcp_user_timeout", options.tcp_user_timeout));
@@ -92,6 +98,35 @@ std::vector<std::pair<std::string, std::string>> LibpqWaits(const PostgresOption
       {"keepalives_interval", absl::StrCat(WholeSecondsRoundedUp(options.keepalives_interval, 1))},
       {"keepalives_count", absl::StrCat(options.keepalives_count)},
       {"tcp_user_timeout", absl::StrCat(WholeMillisecondsRoundedUp(options.tcp_user_timeout))}};
+}
+
+// The connect_timeout libpq gets from the final connection string (the engine's, or the
+// caller's, which wins): the whole attempt's bound (BoundedConnection). libpq reads 0 or
+// less as "no bound" and 1 as 2 s; the engine refuses the former and counts the latter
+// as libpq does.
+absl::StatusOr<absl::Duration> EffectiveConnectTimeout(const std::string& connection) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(connection.c_str(), &error);
+  if (options == nullptr) {
+    std::string message = error != nullptr ? error : "out of memory";
+    PQfreemem(error);
+    return absl::InvalidArgumentError(
+        absl::StrCat("postgres: cannot read the connection string: ", message));
+  }
+  std::string value;
+  for (PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    if (std::string_view(option->keyword) == "connect_timeout" && option->val != nullptr) {
+      value = option->val;
+    }
+  }
+  PQconninfoFree(options);
+  int seconds = 0;
+  if (!absl::SimpleAtoi(value, &seconds) || seconds <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "postgres: connect_timeout=", value,
+        " is not a whole number of seconds above 0 (libpq waits forever on 0)"));
+  }
+  return absl::Seconds(std::max(seconds, 2));
 }
 
 std::string Sql(std::initializer_list<absl::string_view> parts) { return absl::StrJoin(parts, ""); }
@@ -358,7 +393,7 @@ std::vector<std::pair<const char*, std::string>> Statements() {
 const std::vector<std::string_view>& PostgresUrlParameters() {
   static const std::vector<std::string_view> parameters = {
       kClaimParameter, "account_lock_wait", "statement_timeout", "read_timeout",
-      "pool_acquire_wait", "application_name", "connect_timeout", "keepalives",
+      "pool_acquire_wait", "migration_lock_wait", "application_name", "connect_timeout", "keepalives",
       "keepalives_count", "keepalives_idle", "keepalives_interval", "options", "password",
       "sslcert", "sslcrl", "sslkey", "sslmode", "sslrootcert", "target_session_attrs",
       "tcp_user_timeout", "user"};
@@ -389,10 +424,12 @@ absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const PostgresO
   if (!IsUri(options.connection)) {
     // key=value: the later of two equal keywords wins, so the caller's own go last.
     parsed.connection = absl::StrCat(absl::StrJoin(added, " "), " ", options.connection);
-    return parsed;
+  } else {
+    kept.insert(kept.end(), added.begin(), added.end());
+    if (!kept.empty()) absl::StrAppend(&parsed.connection, "?", absl::StrJoin(kept, "&"));
   }
-  kept.insert(kept.end(), added.begin(), added.end());
-  if (!kept.empty()) absl::StrAppend(&parsed.connection, "?", absl::StrJoin(kept, "&"));
+  LEDGER_ASSIGN_OR_RETURN(parsed.options.connect_timeout,
+                          EffectiveConnectTimeout(parsed.connection));
   return parsed;
 }
 
@@ -406,7 +443,7 @@ absl::Status SetUpSession(PostgresSession& session) {
   return absl::OkStatus();
 }
 
-void DeclareStatements(pqxx::connection& connection) {
+void DeclareStatements(pqxx::connection_base& connection) {
   for (const auto& [name, sql] : Statements()) connection.prepare(name, sql);
 }
 

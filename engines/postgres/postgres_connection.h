@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_engine.h"
-#include "pqxx/connection"
+#include "pqxx/connection_base"
 
 namespace ledger::postgres_internal {
 
@@ -27,7 +27,9 @@ struct ParsedPostgresConnection {
   // keepalives_interval, keepalives_count, tcp_user_timeout).
   std::string connection;
   // The caller's options with the URI's parameters applied (claim, account_lock_wait,
-  // statement_timeout, read_timeout, pool_acquire_wait), every wait checked.
+  // statement_timeout, read_timeout, pool_acquire_wait, migration_lock_wait), every
+  // wait checked; connect_timeout is the one libpq gets, whoever gave it (in whole
+  // seconds, at least 2 as libpq counts).
   PostgresOptions options;
 };
 
@@ -39,7 +41,8 @@ const std::vector<std::string_view>& PostgresUrlParameters();
 // and are removed; libpq's own pass through and win over the matching fields. A libpq
 // key=value string carries only libpq keywords; the fields' values go in front of it, so
 // a keyword it gives wins. InvalidArgument for an unknown parameter or claim mode, a
-// wait that is not positive and finite, or waits out of order (account_lock_wait <
+// wait that is not positive and finite (a connect_timeout that is not a whole number of
+// seconds above 0 included: libpq reads 0 as "wait forever"), or waits out of order (account_lock_wait <
 // statement_timeout < read_timeout).
 absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const PostgresOptions& options);
 
@@ -87,7 +90,7 @@ inline constexpr char kPruneWebhookEvents[] = "prune_webhook_events";
 
 // Declares every statement above on `connection` (no round trip: libpqxx prepares
 // lazily, so a connection opened before the migrations ran is still fine).
-void DeclareStatements(pqxx::connection& connection);
+void DeclareStatements(pqxx::connection_base& connection);
 
 }  // namespace ledger::postgres_internal
 

@@ -4,14 +4,20 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "engines/common/waits.h"
 #include "engines/postgres/postgres_errors.h"
 #include "base/status.h"
+#include "libpq-fe.h"
+#include "pqxx/except"
 #include "pqxx/nontransaction"
 
 namespace ledger::postgres_internal {
@@ -20,7 +26,7 @@ namespace {
 // libpqxx 6 silently reconnects a broken connection on its next use. A new session
 // has none of the old one's transaction, so a COMMIT sent there would "succeed" on
 // nothing: the engine must see the break, never a quiet reconnect.
-void ForbidSilentReconnect(pqxx::connection& connection) {
+void ForbidSilentReconnect(pqxx::connection_base& connection) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   connection.inhibit_reactivation(true);
@@ -34,7 +40,7 @@ void ForbidSilentReconnect(pqxx::connection& connection) {
 // healthy sessions.
 bool SessionLooksAlive(PostgresSession& session) {
   constexpr int kReadsMax = 4;
-  pqxx::connection& connection = session.connection();
+  pqxx::connection_base& connection = session.connection();
   for (int read = 0; read < kReadsMax; ++read) {
     if (!connection.is_open()) return false;
     pollfd readable{connection.sock(), POLLIN, 0};
@@ -55,11 +61,12 @@ std::string Milliseconds(absl::Duration wait) {
   return absl::StrCat(engine_common::WholeMillisecondsRoundedUp(wait), "ms");
 }
 
-// Connects (libpq's connect_timeout bounds it) and keeps a duplicate of the socket for
+// Connects (bounded as a whole by `timeout`) and keeps a duplicate of the socket for
 // the reply watchdog: libpq may close its own descriptor when the server goes away.
-absl::Status Connect(const std::string& connection_string, PostgresSession& session) {
+absl::Status Connect(const std::string& connection_string, absl::Duration timeout,
+                     PostgresSession& session) {
   return GuardPostgres({.operation = "connect"}, [&]() -> absl::Status {
-    session.handle = std::make_unique<pqxx::connection>(connection_string);
+    session.handle = std::make_unique<BoundedConnection>(connection_string, timeout);
     ForbidSilentReconnect(session.connection());
     session.reply_socket = OwnedSocket(fcntl(session.connection().sock(), F_DUPFD_CLOEXEC, 0));
     if (session.reply_socket.get() < 0) {
@@ -76,7 +83,7 @@ absl::StatusOr<std::unique_ptr<PostgresSession>> OpenSession(
   auto session = std::make_unique<PostgresSession>();
   session->watchdog = watchdog;
   session->read_timeout = waits.read_timeout;
-  LEDGER_RETURN_IF_ERROR(Connect(connection_string, *session));
+  LEDGER_RETURN_IF_ERROR(Connect(connection_string, waits.connect_timeout, *session));
   // The session's own waits; the claim's SET LOCAL lock_timeout returns to this value.
   session->lock_timeout_default = Milliseconds(waits.account_lock_wait);
   LEDGER_RETURN_IF_ERROR(
@@ -92,6 +99,45 @@ absl::StatusOr<std::unique_ptr<PostgresSession>> OpenSession(
 }
 
 }  // namespace
+
+BoundedConnection::BoundedConnection(const std::string& options, absl::Duration timeout)
+    : pqxx::connection_base(policy_), policy_(options, timeout) {
+  init();
+}
+
+pqxx::connectionpolicy::handle BoundedConnection::Policy::do_startconnect(handle orig) {
+  if (orig != nullptr) return orig;
+  const absl::Time deadline = absl::Now() + timeout_;
+  PGconn* connection = PQconnectStart(options().c_str());
+  if (connection == nullptr) throw std::bad_alloc();
+  auto fail = [&](const std::string& message) {
+    PQfinish(connection);
+    throw pqxx::broken_connection(message);
+  };
+  // libpq's documented loop: wait until the socket is writable, then poll, and wait for
+  // whatever each poll asks for. The socket changes when libpq moves to the next host.
+  PostgresPollingStatusType polling = PGRES_POLLING_WRITING;
+  if (PQstatus(connection) == CONNECTION_BAD) fail(PQerrorMessage(connection));
+  while (polling != PGRES_POLLING_OK) {
+    if (polling == PGRES_POLLING_FAILED) fail(PQerrorMessage(connection));
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      fail(absl::StrCat("timeout expired: the connection attempt did not complete within "
+                        "connect_timeout (", absl::FormatDuration(timeout_), ")"));
+    }
+    pollfd ready{PQsocket(connection),
+                 static_cast<short>(polling == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
+    const int waited = ::poll(&ready, 1,
+                              static_cast<int>(std::min<int64_t>(
+                                  engine_common::WholeMillisecondsRoundedUp(left), 60'000)));
+    if (waited < 0 && errno != EINTR) {
+      fail(absl::StrCat("connect: poll: ", std::strerror(errno)));
+    }
+    if (waited <= 0) continue;  // the deadline is checked above
+    polling = PQconnectPoll(connection);
+  }
+  return connection;
+}
 
 OwnedSocket& OwnedSocket::operator=(OwnedSocket&& other) noexcept {
   if (this != &other) {

@@ -6,7 +6,8 @@
 //   LEDGER_ASSIGN_OR_RETURN(PooledConnection lease, pool->Acquire());
 //   lease->connection().prepare(...);  // used by the holding thread only
 //
-// A lease discarded by the engine (its connection lost, or in an unknown state), or
+// A connection attempt is bounded as a whole by the pool's connect_timeout (libpq's own
+// counts per host, per address and per step). A lease discarded by the engine (its connection lost, or in an unknown state), or
 // whose connection closed under it, is closed on return instead of being reused. An
 // idle session the server terminated meanwhile is noticed (without a round trip)
 // before it is lent again, and replaced. Every session runs with the pool's waits
@@ -30,11 +31,13 @@
 #include "engines/postgres/postgres_errors.h"
 #include "engines/postgres/postgres_reply_watchdog.h"
 #include "pqxx/connection"
+#include "pqxx/connection_base"
 
 namespace ledger::postgres_internal {
 
 // The waits every session of a pool is set up with (PostgresOptions).
 struct PostgresSessionWaits {
+  absl::Duration connect_timeout;    // a connection attempt, as a whole (BoundedConnection)
   absl::Duration account_lock_wait;  // the session's lock_timeout
   absl::Duration statement_timeout;  // the session's statement_timeout
   absl::Duration read_timeout;       // each round trip's reply deadline (ReplyWatchdog)
@@ -54,9 +57,35 @@ class OwnedSocket {
   int descriptor_ = -1;
 };
 
+// libpq's connection, opened under one deadline: libpq's connect_timeout applies per
+// host and address (and restarts with each), so five silent hosts take five of it. This
+// one drives libpq's non-blocking connect (PQconnectStart, PQconnectPoll) and gives up
+// when `timeout` has passed since it started, whatever step it is in (TCP, TLS,
+// authentication, the next host): pqxx::broken_connection ("timeout expired").
+// Otherwise a pqxx::connection.
+class BoundedConnection : public pqxx::connection_base {
+ public:
+  BoundedConnection(const std::string& options, absl::Duration timeout);
+  ~BoundedConnection() noexcept { close(); }
+  BoundedConnection(const BoundedConnection&) = delete;
+  BoundedConnection& operator=(const BoundedConnection&) = delete;
+
+ private:
+  class Policy : public pqxx::connectionpolicy {
+   public:
+    Policy(const std::string& options, absl::Duration timeout)
+        : pqxx::connectionpolicy(options), timeout_(timeout) {}
+    handle do_startconnect(handle orig) override;
+
+   private:
+    absl::Duration timeout_;
+  };
+  Policy policy_;  // the base keeps a reference to it, made before it is built
+};
+
 // One server session and what was learned about it when it opened.
 struct PostgresSession {
-  pqxx::connection& connection() { return *handle; }
+  pqxx::connection_base& connection() { return *handle; }
 
   // The reply deadline of one round trip on this session (inert without a watchdog).
   ReplyWatchdog::Armed ArmReplyDeadline() {
@@ -67,7 +96,7 @@ struct PostgresSession {
     return watchdog->Arm(reply_socket.get(), read_timeout);
   }
 
-  std::unique_ptr<pqxx::connection> handle;
+  std::unique_ptr<BoundedConnection> handle;
   // The session's lock_timeout (PostgresOptions::account_lock_wait): the claim
   // shortens it with SET LOCAL and puts this value back right after.
   std::string lock_timeout_default;

@@ -245,7 +245,7 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
   if (!batch_.empty()) LEDGER_RETURN_IF_ERROR(PrepareForStatement());
   const PostgresErrorContext context{.operation = "claim key", .phase = engine_common::ErrorPhase::kClaim};
   return RoundTrip(context, [&]() -> absl::StatusOr<std::vector<std::optional<KeyRecord>>> {
-    pqxx::connection& connection = (*lease_)->connection();
+    pqxx::connection_base& connection = (*lease_)->connection();
     postgres_internal::ClaimScriptParts parts{
         .quote = [&connection](const std::string& text) { return connection.quote(text); },
         .begin = !begin_sent_,
@@ -479,15 +479,13 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> PostgresEngine::Begin(
   return transaction;
 }
 
-// Migrations run on a pooled connection (postgres_migrations.h), without the session's
-// statement timeout and reply deadline: DDL on a large table may rightly take long.
+// Migrations run on a pooled connection (postgres_migrations.h), with the session's
+// waits and reply deadline, as every other round trip.
 absl::Status PostgresEngine::Migrate() {
   LEDGER_ASSIGN_OR_RETURN(PooledConnection lease, pool_->Acquire());
-  absl::Status migrated = GuardPostgres({.operation = "migrate"}, [&]() -> absl::Status {
-    return MigrateDatabase(lease->connection());
-  });
+  absl::Status migrated = MigrateDatabase(*lease, PostgresMigrations(), migration_lock_wait_);
   // Closed, never pooled: that releases the advisory lock whatever state the session was
-  // left in, and no later call inherits the migration's waits.
+  // left in.
   lease.Discard();
   return migrated;
 }
@@ -499,6 +497,8 @@ static_assert(PostgresOptions().connect_timeout == engine_common::kConnectTimeou
 static_assert(PostgresOptions().account_lock_wait == engine_common::kAccountLockWaitDefault);
 static_assert(PostgresOptions().statement_timeout == engine_common::kStatementTimeoutDefault);
 static_assert(PostgresOptions().read_timeout == engine_common::kReadTimeoutDefault);
+static_assert(PostgresOptions().migration_lock_wait ==
+              engine_common::kMigrationLockWaitDefault);
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions& options) {
   LEDGER_ASSIGN_OR_RETURN(postgres_internal::ParsedPostgresConnection parsed,
@@ -508,7 +508,8 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions
       std::shared_ptr<postgres_internal::PostgresConnectionPool> pool,
       postgres_internal::CreatePostgresConnectionPool(
           parsed.connection, resolved.pool_size, resolved.pool_acquire_wait,
-          {.account_lock_wait = resolved.account_lock_wait,
+          {.connect_timeout = resolved.connect_timeout,
+           .account_lock_wait = resolved.account_lock_wait,
            .statement_timeout = resolved.statement_timeout,
            .read_timeout = resolved.read_timeout},
           postgres_internal::SetUpSession));
@@ -517,7 +518,8 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions
     LEDGER_ASSIGN_OR_RETURN(postgres_internal::PooledConnection first, pool->Acquire());
   }
   auto engine = std::make_unique<postgres_internal::PostgresEngine>(
-      std::move(pool), resolved.claim_mode, resolved.pool_acquire_wait);
+      std::move(pool), resolved.claim_mode, resolved.pool_acquire_wait,
+      resolved.migration_lock_wait);
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return engine;
 }

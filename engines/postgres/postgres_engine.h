@@ -28,7 +28,7 @@ enum class PostgresClaimMode { kAdvisoryLock, kRow };
 // answers when it runs out. In a URI, a query parameter of the same name overrides the
 // field: libpq's own ones (connect_timeout, keepalives_*, tcp_user_timeout) in libpq's
 // units, the engine's (account_lock_wait, statement_timeout, read_timeout,
-// pool_acquire_wait) as a duration with a unit ("500ms", "2s").
+// pool_acquire_wait, migration_lock_wait) as a duration with a unit ("500ms", "2s").
 struct PostgresOptions {
   // A libpq connection string or URI. A "claim=row" or "claim=advisory" query
   // parameter in a URI sets claim_mode, and the engine's wait parameters set their
@@ -43,8 +43,10 @@ struct PostgresOptions {
   // (then Unavailable). A submit waits its own claim wait bound instead, unless it
   // fails fast. Default: 10 s (engines/common/connection_pool.h).
   absl::Duration pool_acquire_wait = absl::Seconds(10);
-  // Opening a connection, TLS and authentication included (libpq connect_timeout, in
-  // whole seconds rounded up; libpq counts at least 2 s). Then Unavailable. Default: 10 s.
+  // Opening a connection, TLS and authentication included, the attempt as a whole (all
+  // hosts and addresses of the connection string together): then Unavailable. Given
+  // to libpq as connect_timeout, in whole seconds rounded up (at least 2 s, as libpq
+  // counts); a connect_timeout in the connection string wins. Default: 10 s.
   absl::Duration connect_timeout = absl::Seconds(10);
   // How long a submit waits for an account's row lock held by another transaction (the
   // session's lock_timeout outside the claim, which waits the caller's own bound).
@@ -53,13 +55,13 @@ struct PostgresOptions {
   absl::Duration account_lock_wait = absl::Seconds(10);
   // The server's bound on one statement (statement_timeout), lock waits included, so it
   // also caps a claim wait longer than it. Then DeadlineExceeded, nothing written.
-  // Migrations run without it. Default: 30 s.
+  // Migrations run with it too: raise it (and read_timeout) for a migration that
+  // rewrites a large table. Default: 30 s.
   absl::Duration statement_timeout = absl::Seconds(30);
   // The client's bound on one round trip, for a server that does not answer at all
   // (frozen, or a partition the kernel has not noticed): the engine closes the
   // connection, and the call fails with Unavailable, or in doubt during COMMIT. Must
-  // exceed statement_timeout. Migrations run without it.
-  // Default: 40 s.
+  // exceed statement_timeout. Default: 40 s.
   absl::Duration read_timeout = absl::Seconds(40);
   // TCP keepalive on every connection: the first probe after keepalives_idle of
   // silence, then one every keepalives_interval; keepalives_count unanswered probes
@@ -71,6 +73,9 @@ struct PostgresOptions {
   // How long sent data may stay unacknowledged before the kernel drops the connection
   // (TCP_USER_TIMEOUT; Linux). A partition while sending. Default: 30 s.
   absl::Duration tcp_user_timeout = absl::Seconds(30);
+  // How long an open waits for another process's migrations to finish (the migration
+  // lock), then Unavailable: retry later. Default: 120 s.
+  absl::Duration migration_lock_wait = absl::Seconds(120);
   // Apply pending migrations on open. Default: true.
   bool migrate = true;
 };

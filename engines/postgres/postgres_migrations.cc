@@ -1,55 +1,89 @@
 // Two processes may migrate at once (several app instances starting): a session
 // advisory lock serializes them, and each migration commits with its version row.
+// Every round trip runs under the session's reply deadline (read_timeout) and its
+// server waits (statement_timeout, lock_timeout): a frozen server fails the open in
+// bound, as it fails a submit.
 #include "engines/postgres/postgres_migrations.h"
 
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "engines/postgres/postgres_errors.h"
 #include "base/status.h"
 #include "pqxx/nontransaction"
 #include "pqxx/result"
-#include "pqxx/transaction"
 
 namespace ledger::postgres_internal {
 namespace {
 
 constexpr char kMigrationLock[] = "hashtextextended('ledger.schema_migrations', 0)";
 
+// One statement on the session, autocommit, under its reply deadline.
+absl::Status RoundTrip(PostgresSession& session, std::string_view operation,
+                       const std::string& sql) {
+  return GuardRoundTrip(session, {.operation = operation}, [&]() -> absl::Status {
+    pqxx::nontransaction work(session.connection());
+    work.exec(sql);
+    return absl::OkStatus();
+  });
+}
+
+// One migration, a transaction of its own (PostgreSQL DDL is transactional): BEGIN
+// with the first statement, one round trip per statement (so statement_timeout and
+// read_timeout each bound one), COMMIT with the version row.
+absl::Status ApplyMigration(PostgresSession& session, const Migration& migration) {
+  std::string begin = "BEGIN;\n";
+  for (const std::string& statement : SplitSqlStatements(migration.sql)) {
+    LEDGER_RETURN_IF_ERROR(
+        RoundTrip(session, "apply migration", absl::StrCat(begin, statement)));
+    begin.clear();
+  }
+  return GuardRoundTrip(session, {.operation = "record migration"}, [&]() -> absl::Status {
+    pqxx::nontransaction work(session.connection());
+    work.exec(absl::StrCat(
+        begin, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (",
+        migration.version, ", ", work.quote(std::string(migration.name)),
+        ", (extract(epoch FROM clock_timestamp()) * 1000000)::bigint);\nCOMMIT"));
+    return absl::OkStatus();
+  });
+}
+
 }  // namespace
 
-absl::Status MigrateDatabase(pqxx::connection& connection,
-                             const std::vector<Migration>& migrations) {
-  std::set<int> applied;
-  {
-    pqxx::nontransaction work(connection);
-    work.exec(absl::StrCat("SET statement_timeout = 0; SET lock_timeout = '",
-                           kMigrationLockWaitSeconds, "s'"));
-    work.exec(absl::StrCat("SELECT pg_advisory_lock(", kMigrationLock, ")"));
-    work.exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-        "name TEXT NOT NULL, applied_at BIGINT NOT NULL)");
-    for (const pqxx::row& row : work.exec("SELECT version FROM schema_migrations")) {
-      applied.insert(row[0].as<int>());
-    }
-  }
-  LEDGER_RETURN_IF_ERROR(ApplyPendingMigrations(
-      migrations, applied, [&](const Migration& migration) -> absl::Status {
-        return GuardPostgres({.operation = "apply migration"}, [&]() -> absl::Status {
-          pqxx::work work(connection);  // PostgreSQL DDL is transactional
-          work.exec(std::string(migration.sql));
-          work.exec_params(
-              "INSERT INTO schema_migrations (version, name, applied_at) VALUES "
-              "($1, $2, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint)",
-              migration.version, std::string(migration.name));
-          work.commit();
-          return absl::OkStatus();
-        });
+absl::Status MigrateDatabase(PostgresSession& session, const std::vector<Migration>& migrations,
+                             absl::Duration lock_wait) {
+  // Each try is a round trip of its own, so the wait for another migrator is
+  // migration_lock_wait, never the reply deadline.
+  LEDGER_RETURN_IF_ERROR(TakeMigrationLock("postgres", lock_wait, [&]() -> absl::StatusOr<bool> {
+    return GuardRoundTrip(session, {.operation = "take the migration lock"},
+                          [&]() -> absl::StatusOr<bool> {
+      pqxx::nontransaction work(session.connection());
+      return work.exec(absl::StrCat("SELECT pg_try_advisory_lock(", kMigrationLock, ")"))
+          .at(0).at(0).as<bool>();
+    });
+  }));
+  LEDGER_RETURN_IF_ERROR(
+      RoundTrip(session, "create schema_migrations",
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                "name TEXT NOT NULL, applied_at BIGINT NOT NULL)"));
+  LEDGER_ASSIGN_OR_RETURN(
+      std::set<int> applied,
+      GuardRoundTrip(session, {.operation = "read applied migrations"},
+                     [&]() -> absl::StatusOr<std::set<int>> {
+        pqxx::nontransaction work(session.connection());
+        std::set<int> versions;
+        for (const pqxx::row& row : work.exec("SELECT version FROM schema_migrations")) {
+          versions.insert(row[0].as<int>());
+        }
+        return versions;
       }));
-  pqxx::nontransaction work(connection);
-  work.exec(absl::StrCat("SELECT pg_advisory_unlock(", kMigrationLock, ")"));
-  return absl::OkStatus();
+  LEDGER_RETURN_IF_ERROR(ApplyPendingMigrations(
+      migrations, applied,
+      [&](const Migration& migration) { return ApplyMigration(session, migration); }));
+  return RoundTrip(session, "release the migration lock",
+                   absl::StrCat("SELECT pg_advisory_unlock(", kMigrationLock, ")"));
 }
 
 }  // namespace ledger::postgres_internal

@@ -1,6 +1,9 @@
-// The shared reading and checking of the server engines' waits (engines/common/waits.h).
+// The shared reading and checking of the server engines' waits (engines/common/waits.h),
+// and the bounded wait for the migration lock (engines/common/migration.h).
 #include "engines/common/waits.h"
 
+#include "absl/time/clock.h"
+#include "engines/common/migration.h"
 #include "gtest/gtest.h"
 
 namespace ledger::engine_common {
@@ -54,6 +57,37 @@ TEST(WaitUnitsTest, RoundUpAndStayInTheServersRange) {
 TEST(WaitDefaultsTest, TheClientGivesUpAfterTheServerWould) {
   EXPECT_GT(kReadTimeoutDefault, kStatementTimeoutDefault);
   EXPECT_GT(kReadTimeoutDefault, kAccountLockWaitDefault);
+}
+
+TEST(MigrationLockTest, TriesAgainUntilGranted) {
+  int tries = 0;
+  EXPECT_TRUE(TakeMigrationLock("postgres", absl::Seconds(10), [&]() -> absl::StatusOr<bool> {
+    return ++tries == 3;
+  }).ok());
+  EXPECT_EQ(tries, 3);
+}
+
+TEST(MigrationLockTest, GivesUpAfterTheWaitRetryablyNamingIt) {
+  int tries = 0;
+  const absl::Time start = absl::Now();
+  absl::Status taken = TakeMigrationLock("mysql", absl::Milliseconds(300),
+                                         [&]() -> absl::StatusOr<bool> {
+    ++tries;
+    return false;
+  });
+  const absl::Duration elapsed = absl::Now() - start;
+  EXPECT_TRUE(absl::IsUnavailable(taken)) << taken;
+  EXPECT_NE(taken.message().find("migration_lock_wait"), absl::string_view::npos) << taken;
+  EXPECT_GE(tries, 2);  // tried again, and once more at the end of the wait
+  EXPECT_GE(elapsed, absl::Milliseconds(300));
+  EXPECT_LT(elapsed, absl::Seconds(3));  // a bound, generous for a loaded machine
+}
+
+TEST(MigrationLockTest, ATryThatFailsEndsTheWaitWithItsError) {
+  absl::Status taken = TakeMigrationLock("postgres", absl::Seconds(10), []() -> absl::StatusOr<bool> {
+    return absl::UnavailableError("no reply from the server within read_timeout (2s)");
+  });
+  EXPECT_NE(taken.message().find("read_timeout"), absl::string_view::npos) << taken;
 }
 
 }  // namespace

@@ -7,10 +7,14 @@
 // within its bound, and resending the same key after the server thaws commits exactly
 // once. The waits are small here (a second or two) so the test stays quick. ctest
 // label: partition.
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
@@ -22,6 +26,7 @@
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/support/fault_injecting_engine.h"
 #include "tests/support/forwarding_engine.h"
+#include "tests/support/freezing_proxy.h"
 #include "tests/support/open_ledger.h"
 #include "tests/support/throwaway_server.h"
 #include "tests/support/timed_submit.h"
@@ -150,6 +155,32 @@ class MysqlPartitionTest : public ::testing::Test {
     ExpectCommittedOnce(request.key, 100);
   }
 
+  // An engine opened through a proxy that freezes the connection at one point
+  // (`freeze`): the open returns within `bound`, Unavailable unless `may_succeed`, and
+  // the point was reached. A fresh database when `fresh`, so the open applies the
+  // migrations.
+  void ExpectOpenEndsWithin(const std::function<void(FreezingProxy&)>& freeze,
+                            absl::Duration bound, bool fresh = false, bool may_succeed = false) {
+    if (fresh) {
+      ASSERT_TRUE(admin_->RecreateDatabase(kDatabase).ok());
+    }
+    absl::StatusOr<std::unique_ptr<FreezingProxy>> proxy = FreezingProxy::Start(server_->port());
+    ASSERT_TRUE(proxy.ok()) << proxy.status();
+    freeze(**proxy);
+    MysqlOptions options = Options();
+    options.connection = absl::StrReplaceAll(
+        url_, {{absl::StrCat(":", server_->port(), "/"), absl::StrCat(":", (*proxy)->port(), "/")}});
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenMysqlEngine(options);
+    const absl::Duration elapsed = absl::Now() - start;
+    EXPECT_EQ((*proxy)->frozen(), 1) << "the open never reached the freeze point";
+    if (!may_succeed || !engine.ok()) {
+      EXPECT_TRUE(absl::IsUnavailable(engine.status())) << engine.status();
+    }
+    EXPECT_LT(elapsed, bound + kSlack) << "the open waited on the frozen connection";
+    RecordProperty("frozen_open_ms", absl::ToInt64Milliseconds(elapsed));
+  }
+
   void FreezeAt(FaultPoint point) {
     faults_->SetHook(point, [] { ASSERT_TRUE(server_->Freeze().ok()); });
   }
@@ -178,6 +209,82 @@ TEST_F(MysqlPartitionTest, ConnectingToAFrozenServerIsUnavailableWithinTheConnec
 
 // The claim's statement waits the read timeout; its pooled session then counts as stale
 // and the engine tries once on a new one, which waits the connect timeout.
+// Every round trip of an open is bounded: the connection itself (connect_timeout, as a
+// whole), the session's setup and each step of the migrations (read_timeout).
+TEST_F(MysqlPartitionTest, AnOpenFrozenBeforeTheGreetingIsUnavailableWithinTheConnectTimeout) {
+  ExpectOpenEndsWithin([](FreezingProxy& proxy) { proxy.FreezeOnConnect(); }, kConnectTimeout);
+}
+
+TEST_F(MysqlPartitionTest, AnOpenFrozenDuringAuthenticationIsUnavailableWithinTheConnectTimeout) {
+  // The client's handshake response names the user.
+  ExpectOpenEndsWithin([](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("root"); },
+                       kConnectTimeout);
+}
+
+TEST_F(MysqlPartitionTest, AnOpenFrozenWhileSettingUpTheSessionIsUnavailableWithinTheReadTimeout) {
+  for (const char* statement :
+       {"SET SESSION TRANSACTION ISOLATION", "SELECT CONNECTION_ID", "SET SESSION autocommit"}) {
+    SCOPED_TRACE(statement);
+    ExpectOpenEndsWithin([&](FreezingProxy& proxy) { proxy.FreezeWhenClientSends(statement); },
+                         kReadTimeout);
+  }
+}
+
+TEST_F(MysqlPartitionTest, AnOpenFrozenAtEachMigrationStepIsUnavailableWithinTheReadTimeout) {
+  for (const char* statement : {"GET_LOCK", "CREATE TABLE IF NOT EXISTS schema_migrations",
+                                "SELECT version FROM schema_migrations"}) {
+    SCOPED_TRACE(statement);
+    ExpectOpenEndsWithin([&](FreezingProxy& proxy) { proxy.FreezeWhenClientSends(statement); },
+                         kReadTimeout);
+  }
+  // Frozen after the server ran it: the lock granted, the answer held.
+  ExpectOpenEndsWithin(
+      [](FreezingProxy& proxy) {
+        proxy.FreezeWhenClientSends("GET_LOCK", FreezingProxy::Trigger::kDelivered);
+      },
+      kReadTimeout);
+  // A migration's own statements, on a database that has none yet.
+  ExpectOpenEndsWithin(
+      [](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("INSERT INTO schema_migrations"); },
+      kReadTimeout, /*fresh=*/true);
+  // Releasing the lock: closing the session releases it too, so the open may succeed.
+  ExpectOpenEndsWithin([](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("RELEASE_LOCK"); },
+                       kReadTimeout, /*fresh=*/false, /*may_succeed=*/true);
+}
+
+// Another migrator holding the lock past migration_lock_wait: a retryable Unavailable
+// that says so, within that wait (the read timeout never cuts a live server off).
+TEST_F(MysqlPartitionTest, AMigrationLockHeldElsewhereIsUnavailableWithinTheMigrationLockWait) {
+  const std::string lock = absl::StrCat("CONCAT('ledger_migrate_', SHA1('", kDatabase, "'))");
+  ASSERT_EQ(admin_->QueryText(absl::StrCat("SELECT GET_LOCK(", lock, ", 0)")).value_or(""), "1");
+  MysqlOptions options = Options();
+  options.migration_lock_wait = absl::Seconds(5);  // longer than the read timeout
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenMysqlEngine(options);
+  const absl::Duration elapsed = absl::Now() - start;
+  ASSERT_TRUE(admin_->Execute(absl::StrCat("DO RELEASE_LOCK(", lock, ")")).ok());
+  EXPECT_TRUE(absl::IsUnavailable(engine.status())) << engine.status();
+  EXPECT_NE(engine.status().message().find("migration_lock_wait"), absl::string_view::npos)
+      << engine.status();
+  EXPECT_LT(elapsed, options.migration_lock_wait + kSlack);
+  EXPECT_TRUE(OpenMysqlEngine(Options()).ok());
+}
+
+// A migrator that holds the lock longer than read_timeout is waited for (up to
+// migration_lock_wait), not cut off: each try is a round trip of its own. A GET_LOCK
+// that waited on the server lost its connection to the read timeout instead.
+TEST_F(MysqlPartitionTest, AMigrationLockHeldLongerThanTheReadTimeoutIsWaitedFor) {
+  const std::string lock = absl::StrCat("CONCAT('ledger_migrate_', SHA1('", kDatabase, "'))");
+  ASSERT_EQ(admin_->QueryText(absl::StrCat("SELECT GET_LOCK(", lock, ", 0)")).value_or(""), "1");
+  std::thread releaser([&] {
+    absl::SleepFor(kReadTimeout + absl::Milliseconds(1500));
+    EXPECT_TRUE(admin_->Execute(absl::StrCat("DO RELEASE_LOCK(", lock, ")")).ok());
+  });
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenMysqlEngine(Options());
+  releaser.join();
+  EXPECT_TRUE(engine.ok()) << engine.status();
+}
+
 TEST_F(MysqlPartitionTest, FrozenBeforeTheClaimFaultsInBoundAndTheResendCommitsOnce) {
   FreezeAt(FaultPoint::kClaim);
   const SubmitRequest request = TopUp("frozen-before-claim", 100);

@@ -78,9 +78,13 @@ class PostgresHoldsTest : public ::testing::Test {
   // Applies the migrations before 0003 to the (emptied) public schema through the
   // engine's own runner.
   static void MigrateBeforeHolds() {
-    absl::Status migrated = GuardedPqxx([](pqxx::connection& connection) {
+    // A session without a watchdog: no reply deadline, the runner's statements only.
+    postgres_internal::PostgresSession session;
+    absl::Status migrated = GuardedPqxx([&](pqxx::connection&) {
+      session.handle = std::make_unique<postgres_internal::BoundedConnection>(
+          *PostgresTestDsn(), absl::Seconds(10));
       return postgres_internal::MigrateDatabase(
-          connection, MigrationsBefore(PostgresMigrations(), kHoldsMigrationVersion));
+          session, MigrationsBefore(PostgresMigrations(), kHoldsMigrationVersion));
     });
     ASSERT_TRUE(migrated.ok()) << migrated;
   }

@@ -9,10 +9,14 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
@@ -24,6 +28,7 @@
 #include "pqxx/nontransaction"
 #include "tests/conformance/conformance_context.h"
 #include "tests/support/fault_injecting_engine.h"
+#include "tests/support/freezing_proxy.h"
 #include "tests/support/open_ledger.h"
 #include "tests/support/throwaway_server.h"
 #include "tests/support/timed_submit.h"
@@ -148,6 +153,34 @@ class PostgresPartitionTest : public ::testing::Test {
     ExpectCommittedOnce(request.key, 100);
   }
 
+  // An engine opened through a proxy that freezes the connection at one point
+  // (`freeze`): the open fails Unavailable within `bound`, and the point was reached.
+  // A fresh schema when `fresh`, so the open applies the migrations.
+  void ExpectOpenFailsWithin(const std::function<void(FreezingProxy&)>& freeze,
+                             absl::Duration bound, bool fresh = false) {
+    if (fresh) {
+      ASSERT_TRUE(Admin("DROP SCHEMA public CASCADE; CREATE SCHEMA public").ok());
+    }
+    absl::StatusOr<std::unique_ptr<FreezingProxy>> proxy = FreezingProxy::Start(server_->port());
+    ASSERT_TRUE(proxy.ok()) << proxy.status();
+    freeze(**proxy);
+    PostgresOptions options = Options();
+    options.connection = ThroughProxy((*proxy)->port());
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenPostgresEngine(options);
+    const absl::Duration elapsed = absl::Now() - start;
+    EXPECT_EQ((*proxy)->frozen(), 1) << "the open never reached the freeze point";
+    EXPECT_TRUE(absl::IsUnavailable(engine.status())) << engine.status();
+    EXPECT_LT(elapsed, bound + kSlack) << "the open waited on the frozen connection";
+    RecordProperty("frozen_open_ms", absl::ToInt64Milliseconds(elapsed));
+  }
+
+  // The server's URL with the proxy's port.
+  static std::string ThroughProxy(int port) {
+    return absl::StrReplaceAll(server_->url(), {{absl::StrCat(":", server_->port(), "/"),
+                                                 absl::StrCat(":", port, "/")}});
+  }
+
   void FreezeAt(FaultPoint point) {
     faults_->SetHook(point, [] { ASSERT_TRUE(server_->Freeze().ok()); });
   }
@@ -169,6 +202,100 @@ TEST_F(PostgresPartitionTest, ConnectingToAFrozenServerIsUnavailableWithinTheCon
   ASSERT_TRUE(server_->Thaw().ok());
   EXPECT_TRUE(absl::IsUnavailable(engine.status())) << engine.status();
   EXPECT_LT(elapsed, kConnectTimeout + kSlack);
+}
+
+// Every round trip of an open is bounded: the connection itself (connect_timeout, as a
+// whole), the session's setup and each step of the migrations (read_timeout).
+TEST_F(PostgresPartitionTest, AnOpenFrozenWhileConnectingIsUnavailableWithinTheConnectTimeout) {
+  ExpectOpenFailsWithin([](FreezingProxy& proxy) { proxy.FreezeOnConnect(); }, kConnectTimeout);
+}
+
+TEST_F(PostgresPartitionTest, AnOpenFrozenDuringAuthenticationIsUnavailableWithinTheConnectTimeout) {
+  // The startup message names the user: frozen before the server hears it.
+  ExpectOpenFailsWithin([](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("user"); },
+                        kConnectTimeout);
+}
+
+// libpq's connect_timeout counts per host (and per address): five frozen hosts would
+// take five of it. The engine bounds the attempt as a whole.
+TEST_F(PostgresPartitionTest, AConnectionAttemptOverManyHostsIsBoundedAsAWhole) {
+  absl::StatusOr<std::unique_ptr<FreezingProxy>> proxy = FreezingProxy::Start(server_->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  (*proxy)->FreezeOnConnect();
+  PostgresOptions options = Options();
+  const std::string port = absl::StrCat((*proxy)->port());
+  options.connection = absl::StrCat(
+      "host=", absl::StrJoin(std::vector<std::string>(5, "127.0.0.1"), ","),
+      " port=", absl::StrJoin(std::vector<std::string>(5, port), ","),
+      " user=postgres dbname=ledger_test");
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenPostgresEngine(options);
+  const absl::Duration elapsed = absl::Now() - start;
+  EXPECT_GE((*proxy)->frozen(), 1);
+  EXPECT_TRUE(absl::IsUnavailable(engine.status())) << engine.status();
+  EXPECT_LT(elapsed, kConnectTimeout + kSlack) << "the attempt took one connect_timeout per host";
+}
+
+// Frozen before the server hears a statement, and after it ran it (its answer held).
+TEST_F(PostgresPartitionTest, AnOpenFrozenWhileSettingUpTheSessionIsUnavailableWithinTheReadTimeout) {
+  for (FreezingProxy::Trigger trigger :
+       {FreezingProxy::Trigger::kWithheld, FreezingProxy::Trigger::kDelivered}) {
+    ExpectOpenFailsWithin(
+        [&](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("SET lock_timeout", trigger); },
+        kReadTimeout);
+  }
+}
+
+TEST_F(PostgresPartitionTest, AnOpenFrozenAtTheMigrationLockIsUnavailableWithinTheReadTimeout) {
+  for (FreezingProxy::Trigger trigger :
+       {FreezingProxy::Trigger::kWithheld, FreezingProxy::Trigger::kDelivered}) {
+    ExpectOpenFailsWithin(
+        [&](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("advisory_lock", trigger); },
+        kReadTimeout);
+  }
+}
+
+TEST_F(PostgresPartitionTest, AnOpenFrozenCreatingSchemaMigrationsIsUnavailableWithinTheReadTimeout) {
+  ExpectOpenFailsWithin(
+      [](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("CREATE TABLE IF NOT EXISTS schema_migrations"); },
+      kReadTimeout);
+}
+
+TEST_F(PostgresPartitionTest, AnOpenFrozenReadingSchemaMigrationsIsUnavailableWithinTheReadTimeout) {
+  ExpectOpenFailsWithin(
+      [](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("SELECT version FROM schema_migrations"); },
+      kReadTimeout);
+}
+
+TEST_F(PostgresPartitionTest, AnOpenFrozenApplyingAMigrationIsUnavailableWithinTheReadTimeout) {
+  ExpectOpenFailsWithin(
+      [](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("INSERT INTO schema_migrations"); },
+      kReadTimeout, /*fresh=*/true);
+}
+
+TEST_F(PostgresPartitionTest, AnOpenFrozenReleasingTheMigrationLockIsUnavailableWithinTheReadTimeout) {
+  ExpectOpenFailsWithin(
+      [](FreezingProxy& proxy) { proxy.FreezeWhenClientSends("pg_advisory_unlock"); }, kReadTimeout);
+}
+
+// Another migrator holding the lock past migration_lock_wait: a retryable Unavailable
+// that says so, not a wait as long as the other one's.
+TEST_F(PostgresPartitionTest, AMigrationLockHeldElsewhereIsUnavailableWithinTheMigrationLockWait) {
+  pqxx::connection holder(server_->url());
+  pqxx::nontransaction work(holder);
+  work.exec("SELECT pg_advisory_lock(hashtextextended('ledger.schema_migrations', 0))");
+  PostgresOptions options = Options();
+  options.connection = absl::StrCat(server_->url(), "?migration_lock_wait=1s");
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenPostgresEngine(options);
+  const absl::Duration elapsed = absl::Now() - start;
+  work.exec("SELECT pg_advisory_unlock(hashtextextended('ledger.schema_migrations', 0))");
+  EXPECT_TRUE(absl::IsUnavailable(engine.status())) << engine.status();
+  EXPECT_NE(engine.status().message().find("migration lock"), absl::string_view::npos)
+      << engine.status();
+  EXPECT_LT(elapsed, absl::Seconds(1) + kSlack);
+  // Released: the next open migrates.
+  EXPECT_TRUE(OpenPostgresEngine(Options()).ok());
 }
 
 TEST_F(PostgresPartitionTest, FrozenBeforeTheClaimFaultsInBoundAndTheResendCommitsOnce) {
@@ -245,6 +372,27 @@ TEST_F(PostgresPartitionTest, AStatementLongerThanTheStatementTimeoutIsCutByTheS
   ASSERT_TRUE(resent.ok()) << resent.status();
   EXPECT_EQ(resent->kind, OutcomeKind::kCommitted);
   ExpectCommittedOnce(request.key, 100);
+}
+
+// The connect_timeout libpq gets is the one the engine's deadline uses, whoever gave it;
+// libpq would read 0 as "wait forever", so it is refused.
+TEST_F(PostgresPartitionTest, TheConnectTimeoutInTheUrlBoundsTheWholeAttempt) {
+  PostgresOptions options = Options();
+  options.connection = absl::StrCat(server_->url(), "?connect_timeout=3");
+  absl::StatusOr<postgres_internal::ParsedPostgresConnection> parsed =
+      postgres_internal::ParsePostgresConnection(options);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->options.connect_timeout, absl::Seconds(3));
+  options.connection = absl::StrCat(server_->url(), "?connect_timeout=1");  // libpq: 2 s
+  EXPECT_EQ(postgres_internal::ParsePostgresConnection(options)->options.connect_timeout,
+            absl::Seconds(2));
+  for (const char* value : {"0", "-1", "soon"}) {
+    options.connection = absl::StrCat(server_->url(), "?connect_timeout=", value);
+    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenPostgresEngine(options);
+    EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument) << engine.status();
+  }
+  options.connection = "host=127.0.0.1 connect_timeout=0";
+  EXPECT_EQ(OpenPostgresEngine(options).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // What the engine hands libpq reaches the socket: keepalive probes and the user

@@ -188,6 +188,27 @@ TEST_F(SqliteEngineTest, TwoEnginesMigratingANewFileConcurrentlyBothSucceed) {
   }
 }
 
+// An open waits for the database's write lock (its migrations) at most busy_timeout:
+// another process holding it yields a bounded, retryable error, not a hang.
+TEST_F(SqliteEngineTest, AnOpenWhileAnotherConnectionHoldsTheWriteLockFailsWithinTheBusyTimeout) {
+  ASSERT_NE(Open(path_), nullptr);
+  RawConnection other(path_);
+  ASSERT_TRUE(other.ok());
+  ASSERT_EQ(other.Execute("BEGIN IMMEDIATE"), "ok");
+  SqliteOptions options;
+  options.path = path_;
+  options.busy_timeout = absl::Milliseconds(500);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenSqliteEngine(options);
+  const absl::Duration elapsed = absl::Now() - start;
+  ASSERT_EQ(other.Execute("ROLLBACK"), "ok");
+  EXPECT_TRUE(IsRetryable(engine.status())) << engine.status();
+  // A correctness bound, not a speed test: generous for a loaded machine.
+  EXPECT_LT(elapsed, options.busy_timeout + absl::Seconds(4));
+  EXPECT_GE(elapsed, options.busy_timeout);  // it did wait for the lock first
+  EXPECT_TRUE(OpenSqliteEngine(options).ok());
+}
+
 TEST_F(SqliteEngineTest, FailFastClaimWhileAnotherConnectionHoldsTheWriteLockIsInProgress) {
   std::unique_ptr<Engine> engine = Open(path_);
   ASSERT_NE(engine, nullptr);
