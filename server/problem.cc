@@ -1,9 +1,22 @@
 #include "server/problem.h"
 
 #include <cctype>
+#include <mutex>
+
+#include "engines/common/database_url.h"
 
 namespace ledger::server {
 namespace {
+
+// The served database's URL, whose password no problem detail may show.
+std::mutex& HiddenUrlMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::string& HiddenUrl() {
+  static std::string url;
+  return url;
+}
 
 // "insufficient_funds" -> "Insufficient funds".
 std::string TitleFromReason(const std::string& reason) {
@@ -17,8 +30,17 @@ std::string TitleFromReason(const std::string& reason) {
 
 }  // namespace
 
+void HideDatabasePasswordInProblems(std::string_view database_url) {
+  std::lock_guard<std::mutex> lock(HiddenUrlMutex());
+  HiddenUrl() = std::string(database_url);
+}
+
 Problem ProblemFromStatus(const absl::Status& status) {
-  std::string message(status.message());
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(HiddenUrlMutex());
+    message = std::string(RedactPasswordInStatus(status, HiddenUrl()).message());
+  }
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
       return {.status = 400, .reason = "invalid_request", .detail = message};

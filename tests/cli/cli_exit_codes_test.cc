@@ -27,7 +27,7 @@ constexpr int kFaulted = 6;
 constexpr int kDatabaseRefused = 10;
 
 constexpr char kTopUpJson[] =
-    R"({"kind": "top_up", "account": "alice", "asset": "USD", "amount": "500"})";
+    R"({"kind": "top_up", "from": "issuance", "to": "alice", "asset": "USD", "amount": "500"})";
 
 // What a retrying script runs: opening only, reads, and a submit.
 std::vector<std::vector<std::string>> CommandsOfAScript() {

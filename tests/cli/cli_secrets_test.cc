@@ -44,7 +44,7 @@ std::vector<std::vector<std::string>> EverydayCommands() {
           {"events", "--limit", "1"},
           {"verify"},
           {"submit", "--key", "pay-1", "--json",
-           R"({"kind": "top_up", "account": "alice", "asset": "USD", "amount": "500"})"},
+           R"({"kind": "top_up", "from": "issuance", "to": "alice", "asset": "USD", "amount": "500"})"},
           {"demo", "--operations", "10"}};
 }
 

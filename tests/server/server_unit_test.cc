@@ -14,6 +14,7 @@
 #include "server/batch_request.h"
 #include "server/hold_sweeper.h"
 #include "server/idempotency_key_header.h"
+#include "server/problem.h"
 #include "tests/support/fault_injecting_engine.h"
 
 namespace ledger::server {
@@ -37,6 +38,24 @@ TEST(IdempotencyKeyHeader, RejectsWhatTheGrammarForbids) {
   }
   EXPECT_FALSE(ParseIdempotencyKeyHeader(std::string(256, 'k')).ok());
   EXPECT_TRUE(ParseIdempotencyKeyHeader(std::string(255, 'k')).ok());
+}
+
+// A driver's message that echoes the served URL's password (as written or decoded, or
+// alone) never reaches a problem's detail.
+TEST(ProblemFromStatus, HidesTheServedDatabasesPassword) {
+  const std::string url = "postgresql://app:Zq7p%40ss@db:5432/books?password=Zq7second";
+  HideDatabasePasswordInProblems(url);
+  for (const absl::Status& status :
+       {absl::UnavailableError("connect to " + url + " failed: Zq7p@ss"),
+        absl::NotFoundError("no such thing as Zq7p%40ss or Zq7second"),
+        absl::InvalidArgumentError("password Zq7p@ss"),
+        absl::FailedPreconditionError("Zq7second")}) {
+    const Problem problem = ProblemFromStatus(status);
+    EXPECT_EQ(problem.detail.find("Zq7"), std::string::npos) << problem.detail;
+    EXPECT_EQ(JsonText(ProblemJson(problem)).find("Zq7"), std::string::npos);
+  }
+  EXPECT_EQ(ProblemFromStatus(absl::UnavailableError("server gone")).detail, "server gone");
+  HideDatabasePasswordInProblems("");
 }
 
 TEST(ApiKeys, FindsTheTenantAndRoleOfAHashedKey) {
