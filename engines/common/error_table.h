@@ -10,12 +10,13 @@
 // | deadlock / serialization | retryable    | retryable     | retryable  | retryable  | retryable     |
 // | lock wait timeout        | in_progress  | retryable     | retryable  | retryable  | retryable     |
 // | connection lost          | Unavailable  | Unavailable   | Unavailable| in_doubt   | Unavailable   |
-// | session refused          | PermissionDenied (every phase but commit) | in_doubt | PermissionDenied |
+// | session refused          | PermDenied   | PermDenied    | PermDenied | in_doubt   | PermDenied    |
 // | other                    | engine's own | engine's own  | engine's own| in_doubt  | engine's own  |
 //
 // "engine's own": a code with a meaning of its own (a foreign key: FailedPrecondition,
 // a CHECK: InvalidArgument, a missing table, access denied, ...) keeps the status the
-// engine gives it; anything it does not know is Internal.
+// engine gives it; anything it does not know is Internal. PermDenied: PermissionDenied
+// (only a connect meets it; the `ledger` tool's exit 10, where Unavailable is 6).
 //
 // Internal to engines/. Thread-safe: pure functions.
 #ifndef LEDGER_ENGINES_COMMON_ERROR_TABLE_H_
