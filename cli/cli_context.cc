@@ -61,9 +61,13 @@ int ScaleOf(const std::map<std::string, int>& scales, const std::string& asset) 
   return scale == scales.end() ? 0 : scale->second;
 }
 
+absl::Status WithoutPassword(const absl::Status& status) {
+  return RedactPasswordInStatus(status, OpenedUrl());
+}
+
 ExitCode ReportError(const absl::Status& status) {
   ExitCode code = ExitCodeForStatus(status);
-  const absl::Status shown = RedactPasswordInStatus(status, OpenedUrl());
+  const absl::Status shown = WithoutPassword(status);
   std::cerr << "ledger: " << ExitCodeName(code) << ": " << shown.message() << "\n";
   return code;
 }

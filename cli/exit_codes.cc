@@ -16,6 +16,7 @@ std::string_view ExitCodeName(ExitCode code) {
     case ExitCode::kVerifyFailed: return "verify_failed";
     case ExitCode::kNotFound: return "not_found";
     case ExitCode::kAlreadyExists: return "already_exists";
+    case ExitCode::kDatabaseRefused: return "database_refused";
   }
   return "error";
 }
@@ -38,6 +39,13 @@ ExitCode ExitCodeForStatus(const absl::Status& status) {
     case absl::StatusCode::kFailedPrecondition: return ExitCode::kBadInput;
     case absl::StatusCode::kNotFound: return ExitCode::kNotFound;
     case absl::StatusCode::kAlreadyExists: return ExitCode::kAlreadyExists;
+    // The database could not be reached, or did not answer in time: the same command
+    // may succeed later, whether it failed while opening or in the middle.
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded: return ExitCode::kFaulted;
+    // It answered and refused: no such database, a wrong user or password.
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnauthenticated: return ExitCode::kDatabaseRefused;
     default: return ExitCode::kError;
   }
 }

@@ -173,11 +173,13 @@ absl::StatusOr<SubmitRequest> BuildRequest(const SubmitArguments& arguments) {
 
 // A failed submit prints a JSON error on stdout for programs and a line on stderr for people.
 ExitCode ReportSubmitError(const absl::Status& status) {
-  PrintJson(ErrorToJson(status));
+  PrintJson(ErrorToJson(WithoutPassword(status)));
   return ReportError(status);
 }
 
-ExitCode ReportOutcome(const Outcome& outcome) {
+ExitCode ReportOutcome(const Outcome& reported) {
+  Outcome outcome = reported;
+  outcome.fault = WithoutPassword(reported.fault);  // a driver's message may echo the URL
   PrintJson(OutcomeToJson(outcome));
   if (outcome.kind == OutcomeKind::kRejected) {
     std::cerr << "ledger: rejected: " << RejectionReasonName(outcome.reason) << ": "

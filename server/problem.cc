@@ -1,15 +1,27 @@
 #include "server/problem.h"
 
 #include <cctype>
+#include <mutex>
 #include <optional>
 #include <utility>
 
 #include "base/check.h"
 #include "base/status.h"
+#include "engines/common/database_url.h"
 #include "ledger/outcome.h"
 
 namespace ledger::server {
 namespace {
+
+// The served database's URL, whose password no problem detail may show.
+std::mutex& HiddenUrlMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::string& HiddenUrl() {
+  static std::string url;
+  return url;
+}
 
 // "insufficient_funds" -> "Insufficient funds".
 std::string TitleFromReason(const std::string& reason) {
@@ -60,7 +72,8 @@ std::vector<ProblemKind> BuildProblemKinds() {
 }
 
 // The problem for an error tag of base/status.h, or nullopt for an untagged status.
-std::optional<Problem> ProblemFromTag(const absl::Status& status) {
+// `message`: the status's message with the database password hidden.
+std::optional<Problem> ProblemFromTag(const absl::Status& status, const std::string& message) {
   switch (TagOf(status)) {
     case ErrorTag::kConflict:
       return MakeProblem("idempotency_key_reused", "this Idempotency-Key was used with another payload");
@@ -68,7 +81,7 @@ std::optional<Problem> ProblemFromTag(const absl::Status& status) {
       return MakeProblem("idempotency_key_in_progress",
                          "a request with this Idempotency-Key is still running; retry");
     case ErrorTag::kDuplicate:
-      return MakeProblem("already_exists", std::string(status.message()));
+      return MakeProblem("already_exists", message);
     case ErrorTag::kRetryable:
       return MakeProblem("unavailable",
                          "the database rolled the work back (a deadlock or serialization "
@@ -106,9 +119,18 @@ Problem MakeProblem(std::string_view reason, std::string detail, nlohmann::json 
           .extensions = std::move(extensions)};
 }
 
+void HideDatabasePasswordInProblems(std::string_view database_url) {
+  std::lock_guard<std::mutex> lock(HiddenUrlMutex());
+  HiddenUrl() = std::string(database_url);
+}
+
 Problem ProblemFromStatus(const absl::Status& status) {
-  if (std::optional<Problem> tagged = ProblemFromTag(status)) return *std::move(tagged);
-  std::string message(status.message());
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(HiddenUrlMutex());
+    message = std::string(RedactPasswordInStatus(status, HiddenUrl()).message());
+  }
+  if (std::optional<Problem> tagged = ProblemFromTag(status, message)) return *std::move(tagged);
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kOutOfRange:

@@ -24,6 +24,7 @@
 #include "server/api.h"
 #include "server/api_keys.h"
 #include "server/hold_sweeper.h"
+#include "server/problem.h"
 #include "server/metrics.h"
 #include "server/router.h"
 
@@ -187,6 +188,7 @@ absl::Status Serve(const ServerOptions& options) {
       options.hold_sweep_interval != absl::Seconds(absl::ToInt64Seconds(options.hold_sweep_interval))) {
     return absl::InvalidArgumentError("--hold-sweep-interval must be whole seconds, 0 or more");
   }
+  HideDatabasePasswordInProblems(options.database_url);
   OpenEngineOptions engine_options{.pool_size = options.worker_threads};
   absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(options.database_url, engine_options);
   if (!engine.ok()) return Annotate(engine.status(), "opening the database");

@@ -16,7 +16,8 @@ constexpr absl::string_view kHidden = "***";
 constexpr absl::string_view kPasswordName = "password";
 
 // Where the credentials of scheme://user:password@host... are, if anywhere. The last
-// '@' ends them, so a password may hold '@' unescaped.
+// '@' ends them: ParseDatabaseUrl refuses a URL with more than one, and the redaction
+// then still hides the widest span a malformed URL could mean.
 struct Credentials {
   size_t user_begin = absl::string_view::npos;
   size_t password_begin = absl::string_view::npos;  // npos: no password
@@ -117,6 +118,35 @@ std::vector<Span> PasswordSpans(absl::string_view url) {
   return spans;
 }
 
+// A file path follows "sqlite://", not an authority: it may hold '@' and '/'.
+bool HasAuthority(absl::string_view url, absl::string_view scheme) {
+  return scheme != "sqlite" && url.find("://") != absl::string_view::npos;
+}
+
+// InvalidArgument unless the credentials of `url` are unambiguous: one '@' at most
+// after "scheme://" (anywhere, the query included) and no '/' before it. A driver reads
+// a raw '@' or '/' of a password as the end of the credentials and the rest as the host,
+// the port or the database, which its errors then print. The message names the
+// character to encode and never shows any part of the URL.
+absl::Status CheckAuthority(absl::string_view url, absl::string_view scheme) {
+  if (!HasAuthority(url, scheme)) return absl::OkStatus();
+  const size_t user_begin = url.find("://") + 3;
+  const size_t at = url.find('@', user_begin);
+  if (at == absl::string_view::npos) return absl::OkStatus();
+  if (url.find('@', at + 1) != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        scheme, " URL: more than one '@' after \"", scheme,
+        "://\"; write an '@' inside the user name, the password or any other part "
+        "percent-encoded as %40"));
+  }
+  if (url.substr(user_begin, at - user_begin).find('/') != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        scheme, " URL: a '/' before the '@'; write a '/' inside the user name or the "
+        "password percent-encoded as %2F"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string DatabaseUrl::Parameter(std::string_view name, std::string_view fallback) const {
@@ -130,6 +160,7 @@ absl::StatusOr<DatabaseUrl> ParseDatabaseUrl(std::string_view url_text) {
   const absl::string_view url = View(url_text);
   DatabaseUrl parsed;
   parsed.scheme = std::string(url.substr(0, std::min(url.find(':'), url.size())));
+  LEDGER_RETURN_IF_ERROR(CheckAuthority(url, parsed.scheme));
   const size_t query = QueryBegin(url);
   parsed.base = std::string(url.substr(0, query));
   if (query == absl::string_view::npos) return parsed;

@@ -2,7 +2,7 @@
 // redaction used wherever a URL, a DSN or a driver message that echoes one may be shown
 // (the CLI, the demo, the load driver, logs, errors).
 //
-//   ledger::RedactDatabaseUrl("mysql://app:s3cr@t@db:3306/books")
+//   ledger::RedactDatabaseUrl("mysql://app:s3cr%40t@db:3306/books")
 //       == "mysql://app:***@db:3306/books"
 //
 // Thread-safe: free functions over values.
@@ -30,8 +30,13 @@ struct DatabaseUrl {
 };
 
 // Splits `url` into scheme, base and query parameters. The query starts at the first
-// '?' after the credentials, so a password may hold '?' (and '@', ':', '/').
-// InvalidArgument for a parameter without a name or given twice.
+// '?' after the credentials, so a password may hold '?' and ':'; an '@' or a '/' in a
+// user name or password must be percent-encoded (%40, %2F), as RFC 3986 says: a URL
+// with more than one '@' after "scheme://", or a '/' before its '@', is
+// InvalidArgument, refused before any driver reads it (a driver would take the rest of
+// the password for the host and print it). sqlite: paths are exempt (no authority).
+// InvalidArgument for a parameter without a name or given twice. No error shows any
+// part of the URL's password.
 absl::StatusOr<DatabaseUrl> ParseDatabaseUrl(std::string_view url);
 
 // InvalidArgument naming the first parameter of `url` not in `accepted` (and listing

@@ -49,6 +49,11 @@ absl::Status StatusForError(ErrorClass error_class, ErrorPhase phase, std::strin
       // During COMMIT it may have committed first: only a resend of the same key is safe.
       if (phase == ErrorPhase::kCommit) return InDoubtError(message);
       return absl::UnavailableError(View(message));
+    case ErrorClass::kSessionRefused:
+      // Only a connect meets it; one answer for a missing database and a wrong password
+      // on every engine, apart from Unavailable (the server could not be reached).
+      if (phase == ErrorPhase::kCommit) return InDoubtError(message);
+      return absl::PermissionDeniedError(View(message));
     case ErrorClass::kOther:
       break;
   }

@@ -10,11 +10,13 @@
 // | deadlock / serialization | retryable    | retryable     | retryable  | retryable  | retryable     |
 // | lock wait timeout        | in_progress  | retryable     | retryable  | retryable  | retryable     |
 // | connection lost          | Unavailable  | Unavailable   | Unavailable| in_doubt   | Unavailable   |
+// | session refused          | PermDenied   | PermDenied    | PermDenied | in_doubt   | PermDenied    |
 // | other                    | engine's own | engine's own  | engine's own| in_doubt  | engine's own  |
 //
 // "engine's own": a code with a meaning of its own (a foreign key: FailedPrecondition,
 // a CHECK: InvalidArgument, a missing table, access denied, ...) keeps the status the
-// engine gives it; anything it does not know is Internal.
+// engine gives it; anything it does not know is Internal. PermDenied: PermissionDenied
+// (only a connect meets it; the `ledger` tool's exit 10, where Unavailable is 6).
 //
 // Internal to engines/. Thread-safe: pure functions.
 #ifndef LEDGER_ENGINES_COMMON_ERROR_TABLE_H_
@@ -30,7 +32,12 @@ enum class ErrorClass {
   kUniqueViolation,          // a unique or primary key already holds the value
   kDeadlockOrSerialization,  // the server rolled the transaction back to break a cycle
   kLockWaitTimeout,          // a row or database lock was not granted in time
-  kConnectionLost,           // the session is gone (killed, server down, network)
+  kConnectionLost,           // the session is gone or cannot be had (killed, server down,
+                             // refused or timed-out connect, network): try again later
+  kSessionRefused,           // the server (or the file) answered and refused this session:
+                             // no such database, a wrong user or password, no right to it.
+                             // Trying again changes nothing: the URL or the server must
+                             // change first.
   kOther,                    // anything else: the engine's own status applies
 };
 

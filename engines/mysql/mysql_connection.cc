@@ -333,8 +333,8 @@ absl::StatusOr<std::unique_ptr<MysqlConnection>> MysqlConnection::Open(
     raw.reset(Driver().connect(options));
   });
   if (error.has_value()) {
-    // Unreachable: Unavailable; bad credentials: PermissionDenied; no such database:
-    // FailedPrecondition.
+    // Unreachable, refused or timed out: Unavailable; no such database, bad credentials:
+    // PermissionDenied (the session was refused).
     return MysqlErrorStatus(*error, absl::StrCat("connect to ", settings.Describe()),
                             ErrorContext::kConnect);
   }

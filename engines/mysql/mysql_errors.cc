@@ -69,6 +69,12 @@ engine_common::ErrorClass ClassOf(const MysqlError& error, ErrorContext context)
     return engine_common::ErrorClass::kConnectionLost;
   }
   if (error.code == kErrorDuplicateKey) return engine_common::ErrorClass::kUniqueViolation;
+  // The server answered and refused the session: no such database, a wrong user or
+  // password, no right to the database. Apart from an unreachable server on purpose.
+  if (error.code == kUnknownDatabase || error.code == kAccessDenied ||
+      error.code == kDatabaseAccessDenied) {
+    return engine_common::ErrorClass::kSessionRefused;
+  }
   return engine_common::ErrorClass::kOther;
 }
 
@@ -78,7 +84,6 @@ absl::Status OwnStatus(const MysqlError& error, const std::string& text) {
   switch (error.code) {
     case kErrorForeignKeyMissingParent:
     case kForeignKeyChildExists:
-    case kUnknownDatabase:
     case kNoSuchTable:
       return absl::FailedPreconditionError(text);
     case kDataTooLong:
@@ -94,8 +99,6 @@ absl::Status OwnStatus(const MysqlError& error, const std::string& text) {
     case kStatementTimeoutMariadb:
     case kStatementTimeoutMysql:
       return absl::DeadlineExceededError(text);
-    case kDatabaseAccessDenied:
-    case kAccessDenied:
     case kTableAccessDenied:
       return absl::PermissionDeniedError(text);
     default:

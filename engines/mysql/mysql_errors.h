@@ -81,13 +81,14 @@ bool BreaksConnection(const MysqlError& error);
 // |   4031, SQLSTATE 08); any client error (2000..) in     |                          |
 // |   kConnect                                             |                          |
 // | 1062 duplicate key                                     | unique violation         |
+// | 1049 unknown database, 1045/1044 access denied         | session refused          |
 // | a driver failure (no server reply)                     | other: Internal          |
-// | 1451/1452 foreign key, 1049 unknown database, 1146     | other: FailedPrecondition|
+// | 1451/1452 foreign key, 1146 no such table              | other: FailedPrecondition|
 // | 1406 too long, 1366 bad string, 1264 range, 1048 null, | other: InvalidArgument   |
 // |   3819/4025 CHECK                                      |                          |
 // | 1040/1203 too many connections                         | other: Unavailable       |
 // | 1969/3024 statement timeout                            | other: DeadlineExceeded  |
-// | 1044/1045/1142 access denied                           | other: PermissionDenied  |
+// | 1142 table access denied                               | other: PermissionDenied  |
 // | anything else                                          | other: Internal          |
 absl::Status MysqlErrorStatus(const MysqlError& error, std::string_view what,
                               ErrorContext context);

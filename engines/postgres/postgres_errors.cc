@@ -77,6 +77,33 @@ absl::Status StatusFromSqlState(const PostgresErrorContext& context, const std::
   return ForClass(context, ClassOfSqlState(state), message, OwnStatus(state, message));
 }
 
+// The class of a connection attempt that failed. libpq gives no SQLSTATE for it (the
+// server's ErrorResponse during startup reaches the caller only as text, and libpqxx 6
+// connects before any verbosity can be set), so its message is read: the server's own
+// refusal carries its severity "FATAL:", libpq's reports (refused, unknown host, timeout,
+// TLS) do not. Among the server's refusals only a busy or starting server is worth
+// another try; a missing database, role or password and no right to connect are not.
+// The server's texts are its English ones (lc_messages C or en, as initdb --no-locale
+// leaves it); a translated refusal is read as unreachable, the retryable answer.
+ErrorClass ClassOfFailedConnect(absl::string_view what) {
+  // libpq itself: the server asked for a password and the URL has none.
+  if (absl::StrContains(what, "no password supplied")) return ErrorClass::kSessionRefused;
+  if (!absl::StrContains(what, "FATAL:")) return ErrorClass::kConnectionLost;
+  constexpr absl::string_view kServerBusy[] = {
+      "too many clients",               // 53300
+      "connection slots are reserved",  // 53300
+      "too many connections for",       // 53300 (a role's or a database's limit)
+      "the database system is",         // 57P03: starting up, shutting down, in recovery
+      "administrator command",          // 57P01
+  };
+  for (absl::string_view busy : kServerBusy) {
+    if (absl::StrContains(what, busy)) return ErrorClass::kConnectionLost;
+  }
+  // 3D000 no such database, 28P01 / 28000 a wrong password or role or no pg_hba.conf
+  // entry, 42501 no CONNECT privilege, 55000 a database not accepting connections.
+  return ErrorClass::kSessionRefused;
+}
+
 }  // namespace
 
 absl::Status StatusFromCurrentException(const PostgresErrorContext& context) {
@@ -88,10 +115,13 @@ absl::Status StatusFromCurrentException(const PostgresErrorContext& context) {
     commit.phase = engine_common::ErrorPhase::kCommit;
     return ForClass(commit, ErrorClass::kConnectionLost, Describe(context, e.what()));
   } catch (const pqxx::broken_connection& e) {
-    // While connecting there was no connection to lose (a refusal, a TLS check, a timeout).
-    const char* what_happened = context.operation == "connect" ? "" : "connection lost: ";
+    // While connecting there was no connection to lose: the server could not be reached
+    // (Unavailable) or it refused the session (PermissionDenied).
+    if (context.operation == "connect") {
+      return ForClass(context, ClassOfFailedConnect(e.what()), Describe(context, e.what()));
+    }
     return ForClass(context, ErrorClass::kConnectionLost,
-                    Describe(context, absl::StrCat(what_happened, e.what())));
+                    Describe(context, absl::StrCat("connection lost: ", e.what())));
   } catch (const pqxx::transaction_rollback& e) {
     // 40001 serialization failure, 40P01 deadlock, 40003, 40000: the server rolled back.
     return ForClass(context, ErrorClass::kDeadlockOrSerialization, Describe(context, e.what()));

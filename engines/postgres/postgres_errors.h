@@ -32,6 +32,13 @@ struct PostgresErrorContext {
 // | exception / SQLSTATE                        | class                              |
 // |---------------------------------------------|------------------------------------|
 // | in_doubt_error                              | connection lost, during COMMIT     |
+// | broken_connection while connecting: the     | session refused                    |
+// |   server's FATAL refusal (no such database, |                                    |
+// |   role, password, CONNECT right), or libpq's|                                    |
+// |   "no password supplied"                    |                                    |
+// | broken_connection while connecting: any     | connection lost                    |
+// |   other (refused, timeout, host, TLS, a     |                                    |
+// |   server too busy or starting up)           |                                    |
 // | broken_connection, failure without SQLSTATE,| connection lost                    |
 // |   08xxx, 57P01..57P03                       |                                    |
 // | transaction_rollback, 40xxx                 | deadlock / serialization           |

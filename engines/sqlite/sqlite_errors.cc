@@ -16,7 +16,12 @@ std::string Describe(int extended_code, std::string_view message, std::string_vi
                       ", code ", extended_code, ")");
 }
 
-engine_common::ErrorClass ClassOf(int extended_code) {
+engine_common::ErrorClass ClassOf(int extended_code, ErrorContext context) {
+  // The file cannot be opened (no such folder, no right to it): SQLite's "no such
+  // database", refused like a server's. Later a CANTOPEN is a temporary file: other.
+  if (context == ErrorContext::kConnect && (extended_code & 0xff) == SQLITE_CANTOPEN) {
+    return engine_common::ErrorClass::kSessionRefused;
+  }
   switch (extended_code & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
@@ -71,7 +76,8 @@ absl::Status OwnStatus(int extended_code, const std::string& text) {
 absl::Status SqliteErrorStatus(int extended_code, std::string_view message,
                                std::string_view what, ErrorContext context) {
   const std::string text = Describe(extended_code, message, what);
-  return engine_common::StatusForError(ClassOf(extended_code), engine_common::PhaseOf(context), text,
+  return engine_common::StatusForError(ClassOf(extended_code, context),
+                                       engine_common::PhaseOf(context), text,
                                        OwnStatus(extended_code, text));
 }
 

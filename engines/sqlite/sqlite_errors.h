@@ -32,7 +32,8 @@ using engine_common::ErrorContext;
 // | CONSTRAINT_PRIMARYKEY, _UNIQUE, _ROWID | unique violation         |
 // | other CONSTRAINT: FOREIGNKEY       | other: FailedPrecondition    |
 // |   check, not null, ...             | other: InvalidArgument       |
-// | IOERR, FULL, CANTOPEN              | other: Unavailable           |
+// | CANTOPEN while opening the file    | session refused              |
+// | IOERR, FULL, CANTOPEN (later)      | other: Unavailable           |
 // | CORRUPT, NOTADB                    | other: DataLoss              |
 // | READONLY, PERM, AUTH               | other: PermissionDenied      |
 // | NOMEM                              | other: ResourceExhausted     |

@@ -209,11 +209,11 @@ TEST_F(CommandsCliTest, UnknownDatabaseSchemeIsBadInput) {
   EXPECT_NE(result.err.find("unknown database URL"), std::string::npos) << result.err;
 }
 
-TEST_F(CommandsCliTest, UnreachableDatabaseIsAnError) {
+TEST_F(CommandsCliTest, UnopenableDatabaseIsRefused) {
   CliResult result =
       RunLedgerProcess({"--db", "sqlite:/no/such/folder/ledger.db", "account", "list"}, folder_);
 
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 10);  // database_refused (cli_exit_codes_test.cc)
   EXPECT_FALSE(result.err.empty());
 }
 

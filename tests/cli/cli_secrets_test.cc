@@ -43,7 +43,42 @@ std::vector<std::vector<std::string>> EverydayCommands() {
           {"balance", "no-such-account"},
           {"events", "--limit", "1"},
           {"verify"},
+          {"submit", "--key", "pay-1", "--json",
+           R"({"kind": "top_up", "from": "issuance", "to": "alice", "asset": "USD", "amount": "500"})"},
           {"demo", "--operations", "10"}};
+}
+
+// The commands above and `serve`, for URLs that cannot open: the server's start-up
+// error is printed as the tool's (a URL that opens would serve until stopped).
+std::vector<std::vector<std::string>> FailingCommands() {
+  std::vector<std::vector<std::string>> commands = EverydayCommands();
+  commands.push_back({"serve", "--listen", "127.0.0.1:0"});
+  return commands;
+}
+
+// Passwords holding a raw '@' or '/' with the mark on both sides of it: a driver that
+// took the part after the '@' for the host would print a marked fragment.
+std::vector<std::string> RawAtUrls(const std::string& host_port, const std::string& database) {
+  return {absl::StrCat("postgres://u:Zq7pa@Zq7S3cretPW@", host_port, "/", database),
+          absl::StrCat("postgresql://u:Zq7pa/Zq7ss@", host_port, "/", database),
+          absl::StrCat("postgres://u:Zq7p@Zq7s/Zq7w@", host_port, "/", database),
+          absl::StrCat("postgres://u:Zq7p@Zq7s?Zq7w@", host_port, "/", database),
+          absl::StrCat("mysql://u:Zq7pa@Zq7S3cretPW@", host_port, "/", database),
+          absl::StrCat("mysql://u:Zq7p@Zq7s?x=Zq7w@", host_port, "/", database)};
+}
+
+// Each is refused as malformed (exit 2) before any driver sees it, saying what to encode.
+void ExpectRawAtUrlsRefused(const std::vector<std::string>& urls,
+                            const std::filesystem::path& folder) {
+  for (const std::string& url : urls) {
+    for (const std::vector<std::string>& command : FailingCommands()) {
+      CliResult result = RunHidingSecret(url, command, folder);
+      EXPECT_EQ(result.exit_code, 2) << url << " " << command[0] << ": " << result.err;
+      EXPECT_TRUE(result.err.find("%40") != std::string::npos ||
+                  result.err.find("%2F") != std::string::npos)
+          << result.err;
+    }
+  }
 }
 
 TEST_F(SecretsCliTest, UnreachableServersAndBadUrlsNeverShowThePassword) {
@@ -57,12 +92,38 @@ TEST_F(SecretsCliTest, UnreachableServersAndBadUrlsNeverShowThePassword) {
       "postgres://app:Zq7p%zzbad@127.0.0.1:1/ledger",
       "mysql://app:Zq7secret@127.0.0.1:1/ledger?ssl=1",
       "ftp://app:Zq7secret@127.0.0.1/ledger",
+      // libpq key=value strings and a password parameter after other parameters.
+      "host=127.0.0.1 port=1 user=app password=Zq7kv dbname=ledger",
+      "host=127.0.0.1 port=1 password='Zq7 quoted' dbname=ledger",
+      "postgres://app@127.0.0.1:1/ledger?sslmode=disable&password=Zq7late",
+      "mysql://app@127.0.0.1:1/ledger?password=Zq7param",
   };
   for (const std::string& url : urls) {
-    for (const std::vector<std::string>& command : EverydayCommands()) {
+    for (const std::vector<std::string>& command : FailingCommands()) {
       CliResult result = RunHidingSecret(url, command, folder_);
       EXPECT_NE(result.exit_code, 0) << url;
     }
+  }
+}
+
+TEST_F(SecretsCliTest, RawAtOrSlashInThePasswordIsRefusedWithoutShowingIt) {
+  ExpectRawAtUrlsRefused(RawAtUrls("127.0.0.1:1", "ledger"), folder_);
+}
+
+// The issue's probe: a raw '@' in the password of a URL naming a live server. libpq
+// read the rest as the host and printed 'could not translate host name "S3cretPW@..."'.
+TEST_F(SecretsCliTest, RawAtInThePasswordOfALiveServerIsRefusedWithoutShowingIt) {
+  for (const char* variable : {"LEDGER_TEST_POSTGRES_DSN", "LEDGER_TEST_MYSQL_DSN"}) {
+    const std::string dsn = EnvironmentOrEmpty(variable);
+    if (dsn.empty()) {
+      if (RunningInCi()) ADD_FAILURE() << variable << " is required under CI=true";
+      continue;
+    }
+    const size_t host_begin = dsn.find('@') + 1;
+    const size_t path = dsn.find('/', host_begin);
+    ASSERT_NE(path, std::string::npos) << "unexpected DSN shape: " << dsn;
+    ExpectRawAtUrlsRefused(
+        RawAtUrls(dsn.substr(host_begin, path - host_begin), dsn.substr(path + 1)), folder_);
   }
 }
 
@@ -103,7 +164,8 @@ TEST_F(SecretsCliTest, MysqlSuccessNeverShowsThePassword) {
   const std::string& host = parts[0];
   const std::string& port = parts[1];
   const std::string& database = parts[2];
-  // A user whose password holds '@', ':', '/' and '%' (written %25 in the URL).
+  // A user whose password holds '@', ':', '/' and '%' (written %40, %2F and %25 in the
+  // URL: a raw '@' or '/' is refused).
   const std::string sql = absl::StrCat(
       "CREATE USER IF NOT EXISTS 'ledger_secret'@'127.0.0.1' IDENTIFIED BY 'Zq7p@ss:w/rd%x'; ",
       "GRANT ALL ON ", database, ".* TO 'ledger_secret'@'127.0.0.1';");
@@ -111,7 +173,7 @@ TEST_F(SecretsCliTest, MysqlSuccessNeverShowsThePassword) {
                                           " -u root -e \"", sql, "\"");
   ASSERT_EQ(std::system(create.c_str()), 0) << create;
   const std::string url =
-      absl::StrCat("mysql://ledger_secret:Zq7p@ss:w/rd%25x@", host, ":", port, "/", database);
+      absl::StrCat("mysql://ledger_secret:Zq7p%40ss:w%2Frd%25x@", host, ":", port, "/", database);
   EXPECT_EQ(RunHidingSecret(url, {"migrate"}, folder_).exit_code, 0);
   EXPECT_EQ(RunHidingSecret(url, {"account", "list"}, folder_).exit_code, 0);
   for (const std::vector<std::string>& command : EverydayCommands()) {

@@ -12,6 +12,8 @@
 #include <future>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "tests/server/server_fixture.h"
 
 namespace ledger::testing {
@@ -26,6 +28,56 @@ TEST_P(ServerTest, HealthAndReadiness) {
   ASSERT_TRUE(ready);
   EXPECT_EQ(ready->status, 200);
   EXPECT_EQ(BodyJson(ready)["engine"], engine_.name);
+}
+
+// The served URL's password shows in no response body (answers, problems, metrics) and
+// no log line. SQLite URLs carry none.
+TEST_P(ServerTest, TheDatabasePasswordIsInNoBodyMetricOrLogLine) {
+  constexpr char kMark[] = "Zq7";  // every password below holds it
+  if (IsSqlite()) GTEST_SKIP() << "a SQLite URL holds no password";
+  if (engine_.name == "postgres") {
+    // The throwaway server trusts loopback: any password is accepted.
+    const std::string with_password = absl::StrReplaceAll(
+        database_url_, {{"postgresql://postgres@", "postgresql://postgres:Zq7p%40ss:w@"}});
+    ASSERT_NE(with_password, database_url_) << "unexpected DSN shape";
+    database_url_ = with_password + "?sslmode=disable&password=Zq7p%40ss:w";
+  } else {
+    // mysql://root@HOST:PORT/DB: a user of its own, with a password the server checks.
+    const size_t host = database_url_.find('@') + 1;
+    const size_t path = database_url_.find('/', host);
+    ASSERT_NE(path, std::string::npos) << "unexpected DSN shape";
+    const std::string host_port = database_url_.substr(host, path - host);
+    const std::string database = database_url_.substr(path + 1);
+    const size_t colon = host_port.find(':');
+    const std::string create = absl::StrCat(
+        "mariadb --protocol=tcp -h ", host_port.substr(0, colon), " -P ",
+        host_port.substr(colon + 1), " -u root -e \"CREATE USER IF NOT EXISTS "
+        "'ledger_secret'@'127.0.0.1' IDENTIFIED BY 'Zq7p@ss:w/rd%x'; GRANT ALL ON ",
+        database, ".* TO 'ledger_secret'@'127.0.0.1';\"");
+    ASSERT_EQ(std::system(create.c_str()), 0) << create;
+    database_url_ =
+        absl::StrCat("mysql://ledger_secret:Zq7p%40ss:w%2Frd%25x@", host_port, "/", database);
+  }
+  StartServer();
+  OpenAccounts();
+  std::vector<httplib::Result> results;
+  results.push_back(Get("/readyz"));
+  results.push_back(Get("/v1/accounts/" + Name("nobody")));
+  results.push_back(Get("/v1/transactions/nope"));
+  results.push_back(Submit(Name("k1"), TopUp(Name("alice"), 5)));
+  results.push_back(Submit(Name("k2"), TopUp(Name("nobody"), 5)));
+  results.push_back(Submit(Name("k1"), TopUp(Name("alice"), 6)));
+  results.push_back(Post("/v1/operations", "{not json"));
+  results.push_back(Get("/metrics"));
+  std::string shown;
+  for (const httplib::Result& result : results) {
+    ASSERT_TRUE(result);
+    absl::StrAppend(&shown, result->body, "\n");
+    for (const auto& [name, value] : result->headers) absl::StrAppend(&shown, name, value, "\n");
+  }
+  EXPECT_EQ(server_->SignalAndWait(SIGTERM), 0);
+  absl::StrAppend(&shown, server_->Log());
+  EXPECT_EQ(shown.find(kMark), std::string::npos) << shown;
 }
 
 TEST_P(ServerTest, UnknownRouteIs404AndWrongMethodIs405AsProblems) {

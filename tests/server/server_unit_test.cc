@@ -122,6 +122,24 @@ TEST(IdempotencyKeyHeader, RejectsWhatTheGrammarForbids) {
   EXPECT_TRUE(ParseIdempotencyKeyHeader(std::string(255, 'k')).ok());
 }
 
+// A driver's message that echoes the served URL's password (as written or decoded, or
+// alone) never reaches a problem's detail.
+TEST(ProblemFromStatus, HidesTheServedDatabasesPassword) {
+  const std::string url = "postgresql://app:Zq7p%40ss@db:5432/books?password=Zq7second";
+  HideDatabasePasswordInProblems(url);
+  for (const absl::Status& status :
+       {absl::UnavailableError("connect to " + url + " failed: Zq7p@ss"),
+        absl::NotFoundError("no such thing as Zq7p%40ss or Zq7second"),
+        absl::InvalidArgumentError("password Zq7p@ss"),
+        absl::FailedPreconditionError("Zq7second")}) {
+    const Problem problem = ProblemFromStatus(status);
+    EXPECT_EQ(problem.detail.find("Zq7"), std::string::npos) << problem.detail;
+    EXPECT_EQ(JsonText(ProblemJson(problem)).find("Zq7"), std::string::npos);
+  }
+  EXPECT_EQ(ProblemFromStatus(absl::UnavailableError("server gone")).detail, "server gone");
+  HideDatabasePasswordInProblems("");
+}
+
 TEST(ApiKeys, FindsTheTenantAndRoleOfAHashedKey) {
   absl::StatusOr<ApiKeys> keys = ApiKeys::Parse(
       "# comment\n\n" + HashApiKey("s3cret") + "  acme\tsubmit\n" + HashApiKey("other") + " b read\n");

@@ -55,6 +55,37 @@ TEST(ParseDatabaseUrlTest, QueryStartsAfterTheCredentials) {
   EXPECT_EQ(url->Parameter("sslmode", "prefer"), "prefer");
 }
 
+// A raw '@' or '/' in a password makes a driver read the rest of it as the host (libpq:
+// could not translate host name "S3cretPW@127.0.0.1"), which its error then prints.
+TEST(ParseDatabaseUrlTest, RefusesARawAtOrSlashInTheCredentialsWithoutShowingThem) {
+  for (const char* url : {"postgres://u:Zq7pa@S3cretPW@127.0.0.1:5432/db",
+                          "postgresql://u:Zq7pa@S3cretPW@127.0.0.1:5432/db?sslmode=disable",
+                          "mysql://app:Zq7p@ss:w/rd%3F@127.0.0.1:1/ledger",
+                          "mysql://app:Zq7p@ss?x@127.0.0.1:1/ledger",
+                          "postgres://u:Zq7p@ss/w@host/db", "postgres://u:Zq7p@s?s@host/db",
+                          "postgres://u:Zq7pa/ss@127.0.0.1/db",
+                          "postgres://u:pw@host/db?application_name=Zq7a@b"}) {
+    absl::StatusOr<DatabaseUrl> parsed = ParseDatabaseUrl(url);
+    ASSERT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << url;
+    const std::string message(parsed.status().message());
+    EXPECT_EQ(message.find("Zq7"), std::string::npos) << message;
+    EXPECT_EQ(message.find("S3cret"), std::string::npos) << message;
+    EXPECT_TRUE(message.find("%40") != std::string::npos ||
+                message.find("%2F") != std::string::npos)
+        << message;
+  }
+}
+
+TEST(ParseDatabaseUrlTest, AcceptsEncodedCredentialsAndSqlitePathsWithAt) {
+  for (const char* url : {"postgres://u:p%40ss%2Fw@127.0.0.1:5432/db",
+                          "mysql://app:p%40ss:w%2Frd?x@127.0.0.1:1/ledger",
+                          "postgres://app@db/books?password=p%40ss", "postgres://db/books",
+                          "sqlite:///var/lib/user@1000/a@b.db", "sqlite:/tmp/a@b@c.db",
+                          "host=db user=u@corp password=p@ss@w dbname=books"}) {
+    EXPECT_TRUE(ParseDatabaseUrl(url).ok()) << url << ": " << ParseDatabaseUrl(url).status();
+  }
+}
+
 TEST(ParseDatabaseUrlTest, RejectsNamelessAndRepeatedParameters) {
   EXPECT_EQ(ParseDatabaseUrl("sqlite:a.db?=full").status().code(),
             absl::StatusCode::kInvalidArgument);

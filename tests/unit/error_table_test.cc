@@ -8,7 +8,8 @@
 namespace ledger::engine_common {
 namespace {
 
-enum class Answer { kRetryable, kInProgress, kInDoubt, kAlreadyExists, kUnavailable, kOwn };
+enum class Answer { kRetryable, kInProgress, kInDoubt, kAlreadyExists, kUnavailable,
+                    kPermissionDenied, kOwn };
 
 bool Matches(const absl::Status& status, Answer answer) {
   switch (answer) {
@@ -22,6 +23,8 @@ bool Matches(const absl::Status& status, Answer answer) {
       return status.code() == absl::StatusCode::kAlreadyExists && !IsRetryable(status);
     case Answer::kUnavailable:
       return status.code() == absl::StatusCode::kUnavailable;
+    case Answer::kPermissionDenied:
+      return status.code() == absl::StatusCode::kPermissionDenied && TagOf(status) == ErrorTag::kNone;
     case Answer::kOwn:
       return status.code() == absl::StatusCode::kFailedPrecondition;
   }
@@ -49,6 +52,9 @@ TEST(ErrorTableTest, EveryCellAsDocumented) {
       {ErrorClass::kConnectionLost,
        {Answer::kUnavailable, Answer::kUnavailable, Answer::kUnavailable, Answer::kInDoubt,
         Answer::kUnavailable}},
+      {ErrorClass::kSessionRefused,
+       {Answer::kPermissionDenied, Answer::kPermissionDenied, Answer::kPermissionDenied,
+        Answer::kInDoubt, Answer::kPermissionDenied}},
       {ErrorClass::kOther,
        {Answer::kOwn, Answer::kOwn, Answer::kOwn, Answer::kInDoubt, Answer::kOwn}},
   };

@@ -93,6 +93,19 @@ TEST(MysqlErrorsTest, StatementErrorsMapByMeaning) {
   EXPECT_FALSE(BreaksConnection(ServerError(kErrorDuplicateKey)));
 }
 
+// A refused session is one answer whatever refused it; an unreachable server another.
+TEST(MysqlErrorsTest, UnknownDatabaseAndBadCredentialsAreRefusedUnreachableIsUnavailable) {
+  for (int refused : {1049, 1045, 1044}) {
+    absl::Status status = Mapped(refused, ErrorContext::kConnect);
+    EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << refused << ": " << status;
+    EXPECT_EQ(TagOf(status), ErrorTag::kNone) << status;
+  }
+  for (int unreachable : {2002, 2003, 2005, 2013, 2026}) {
+    EXPECT_EQ(Mapped(unreachable, ErrorContext::kConnect).code(), absl::StatusCode::kUnavailable)
+        << unreachable;
+  }
+}
+
 TEST(MysqlErrorsTest, MessagesNameTheStatementAndTheServerError) {
   absl::Status status = Mapped(kErrorDuplicateKey, ErrorContext::kStandalone);
   EXPECT_NE(status.message().find("a statement"), absl::string_view::npos) << status;

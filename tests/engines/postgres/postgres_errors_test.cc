@@ -54,6 +54,46 @@ TEST(PostgresErrors, LostConnectionIsUnavailableBeforeCommitAndInDoubtDuringIt) 
             absl::StatusCode::kUnavailable);
 }
 
+// libpq's own words for each failed connect (PostgreSQL 15): an unreachable, busy or
+// starting server is Unavailable (try again), a refused session PermissionDenied.
+TEST(PostgresErrors, AFailedConnectIsUnavailableUnlessTheServerRefusedTheSession) {
+  const char* prefix = "connection to server at \"127.0.0.1\", port 5432 failed: ";
+  for (const char* unreachable :
+       {"Connection refused\n\tIs the server running on that host and accepting TCP/IP "
+        "connections?\n",
+        "timeout expired\n", "could not translate host name \"db\" to address: Name or service "
+        "not known\n",
+        "server closed the connection unexpectedly\n",
+        "FATAL:  sorry, too many clients already\n",
+        "FATAL:  remaining connection slots are reserved for non-replication superuser "
+        "connections\n",
+        "FATAL:  the database system is starting up\n",
+        "FATAL:  the database system is shutting down\n"}) {
+    absl::Status status = MapThrown(pqxx::broken_connection(absl::StrCat(prefix, unreachable)),
+                                    {.operation = "connect"});
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  }
+  for (const char* refused :
+       {"FATAL:  database \"nodb\" does not exist\n",
+        "FATAL:  password authentication failed for user \"app\"\n",
+        "FATAL:  role \"nobody\" does not exist\n",
+        "FATAL:  no pg_hba.conf entry for host \"127.0.0.1\", user \"app\", database \"db\", "
+        "no encryption\n",
+        "FATAL:  permission denied for database \"db\"\nDETAIL:  User does not have CONNECT "
+        "privilege.\n",
+        "fe_sendauth: no password supplied\n"}) {
+    absl::Status status = MapThrown(pqxx::broken_connection(absl::StrCat(prefix, refused)),
+                                    {.operation = "connect"});
+    EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
+    EXPECT_EQ(TagOf(status), ErrorTag::kNone) << status;
+  }
+  // Once connected, a broken connection is a lost one whatever it says.
+  EXPECT_EQ(MapThrown(pqxx::broken_connection("FATAL:  database \"x\" does not exist"),
+                      {.operation = "write"})
+                .code(),
+            absl::StatusCode::kUnavailable);
+}
+
 TEST(PostgresErrors, UniqueViolationFollowsThePhase) {
   EXPECT_EQ(MapThrown(SqlError("23505"), {.operation = "insert account"}).code(),
             absl::StatusCode::kAlreadyExists);

@@ -381,7 +381,7 @@ TEST_F(SqliteEngineTest, OpenRejectsPathsThePoolCannotShare) {
   EXPECT_EQ(OpenSqliteEngine(bad_synchronous).status().code(), absl::StatusCode::kInvalidArgument);
   SqliteOptions missing_folder;
   missing_folder.path = (folder_ / "no-such-folder" / "ledger.db").string();
-  EXPECT_EQ(OpenSqliteEngine(missing_folder).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(OpenSqliteEngine(missing_folder).status().code(), absl::StatusCode::kPermissionDenied);
 }
 
 TEST(SqliteConnectionPoolTest, BrokenConnectionIsClosedInsteadOfPooled) {
