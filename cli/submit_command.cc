@@ -47,6 +47,8 @@ struct OperationFlags {
 struct SubmitArguments {
   std::string key;
   Scope scope;
+  std::string key_namespace;          // --key-namespace
+  bool key_namespace_given = false;   // given, even empty: then it is checked
   std::string ttl = "24h";
   std::string wait = "10s";
   bool fail_fast = false;
@@ -165,6 +167,10 @@ absl::StatusOr<SubmitRequest> BuildRequest(const SubmitArguments& arguments) {
   request.claim.replay = arguments.replay == "error" ? ReplayPolicy::kError : ReplayPolicy::kReturn;
   LEDGER_RETURN_IF_ERROR(ValidateKey(request.key));
   LEDGER_RETURN_IF_ERROR(ValidateScope(request.scope));
+  if (arguments.key_namespace_given) {  // not given: the ledger's one default space
+    request.key_namespace = arguments.key_namespace;
+    LEDGER_RETURN_IF_ERROR(Annotate(ValidateNamespace(request.key_namespace), "--key-namespace"));
+  }
   LEDGER_RETURN_IF_ERROR(ValidateClaimOptions(request.claim));
   LEDGER_ASSIGN_OR_RETURN(request.operation, ReadOperation(arguments));
   LEDGER_RETURN_IF_ERROR(ValidateOperation(request.operation));
@@ -206,6 +212,10 @@ void AddRequestOptions(CLI::App& submit, SubmitArguments& arguments) {
       ->required();
   submit.add_option("--tenant", arguments.scope.tenant, "Scope: tenant")->capture_default_str();
   submit.add_option("--actor", arguments.scope.actor, "Scope: actor")->capture_default_str();
+  submit.add_option("--key-namespace", arguments.key_namespace,
+                    "A key space of its own (1..64 printable ASCII bytes, no '|' or '/');\n"
+                    "default: the one space every entry point shares (\"operations\"),\n"
+                    "so the same key over HTTP or from the library is the same operation");
   submit
       .add_option("--ttl", arguments.ttl,
                   "How long the key is remembered (units h, m, s: 24h, 90m)")
@@ -285,7 +295,8 @@ void AddSubmitCommand(CLI::App& app, const GlobalOptions& global, CommandSelecti
       "Holds: ledger submit --key p-1:hold --kind hold --from alice --to bob --asset USD "
       "--amount 250 --timeout-seconds 3600,\n"
       "then ledger submit --key p-1:capture --kind capture --hold-id ID (or --kind void).");
-  submit->callback([&global, &selection, arguments] {
+  submit->callback([&global, &selection, arguments, submit] {
+    arguments->key_namespace_given = submit->count("--key-namespace") > 0;
     selection.Select([&global, arguments] { return RunSubmit(global, *arguments); });
   });
 }

@@ -36,7 +36,9 @@ struct Scope {
 };
 
 struct KeyIdentity {
-  std::string key_namespace;  // the operation kind, or the caller's name for other work
+  // A submit's: "operations" (ledger/ledger.h kDefaultKeyNamespace) unless the caller
+  // names another; other work: the caller's name for it.
+  std::string key_namespace;
   Scope scope;
   std::string key;
 

@@ -71,6 +71,12 @@ absl::Status ValidateLedgerOptions(const LedgerOptions& options) {
   return absl::OkStatus();
 }
 
+KeyIdentity KeyIdentityOf(const SubmitRequest& request) {
+  return KeyIdentity{request.key_namespace.empty() ? std::string(kDefaultKeyNamespace)
+                                                   : request.key_namespace,
+                     request.scope, request.key};
+}
+
 absl::StatusOr<Ledger> Ledger::Open(std::shared_ptr<Engine> engine, LedgerOptions options) {
   if (engine == nullptr) return absl::InvalidArgumentError("Ledger::Open needs an engine, not null");
   LEDGER_RETURN_IF_ERROR(ValidateLedgerOptions(options));
@@ -113,10 +119,7 @@ void PrepareItem(const SubmitRequest& request, size_t index, internal::BatchItem
     return;
   }
   item.fingerprint = *std::move(fingerprint);
-  item.identity = KeyIdentity{request.key_namespace.empty()
-                                  ? std::string(OperationKindName(request.operation.kind))
-                                  : request.key_namespace,
-                              request.scope, request.key};
+  item.identity = KeyIdentityOf(request);
   item.encoded_identity = item.identity.Encoded();
   item.entries_bound = request.operation.kind == OperationKind::kReverse
                            ? kPostingsPerTransactionMax

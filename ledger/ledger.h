@@ -109,16 +109,30 @@ struct LedgerOptions {
 // OK, or InvalidArgument naming the first bad field ("LedgerOptions.attempts_max ...").
 absl::Status ValidateLedgerOptions(const LedgerOptions& options);
 
+// The key space of every submit that names none: ONE for every entry point (Submit,
+// SubmitBatch, group commit, `ledger submit`, `ledger serve`'s single and batch routes)
+// and every kind, so a key names one operation whichever door it came through. The
+// same key and payload replays the first; another payload or another kind under the
+// same key is a conflict. Before this space, the library and the CLI keyed a submit
+// under its kind ("top_up", ...): the schema migration "one_key_space" copies those
+// keys here so they still replay (docs/concepts.md, "One key space").
+inline constexpr std::string_view kDefaultKeyNamespace = "operations";
+
 struct SubmitRequest {
   std::string key;      // the idempotency key, chosen by the client; required
   Scope scope;          // default: tenant "default", actor "default"
   Operation operation;  // required
   ClaimOptions claim;   // default: idempotency/key.h's defaults (24 h ttl, replay, 10 s wait)
-  // The key space. Default "": the operation's kind, so a top_up and a transfer may
-  // use the same key. A caller with one key space for every kind names it (the HTTP
-  // service: "operations"); the same key with another kind is then a conflict.
+  // The key space: a caller that wants keys apart from every other entry point's names
+  // its own (`ledger submit --key-namespace`), e.g. the kind to keep a per-kind space.
+  // Checked by ValidateNamespace (1..64 printable ASCII bytes, no '|' or '/'). Default "":
+  // kDefaultKeyNamespace, shared by every entry point.
   std::string key_namespace;
 };
+
+// The identity `request`'s key is claimed and recorded under: (key_namespace, or
+// kDefaultKeyNamespace when empty; scope; key). Not validated.
+KeyIdentity KeyIdentityOf(const SubmitRequest& request);
 
 struct SubmitBatchRequest {
   // Applied in order, each as its own operation with its own key: a later item sees

@@ -2,8 +2,9 @@
 // own key): operations exactly once under the IETF Idempotency-Key contract. What either
 // route answers for one submit is submit_answer.h's status table; this file turns
 // requests into SubmitRequests. The tenant of every key is the API key's, never the
-// body's, and both routes share one key space ("operations"), so a batch item and a
-// single POST with the same key are the same key.
+// body's, and both routes use the ledger's one default key space (kDefaultKeyNamespace,
+// shared with the library and the CLI), so a batch item, a single POST and a
+// `ledger submit` with the same key in the same tenant are the same key.
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,10 +24,6 @@
 
 namespace ledger::server {
 namespace {
-
-// The key namespace of every operation submitted over HTTP: the draft's key names one
-// request per client, whatever its kind.
-constexpr char kOperationsKeyNamespace[] = "operations";
 
 // RFC 7240 `Prefer: wait=N` (seconds): how long to wait for a running attempt with the
 // same key. Absent or unparsable: the server's default; capped at the server's maximum.
@@ -58,9 +55,7 @@ SubmitRequest MakeSubmitRequest(std::string key, Operation operation, const Requ
   SubmitRequest request{.key = std::move(key),
                         // The scope comes from the API key, never from the body.
                         .scope = Scope{.tenant = context.principal.tenant},
-                        .operation = std::move(operation),
-                        // One key space for every kind: another kind is another payload.
-                        .key_namespace = std::string(kOperationsKeyNamespace)};
+                        .operation = std::move(operation)};
   request.claim.wait.wait_max = ClaimWait(context.request, options);
   return request;
 }

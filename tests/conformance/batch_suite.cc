@@ -19,6 +19,9 @@
 namespace ledger::testing {
 namespace {
 
+// The identity a submit of `key` in the default scope is claimed under.
+KeyIdentity SubmitKey(const std::string& key) { return KeyIdentityOf(SubmitRequest{.key = key}); }
+
 Operation Transfer(const std::string& from, const std::string& to, Amount amount) {
   return Operation::Transfer(from, to, "CREDITS", amount);
 }
@@ -418,7 +421,7 @@ TEST_P(ConformanceTest, BatchAKeyHeldElsewhereMakesOnlyItsItemsInProgress) {
   Fund("alice", 100);
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine().Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey({"transfer", Scope{}, "busy"}).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("busy")).ok());
   SubmitRequest busy = Item("busy", Transfer("alice", "bob", 5));
   busy.claim.wait = WaitPolicy{absl::Milliseconds(200)};
   std::vector<SubmitResult> results =
@@ -442,8 +445,8 @@ TEST_P(ConformanceTest, BatchBusyKeysCostTheBatchOneClaimWaitInAll) {
   Fund("alice", 100);
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine().Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey({"transfer", Scope{}, "busy-a"}).ok());
-  ASSERT_TRUE((*holder)->ClaimKey({"transfer", Scope{}, "busy-b"}).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("busy-a")).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("busy-b")).ok());
   constexpr absl::Duration kWait = absl::Milliseconds(200);
   std::vector<SubmitRequest> items = {
       Item("free-1", Transfer("alice", "bob", 10)), Item("busy-a", Transfer("alice", "bob", 5)),
@@ -589,7 +592,7 @@ TEST_P(ConformanceTest, GroupCommitABusyKeyMakesOnlyItsCallerInProgress) {
   Fund("alice", 100);
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine().Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey({"transfer", Scope{}, "busy"}).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("busy")).ok());
   std::vector<SubmitRequest> requests;
   for (int i = 0; i < 8; ++i) {
     requests.push_back(Item(i == 3 ? "busy" : absl::StrCat("g-", i), Transfer("alice", "bob", 1)));

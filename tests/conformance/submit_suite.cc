@@ -1,5 +1,9 @@
 // The submit contract (design.md), checked identically on every engine.
 #include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
 #include <random>
 #include <thread>
 #include <vector>
@@ -163,29 +167,105 @@ TEST_P(ConformanceTest, SameKeyInTwoScopesIsTwoOperations) {
   EXPECT_EQ(BalanceOf("carol"), 20);
 }
 
-TEST_P(ConformanceTest, SameKeyInTwoNamespacesIsTwoOperations) {
-  ASSERT_OUTCOME(Submit("k", Operation::TopUp("issuance", "alice", "CREDITS", 100)),
+// The old per-kind spaces, now asked for by name: each named space is its own.
+TEST_P(ConformanceTest, SameKeyInTwoNamedNamespacesIsTwoOperations) {
+  auto in = [](const char* key_namespace, Operation operation) {
+    return SubmitRequest{.key = "k", .operation = std::move(operation), .key_namespace = key_namespace};
+  };
+  ASSERT_OUTCOME(ledger().Submit(in("top_up", Operation::TopUp("issuance", "alice", "CREDITS", 100))),
                  OutcomeKind::kCommitted);
-  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 30)), OutcomeKind::kCommitted);
-  ASSERT_OUTCOME(Submit("k", Operation::Payout("alice", "payouts", "CREDITS", 30)),
+  ASSERT_OUTCOME(ledger().Submit(in("transfer", Transfer("alice", "bob", 30))),
                  OutcomeKind::kCommitted);
-  EXPECT_EQ(BalanceOf("alice"), 40);
+  ASSERT_OUTCOME(ledger().Submit(in("payout", Operation::Payout("alice", "payouts", "CREDITS", 30))),
+                 OutcomeKind::kCommitted);
+  // The default space is apart from every named one.
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 5)), OutcomeKind::kCommitted);
+  EXPECT_EQ(BalanceOf("alice"), 35);
+  ASSERT_OUTCOME(ledger().Submit(in("transfer", Transfer("alice", "bob", 30))),
+                 OutcomeKind::kDuplicate);
+  EXPECT_TRUE(IsConflict(ledger().Submit(in("transfer", Transfer("alice", "bob", 31))).status()));
 }
 
 TEST_P(ConformanceTest, OneKeyNamespaceForEveryKindMakesAnotherKindAConflict) {
   Fund("alice", 100);
-  SubmitRequest top_up{.key = "shared", .operation = Operation::TopUp("issuance", "alice", "CREDITS", 5),
-                       .key_namespace = "operations"};
-  SubmitRequest transfer{.key = "shared", .operation = Transfer("alice", "bob", 5),
-                         .key_namespace = "operations"};
+  SubmitRequest top_up{.key = "shared", .operation = Operation::TopUp("issuance", "alice", "CREDITS", 5)};
+  SubmitRequest transfer{.key = "shared", .operation = Transfer("alice", "bob", 5)};
   ASSERT_OUTCOME(ledger().Submit(top_up), OutcomeKind::kCommitted);
+  // By default every kind shares one key space: another kind is another payload.
   EXPECT_TRUE(IsConflict(ledger().Submit(transfer).status()));
+  SubmitRequest hold{.key = "shared",
+                     .operation = Operation::Hold("alice", "bob", "CREDITS", 5, std::nullopt)};
+  EXPECT_TRUE(IsConflict(ledger().Submit(hold).status()));
   ASSERT_OUTCOME(ledger().Submit(top_up), OutcomeKind::kDuplicate);
-  // By default each kind has its own key space.
-  transfer.key_namespace.clear();
+  // Naming the default space is the default space.
+  top_up.key_namespace = std::string(kDefaultKeyNamespace);
+  ASSERT_OUTCOME(ledger().Submit(top_up), OutcomeKind::kDuplicate);
+  // A space of its own, asked for by name, does not see the shared one.
+  transfer.key_namespace = "transfer";
   ASSERT_OUTCOME(ledger().Submit(transfer), OutcomeKind::kCommitted);
-  top_up.key_namespace = "bad namespace\n";
+  EXPECT_EQ(BalanceOf("alice"), 100);
+  Snapshot before = TakeSnapshot();
+  for (const char* bad : {"bad namespace\n", "a|b", "a/b"}) {
+    top_up.key_namespace = bad;
+    EXPECT_EQ(ledger().Submit(top_up).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  top_up.key_namespace = std::string(kNamespaceBytesMax + 1, 'n');
   EXPECT_EQ(ledger().Submit(top_up).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(TakeSnapshot(), before);
+}
+
+// Issue 30: one key is one operation whichever library door it comes through (Submit,
+// SubmitBatch, atomic or not, group commit, the default space named explicitly as the
+// HTTP service's requests used to): the first commits, every other replays it.
+TEST_P(ConformanceTest, TheSameKeyThroughEveryEntryPointCommitsOnce) {
+  std::unique_ptr<Ledger> grouped = LedgerWith({.group_commit = {.enabled = true}});
+  using Door = std::function<absl::StatusOr<Outcome>(const SubmitRequest&)>;
+  auto through_batch = [this](bool atomic) -> Door {
+    return [this, atomic](const SubmitRequest& request) -> absl::StatusOr<Outcome> {
+      absl::StatusOr<std::vector<SubmitResult>> results =
+          ledger().SubmitBatch({.items = {request}, .atomic = atomic});
+      if (!results.ok()) return results.status();
+      return results->at(0);
+    };
+  };
+  const std::vector<std::pair<std::string, Door>> doors = {
+      {"Submit", [this](const SubmitRequest& r) { return ledger().Submit(r); }},
+      {"SubmitBatch", through_batch(false)},
+      {"atomic SubmitBatch", through_batch(true)},
+      {"group commit", [&grouped](const SubmitRequest& r) { return grouped->Submit(r); }},
+      {"named default space", [this](const SubmitRequest& r) {
+         SubmitRequest named = r;
+         named.key_namespace = std::string(kDefaultKeyNamespace);
+         return ledger().Submit(named);
+       }}};
+  Amount expected = 0;
+  for (size_t first = 0; first < doors.size(); ++first) {
+    const std::string key = absl::StrCat("pay-", first);
+    const Amount amount = 100 + static_cast<Amount>(first);
+    const SubmitRequest request{.key = key,
+                                .operation = Operation::TopUp("issuance", "alice", "CREDITS", amount)};
+    absl::StatusOr<Outcome> committed = doors[first].second(request);
+    ASSERT_OUTCOME(committed, OutcomeKind::kCommitted);
+    expected += amount;
+    for (const auto& [name, door] : doors) {
+      SCOPED_TRACE(absl::StrCat(key, " first through ", doors[first].first, ", then ", name));
+      absl::StatusOr<Outcome> again = door(request);
+      ASSERT_OUTCOME(again, OutcomeKind::kDuplicate);
+      EXPECT_EQ(again->transaction, committed->transaction);
+      // Another kind under the key is another payload, whichever door.
+      SubmitRequest other_kind = request;
+      other_kind.operation = Transfer("alice", "bob", amount);
+      EXPECT_TRUE(IsConflict(door(other_kind).status()));
+    }
+  }
+  EXPECT_EQ(BalanceOf("alice"), expected);
+  absl::StatusOr<std::vector<KeyRecord>> keys = engine().ListKeyRecords(std::nullopt, 100);
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  for (const KeyRecord& record : *keys) {
+    EXPECT_EQ(record.identity.key_namespace, kDefaultKeyNamespace) << record.identity.Encoded();
+  }
+  EXPECT_EQ(KeyIdentityOf({.key = "k"}).key_namespace, kDefaultKeyNamespace);
+  EXPECT_EQ(KeyIdentityOf({.key = "k", .key_namespace = "mine"}).key_namespace, "mine");
 }
 
 TEST_P(ConformanceTest, KeyReplaysWithinItsTtlAndIsReusableAfterIt) {

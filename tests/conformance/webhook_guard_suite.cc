@@ -126,8 +126,9 @@ TEST_P(ConformanceTest, WebhookEventsSubmitKeysAndWorkClaimsDoNotCollide) {
   const Scope scope{"acme", "user-42"};
   const std::string event_id = "evt_1";
   const Operation top_up = Operation::TopUp("issuance", "alice", "CREDITS", 100);
-  const KeyIdentity identity{std::string(OperationKindName(top_up.kind)), scope, event_id};
-  const std::string provider = identity.key_namespace;  // "top_up"
+  // The identity the submit's key is recorded under.
+  const KeyIdentity identity = KeyIdentityOf({.key = event_id, .scope = scope, .operation = top_up});
+  const std::string provider = identity.key_namespace;  // "operations"
 
   absl::StatusOr<Outcome> committed = Submit(event_id, top_up, {}, scope);
   ASSERT_TRUE(committed.ok()) << committed.status();

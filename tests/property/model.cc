@@ -82,8 +82,7 @@ Prediction Rejected(Prediction prediction, RejectionReason reason) {
 }  // namespace
 
 IdentityTuple IdentityOf(const SubmitRequest& request) {
-  return {std::string(OperationKindName(request.operation.kind)), request.scope.Encoded(),
-          request.key};
+  return IdentityOf(KeyIdentityOf(request));
 }
 
 IdentityTuple IdentityOf(const KeyIdentity& identity) {

@@ -396,8 +396,7 @@ class SequentialRun {
     }
     stats_.Add(result->in_doubt ? "faulted in doubt" : "faulted");
     unacknowledged_.push_back(request);
-    KeyIdentity identity{std::string(OperationKindName(request.operation.kind)), request.scope,
-                         request.key};
+    KeyIdentity identity = KeyIdentityOf(request);
     absl::StatusOr<std::optional<KeyRecord>> record = Retrying<std::optional<KeyRecord>>(
         ReadAttempts(), [&] { return FindKeyRecord(*faults_, identity); });
     if (!record.ok()) return absl::StrCat("reading the key records: ", record.status().ToString());

@@ -201,7 +201,7 @@ std::string CreateDatabase(const std::filesystem::path& folder, const std::strin
 }
 
 KeyIdentity IdentityOfRequest(const SubmitRequest& request) {
-  return {std::string(OperationKindName(request.operation.kind)), request.scope, request.key};
+  return KeyIdentityOf(request);
 }
 
 // What the reopened database must hold after the crash.

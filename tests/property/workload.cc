@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status.h"
+#include "ledger/ledger.h"
 #include "ledger/transaction.h"
 
 namespace ledger::property {
@@ -388,13 +389,12 @@ class WorkloadGenerator {
     op.metadata = PickMetadata(random_, next_key_);
     request.operation = std::move(op);
     if (request.operation.kind != OperationKind::kReverse) {
-      reversible_.push_back(
-          {std::string(OperationKindName(request.operation.kind)), request.scope, request.key});
+      reversible_.push_back({std::string(kDefaultKeyNamespace), request.scope, request.key});
     } else {
-      reversals_.push_back({"reverse", request.scope, request.key});
+      reversals_.push_back({std::string(kDefaultKeyNamespace), request.scope, request.key});
     }
     if (request.operation.kind == OperationKind::kHold) {
-      holds_.push_back({{"hold", request.scope, request.key},
+      holds_.push_back({{std::string(kDefaultKeyNamespace), request.scope, request.key},
                         request.operation.amount,
                         request.operation.timeout,
                         static_cast<int>(steps_.size())});
@@ -420,7 +420,7 @@ class WorkloadGenerator {
     }
     request.hold_target = hold != nullptr
                               ? hold->target
-                              : HoldTarget{"hold", request.scope,
+                              : HoldTarget{std::string(kDefaultKeyNamespace), request.scope,
                                            absl::StrCat("never-sent-", next_key_)};
     if (kind == OperationKind::kVoid) return Operation::Void("");
     return maker_.Capture(hold != nullptr ? hold->amount : 0);
@@ -430,7 +430,8 @@ class WorkloadGenerator {
     ReverseTarget target;
     int roll = static_cast<int>(random_.Between(0, 99));
     if (roll < 6) {
-      target = {"transfer", request.scope, absl::StrCat("never-sent-", next_key_)};
+      target = {std::string(kDefaultKeyNamespace), request.scope,
+                absl::StrCat("never-sent-", next_key_)};
     } else if (roll < 14 && !reversals_.empty()) {
       target = random_.Pick(reversals_);  // a reversal of a reversal: not reversible
     } else {

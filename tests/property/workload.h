@@ -77,7 +77,7 @@ struct ReverseTarget {
 };
 
 // A capture or void names its hold the same way: by the identity of the hold request
-// (namespace "hold"), resolved to the hold's id (its transaction's id) when the step runs.
+// (the default key space, like every request here), resolved to the hold's id (its transaction's id) when the step runs.
 using HoldTarget = ReverseTarget;
 
 struct Request {

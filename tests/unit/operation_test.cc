@@ -1,6 +1,8 @@
 // Parsing, validation and payloads of operations: no engine involved.
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "idempotency/fingerprint.h"
@@ -25,6 +27,45 @@ TEST(FormatMajorUnits, PlacesTheDecimalPointByScale) {
   EXPECT_EQ(FormatMajorUnits(-1234, 2), "-12.34");
   EXPECT_EQ(FormatMajorUnits(5, 2), "0.05");
   EXPECT_EQ(FormatMajorUnits(42, 0), "42");
+}
+
+// Issue 30: one key space for every entry point only holds if every door fingerprints
+// an operation alike. The CLI (JSON, or flags made into JSON) and HTTP both parse the
+// JSON form; C++ callers build the Operation: the fingerprint is the same whichever,
+// and whatever the member order, whitespace, or amounts as strings or integers.
+TEST(OperationPayload, TheSameOperationHasOneFingerprintWhicheverDoorBuiltIt) {
+  Operation top_up = Operation::TopUp("issuance", "alice", "USD", 500);
+  top_up.metadata = {{"order", "A-1"}, {"lines", {1, 2}}, {"note", "caf\u00e9"}};
+  Operation spend = Operation::Spend("alice", "creator", "USD", 100, Fee{"platform", 10});
+  const std::vector<std::pair<Operation, std::vector<std::string>>> cases = {
+      {top_up,
+       {R"({"kind":"top_up","from":"issuance","to":"alice","asset":"USD","amount":"500",)"
+        R"("metadata":{"order":"A-1","lines":[1,2],"note":"caf\u00e9"}})",
+        R"({ "metadata": {"note": "café", "lines": [1, 2], "order": "A-1"}, "amount": 500,)"
+        R"( "asset": "USD", "to": "alice", "from": "issuance", "kind": "top_up" })"}},
+      {Operation::Transfer("alice", "bob", "USD", 250),
+       {R"({"kind":"transfer","from":"alice","to":"bob","asset":"USD","amount":"250"})",
+        R"({"kind":"transfer","from":"alice","to":"bob","asset":"USD","amount":250,"metadata":{}})"}},
+      {spend,
+       {R"({"kind":"spend","from":"alice","to":"creator","asset":"USD","amount":"100",)"
+        R"("fee":{"to":"platform","amount":"10"}})"}},
+      {Operation::Post({{"alice", "USD", -30}, {"bob", "USD", 30}}),
+       {R"({"kind":"post","postings":[{"account":"alice","asset":"USD","amount":"-30"},)"
+        R"({"account":"bob","asset":"USD","amount":30}]})"}},
+      {Operation::Hold("alice", "bob", "USD", 250),
+       {R"({"kind":"hold","from":"alice","to":"bob","asset":"USD","amount":"250"})"}},
+      {Operation::Capture("h-1", 5), {R"({"kind":"capture","hold_id":"h-1","amount":"5"})"}},
+      {Operation::Void("h-1"), {R"({"kind":"void","hold_id":"h-1"})"}},
+      {Operation::Reverse("t-1"), {R"({"kind":"reverse","transaction_id":"t-1"})"}}};
+  for (const auto& [built, texts] : cases) {
+    absl::StatusOr<std::string> expected = Fingerprint(OperationPayload(built));
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    for (const std::string& text : texts) {
+      absl::StatusOr<Operation> parsed = ParseOperationJson(text);
+      ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.status();
+      EXPECT_EQ(*Fingerprint(OperationPayload(*parsed)), *expected) << text;
+    }
+  }
 }
 
 TEST(ParseOperationJson, ReadsEveryKind) {

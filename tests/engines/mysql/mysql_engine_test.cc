@@ -39,6 +39,9 @@
 namespace ledger::testing {
 namespace {
 
+// The identity a submit of `key` in the default scope is claimed under.
+KeyIdentity SubmitKey(const std::string& key) { return KeyIdentityOf(SubmitRequest{.key = key}); }
+
 // How long a test waits for a state of the server it is about to act on (a session
 // waiting for a lock, a transaction holding one) before it gives up.
 constexpr absl::Duration kServerStateWaitMax = absl::Seconds(30);
@@ -154,7 +157,7 @@ TEST_F(MysqlEngineTest, ConcurrentTransfersOverSharedAccountsLeaveAVerifiedLedge
 
 TEST_F(MysqlEngineTest, ClaimOfAHeldKeyIsInProgressOnceTheWaitBoundRunsOut) {
   ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
-  const KeyIdentity identity{"transfer", Scope{}, "held"};
+  const KeyIdentity identity = SubmitKey("held");
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
   ASSERT_TRUE((*holder)->ClaimKey(identity).ok());
@@ -182,7 +185,7 @@ TEST_F(MysqlEngineTest, WaitersBehindAHolderThatRollsBackCommitOnce) {
   // A first attempt holds the key's placeholder, as a submit about to be rejected would.
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey({"transfer", Scope{}, "contested"}).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("contested")).ok());
 
   std::vector<absl::StatusOr<Outcome>> outcomes(kWaiters);
   std::vector<std::thread> waiters;
@@ -217,7 +220,7 @@ TEST_F(MysqlEngineTest, AccountLockWaitOutlastsTheFailFastClaimsTimeout) {
   ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey({"transfer", {}, "first"}).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("first")).ok());
   ASSERT_TRUE((*holder)->LockAccounts({"alice"}).ok());
 
   // A fail-fast submit of another key claims at once (1 s session timeout), then must
@@ -229,7 +232,7 @@ TEST_F(MysqlEngineTest, AccountLockWaitOutlastsTheFailFastClaimsTimeout) {
         engine_->Begin({WaitPolicy::FailFast()});
     if (second.ok()) {
       absl::StatusOr<std::optional<KeyRecord>> claimed =
-          (*second)->ClaimKey({"transfer", {}, "second"});
+          (*second)->ClaimKey(SubmitKey("second"));
       locked = claimed.ok() ? (*second)->LockAccounts({"alice"})
                             : absl::StatusOr<std::vector<Account>>(claimed.status());
     } else {
@@ -295,9 +298,9 @@ TEST_F(MysqlEngineTest, IdentitiesCompareAndSortByteWise) {
                                            "erin", "issuance"}));
   absl::StatusOr<std::vector<KeyRecord>> keys = engine_->ListKeyRecords(std::nullopt, 100);
   ASSERT_TRUE(keys.ok()) << keys.status();
-  std::vector<std::string> transfer_keys;
+  std::vector<std::string> transfer_keys;  // every key but the funding top-up's
   for (const KeyRecord& record : *keys) {
-    if (record.identity.key_namespace == "transfer") transfer_keys.push_back(record.identity.key);
+    if (record.identity.key != "fund-alice") transfer_keys.push_back(record.identity.key);
   }
   EXPECT_EQ(transfer_keys, (std::vector<std::string>{"ABC", "abc", "abc "}));
 }

@@ -29,6 +29,7 @@
 #include "tests/engines/mysql/mysql_ledger_test.h"
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/support/hold_writes.h"
+#include "tests/support/keys_before_one_key_space.h"
 #include "tests/support/ledger_before_holds.h"
 #include "tests/support/older_migrations.h"
 #include "tests/support/open_ledger.h"
@@ -38,6 +39,8 @@ namespace {
 
 // schema/mysql/0003_holds.sql.
 constexpr int kHoldsMigrationVersion = 3;
+// schema/mysql/0004_one_key_space.sql.
+constexpr int kOneKeySpaceMigrationVersion = 4;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -68,9 +71,10 @@ class MysqlHoldsTest : public MysqlServerTest {
     return engine.ok() ? std::shared_ptr<Engine>(*std::move(engine)) : nullptr;
   }
 
-  // Applies the migrations before 0003 to `database` through the engine's own runner.
+  // Applies the migrations before `version` (default: 0003) to `database` through the
+  // engine's own runner.
   std::unique_ptr<mysql_internal::MysqlConnection> MigrateBeforeHolds(
-      const std::string& database) {
+      const std::string& database, int version = kHoldsMigrationVersion) {
     absl::StatusOr<mysql_internal::MysqlSettings> settings =
         mysql_internal::ParseMysqlUrl(server_->DsnFor(database));
     EXPECT_TRUE(settings.ok()) << settings.status();
@@ -80,7 +84,7 @@ class MysqlHoldsTest : public MysqlServerTest {
     EXPECT_TRUE(connection.ok()) << connection.status();
     if (!connection.ok()) return nullptr;
     absl::Status migrated = mysql_internal::MigrateDatabase(
-        **connection, MigrationsBefore(MysqlMigrations(), kHoldsMigrationVersion));
+        **connection, MigrationsBefore(MysqlMigrations(), version));
     EXPECT_TRUE(migrated.ok()) << migrated;
     return *std::move(connection);
   }
@@ -140,7 +144,7 @@ TEST_F(MysqlHoldsTest, PopulatedDatabaseMigratesToHoldsAndStillVerifies) {
   ASSERT_NE(migrated, nullptr);
   ASSERT_TRUE(migrated->Migrate().ok());
   EXPECT_EQ(Text(absl::StrCat("SELECT MAX(version) FROM `", target, "`.schema_migrations")),
-            std::to_string(kHoldsMigrationVersion));
+            std::to_string(MysqlMigrations().size()));
   ASSERT_NO_FATAL_FAILURE(ExpectRowsSurviveTheHoldsMigration(*migrated, before));
   ExpectMigratedLedgerTakesHolds(migrated, &clock);
 }
@@ -173,6 +177,47 @@ TEST_F(MysqlHoldsTest, HoldsMigrationCutShortAnywhereIsCompletedByTheNextRun) {
               "4");
     EXPECT_TRUE(engine->ListHolds("", "", 10).ok());
   }
+}
+
+// Issue 30: keys an older release wrote under the operation's kind replay through the
+// one default space once 0004 has run (tests/support/keys_before_one_key_space.h), and
+// a second run of its SQL copies nothing more.
+TEST_F(MysqlHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
+  const std::string database = Scratch("key_space");
+  std::unique_ptr<mysql_internal::MysqlConnection> connection =
+      MigrateBeforeHolds(database, kOneKeySpaceMigrationVersion);
+  ASSERT_NE(connection, nullptr);
+  std::shared_ptr<Engine> engine = Open(database, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ManualClock clock(kStart);
+  KeysBeforeOneKeySpace before;
+  {
+    Ledger ledger = OpenTestLedger(engine, {.clock = &clock});
+    before = WriteKeysOfPerKindSpaces(ledger, clock);
+  }
+  ASSERT_TRUE(engine->Migrate().ok());
+  const std::string table = absl::StrCat("`", database, "`.");
+  EXPECT_EQ(Text(absl::StrCat("SELECT name FROM ", table, "schema_migrations WHERE version = 4")),
+            "0004_one_key_space");
+  // pay-1, shared (the transfer), hold-1 copied; http-1 was there already.
+  EXPECT_EQ(Text(absl::StrCat("SELECT GROUP_CONCAT(`key` ORDER BY `key`) FROM ", table,
+                              "idempotency_keys WHERE namespace = 'operations'")),
+            "hold-1,http-1,pay-1,shared");
+  const std::optional<Migration> migration =
+      MigrationNumbered(MysqlMigrations(), kOneKeySpaceMigrationVersion);
+  ASSERT_TRUE(migration.has_value());
+  ExpectMigrationNamesEveryOldSpace(migration->sql);
+  for (const std::string& statement : SplitSqlStatements(migration->sql)) {
+    ASSERT_TRUE(connection
+                    ->ExecuteText(statement, "0004 again", mysql_internal::ErrorContext::kStandalone)
+                    .ok());
+  }
+  ASSERT_TRUE(connection->Commit(mysql_internal::ErrorContext::kStandalone).ok());
+  connection.reset();
+  EXPECT_EQ(Text(absl::StrCat("SELECT COUNT(*) FROM ", table, "idempotency_keys")),
+            "9");  // 6 written, 3 copied
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  ExpectOldKeysReplayInTheOneKeySpace(upgraded, before);
 }
 
 // ------------------------------------------------------------ a hold row corrupted through SQL

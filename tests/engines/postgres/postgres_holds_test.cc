@@ -37,6 +37,7 @@
 #include "tests/support/hold_writes.h"
 #include "tests/support/ledger_before_holds.h"
 #include "tests/support/older_migrations.h"
+#include "tests/support/keys_before_one_key_space.h"
 #include "tests/support/open_ledger.h"
 
 namespace ledger::testing {
@@ -44,6 +45,8 @@ namespace {
 
 // schema/postgres/0003_holds.sql.
 constexpr int kHoldsMigrationVersion = 3;
+// schema/postgres/0004_one_key_space.sql.
+constexpr int kOneKeySpaceMigrationVersion = 4;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -173,7 +176,7 @@ TEST_F(PostgresHoldsTest, PopulatedDatabaseMigratesToHoldsAndStillVerifies) {
   ASSERT_NE(migrated, nullptr);
   ASSERT_TRUE(migrated->Migrate().ok());
   EXPECT_EQ(Text("SELECT max(version) FROM schema_migrations"),
-            std::to_string(kHoldsMigrationVersion));
+            std::to_string(PostgresMigrations().size()));
   EXPECT_EQ(HoldColumns(), "4");
   ASSERT_NO_FATAL_FAILURE(ExpectRowsSurviveTheHoldsMigration(*migrated, before));
   ExpectMigratedLedgerTakesHolds(migrated, &clock);
@@ -212,7 +215,7 @@ TEST_F(PostgresHoldsTest, HoldsMigrationIsAllOrNothingAndRerunnable) {
   ASSERT_NE(engine, nullptr);
   EXPECT_EQ(HoldColumns(), "4");
   EXPECT_EQ(Text("SELECT max(version) FROM schema_migrations"),
-            std::to_string(kHoldsMigrationVersion));
+            std::to_string(PostgresMigrations().size()));
   EXPECT_TRUE(engine->ListHolds("", "", 10).ok());
 }
 
@@ -357,6 +360,40 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
   EXPECT_EQ(refused.AddTransaction(wrong, {}, locked).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(refused.empty());
+}
+
+// Issue 30: keys an older release wrote under the operation's kind replay through the
+// one default space once 0004 has run (tests/support/keys_before_one_key_space.h), and
+// a second run of its SQL copies nothing more.
+TEST_F(PostgresHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
+  ASSERT_TRUE(ResetPostgresTestDatabase().ok());
+  absl::Status older = GuardedPqxx([](pqxx::connection& connection) {
+    return postgres_internal::MigrateDatabase(
+        connection, MigrationsBefore(PostgresMigrations(), kOneKeySpaceMigrationVersion));
+  });
+  ASSERT_TRUE(older.ok()) << older;
+  std::shared_ptr<Engine> engine = Open(/*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ManualClock clock(kStart);
+  KeysBeforeOneKeySpace before;
+  {
+    Ledger ledger = OpenTestLedger(engine, {.clock = &clock});
+    before = WriteKeysOfPerKindSpaces(ledger, clock);
+  }
+  ASSERT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Text("SELECT name FROM schema_migrations WHERE version = 4"), "0004_one_key_space");
+  // pay-1, shared (the transfer), hold-1 copied; http-1 was there already.
+  EXPECT_EQ(Text("SELECT string_agg(key, ',' ORDER BY key) FROM idempotency_keys"
+                 " WHERE namespace = 'operations'"),
+            "hold-1,http-1,pay-1,shared");
+  const std::optional<Migration> migration =
+      MigrationNumbered(PostgresMigrations(), kOneKeySpaceMigrationVersion);
+  ASSERT_TRUE(migration.has_value());
+  ExpectMigrationNamesEveryOldSpace(migration->sql);
+  ASSERT_TRUE(Sql(std::string(migration->sql)).ok());
+  EXPECT_EQ(Text("SELECT count(*) FROM idempotency_keys"), "9");  // 6 written, 3 copied
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  ExpectOldKeysReplayInTheOneKeySpace(upgraded, before);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "ledger/engine.h"
 #include "ledger/ledger.h"
 #include "tests/support/hold_writes.h"
+#include "tests/support/keys_before_one_key_space.h"
 #include "tests/support/ledger_before_holds.h"
 #include "tests/support/older_migrations.h"
 #include "tests/engines/sqlite/sqlite_file_test.h"
@@ -43,6 +44,7 @@ using testing::RawConnection;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'767'225'600);
 constexpr int kHoldsMigrationVersion = 2;  // schema/sqlite/0002_holds.sql
+constexpr int kOneKeySpaceMigrationVersion = 3;  // schema/sqlite/0003_one_key_space.sql
 
 // Creates a database at `path` with only the migrations before `version`: the schema an
 // older release left behind.
@@ -52,7 +54,7 @@ absl::Status CreateDatabaseBefore(const std::string& path, int version) {
       sqlite_internal::Connection::Open(sqlite_internal::ConnectionSettings{.path = path}));
   LEDGER_RETURN_IF_ERROR(sqlite_internal::CreateMigrationTable(*connection));
   const std::vector<Migration> older = testing::MigrationsBefore(SqliteMigrations(), version);
-  if (older.empty()) return absl::InternalError("no migration before the holds");
+  if (older.empty()) return absl::InternalError(absl::StrCat("no migration before ", version));
   return ApplyPendingMigrations(older, {}, [&](const Migration& migration) {
     return sqlite_internal::ApplyMigrationOnce(*connection, migration);
   });
@@ -113,9 +115,42 @@ TEST_F(SqliteHoldsTest, MigratingAPopulatedVersionOneDatabaseKeepsItsRowsAndVeri
   RawConnection migrated(path_);
   ASSERT_TRUE(migrated.ok());
   EXPECT_EQ(migrated.Column("SELECT name FROM schema_migrations ORDER BY version"),
-            (std::vector<std::string>{"0001_initial", "0002_holds"}));
+            (std::vector<std::string>{"0001_initial", "0002_holds", "0003_one_key_space"}));
   ASSERT_NO_FATAL_FAILURE(testing::ExpectRowsSurviveTheHoldsMigration(*engine, written));
   testing::ExpectMigratedLedgerTakesHolds(engine, /*clock=*/nullptr);
+}
+
+// Issue 30: keys an older release wrote under the operation's kind replay through the
+// one default space once 0003 has run (tests/support/keys_before_one_key_space.h), and
+// a second run of its SQL copies nothing more.
+TEST_F(SqliteHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
+  ASSERT_TRUE(CreateDatabaseBefore(path_, kOneKeySpaceMigrationVersion).ok());
+  std::shared_ptr<Engine> engine = Open(path_, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ManualClock clock;
+  testing::KeysBeforeOneKeySpace before;
+  {
+    Ledger older = testing::OpenTestLedger(engine, {.clock = &clock});
+    before = testing::WriteKeysOfPerKindSpaces(older, clock);
+  }
+  ASSERT_TRUE(engine->Migrate().ok());
+  RawConnection migrated(path_);
+  ASSERT_TRUE(migrated.ok());
+  EXPECT_EQ(migrated.Column("SELECT name FROM schema_migrations WHERE version = 3"),
+            std::vector<std::string>{"0003_one_key_space"});
+  // pay-1, shared (the transfer), hold-1 copied; http-1 was there already.
+  EXPECT_EQ(migrated.Column("SELECT key FROM idempotency_keys WHERE namespace = 'operations'"
+                            " ORDER BY key"),
+            (std::vector<std::string>{"hold-1", "http-1", "pay-1", "shared"}));
+  const std::optional<Migration> migration =
+      testing::MigrationNumbered(SqliteMigrations(), kOneKeySpaceMigrationVersion);
+  ASSERT_TRUE(migration.has_value());
+  testing::ExpectMigrationNamesEveryOldSpace(migration->sql);
+  EXPECT_EQ(migrated.Execute(std::string(migration->sql)), "ok");
+  EXPECT_EQ(migrated.Column("SELECT COUNT(*) FROM idempotency_keys"),
+            std::vector<std::string>{"9"});  // 6 written, 3 copied
+  Ledger upgraded = testing::OpenTestLedger(engine, {.clock = &clock});
+  testing::ExpectOldKeysReplayInTheOneKeySpace(upgraded, before);
 }
 
 // A database holding a hold of 300 from wallet to merchant (USD), placed straight through
