@@ -58,11 +58,29 @@ bool IsLockWaitTimeout(int code) {
   return code == kErrorLockWaitTimeout || code == kErrorLockNowait;
 }
 
+// A CR_SSL_CONNECTION_ERROR that says the TLS asked for cannot be had, by the client
+// library's texts (MariaDB Connector/C 3.3) and the engine's own check of the session.
+bool IsTlsRefusal(const MysqlError& error) {
+  if (error.code != kClientTlsError) return false;
+  for (absl::string_view refusal : {"does not support", "not encrypted", "certificate",
+                                    "Certificate", "hostname", "host name"}) {
+    if (absl::StrContains(error.message, refusal)) return true;
+  }
+  return false;
+}
+
 engine_common::ErrorClass ClassOf(const MysqlError& error, ErrorContext context) {
   if (error.code == kErrorDeadlock || error.code == kRecordChanged) {
     return engine_common::ErrorClass::kDeadlockOrSerialization;  // InnoDB rolled back
   }
   if (IsLockWaitTimeout(error.code)) return engine_common::ErrorClass::kLockWaitTimeout;
+  // Connecting with TLS that the URL asks for and the server cannot give (no TLS, a
+  // certificate the CA does not sign, another host name): the setup must change, so
+  // trying again is no use and would send the login to that server again. The same
+  // code also reports a TLS read cut off by a timeout, which stays connection lost.
+  if (context == ErrorContext::kConnect && IsTlsRefusal(error)) {
+    return engine_common::ErrorClass::kSessionRefused;
+  }
   // Connecting: an unknown host, a refused or timed-out connection are all transient
   // from the caller's point of view.
   if (IsConnectionLost(error) || (context == ErrorContext::kConnect && IsClientError(error))) {

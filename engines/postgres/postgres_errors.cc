@@ -88,6 +88,17 @@ absl::Status StatusFromSqlState(const PostgresErrorContext& context, const std::
 ErrorClass ClassOfFailedConnect(absl::string_view what) {
   // libpq itself: the server asked for a password and the URL has none.
   if (absl::StrContains(what, "no password supplied")) return ErrorClass::kSessionRefused;
+  // libpq refused TLS that the URL's sslmode asks for: the setup must change, so trying
+  // again is no use and would only knock on that server again.
+  constexpr absl::string_view kTlsRefusals[] = {
+      "server does not support SSL",  // sslmode=require and above, a server without TLS
+      "certificate verify failed",    // verify-ca, verify-full: another CA signed it
+      "does not match host name",     // verify-full: the certificate names another host
+      "root certificate file",        // verify-ca, verify-full: sslrootcert missing
+  };
+  for (absl::string_view refusal : kTlsRefusals) {
+    if (absl::StrContains(what, refusal)) return ErrorClass::kSessionRefused;
+  }
   if (!absl::StrContains(what, "FATAL:")) return ErrorClass::kConnectionLost;
   constexpr absl::string_view kServerBusy[] = {
       "too many clients",               // 53300

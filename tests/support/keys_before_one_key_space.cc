@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "gtest/gtest.h"
+#include "ledger/json.h"
 #include "ledger/operation.h"
 #include "ledger/transaction.h"
 #include "ledger/verify.h"

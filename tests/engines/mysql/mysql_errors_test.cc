@@ -106,6 +106,24 @@ TEST(MysqlErrorsTest, UnknownDatabaseAndBadCredentialsAreRefusedUnreachableIsUna
   }
 }
 
+// The TLS the URL asks for cannot be had: refused (exit 10), not worth another try. A TLS
+// read cut off while connecting (the same code) stays unavailable.
+TEST(MysqlErrorsTest, ATlsRefusalWhileConnectingIsRefusedATlsTimeoutIsUnavailable) {
+  for (const char* refusal :
+       {"TLS/SSL error: ssl_mode=required but the session is not encrypted",
+        "SSL is required, but the server does not support it",
+        "TLS/SSL error: Validation of SSL server certificate failed",
+        "TLS/SSL error: certificate verify failed"}) {
+    const MysqlError error{2026, "HY000", refusal, false};
+    EXPECT_EQ(MysqlErrorStatus(error, "connect", ErrorContext::kConnect).code(),
+              absl::StatusCode::kPermissionDenied)
+        << refusal;
+  }
+  const MysqlError cut_off{2026, "HY000", "TLS/SSL error: Connection timed out", false};
+  EXPECT_EQ(MysqlErrorStatus(cut_off, "connect", ErrorContext::kConnect).code(),
+            absl::StatusCode::kUnavailable);
+}
+
 TEST(MysqlErrorsTest, MessagesNameTheStatementAndTheServerError) {
   absl::Status status = Mapped(kErrorDuplicateKey, ErrorContext::kStandalone);
   EXPECT_NE(status.message().find("a statement"), absl::string_view::npos) << status;

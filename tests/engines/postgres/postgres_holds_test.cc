@@ -80,16 +80,18 @@ class PostgresHoldsTest : public ::testing::Test {
 
   // Applies the migrations before 0003 to the (emptied) public schema through the
   // engine's own runner.
-  static void MigrateBeforeHolds() {
+  static void MigrateBeforeHolds() { ASSERT_TRUE(MigrateBefore(kHoldsMigrationVersion).ok()); }
+
+  // Applies the migrations before `version` through the engine's own runner.
+  static absl::Status MigrateBefore(int version) {
     // A session without a watchdog: no reply deadline, the runner's statements only.
     postgres_internal::PostgresSession session;
-    absl::Status migrated = GuardedPqxx([&](pqxx::connection&) {
+    return GuardedPqxx([&](pqxx::connection&) {
       session.handle = std::make_unique<postgres_internal::BoundedConnection>(
           *PostgresTestDsn(), absl::Seconds(10));
       return postgres_internal::MigrateDatabase(
-          session, MigrationsBefore(PostgresMigrations(), kHoldsMigrationVersion));
+          session, MigrationsBefore(PostgresMigrations(), version));
     });
-    ASSERT_TRUE(migrated.ok()) << migrated;
   }
 
   // Runs `body` on a new connection to the private database; a libpqxx exception
@@ -367,10 +369,7 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
 // a second run of its SQL copies nothing more.
 TEST_F(PostgresHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
   ASSERT_TRUE(ResetPostgresTestDatabase().ok());
-  absl::Status older = GuardedPqxx([](pqxx::connection& connection) {
-    return postgres_internal::MigrateDatabase(
-        connection, MigrationsBefore(PostgresMigrations(), kOneKeySpaceMigrationVersion));
-  });
+  absl::Status older = MigrateBefore(kOneKeySpaceMigrationVersion);
   ASSERT_TRUE(older.ok()) << older;
   std::shared_ptr<Engine> engine = Open(/*migrate=*/false);
   ASSERT_NE(engine, nullptr);

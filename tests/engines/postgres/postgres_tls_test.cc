@@ -146,7 +146,7 @@ TEST_F(PostgresTlsTest, VerifyFullAgainstAnotherCaIsRefusedClearlyWithoutThePass
   // Both ways in: the URL opener, and the engine's own open function.
   for (const absl::Status& refused :
        {OpenEngine(url).status(), OpenPostgresEngine(options).status()}) {
-    EXPECT_TRUE(absl::IsUnavailable(refused)) << refused;
+    EXPECT_TRUE(absl::IsPermissionDenied(refused)) << refused;  // a session refused: exit 10
     EXPECT_NE(refused.message().find("certificate verify failed"), absl::string_view::npos)
         << refused;
     EXPECT_EQ(refused.message().find(kPassword), absl::string_view::npos) << refused;
@@ -168,7 +168,7 @@ TEST_F(PostgresTlsTest, ModesThatRequireTlsRefuseAServerWithoutIt) {
     options.connection = url;
     for (const absl::Status& refused :
          {OpenEngine(url).status(), OpenPostgresEngine(options).status()}) {
-      EXPECT_TRUE(absl::IsUnavailable(refused)) << refused;
+      EXPECT_TRUE(absl::IsPermissionDenied(refused)) << refused;  // a session refused: exit 10
       EXPECT_NE(refused.message().find("server does not support SSL"), absl::string_view::npos)
           << refused;
       EXPECT_EQ(refused.message().find(kPassword), absl::string_view::npos) << refused;
