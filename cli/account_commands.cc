@@ -47,9 +47,9 @@ ExitCode RunAccountOpen(const GlobalOptions& global, const AccountSpec& spec) {
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
   if (!ledger.ok()) return ReportError(ledger.status());
   // Asked first for a plain message; the engine's unique key still decides a race.
-  absl::StatusOr<std::optional<Account>> existing = (*ledger)->engine().GetAccount(spec.id);
-  if (!existing.ok()) return ReportError(existing.status());
-  if (existing->has_value()) {
+  absl::StatusOr<Account> existing = (*ledger)->GetAccount(spec.id);
+  if (!existing.ok() && !absl::IsNotFound(existing.status())) return ReportError(existing.status());
+  if (existing.ok()) {
     return ReportError(absl::AlreadyExistsError("account " + spec.id + " already exists"));
   }
   absl::StatusOr<Account> account = (*ledger)->OpenAccount(spec);
@@ -113,7 +113,7 @@ ExitCode RunAccountList(const GlobalOptions& global, const AccountListArguments&
   absl::StatusOr<std::vector<Account>> accounts =
       (*ledger)->ListAccounts(arguments.after_id, arguments.limit);
   if (!accounts.ok()) return ReportError(accounts.status());
-  absl::StatusOr<std::map<std::string, int>> scales = ScalesByAsset((*ledger)->engine());
+  absl::StatusOr<std::map<std::string, int>> scales = ScalesByAsset(**ledger);
   if (!scales.ok()) return ReportError(scales.status());
   if (arguments.json) {
     for (const Account& account : *accounts) PrintJsonLine(AccountToJson(account));
@@ -133,7 +133,7 @@ ExitCode RunBalance(const GlobalOptions& global, const BalanceArguments& argumen
   if (!ledger.ok()) return ReportError(ledger.status());
   absl::StatusOr<Account> account = (*ledger)->GetAccount(arguments.id);
   if (!account.ok()) return ReportError(account.status());
-  absl::StatusOr<Asset> asset = GetAssetOrNotFound((*ledger)->engine(), account->asset);
+  absl::StatusOr<Asset> asset = (*ledger)->GetAsset(account->asset);
   if (!asset.ok()) return ReportError(asset.status());
   std::string major = FormatMajorUnits(account->balance, asset->scale);
   if (arguments.json) {
@@ -181,10 +181,10 @@ ExitCode RunHistory(const GlobalOptions& global, const HistoryArguments& argumen
   // GetAccount first: an unknown account is an error, not an empty history.
   absl::StatusOr<Account> account = (*ledger)->GetAccount(arguments.id);
   if (!account.ok()) return ReportError(account.status());
-  absl::StatusOr<Asset> asset = GetAssetOrNotFound((*ledger)->engine(), account->asset);
+  absl::StatusOr<Asset> asset = (*ledger)->GetAsset(account->asset);
   if (!asset.ok()) return ReportError(asset.status());
   absl::StatusOr<std::vector<HistoryEntry>> entries =
-      (*ledger)->engine().ListEntries(arguments.id, arguments.after_version, arguments.limit);
+      (*ledger)->ListHistory(arguments.id, arguments.after_version, arguments.limit);
   if (!entries.ok()) return ReportError(entries.status());
   if (arguments.json) {
     for (const HistoryEntry& line : *entries) PrintJsonLine(HistoryEntryToJson(line));

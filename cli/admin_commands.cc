@@ -42,7 +42,7 @@ ExitCode RunPrune(const GlobalOptions& global) {
 ExitCode RunVerify(const GlobalOptions& global, const VerifyArguments& arguments) {
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
   if (!ledger.ok()) return ReportError(ledger.status());
-  absl::StatusOr<VerifyReport> report = VerifyLedger((*ledger)->engine());
+  absl::StatusOr<VerifyReport> report = (*ledger)->Verify();
   if (!report.ok()) return ReportError(Annotate(report.status(), "verify could not run"));
   if (arguments.json) {
     PrintJson(report->ToJson());

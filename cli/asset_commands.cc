@@ -32,7 +32,7 @@ ExitCode RunAssetDefine(const GlobalOptions& global, const AssetDefineArguments&
 ExitCode RunAssetList(const GlobalOptions& global) {
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
   if (!ledger.ok()) return ReportError(ledger.status());
-  absl::StatusOr<std::vector<Asset>> assets = (*ledger)->engine().ListAssets();
+  absl::StatusOr<std::vector<Asset>> assets = (*ledger)->ListAssets();
   if (!assets.ok()) return ReportError(assets.status());
   for (const Asset& asset : *assets) PrintJsonLine(AssetToJson(asset));
   return ExitCode::kOk;

@@ -41,16 +41,8 @@ absl::StatusOr<std::unique_ptr<Ledger>> OpenLedgerAt(std::string_view url) {
   return std::make_unique<Ledger>(std::move(ledger));
 }
 
-absl::StatusOr<Asset> GetAssetOrNotFound(Engine& engine, std::string_view code) {
-  LEDGER_ASSIGN_OR_RETURN(std::optional<Asset> asset, engine.GetAsset(code));
-  if (!asset.has_value()) {
-    return absl::NotFoundError(std::string("asset ") + std::string(code) + " is not defined");
-  }
-  return *std::move(asset);
-}
-
-absl::StatusOr<std::map<std::string, int>> ScalesByAsset(Engine& engine) {
-  LEDGER_ASSIGN_OR_RETURN(std::vector<Asset> assets, engine.ListAssets());
+absl::StatusOr<std::map<std::string, int>> ScalesByAsset(Ledger& ledger) {
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Asset> assets, ledger.ListAssets());
   std::map<std::string, int> scales;
   for (const Asset& asset : assets) scales[asset.code] = asset.scale;
   return scales;

@@ -43,11 +43,8 @@ inline absl::StatusOr<std::unique_ptr<Ledger>> OpenLedger(const GlobalOptions& g
   return OpenLedgerAt(ResolveDatabaseUrl(global));
 }
 
-// The asset, or NotFound naming it.
-absl::StatusOr<Asset> GetAssetOrNotFound(Engine& engine, std::string_view code);
-
 // The scale of every defined asset, by code, for printing major units.
-absl::StatusOr<std::map<std::string, int>> ScalesByAsset(Engine& engine);
+absl::StatusOr<std::map<std::string, int>> ScalesByAsset(Ledger& ledger);
 // The asset's scale in `scales`, 0 if it is missing (printed as minor units).
 int ScaleOf(const std::map<std::string, int>& scales, const std::string& asset);
 

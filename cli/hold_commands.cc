@@ -56,7 +56,7 @@ ExitCode RunHoldList(const GlobalOptions& global, const HoldListArguments& argum
   if (arguments.json) {
     for (const Hold& hold : *holds) PrintJsonLine(HoldToJson(hold));
   } else {
-    absl::StatusOr<std::map<std::string, int>> scales = ScalesByAsset((*ledger)->engine());
+    absl::StatusOr<std::map<std::string, int>> scales = ScalesByAsset(**ledger);
     if (!scales.ok()) return ReportError(scales.status());
     PrintHoldTable(*holds, *scales);
   }

@@ -45,7 +45,7 @@ ExitCode FollowEvents(Ledger& ledger, const EventsArguments& arguments) {
   int64_t printed = 0;
   while (arguments.count_max == 0 || printed < arguments.count_max) {
     absl::StatusOr<std::vector<OutboxEvent>> events =
-        ledger.engine().ListEvents(cursor, arguments.limit);
+        ledger.ListEvents(cursor, arguments.limit);
     if (!events.ok()) return ReportError(events.status());
     for (const OutboxEvent& event : *events) {
       if (arguments.count_max != 0 && printed == arguments.count_max) break;
@@ -66,7 +66,7 @@ ExitCode RunEvents(const GlobalOptions& global, const EventsArguments& arguments
   if (!ledger.ok()) return ReportError(ledger.status());
   if (arguments.follow) return FollowEvents(**ledger, arguments);
   absl::StatusOr<std::vector<OutboxEvent>> events =
-      (*ledger)->engine().ListEvents(arguments.after_sequence, arguments.limit);
+      (*ledger)->ListEvents(arguments.after_sequence, arguments.limit);
   if (!events.ok()) return ReportError(events.status());
   for (const OutboxEvent& event : *events) PrintJsonLine(EventToJson(event));
   // The cursor goes to stderr so stdout stays pure JSON lines for a consumer.

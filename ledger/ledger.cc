@@ -287,6 +287,46 @@ absl::StatusOr<Account> Ledger::GetAccount(std::string_view id) {
   return AsOfNow(*std::move(account), clock_->Now());
 }
 
+absl::StatusOr<std::vector<Asset>> Ledger::ListAssets() { return engine_->ListAssets(); }
+
+absl::StatusOr<Asset> Ledger::GetAsset(std::string_view code) {
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Asset> asset, engine_->GetAsset(code));
+  if (!asset.has_value()) {
+    return absl::NotFoundError(absl::StrCat("asset ", View(code), " is not defined"));
+  }
+  return *std::move(asset);
+}
+
+absl::StatusOr<std::vector<HistoryEntry>> Ledger::ListHistory(std::string_view account_id,
+                                                              int64_t after_version,
+                                                              int64_t limit) {
+  return engine_->ListEntries(account_id, after_version, limit);
+}
+
+absl::StatusOr<std::vector<OutboxEvent>> Ledger::ListEvents(int64_t after_sequence, int64_t limit) {
+  return engine_->ListEvents(after_sequence, limit);
+}
+
+absl::StatusOr<Amount> Ledger::BalanceAsOf(std::string_view account_id, absl::Time as_of) {
+  constexpr int64_t kPageRows = 1000;
+  Amount balance = 0;
+  int64_t after_version = 0;
+  while (true) {
+    LEDGER_ASSIGN_OR_RETURN(std::vector<HistoryEntry> page,
+                            engine_->ListEntries(account_id, after_version, kPageRows));
+    for (const HistoryEntry& line : page) {
+      if (line.created_at > as_of) return balance;
+      balance = line.entry.balance_after;
+    }
+    if (static_cast<int64_t>(page.size()) < kPageRows) return balance;
+    after_version = page.back().entry.account_version;
+  }
+}
+
+absl::StatusOr<VerifyReport> Ledger::Verify() { return VerifyLedger(*engine_); }
+
+std::string_view Ledger::engine_name() const { return engine_->name(); }
+
 absl::StatusOr<std::vector<Account>> Ledger::ListAccounts(std::string_view after_id,
                                                           int64_t limit) {
   LEDGER_ASSIGN_OR_RETURN(std::vector<Account> accounts, engine_->ListAccounts(after_id, limit));

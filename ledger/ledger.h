@@ -38,6 +38,7 @@
 #include "ledger/hold.h"
 #include "ledger/operation.h"
 #include "ledger/outcome.h"
+#include "ledger/verify.h"
 
 namespace ledger {
 
@@ -208,7 +209,25 @@ class Ledger {
   // Prunes expired keys in batches; returns how many were deleted.
   absl::StatusOr<int64_t> PruneExpiredKeys();
 
-  Engine& engine() { return *engine_; }
+  // Reads for programs (the CLI, the HTTP service), straight from what is committed.
+  // Assets by code; NotFound naming the code when it is not defined.
+  absl::StatusOr<std::vector<Asset>> ListAssets();
+  absl::StatusOr<Asset> GetAsset(std::string_view code);
+  // The account's entries with account_version > after_version, ascending, at most
+  // `limit` (none for an account that does not exist: ask GetAccount first).
+  absl::StatusOr<std::vector<HistoryEntry>> ListHistory(std::string_view account_id,
+                                                        int64_t after_version, int64_t limit);
+  // Outbox events with sequence > after_sequence, in commit order, at most `limit`.
+  absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence, int64_t limit);
+  // The verify audit (ledger/verify.h) over the whole database.
+  absl::StatusOr<VerifyReport> Verify();
+  // The posted balance at `as_of`: the balance_after of the account's last entry created
+  // at or before it (entries store their running balance), or 0 before the first entry.
+  // Pages through the account's entries today; an index lookup is issue 27's next step.
+  absl::StatusOr<Amount> BalanceAsOf(std::string_view account_id, absl::Time as_of);
+  // The engine's name ("sqlite", "postgres", ...), for logs and health answers.
+  std::string_view engine_name() const;
+
   Clock& clock() { return *clock_; }
 
  private:

@@ -10,14 +10,14 @@ void AddHealthRoutes(Router& router, ApiContext& api) {
   });
   // Database reachable: one cheap read through the engine.
   router.Get("/readyz", std::nullopt, [&api](RequestContext& context) {
-    absl::StatusOr<std::vector<Asset>> assets = api.ledger.engine().ListAssets();
+    absl::StatusOr<std::vector<Asset>> assets = api.ledger.ListAssets();
     if (!assets.ok() || api.stopping.load()) {
       WriteProblem(context.response,
                    MakeProblem("not_ready", api.stopping.load() ? "shutting down"
                                                                  : "the database is not reachable"));
       return;
     }
-    WriteJson(context.response, 200, {{"status", "ready"}, {"engine", api.ledger.engine().name()}});
+    WriteJson(context.response, 200, {{"status", "ready"}, {"engine", api.ledger.engine_name()}});
   });
   router.Get("/metrics", std::nullopt, [&api](RequestContext& context) {
     context.response.status = 200;

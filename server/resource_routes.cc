@@ -17,8 +17,6 @@
 namespace ledger::server {
 namespace {
 
-constexpr int64_t kBalanceScanPageRows = 1000;
-
 void WriteError(RequestContext& context, const absl::Status& status) {
   WriteProblem(context.response, ProblemFromStatus(status));
 }
@@ -84,38 +82,21 @@ void AddAssetRoutes(Router& router, ApiContext& api) {
   router.Post("/v1/assets", Role::kAdmin, [&api](RequestContext& context) {
     absl::StatusOr<Asset> asset = AssetFromBody(context.request);
     if (!asset.ok()) return WriteError(context, asset.status());
-    absl::StatusOr<std::optional<Asset>> before = api.ledger.engine().GetAsset(asset->code);
-    if (!before.ok()) return WriteError(context, before.status());
+    absl::StatusOr<Asset> before = api.ledger.GetAsset(asset->code);
+    if (!before.ok() && !absl::IsNotFound(before.status())) return WriteError(context, before.status());
     if (absl::Status defined = api.ledger.DefineAsset(*asset); !defined.ok()) {
       return WriteError(context, defined);
     }
     // Defining the same asset again is a no-op: 200, not 201.
-    WriteJson(context.response, before->has_value() ? 200 : 201, AssetToJson(*asset));
+    WriteJson(context.response, before.ok() ? 200 : 201, AssetToJson(*asset));
   });
   router.Get("/v1/assets", Role::kRead, [&api](RequestContext& context) {
-    absl::StatusOr<std::vector<Asset>> assets = api.ledger.engine().ListAssets();
+    absl::StatusOr<std::vector<Asset>> assets = api.ledger.ListAssets();
     if (!assets.ok()) return WriteError(context, assets.status());
     nlohmann::json items = nlohmann::json::array();
     for (const Asset& asset : *assets) items.push_back(AssetToJson(asset));
     WriteJson(context.response, 200, {{"assets", std::move(items)}});
   });
-}
-
-// The balance at `as_of`: the balance_after of the account's last entry created at or
-// before it (entries store their running balance), or 0 before the first entry.
-absl::StatusOr<Amount> BalanceAsOf(Engine& engine, const std::string& account_id, absl::Time as_of) {
-  Amount balance = 0;
-  int64_t after_version = 0;
-  while (true) {
-    LEDGER_ASSIGN_OR_RETURN(std::vector<HistoryEntry> page,
-                            engine.ListEntries(account_id, after_version, kBalanceScanPageRows));
-    for (const HistoryEntry& line : page) {
-      if (line.created_at > as_of) return balance;
-      balance = line.entry.balance_after;
-    }
-    if (static_cast<int64_t>(page.size()) < kBalanceScanPageRows) return balance;
-    after_version = page.back().entry.account_version;
-  }
 }
 
 void AddAccountReadRoutes(Router& router, ApiContext& api) {
@@ -145,7 +126,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     if (absl::StatusOr<Account> account = api.ledger.GetAccount(id); !account.ok()) {
       return WriteError(context, account.status());
     }
-    absl::StatusOr<std::vector<HistoryEntry>> lines = api.ledger.engine().ListEntries(id, *after, *limit);
+    absl::StatusOr<std::vector<HistoryEntry>> lines = api.ledger.ListHistory(id, *after, *limit);
     if (!lines.ok()) return WriteError(context, lines.status());
     nlohmann::json items = nlohmann::json::array();
     for (const HistoryEntry& line : *lines) items.push_back(HistoryEntryToJson(line));
@@ -170,7 +151,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
       return WriteError(context, absl::InvalidArgumentError(
                                      "?as_of= must be an RFC 3339 time (2026-01-31T23:59:59Z)"));
     }
-    absl::StatusOr<Amount> balance = BalanceAsOf(api.ledger.engine(), account->id, as_of);
+    absl::StatusOr<Amount> balance = api.ledger.BalanceAsOf(account->id, as_of);
     if (!balance.ok()) return WriteError(context, balance.status());
     body["balance"] = FormatAmount(*balance);
     body["as_of"] = FormatTimestamp(as_of);
@@ -212,7 +193,7 @@ void AddEventRoutes(Router& router, ApiContext& api) {
     absl::Time deadline = absl::Now() + std::min(absl::Seconds(*wait_seconds), api.options.events_wait_max);
     absl::StatusOr<std::vector<OutboxEvent>> events;
     while (true) {
-      events = api.ledger.engine().ListEvents(*after, *limit);
+      events = api.ledger.ListEvents(*after, *limit);
       if (!events.ok()) return WriteError(context, events.status());
       if (!events->empty() || absl::Now() >= deadline || api.stopping.load()) break;
       absl::SleepFor(absl::Milliseconds(50));

@@ -222,7 +222,7 @@ absl::Status Serve(const ServerOptions& options) {
   LogEvent(absl::StrCat(
       "\"event\":\"listening\",\"scheme\":\"",
       options.tls_certificate_file.empty() ? "http" : "https", "\",\"host\":\"", address.host, "\",\"port\":", port, ",\"engine\":\"",
-      View(ledger.engine().name()), "\",\"threads\":", options.worker_threads,
+      View(ledger.engine_name()), "\",\"threads\":", options.worker_threads,
       ",\"group_commit\":", options.group_commit ? "true" : "false", ",\"group_commit_max\":",
       options.group_commit_batch_items_max, ",\"hold_sweep_interval_seconds\":",
       absl::ToInt64Seconds(options.hold_sweep_interval), ",\"auth\":\"",

@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "bench/load/workload.h"
 #include "base/status.h"
+#include "ledger/internal/testing_hooks.h"
 #include "ledger/json.h"
 
 namespace ledger::load {
@@ -96,7 +97,7 @@ absl::StatusOr<SetupResult> PrepareDataSet(Ledger& ledger, const SetupOptions& o
   LEDGER_RETURN_IF_ERROR(ledger.DefineAsset({kLoadAsset, kLoadAssetScale}));
   LEDGER_RETURN_IF_ERROR(OpenSystemAccount(ledger, kPlatformAccountId));
   LEDGER_RETURN_IF_ERROR(OpenSystemAccount(ledger, kIssuanceAccountId));
-  LEDGER_ASSIGN_OR_RETURN(auto existing, ExistingUserBalances(ledger.engine()));
+  LEDGER_ASSIGN_OR_RETURN(auto existing, ExistingUserBalances(ledger::internal::LedgerTestingHooks::EngineOf(ledger)));
   if (!existing.empty() && !options.reuse) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the database already holds ", existing.size(),

@@ -23,6 +23,10 @@ namespace ledger::internal {
 
 class LedgerTestingHooks {
  public:
+  // The ledger's engine, for a benchmark's or a test's own reads (programs use Ledger's
+  // reads; the library hands its engine to nobody else).
+  static Engine& EngineOf(Ledger& ledger) { return *ledger.engine_; }
+
   // UNSAFE: a ledger whose submits neither claim nor record their key, so a retry posts
   // again. Benchmarks use it as the "raw" floor that prices exactly-once; the property
   // suite's self-test uses it to prove the suite catches a broken ledger.

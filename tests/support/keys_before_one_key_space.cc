@@ -108,7 +108,7 @@ void ExpectOldKeysReplayInTheOneKeySpace(Ledger& ledger, const KeysBeforeOneKeyS
 
   EXPECT_EQ(Balance(ledger, "alice"), before.alice_balance);
   EXPECT_EQ(Balance(ledger, "bob"), before.bob_balance);
-  absl::StatusOr<VerifyReport> report = VerifyLedger(ledger.engine());
+  absl::StatusOr<VerifyReport> report = ledger.Verify();
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_TRUE(report->ok()) << report->ToText();
 }
