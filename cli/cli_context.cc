@@ -18,18 +18,8 @@ std::string ResolveDatabaseUrl(const GlobalOptions& global) {
   return kDatabaseUrlDefault;
 }
 
-namespace {
-
-// The URL this process opened: its password is cut from every error it reports.
-std::string& OpenedUrl() {
-  static std::string url;
-  return url;
-}
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<Engine>> OpenEngineAt(std::string_view url, bool migrate) {
-  OpenedUrl() = std::string(url);
+  HidePasswordOf(url);  // cut from every error this process reports
   absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(url, {.migrate = migrate});
   if (!engine.ok()) return Annotate(engine.status(), "opening " + RedactDatabaseUrl(url));
   return engine;
@@ -53,13 +43,9 @@ int ScaleOf(const std::map<std::string, int>& scales, const std::string& asset) 
   return scale == scales.end() ? 0 : scale->second;
 }
 
-absl::Status WithoutPassword(const absl::Status& status) {
-  return RedactPasswordInStatus(status, OpenedUrl());
-}
-
 ExitCode ReportError(const absl::Status& status) {
   ExitCode code = ExitCodeForStatus(status);
-  const absl::Status shown = WithoutPassword(status);
+  const absl::Status shown = WithoutHiddenPassword(status);
   std::cerr << "ledger: " << ExitCodeName(code) << ": " << shown.message() << "\n";
   return code;
 }

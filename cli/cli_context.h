@@ -48,11 +48,6 @@ absl::StatusOr<std::map<std::string, int>> ScalesByAsset(Ledger& ledger);
 // The asset's scale in `scales`, 0 if it is missing (printed as minor units).
 int ScaleOf(const std::map<std::string, int>& scales, const std::string& asset);
 
-// `status` with the opened URL's password hidden in its message, as written and
-// percent-decoded (engines/common/database_url.h); code and tags kept. Whatever the tool
-// prints from a status goes through it: stderr, and the JSON of a failed submit.
-absl::Status WithoutPassword(const absl::Status& status);
-
 // Prints "ledger: <kind>: <message>" on stderr, the opened URL's password hidden, and
 // returns the status's exit code.
 ExitCode ReportError(const absl::Status& status);

@@ -21,6 +21,7 @@
 #include "idempotency/fingerprint.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "engines/common/database_url.h"
 #include "ledger/json.h"
 #include "ledger/operation.h"
 
@@ -179,13 +180,13 @@ absl::StatusOr<SubmitRequest> BuildRequest(const SubmitArguments& arguments) {
 
 // A failed submit prints a JSON error on stdout for programs and a line on stderr for people.
 ExitCode ReportSubmitError(const absl::Status& status) {
-  PrintJson(ErrorToJson(WithoutPassword(status)));
+  PrintJson(ErrorToJson(WithoutHiddenPassword(status)));
   return ReportError(status);
 }
 
 ExitCode ReportOutcome(const Outcome& reported) {
   Outcome outcome = reported;
-  outcome.fault = WithoutPassword(reported.fault);  // a driver's message may echo the URL
+  outcome.fault = WithoutHiddenPassword(reported.fault);  // a driver's message may echo the URL
   PrintJson(OutcomeToJson(outcome));
   if (outcome.kind == OutcomeKind::kRejected) {
     std::cerr << "ledger: rejected: " << RejectionReasonName(outcome.reason) << ": "

@@ -1,7 +1,6 @@
 #include "server/problem.h"
 
 #include <cctype>
-#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -12,16 +11,6 @@
 
 namespace ledger::server {
 namespace {
-
-// The served database's URL, whose password no problem detail may show.
-std::mutex& HiddenUrlMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-std::string& HiddenUrl() {
-  static std::string url;
-  return url;
-}
 
 // "insufficient_funds" -> "Insufficient funds".
 std::string TitleFromReason(const std::string& reason) {
@@ -119,17 +108,8 @@ Problem MakeProblem(std::string_view reason, std::string detail, nlohmann::json 
           .extensions = std::move(extensions)};
 }
 
-void HideDatabasePasswordInProblems(std::string_view database_url) {
-  std::lock_guard<std::mutex> lock(HiddenUrlMutex());
-  HiddenUrl() = std::string(database_url);
-}
-
 Problem ProblemFromStatus(const absl::Status& status) {
-  std::string message;
-  {
-    std::lock_guard<std::mutex> lock(HiddenUrlMutex());
-    message = std::string(RedactPasswordInStatus(status, HiddenUrl()).message());
-  }
+  std::string message(WithoutHiddenPassword(status).message());
   if (std::optional<Problem> tagged = ProblemFromTag(status, message)) return *std::move(tagged);
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:

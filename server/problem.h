@@ -6,8 +6,8 @@
 // `reason` is the machine-readable code (the same words as the library's rejection
 // reasons and docs/http.md's status table); `type` is one URN per reason.
 //
-// Thread-safe: ProblemFromStatus may run on any thread, also while
-// HideDatabasePasswordInProblems runs (a mutex orders them).
+// Thread-safe: pure functions, but for the process's hidden database password
+// (HidePasswordOf in engines/common/database_url.h), which is read under its mutex.
 #ifndef LEDGER_SERVER_PROBLEM_H_
 #define LEDGER_SERVER_PROBLEM_H_
 
@@ -59,14 +59,8 @@ Problem MakeProblem(std::string_view reason, std::string detail,
 //   Unavailable / DeadlineExceeded / Aborted / ResourceExhausted 503 unavailable,
 //   anything else (an invariant violation included) 500 internal.
 // The message becomes the detail, the served database's password hidden in it
-// (HideDatabasePasswordInProblems); an internal error's message is not shown.
+// (HidePasswordOf); an internal error's message is not shown.
 Problem ProblemFromStatus(const absl::Status& status);
-
-// From now on ProblemFromStatus hides `database_url`'s password (as written and
-// percent-decoded, engines/common/database_url.h) in every detail: a driver's message
-// may echo connection details, and none may reach a response body. Serve calls it once
-// with its --db before it opens the database.
-void HideDatabasePasswordInProblems(std::string_view database_url);
 
 // The problem's JSON body: its extensions plus type, title, status, detail and reason.
 nlohmann::json ProblemJson(const Problem& problem);

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/status.h"
+#include "engines/common/database_url.h"
 #include "engines/open_engine.h"
 #include "httplib.h"
 #include "ledger/ledger.h"
@@ -188,7 +189,7 @@ absl::Status Serve(const ServerOptions& options) {
       options.hold_sweep_interval != absl::Seconds(absl::ToInt64Seconds(options.hold_sweep_interval))) {
     return absl::InvalidArgumentError("--hold-sweep-interval must be whole seconds, 0 or more");
   }
-  HideDatabasePasswordInProblems(options.database_url);
+  HidePasswordOf(options.database_url);  // in every problem detail and log line
   OpenEngineOptions engine_options{.pool_size = options.worker_threads};
   absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(options.database_url, engine_options);
   if (!engine.ok()) return Annotate(engine.status(), "opening the database");

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "base/status.h"
 
 namespace ledger {
@@ -206,6 +209,25 @@ std::string RedactDatabaseUrl(std::string_view url_text) {
   }
   absl::StrAppend(&redacted, url.substr(copied));
   return redacted;
+}
+
+namespace {
+
+absl::Mutex hidden_url_mutex(absl::kConstInit);
+std::string* hidden_url ABSL_GUARDED_BY(hidden_url_mutex) = nullptr;
+
+}  // namespace
+
+void HidePasswordOf(std::string_view url) {
+  absl::MutexLock lock(&hidden_url_mutex);
+  if (hidden_url == nullptr) hidden_url = new std::string;  // never destroyed: used at exit
+  *hidden_url = std::string(url);
+}
+
+absl::Status WithoutHiddenPassword(const absl::Status& status) {
+  absl::MutexLock lock(&hidden_url_mutex);
+  if (hidden_url == nullptr || hidden_url->empty()) return status;
+  return RedactPasswordInStatus(status, *hidden_url);
 }
 
 absl::Status RedactPasswordInStatus(const absl::Status& status, std::string_view url_text) {

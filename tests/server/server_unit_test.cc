@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/clock.h"
 #include "base/status.h"
+#include "engines/common/database_url.h"
 #include "engines/memory/memory_engine.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
@@ -126,7 +127,7 @@ TEST(IdempotencyKeyHeader, RejectsWhatTheGrammarForbids) {
 // alone) never reaches a problem's detail.
 TEST(ProblemFromStatus, HidesTheServedDatabasesPassword) {
   const std::string url = "postgresql://app:Zq7p%40ss@db:5432/books?password=Zq7second";
-  HideDatabasePasswordInProblems(url);
+  HidePasswordOf(url);
   for (const absl::Status& status :
        {absl::UnavailableError("connect to " + url + " failed: Zq7p@ss"),
         absl::NotFoundError("no such thing as Zq7p%40ss or Zq7second"),
@@ -137,7 +138,7 @@ TEST(ProblemFromStatus, HidesTheServedDatabasesPassword) {
     EXPECT_EQ(JsonText(ProblemJson(problem)).find("Zq7"), std::string::npos);
   }
   EXPECT_EQ(ProblemFromStatus(absl::UnavailableError("server gone")).detail, "server gone");
-  HideDatabasePasswordInProblems("");
+  HidePasswordOf("");
 }
 
 TEST(ApiKeys, FindsTheTenantAndRoleOfAHashedKey) {
