@@ -61,13 +61,26 @@ ErrorTag TagOf(const absl::Status& status) {
   return ErrorTag::kNone;
 }
 
+namespace {
+
+absl::Status WithMessage(const absl::Status& status, std::string message) {
+  absl::Status changed(status.code(), message);
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+    changed.SetPayload(url, payload);
+  });
+  return changed;
+}
+
+}  // namespace
+
 absl::Status Annotate(const absl::Status& status, std::string_view context) {
   if (status.ok()) return status;
-  absl::Status annotated(status.code(), absl::StrCat(View(context), ": ", status.message()));
-  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
-    annotated.SetPayload(url, payload);
-  });
-  return annotated;
+  return WithMessage(status, absl::StrCat(View(context), ": ", status.message()));
+}
+
+absl::Status WithHint(const absl::Status& status, std::string_view hint) {
+  if (status.ok()) return status;
+  return WithMessage(status, absl::StrCat(status.message(), "; ", View(hint)));
 }
 
 absl::Status CurrentExceptionStatus(std::string_view who) {

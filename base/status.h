@@ -62,6 +62,8 @@ inline absl::string_view View(std::string_view text) { return {text.data(), text
 
 // Prefixes the message with context, keeping code and tag.
 absl::Status Annotate(const absl::Status& status, std::string_view context);
+// Appends `hint` to the message (what to do about it), keeping code and tag.
+absl::Status WithHint(const absl::Status& status, std::string_view hint);
 
 // For a catch (...) block: Internal "<who> threw: <what()>" for the exception in flight.
 absl::Status CurrentExceptionStatus(std::string_view who);

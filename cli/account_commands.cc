@@ -18,6 +18,7 @@ namespace {
 
 struct AccountOpenArguments {
   AccountSpec spec;
+  bool json = false;
 };
 
 struct AccountIdArgument {
@@ -41,22 +42,6 @@ struct HistoryArguments {
   int64_t limit = 50;
   bool json = false;
 };
-
-ExitCode RunAccountOpen(const GlobalOptions& global, const AccountSpec& spec) {
-  if (absl::Status valid = ValidateAccountSpec(spec); !valid.ok()) return ReportError(valid);
-  absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
-  if (!ledger.ok()) return ReportError(ledger.status());
-  // Asked first for a plain message; the engine's unique key still decides a race.
-  absl::StatusOr<Account> existing = (*ledger)->GetAccount(spec.id);
-  if (!existing.ok() && !absl::IsNotFound(existing.status())) return ReportError(existing.status());
-  if (existing.ok()) {
-    return ReportError(absl::AlreadyExistsError("account " + spec.id + " already exists"));
-  }
-  absl::StatusOr<Account> account = (*ledger)->OpenAccount(spec);
-  if (!account.ok()) return ReportError(account.status());
-  PrintJson(AccountToJson(*account));
-  return ExitCode::kOk;
-}
 
 ExitCode RunAccountClose(const GlobalOptions& global, const std::string& id) {
   if (absl::Status valid = ValidateAccountId(id); !valid.ok()) return ReportError(valid);
@@ -104,6 +89,23 @@ void PrintAccountTable(const std::vector<Account>& accounts,
                   AccountFlags(account)});
   }
   table.Print(std::cout);
+}
+
+ExitCode RunAccountOpen(const GlobalOptions& global, const AccountOpenArguments& arguments) {
+  const AccountSpec& spec = arguments.spec;
+  if (absl::Status valid = ValidateAccountSpec(spec); !valid.ok()) return ReportError(valid);
+  absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
+  if (!ledger.ok()) return ReportError(ledger.status());
+  absl::StatusOr<Account> account = (*ledger)->OpenAccount(spec);
+  if (!account.ok()) return ReportError(account.status());
+  if (arguments.json) {
+    PrintJson(AccountToJson(*account));
+    return ExitCode::kOk;
+  }
+  absl::StatusOr<std::map<std::string, int>> scales = ScalesByAsset(**ledger);
+  if (!scales.ok()) return ReportError(scales.status());
+  PrintAccountTable({*account}, *scales);
+  return ExitCode::kOk;
 }
 
 ExitCode RunAccountList(const GlobalOptions& global, const AccountListArguments& arguments) {
@@ -209,8 +211,9 @@ void AddAccountOpen(CLI::App& account, const GlobalOptions& global, CommandSelec
                    "Minor units the balance may go below zero (default 0)")
       ->check(CLI::NonNegativeNumber)
       ->excludes("--allow-negative");
+  open->add_flag("--json", arguments->json, "Print the account as JSON instead of a table");
   open->callback([&global, &selection, arguments] {
-    selection.Select([&global, arguments] { return RunAccountOpen(global, arguments->spec); });
+    selection.Select([&global, arguments] { return RunAccountOpen(global, *arguments); });
   });
 }
 

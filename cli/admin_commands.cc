@@ -20,7 +20,7 @@ struct VerifyArguments {
 ExitCode RunMigrate(const GlobalOptions& global) {
   std::string url = ResolveDatabaseUrl(global);
   // Opened without migrating so the migration is this command's own visible step.
-  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngineAt(url, /*migrate=*/false);
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngineAt(url, {.migrate = false, .create = true});
   if (!engine.ok()) return ReportError(engine.status());
   if (absl::Status migrated = (*engine)->Migrate(); !migrated.ok()) {
     return ReportError(Annotate(migrated, "migrating " + RedactDatabaseUrl(url)));

@@ -1,4 +1,5 @@
 // asset define CODE --scale N; asset list.
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,7 @@ namespace {
 struct AssetDefineArguments {
   std::string code;
   int scale = 0;
+  bool json = false;
 };
 
 ExitCode RunAssetDefine(const GlobalOptions& global, const AssetDefineArguments& arguments) {
@@ -25,7 +27,13 @@ ExitCode RunAssetDefine(const GlobalOptions& global, const AssetDefineArguments&
   if (absl::Status defined = (*ledger)->DefineAsset(asset); !defined.ok()) {
     return ReportError(defined);
   }
-  PrintJson(AssetToJson(asset));
+  if (arguments.json) {
+    PrintJson(AssetToJson(asset));
+  } else {
+    TextTable table({"asset", "scale"}, {false, true});
+    table.AddRow({asset.code, std::to_string(asset.scale)});
+    table.Print(std::cout);
+  }
   return ExitCode::kOk;
 }
 
@@ -54,6 +62,7 @@ void AddAssetCommands(CLI::App& app, const GlobalOptions& global, CommandSelecti
                    "Decimal places of the major unit (USD: 2, CREDITS: 0)")
       ->required()
       ->check(CLI::Range(0, kAssetScaleMax));
+  define->add_flag("--json", define_arguments->json, "Print the asset as JSON instead of a table");
   define->callback([&global, &selection, define_arguments] {
     selection.Select(
         [&global, define_arguments] { return RunAssetDefine(global, *define_arguments); });

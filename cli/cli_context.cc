@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "engines/common/database_url.h"
 #include "engines/open_engine.h"
 #include "base/status.h"
@@ -18,11 +19,16 @@ std::string ResolveDatabaseUrl(const GlobalOptions& global) {
   return kDatabaseUrlDefault;
 }
 
-absl::StatusOr<std::unique_ptr<Engine>> OpenEngineAt(std::string_view url, bool migrate) {
+absl::StatusOr<std::unique_ptr<Engine>> OpenEngineAt(std::string_view url, OpenChoices choices) {
   HidePasswordOf(url);  // cut from every error this process reports
-  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(url, {.migrate = migrate});
-  if (!engine.ok()) return Annotate(engine.status(), "opening " + RedactDatabaseUrl(url));
-  return engine;
+  absl::StatusOr<std::unique_ptr<Engine>> engine =
+      OpenEngine(url, {.migrate = choices.migrate, .create_database = choices.create});
+  if (engine.ok()) return engine;
+  absl::Status status = Annotate(engine.status(), "opening " + RedactDatabaseUrl(url));
+  if (!choices.create && absl::StrContains(status.message(), "does not exist")) {
+    status = WithHint(status, "`ledger migrate --db URL` creates a new database");
+  }
+  return status;
 }
 
 absl::StatusOr<std::unique_ptr<Ledger>> OpenLedgerAt(std::string_view url) {

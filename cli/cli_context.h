@@ -34,9 +34,18 @@ struct GlobalOptions {
 // --db if given, else $LEDGER_DB if set and non-empty, else sqlite:ledger.db.
 std::string ResolveDatabaseUrl(const GlobalOptions& global);
 
-// Opens the engine at `url`, applying pending migrations when `migrate`. Remembers
-// `url` so that no error this process reports shows its password.
-absl::StatusOr<std::unique_ptr<Engine>> OpenEngineAt(std::string_view url, bool migrate = true);
+// How a command opens its database. Only `migrate` and `demo` create an SQLite file
+// (and `serve`, which opens its own): every other command refuses a missing file, so a
+// mistyped --db never becomes a new empty ledger that answers "no such account".
+struct OpenChoices {
+  bool migrate = true;   // apply pending migrations on open
+  bool create = false;   // SQLite: create the file when it does not exist
+};
+
+// Opens the engine at `url`. Remembers `url` so that no error this process reports
+// shows its password.
+absl::StatusOr<std::unique_ptr<Engine>> OpenEngineAt(std::string_view url,
+                                                     OpenChoices choices = {});
 // OpenEngineAt(url) wrapped in a Ledger.
 absl::StatusOr<std::unique_ptr<Ledger>> OpenLedgerAt(std::string_view url);
 inline absl::StatusOr<std::unique_ptr<Ledger>> OpenLedger(const GlobalOptions& global) {

@@ -9,6 +9,7 @@
 //   admin_commands.cc    migrate, prune, verify
 //   demo_command.cc      demo (the workload lives in demo.cc)
 //   serve_command.cc     serve (the HTTP service lives in server/)
+//   completion.cc        completion (bash and zsh scripts from this command tree)
 #ifndef LEDGER_CLI_COMMANDS_H_
 #define LEDGER_CLI_COMMANDS_H_
 
@@ -28,6 +29,7 @@ void AddQueryCommands(CLI::App& app, const GlobalOptions& global, CommandSelecti
 void AddAdminCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddDemoCommand(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddServeCommand(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
+void AddCompletionCommand(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 
 }  // namespace ledger::cli
 

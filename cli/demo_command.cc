@@ -155,7 +155,7 @@ absl::StatusOr<DemoResult> RunDemo(Ledger& ledger, Engine& engine, const std::st
 ExitCode RunDemoCommand(const GlobalOptions& global, const DemoOptions& options) {
   absl::StatusOr<std::string> url = DemoDatabaseUrl(global);
   if (!url.ok()) return ReportError(url.status());
-  absl::StatusOr<std::unique_ptr<Engine>> opened = OpenEngineAt(*url);
+  absl::StatusOr<std::unique_ptr<Engine>> opened = OpenEngineAt(*url, {.create = true});
   if (!opened.ok()) return ReportError(opened.status());
   std::shared_ptr<Engine> engine(std::move(*opened));
   absl::StatusOr<Ledger> ledger = Ledger::Open(engine);

@@ -2,18 +2,37 @@
 // exit codes are documented in exit_codes.h and docs/cli.md.
 #include <exception>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "cli/unknown_command.h"
 
 namespace {
 
 using ledger::cli::ExitCode;
 
-// CLI11 reports usage errors (and --help) by throwing; this is the one place they are
-// caught. Help exits 0; every usage error is bad input.
-int ExitForParseError(CLI::App& app, const CLI::ParseError& error) {
+// CLI11 reports usage errors (and --help, --version) by throwing; this is the one place
+// they are caught. Help and version exit 0; every usage error is bad input. A mistyped
+// command says which word and the nearest real names; a failed `submit` also prints its
+// JSON error on stdout (docs/cli.md: a program reading a submit's stdout always gets JSON).
+int ExitForParseError(CLI::App& app, const std::vector<std::string>& arguments,
+                      const CLI::ParseError& error) {
+  const bool usage_error = error.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success);
+  if (usage_error) {
+    if (std::optional<std::string> unknown = ledger::cli::UnknownCommandMessage(app, arguments)) {
+      std::cerr << "ledger: bad_input: " << *unknown << "\n";
+      return ToProcessExitCode(ExitCode::kBadInput);
+    }
+    if (ledger::cli::CommandWordOf(app, arguments) == "submit") {
+      ledger::cli::PrintJson(ledger::cli::ErrorToJson(absl::InvalidArgumentError(error.what())));
+    }
+  }
   int cli11_code = app.exit(error);
   return cli11_code == 0 ? 0 : ToProcessExitCode(ExitCode::kBadInput);
 }
@@ -25,6 +44,7 @@ void AddGlobalOptions(CLI::App& app, ledger::cli::GlobalOptions& global) {
   // Subcommands accept the global options too: `ledger account list --db memory:`.
   app.fallthrough();
   app.require_subcommand(1);
+  app.set_version_flag("--version", "ledger " LEDGER_VERSION);
   app.footer(
       "Exit codes: 0 ok, 1 error, 2 bad input, 3 rejected, 4 conflict, 5 in progress,\n"
       "6 faulted, 7 verify failed, 8 not found, 9 already exists.\n"
@@ -46,10 +66,11 @@ int main(int argc, char** argv) {
   ledger::cli::AddAdminCommands(app, global, selection);
   ledger::cli::AddDemoCommand(app, global, selection);
   ledger::cli::AddServeCommand(app, global, selection);
+  ledger::cli::AddCompletionCommand(app, global, selection);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return ExitForParseError(app, error);
+    return ExitForParseError(app, std::vector<std::string>(argv + 1, argv + argc), error);
   }
   try {
     return ToProcessExitCode(selection.Run());

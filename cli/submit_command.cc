@@ -21,6 +21,7 @@
 #include "idempotency/fingerprint.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/submit_batch.h"
 #include "engines/common/database_url.h"
 #include "ledger/json.h"
 #include "ledger/operation.h"
@@ -57,6 +58,8 @@ struct SubmitArguments {
   std::string file;
   std::string json;
   OperationFlags flags;
+  BatchFileOptions batch;   // --batch FILE, --atomic
+  bool key_given = false;
 };
 
 absl::StatusOr<std::string> ReadAll(std::istream& in, const std::string& source) {
@@ -158,21 +161,30 @@ absl::StatusOr<absl::Duration> ParseDurationFlag(const std::string& flag, const 
   return duration;
 }
 
-absl::StatusOr<SubmitRequest> BuildRequest(const SubmitArguments& arguments) {
+// What applies to every operation of the command: scope, key space, claim options.
+absl::StatusOr<SubmitRequest> RequestTemplate(const SubmitArguments& arguments) {
   SubmitRequest request;
-  request.key = arguments.key;
   request.scope = arguments.scope;
   LEDGER_ASSIGN_OR_RETURN(request.claim.ttl, ParseDurationFlag("--ttl", arguments.ttl));
   LEDGER_ASSIGN_OR_RETURN(request.claim.wait.wait_max, ParseDurationFlag("--wait", arguments.wait));
   if (arguments.fail_fast) request.claim.wait = WaitPolicy::FailFast();
   request.claim.replay = arguments.replay == "error" ? ReplayPolicy::kError : ReplayPolicy::kReturn;
-  LEDGER_RETURN_IF_ERROR(ValidateKey(request.key));
   LEDGER_RETURN_IF_ERROR(ValidateScope(request.scope));
   if (arguments.key_namespace_given) {  // not given: the ledger's one default space
     request.key_namespace = arguments.key_namespace;
     LEDGER_RETURN_IF_ERROR(Annotate(ValidateNamespace(request.key_namespace), "--key-namespace"));
   }
   LEDGER_RETURN_IF_ERROR(ValidateClaimOptions(request.claim));
+  return request;
+}
+
+absl::StatusOr<SubmitRequest> BuildRequest(const SubmitArguments& arguments) {
+  if (!arguments.key_given) {
+    return absl::InvalidArgumentError("--key is required (or --batch FILE, a key per line)");
+  }
+  LEDGER_ASSIGN_OR_RETURN(SubmitRequest request, RequestTemplate(arguments));
+  request.key = arguments.key;
+  LEDGER_RETURN_IF_ERROR(ValidateKey(request.key));
   LEDGER_ASSIGN_OR_RETURN(request.operation, ReadOperation(arguments));
   LEDGER_RETURN_IF_ERROR(ValidateOperation(request.operation));
   return request;
@@ -199,6 +211,11 @@ ExitCode ReportOutcome(const Outcome& reported) {
 }
 
 ExitCode RunSubmit(const GlobalOptions& global, const SubmitArguments& arguments) {
+  if (!arguments.batch.path.empty()) {
+    absl::StatusOr<SubmitRequest> request_template = RequestTemplate(arguments);
+    if (!request_template.ok()) return ReportSubmitError(request_template.status());
+    return RunSubmitBatchFile(global, *request_template, arguments.batch);
+  }
   absl::StatusOr<SubmitRequest> request = BuildRequest(arguments);
   if (!request.ok()) return ReportSubmitError(request.status());
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
@@ -209,8 +226,7 @@ ExitCode RunSubmit(const GlobalOptions& global, const SubmitArguments& arguments
 }
 
 void AddRequestOptions(CLI::App& submit, SubmitArguments& arguments) {
-  submit.add_option("--key", arguments.key, "Idempotency key: 1..255 printable ASCII bytes")
-      ->required();
+  submit.add_option("--key", arguments.key, "Idempotency key: 1..255 printable ASCII bytes");
   submit.add_option("--tenant", arguments.scope.tenant, "Scope: tenant")->capture_default_str();
   submit.add_option("--actor", arguments.scope.actor, "Scope: actor")->capture_default_str();
   submit.add_option("--key-namespace", arguments.key_namespace,
@@ -275,6 +291,19 @@ void AddOperationOptions(CLI::App& submit, SubmitArguments& arguments) {
   submit.add_option("--posting", flags.postings, "post: ACCOUNT:ASSET:AMOUNT, repeat per leg")
       ->needs(kind)
       ->group("Operation flags");
+  CLI::Option* batch =
+      submit
+          .add_option("--batch", arguments.batch.path,
+                      "Many operations from JSON lines ('-': stdin), each\n"
+                      "{\"key\": \"...\", \"operation\": {...}}; prints one result line per line")
+          ->excludes(file)
+          ->excludes(json)
+          ->excludes(kind)
+          ->excludes("--key")
+          ->group("Batch");
+  submit.add_flag("--atomic", arguments.batch.atomic, "--batch: every line commits, or none")
+      ->needs(batch)
+      ->group("Batch");
 }
 
 }  // namespace
@@ -293,11 +322,13 @@ void AddSubmitCommand(CLI::App& app, const GlobalOptions& global, CommandSelecti
       "Example: ledger submit --key order-1 --json "
       "'{\"kind\":\"transfer\",\"from\":\"alice\",\"to\":\"bob\",\"asset\":\"USD\",\"amount\":"
       "\"250\"}'\n"
+      "Many at once: ledger submit --batch orders.jsonl [--atomic].\n"
       "Holds: ledger submit --key p-1:hold --kind hold --from alice --to bob --asset USD "
       "--amount 250 --timeout-seconds 3600,\n"
       "then ledger submit --key p-1:capture --kind capture --hold-id ID (or --kind void).");
   submit->callback([&global, &selection, arguments, submit] {
     arguments->key_namespace_given = submit->count("--key-namespace") > 0;
+    arguments->key_given = submit->count("--key") > 0;
     selection.Select([&global, arguments] { return RunSubmit(global, *arguments); });
   });
 }

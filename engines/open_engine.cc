@@ -31,6 +31,7 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenSqlite([[maybe_unused]] std::string_
   LEDGER_ASSIGN_OR_RETURN(SqliteOptions sqlite, SqliteOptionsFromUrl(url));
   sqlite.pool_size = options.pool_size;
   sqlite.migrate = options.migrate;
+  sqlite.create_if_missing = options.create_database;
   return OpenSqliteEngine(sqlite);
 #else
   return NotBuilt("SQLite");

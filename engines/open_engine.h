@@ -24,6 +24,11 @@ namespace ledger {
 struct OpenEngineOptions {
   // Apply pending migrations on open. Default: true.
   bool migrate = true;
+  // SQLite: create the database file when it does not exist. The CLI turns it off for
+  // every command but `migrate`, `demo` and `serve`, so a mistyped path is refused
+  // instead of becoming a new empty ledger. Server engines never create a database.
+  // Default: true.
+  bool create_database = true;
   // SQL engines: connections kept open, as in their options. Default: 16.
   int pool_size = 16;
 };

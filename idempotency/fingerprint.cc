@@ -344,7 +344,14 @@ absl::StatusOr<nlohmann::json> ParseJsonStrict(std::string_view text) {
     value = Json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true,
                         /*ignore_comments=*/false);
   } catch (const Json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("malformed JSON: ", e.what()));
+    // nlohmann's what() starts with its internal id ("[json.exception.parse_error.101] "):
+    // the reader needs the position and the reason after it.
+    std::string_view reason = e.what();
+    if (size_t id_end = reason.find("] "); reason.rfind("[json.exception.", 0) == 0 &&
+                                           id_end != std::string_view::npos) {
+      reason.remove_prefix(id_end + 2);
+    }
+    return absl::InvalidArgumentError(absl::StrCat("malformed JSON: ", View(reason)));
   }
   if (state.first_duplicate.has_value()) return DuplicateNameError(*state.first_duplicate);
   return value;

@@ -244,7 +244,12 @@ absl::StatusOr<Account> Ledger::OpenAccount(const AccountSpec& spec) {
   account.allow_negative = spec.allow_negative;
   account.overdraft_limit = spec.overdraft_limit;
   account.created_at = clock_->Now();
-  LEDGER_RETURN_IF_ERROR(engine_->InsertAccount(account));
+  absl::Status inserted = engine_->InsertAccount(account);
+  if (absl::IsAlreadyExists(inserted)) {
+    // One message on every engine and door, never the driver's constraint text.
+    return absl::AlreadyExistsError(absl::StrCat("account ", spec.id, " already exists"));
+  }
+  LEDGER_RETURN_IF_ERROR(inserted);
   return account;
 }
 

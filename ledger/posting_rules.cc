@@ -6,6 +6,17 @@
 #include "absl/strings/str_cat.h"
 
 namespace ledger::posting_rules {
+namespace {
+
+// Says what the account would have available and what its floor is, in the minor units
+// every amount of the API uses, naming the asset so the number reads as money.
+std::string InsufficientFundsDetail(const Account& account, Amount available) {
+  return absl::StrCat("account ", account.id, " would have an available balance of ", available,
+                      ", below its floor of ", account.BalanceFloor(), ", in minor units of ",
+                      account.asset);
+}
+
+}  // namespace
 
 void SortDistinct(std::vector<std::string>& ids) {
   std::sort(ids.begin(), ids.end());
@@ -67,9 +78,7 @@ std::variant<Outcome, std::vector<Entry>> BuildEntries(const std::vector<Posting
     Amount available = AvailableOf(after, lapsed);
     if (available < after.BalanceFloor()) {
       return Outcome::Rejected(RejectionReason::kInsufficientFunds,
-                               absl::StrCat("account ", after.id, " would go to an available ",
-                                            available, ", below its floor of ",
-                                            after.BalanceFloor()));
+                               InsufficientFundsDetail(after, available));
     }
   }
   return entries;
@@ -119,9 +128,7 @@ std::optional<Outcome> Reserve(const HoldTerms& terms, AccountsById& accounts,
   Amount available = AvailableOf(from, lapsed);
   if (available < from.BalanceFloor()) {
     return Outcome::Rejected(RejectionReason::kInsufficientFunds,
-                             absl::StrCat("account ", from.id, " would go to an available ",
-                                          available, ", below its floor of ",
-                                          from.BalanceFloor()));
+                             InsufficientFundsDetail(from, available));
   }
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <filesystem>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -18,7 +19,7 @@ namespace {
 // Connections are handed from thread to thread by the pool (whose mutex orders the
 // hand-over) and never used by two threads at once, so SQLite's per-connection mutex
 // is pure overhead: multi-thread mode, not serialized.
-constexpr int kOpenFlags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+constexpr int kOpenFlags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
 
 int ToBusyMilliseconds(absl::Duration timeout) {
   if (timeout <= absl::ZeroDuration()) return 0;
@@ -147,11 +148,16 @@ Connection::~Connection() {
 
 absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionSettings& settings) {
   sqlite3* raw = nullptr;
-  const int result = sqlite3_open_v2(settings.path.c_str(), &raw, kOpenFlags, nullptr);
+  const int flags = kOpenFlags | (settings.create_if_missing ? SQLITE_OPEN_CREATE : 0);
+  const int result = sqlite3_open_v2(settings.path.c_str(), &raw, flags, nullptr);
   // Even a failed open may allocate a handle that must be closed.
   std::unique_ptr<sqlite3, DatabaseCloser> database(raw);
   if (result != SQLITE_OK) {
     const char* message = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(result);
+    if (!settings.create_if_missing && (result & 0xff) == SQLITE_CANTOPEN &&
+        !std::filesystem::exists(settings.path)) {
+      message = "the database file does not exist";
+    }
     return Annotate(SqliteErrorStatus(result, message, "open database", ErrorContext::kConnect),
                     settings.path);
   }

@@ -39,6 +39,7 @@ struct ConnectionSettings {
   std::string path;
   absl::Duration busy_timeout = absl::Seconds(10);  // the default wait for the lock
   std::string synchronous = "FULL";                 // OFF, NORMAL, FULL or EXTRA
+  bool create_if_missing = true;                    // SQLITE_OPEN_CREATE
 };
 
 class Connection;

@@ -329,6 +329,7 @@ absl::StatusOr<ConnectionSettings> SettingsFrom(const SqliteOptions& options) {
   settings.path = options.path;
   settings.busy_timeout = options.busy_timeout;
   settings.synchronous = absl::AsciiStrToUpper(options.synchronous);
+  settings.create_if_missing = options.create_if_missing;
   return settings;
 }
 

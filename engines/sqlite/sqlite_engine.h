@@ -20,8 +20,12 @@
 namespace ledger {
 
 struct SqliteOptions {
-  // The database file, created if missing. Default: "ledger.db".
+  // The database file. Default: "ledger.db".
   std::string path = "ledger.db";
+  // Create the file when it does not exist. When false, a missing file is refused like
+  // a server's missing database (PermissionDenied, "does not exist"), so a mistyped path
+  // never becomes a new empty ledger. Default: true.
+  bool create_if_missing = true;
   // How long a writer waits for the database lock when the submit's own wait policy
   // does not say (reads, account administration). Not negative. Default: 10 s.
   absl::Duration busy_timeout = absl::Seconds(10);

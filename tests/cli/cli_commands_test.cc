@@ -2,11 +2,14 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
@@ -44,17 +47,52 @@ TEST_F(CommandsCliTest, DatabaseComesFromTheEnvironmentWithoutDb) {
 }
 
 TEST_F(CommandsCliTest, DefaultDatabaseIsLedgerDbInTheWorkingFolder) {
-  CliResult defined = RunLedgerProcess({"asset", "define", "USD", "--scale", "2"}, folder_);
+  const std::filesystem::path working = folder_ / "working";
+  std::filesystem::create_directory(working);
+  CliResult migrated = RunLedgerProcess({"migrate"}, working);
+  CliResult defined = RunLedgerProcess({"asset", "define", "USD", "--scale", "2"}, working);
 
+  EXPECT_EQ(migrated.exit_code, 0) << migrated.err;
   EXPECT_EQ(defined.exit_code, 0) << defined.err;
-  EXPECT_TRUE(std::filesystem::exists(folder_ / "ledger.db"));
+  EXPECT_TRUE(std::filesystem::exists(working / "ledger.db"));
 }
 
 TEST_F(CommandsCliTest, BadInputBeforeOpeningCreatesNoDatabaseFile) {
-  CliResult result = RunLedger({"submit", "--key", "k", "--json", "{not json"});
+  const std::string other = "sqlite:" + (folder_ / "other.db").string();
+  CliResult result = RunLedgerProcess({"--db", other, "migrate", "--bogus"}, folder_);
 
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_FALSE(std::filesystem::exists(folder_ / "ledger.db"));
+  EXPECT_FALSE(std::filesystem::exists(folder_ / "other.db"));
+}
+
+// A mistyped --db (or the wrong working folder) must not become a new, empty ledger
+// that answers "account alice does not exist": only `migrate` and `demo` create one.
+TEST_F(CommandsCliTest, OnlyMigrateCreatesAnSqliteDatabase) {
+  const std::filesystem::path typo = folder_ / "typo.db";
+  const std::string url = "sqlite:" + typo.string();
+  for (const std::vector<std::string>& command :
+       std::vector<std::vector<std::string>>{{"balance", "alice"},
+                                             {"account", "list"},
+                                             {"asset", "define", "USD", "--scale", "2"},
+                                             {"submit", "--key", "k", "--kind", "top_up", "--from",
+                                              "issuance", "--to", "alice", "--asset", "USD",
+                                              "--amount", "1"},
+                                             {"verify"},
+                                             {"prune"}}) {
+    std::vector<std::string> arguments = {"--db", url};
+    arguments.insert(arguments.end(), command.begin(), command.end());
+    CliResult result = RunLedgerProcess(arguments, folder_);
+
+    EXPECT_EQ(result.exit_code, 10) << absl::StrJoin(arguments, " ") << "\n" << result.err;
+    EXPECT_NE(result.err.find("does not exist"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("ledger migrate"), std::string::npos) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(typo)) << absl::StrJoin(arguments, " ");
+  }
+
+  CliResult migrated = RunLedgerProcess({"--db", url, "migrate"}, folder_);
+  CliResult listed = RunLedgerProcess({"--db", url, "account", "list"}, folder_);
+  EXPECT_EQ(migrated.exit_code, 0) << migrated.err;
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
 }
 
 TEST_F(CommandsCliTest, HistoryPagesByAccountVersionWithACursor) {
@@ -217,6 +255,62 @@ TEST_F(CommandsCliTest, UnopenableDatabaseIsRefused) {
   EXPECT_FALSE(result.err.empty());
 }
 
+TEST_F(CommandsCliTest, VersionPrintsTheVersion) {
+  CliResult version = RunLedgerProcess({"--version"}, folder_);
+
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_EQ(version.out.rfind("ledger ", 0), 0u) << version.out;
+}
+
+TEST_F(CommandsCliTest, AMistypedCommandIsNamedWithTheNearestCommands) {
+  CliResult plural = RunLedgerProcess({"accounts", "list"}, folder_);
+  CliResult typo = RunLedgerProcess({"--db", database_url_, "account", "lst"}, folder_);
+  CliResult nothing_close = RunLedgerProcess({"frobnicate"}, folder_);
+
+  EXPECT_EQ(plural.exit_code, 2);
+  EXPECT_NE(plural.err.find(R"(unknown command "accounts")"), std::string::npos) << plural.err;
+  EXPECT_NE(plural.err.find(R"(did you mean "account")"), std::string::npos) << plural.err;
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find(R"(unknown command "lst" for `ledger account`)"), std::string::npos)
+      << typo.err;
+  EXPECT_NE(typo.err.find(R"("list")"), std::string::npos) << typo.err;
+  EXPECT_EQ(nothing_close.exit_code, 2);
+  EXPECT_NE(nothing_close.err.find(R"(unknown command "frobnicate")"), std::string::npos);
+  EXPECT_EQ(nothing_close.err.find("did you mean"), std::string::npos) << nothing_close.err;
+}
+
+// Completes `words` (the last one partial) with the script `ledger completion bash`
+// printed, in a real bash; returns COMPREPLY, space-separated.
+std::string CompleteInBash(const std::filesystem::path& script, const std::string& words) {
+  const std::string command = "bash -c 'source \"$0\"; COMP_WORDS=(" + words +
+                              "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _ledger; "
+                              "echo \"${COMPREPLY[*]}\"' " + script.string();
+  std::string output;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return "popen failed";
+  char buffer[4096];
+  while (size_t read = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, read);
+  pclose(pipe);
+  return output;
+}
+
+TEST_F(CommandsCliTest, BashCompletionFollowsTheCommandTree) {
+  CliResult bash = RunLedgerProcess({"completion", "bash"}, folder_);
+  ASSERT_EQ(bash.exit_code, 0) << bash.err;
+  const std::filesystem::path script = folder_ / "ledger.bash";
+  std::ofstream(script) << bash.out;
+
+  EXPECT_EQ(CompleteInBash(script, "ledger acc"), "account\n");
+  EXPECT_EQ(CompleteInBash(script, "ledger account l"), "list\n");
+  EXPECT_EQ(CompleteInBash(script, "ledger --db memory: submit --ke"), "--key --key-namespace\n");
+  EXPECT_EQ(CompleteInBash(script, "ledger submit --batch"), "--batch\n");
+
+  CliResult zsh = RunLedgerProcess({"completion", "zsh"}, folder_);
+  EXPECT_EQ(zsh.exit_code, 0);
+  EXPECT_NE(zsh.out.find("bashcompinit"), std::string::npos);
+  EXPECT_EQ(RunLedgerProcess({"completion", "fish"}, folder_).exit_code, 2);
+}
+
 TEST_F(CommandsCliTest, HelpWorksForEveryCommand) {
   const std::vector<std::vector<std::string>> commands = {{},
                                                           {"asset"},
@@ -237,14 +331,16 @@ TEST_F(CommandsCliTest, HelpWorksForEveryCommand) {
                                                           {"prune"},
                                                           {"verify"},
                                                           {"demo"}};
+  const std::filesystem::path empty_folder = folder_ / "help";
+  std::filesystem::create_directory(empty_folder);
   for (std::vector<std::string> command : commands) {
     command.push_back("--help");
-    CliResult help = RunLedgerProcess(command, folder_);
+    CliResult help = RunLedgerProcess(command, empty_folder);
     std::string name = command.size() > 1 ? command[command.size() - 2] : "ledger";
     EXPECT_EQ(help.exit_code, 0) << name;
     EXPECT_NE(help.out.find("Usage: ledger"), std::string::npos) << name << ":\n" << help.out;
   }
-  EXPECT_FALSE(std::filesystem::exists(folder_ / "ledger.db"))
+  EXPECT_FALSE(std::filesystem::exists(empty_folder / "ledger.db"))
       << "--help must not open the database";
 }
 

@@ -69,6 +69,9 @@ void LedgerCliTest::SetUp() {
   ASSERT_NE(mkdtemp(folder_template.data()), nullptr);
   folder_ = folder_template;
   database_url_ = "sqlite:" + (folder_ / "ledger.db").string();
+  // Only `migrate` creates an SQLite file; every other command refuses a missing one.
+  CliResult migrated = RunLedger({"migrate"});
+  ASSERT_EQ(migrated.exit_code, 0) << migrated.err;
 }
 
 void LedgerCliTest::TearDown() {

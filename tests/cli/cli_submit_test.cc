@@ -1,6 +1,9 @@
 // `ledger submit` end to end: each call is a separate process on one SQLite file.
 #include <fstream>
 #include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
 
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
@@ -180,6 +183,126 @@ TEST_F(SubmitCliTest, MissingKeyIsAUsageError) {
 
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("--key"), std::string::npos) << result.err;
+  EXPECT_EQ(result.Json()["kind"], "bad_input");
+}
+
+// docs/cli.md: a failed submit always prints JSON on stdout, parser errors included.
+TEST_F(SubmitCliTest, EveryUsageErrorOfSubmitPrintsJsonOnStdout) {
+  const std::vector<std::vector<std::string>> usage_errors = {
+      {"submit", "--key", "k", "--kind", "deposit"},
+      {"submit", "--key", "k", "--amount", "5"},
+      {"submit", "--key", "k", "--kind", "hold", "--from", "alice", "--to", "bob", "--asset",
+       "USD", "--amount", "5", "--expires-at", "2030-01-01T00:00:00Z", "--timeout-seconds", "5"},
+      {"submit", "--key", "k", "--no-such-flag"},
+      {"submit", "--key"},
+  };
+  for (const std::vector<std::string>& arguments : usage_errors) {
+    CliResult result = RunLedger(arguments);
+
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_EQ(result.Json()["kind"], "bad_input") << result.out;
+    EXPECT_FALSE(result.Json().value("error", "").empty()) << result.out;
+  }
+  EXPECT_EQ(StoredTransactions(), 1);
+}
+
+TEST_F(SubmitCliTest, InsufficientFundsDetailNamesTheAvailableAmountAndItsUnits) {
+  CliResult result = RunLedger({"submit", "--key", "big", "--kind", "transfer", "--from", "alice",
+                                "--to", "bob", "--asset", "USD", "--amount", "10001"});
+
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(result.Json()["detail"],
+            "account alice would have an available balance of -1, below its floor of 0, in minor "
+            "units of USD");
+}
+
+class SubmitBatchCliTest : public SubmitCliTest {
+ protected:
+  std::string WriteLines(const std::string& name, const std::vector<std::string>& lines) {
+    const std::string path = (folder_ / name).string();
+    std::ofstream file(path);
+    for (const std::string& line : lines) file << line << "\n";
+    return path;
+  }
+
+  static std::string Line(const std::string& key, int64_t amount) {
+    return R"({"key":")" + key +
+           R"(","operation":{"kind":"transfer","from":"alice","to":"bob","asset":"USD","amount":")" +
+           std::to_string(amount) + R"("}})";
+  }
+
+  static std::vector<nlohmann::json> JsonLines(const std::string& out) {
+    std::vector<nlohmann::json> lines;
+    for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+      lines.push_back(nlohmann::json::parse(std::string(line)));
+    }
+    return lines;
+  }
+};
+
+TEST_F(SubmitBatchCliTest, EachLineCommitsOnceAndAResentFileReplays) {
+  const std::string path = WriteLines("import.jsonl", {Line("b-1", 100), "", Line("b-2", 200)});
+
+  CliResult first = RunLedger({"submit", "--batch", path});
+  CliResult again = RunLedger({"submit", "--batch", path});
+
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  std::vector<nlohmann::json> results = JsonLines(first.out);
+  std::vector<nlohmann::json> replays = JsonLines(again.out);
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_EQ(replays.size(), 2u);
+  EXPECT_EQ(results[0]["line"], 1);
+  EXPECT_EQ(results[1]["line"], 3);
+  EXPECT_EQ(results[1]["key"], "b-2");
+  EXPECT_EQ(results[0]["outcome"], "committed");
+  EXPECT_EQ(replays[1]["outcome"], "duplicate");
+  EXPECT_EQ(replays[1]["transaction"]["id"], results[1]["transaction"]["id"]);
+  EXPECT_EQ(BalanceOf("alice"), 10000 - 300);
+  // The same key from a single submit is the same operation (one key space).
+  EXPECT_EQ(RunLedger({"submit", "--key", "b-1", "--kind", "transfer", "--from", "alice", "--to",
+                       "bob", "--asset", "USD", "--amount", "100"})
+                .Json()["outcome"],
+            "duplicate");
+}
+
+TEST_F(SubmitBatchCliTest, ARejectedLineKeepsItsKeyUnusedAndSetsTheExitCode) {
+  const std::string path = WriteLines("import.jsonl", {Line("r-1", 100), Line("r-2", 999999)});
+
+  CliResult result = RunLedger({"submit", "--batch", path});
+
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  std::vector<nlohmann::json> results = JsonLines(result.out);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]["outcome"], "committed");
+  EXPECT_EQ(results[1]["outcome"], "rejected");
+  EXPECT_EQ(results[1]["reason"], "insufficient_funds");
+  EXPECT_EQ(BalanceOf("alice"), 9900);
+}
+
+TEST_F(SubmitBatchCliTest, AtomicFileCommitsNothingWhenOneLineIsRejected) {
+  const std::string path = WriteLines("import.jsonl", {Line("a-1", 100), Line("a-2", 999999)});
+
+  CliResult result = RunLedger({"submit", "--batch", path, "--atomic"});
+
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  std::vector<nlohmann::json> results = JsonLines(result.out);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]["reason"], "batch_item_failed");
+  EXPECT_EQ(BalanceOf("alice"), 10000);
+}
+
+TEST_F(SubmitBatchCliTest, ABadLineIsNamedAndNothingIsWritten) {
+  const std::string path =
+      WriteLines("import.jsonl", {Line("x-1", 100), R"({"key":"x-2","operation":{"kind":"transfer"},"memo":1})"});
+
+  CliResult result = RunLedger({"submit", "--batch", path});
+
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.Json()["kind"], "bad_input");
+  EXPECT_NE(result.err.find("line 2"), std::string::npos) << result.err;
+  EXPECT_EQ(StoredTransactions(), 1);
+  EXPECT_EQ(RunLedger({"submit", "--batch", path, "--key", "k"}).exit_code, 2);
 }
 
 }  // namespace

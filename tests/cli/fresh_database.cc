@@ -1,5 +1,6 @@
 #include "tests/cli/fresh_database.h"
 
+#include <fstream>
 #include <memory>
 
 #include "gtest/gtest.h"
@@ -90,7 +91,12 @@ absl::StatusOr<std::string> FreshDatabaseUrl(std::string_view engine,
     return dsn;
   }
 #endif
-  if (engine == "sqlite") return "sqlite:" + (folder / "ledger.db").string();
+  if (engine == "sqlite") {
+    // An empty file is an empty SQLite database: commands that do not create one open it.
+    const std::filesystem::path path = folder / "ledger.db";
+    std::ofstream{path, std::ios::trunc};
+    return "sqlite:" + path.string();
+  }
   return absl::InvalidArgumentError("no fresh database for engine " + std::string(engine));
 }
 

@@ -105,6 +105,12 @@ TEST_P(ServerTest, AssetsAndAccountsWithKeysetPaging) {
   }
   EXPECT_TRUE(IsProblem(Post("/v1/accounts", nlohmann::json{{"id", Name("p-a")}, {"asset", "USD"}}.dump()),
                         409, "already_exists"));
+  // One plain message on every engine, never the driver's constraint text (issue 31).
+  EXPECT_EQ(BodyJson(Post("/v1/accounts", nlohmann::json{{"id", Name("p-a")}, {"asset", "USD"}}.dump()))["detail"],
+            "account " + Name("p-a") + " already exists");
+  const std::string malformed = BodyJson(Post("/v1/accounts", R"({"id": )"))["detail"];
+  EXPECT_NE(malformed.find("malformed JSON: "), std::string::npos) << malformed;
+  EXPECT_EQ(malformed.find("json.exception"), std::string::npos) << malformed;
   EXPECT_TRUE(IsProblem(Post("/v1/accounts", nlohmann::json{{"id", Name("x")}, {"asset", "NOPE"}}.dump()),
                         422, "failed_precondition"));
   nlohmann::json page = BodyJson(Get("/v1/accounts?limit=2&after=" + Name("p-")));
