@@ -112,6 +112,50 @@ TEST(IdempotencyKeyHeader, StructuredStringAndTokenGiveTheSameKey) {
   EXPECT_EQ(*ParseIdempotencyKeyHeader("order:1/2"), "order:1/2");
 }
 
+// Each accepted form (server/idempotency_key_header.h), and the bare value's whole set.
+TEST(IdempotencyKeyHeader, AcceptsTheStringAndTheBareValueForms) {
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("\"12345\""), "12345");  // a number, quoted: a key
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("\" spaces, commas; and (parens) \""),
+            " spaces, commas; and (parens) ");
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("\"" + std::string(255, 'k') + "\""), std::string(255, 'k'));
+  const std::string every_bare = "azAZ09!#$%&'*+-.^_`|~:/";
+  EXPECT_EQ(*ParseIdempotencyKeyHeader(every_bare), every_bare);
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("123abc"), "123abc");    // not a number: a key
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("1.2.3"), "1.2.3");      // not a Decimal either
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("order:1"), "order:1");  // ':' inside is fine
+}
+
+// Each refusal says why (the detail of the 400 idempotency_key_invalid).
+TEST(IdempotencyKeyHeader, EachRefusalSaysWhy) {
+  const std::pair<std::string, std::string> refusals[] = {
+      {"", "is empty"},
+      {"12345", "is a number"},
+      {"-7", "is a number"},
+      {"3.14", "is a number"},
+      {"000000000000000000001", "is a number"},
+      {":aGk:", "Byte Sequence"},
+      {"two words", "bare value"},
+      {"k,l", "bare value"},
+      {"k;p=1", "bare value"},
+      {"?1", "bare value"},
+      {"caf\xc3\xa9", "bare value"},
+      {"\"open", "no closing quote"},
+      {"\"a\"b", "nothing may follow"},
+      {"\"a\";p=1", "nothing may follow"},
+      {"\"bad\\x\"", "backslash"},
+      {"\"tab\there\"", "printable ASCII"},
+      {"\"\"", "Idempotency-Key"},
+      {std::string(256, 'k'), "Idempotency-Key"},
+  };
+  for (const auto& [value, why] : refusals) {
+    absl::StatusOr<std::string> key = ParseIdempotencyKeyHeader(value);
+    ASSERT_FALSE(key.ok()) << value;
+    EXPECT_EQ(key.status().code(), absl::StatusCode::kInvalidArgument) << value;
+    EXPECT_NE(key.status().message().find(why), absl::string_view::npos)
+        << value << ": " << key.status().message();
+  }
+}
+
 TEST(IdempotencyKeyHeader, RejectsWhatTheGrammarForbids) {
   for (const char* bad : {"", "\"\"", "\"open", "\"a\"b", "\"a\";p=1", "\"bad\\x\"", "two words",
                           "a,b", "\"tab\there\"", "quote\"inside"}) {
