@@ -6,11 +6,15 @@
 //                        Idempotency-Key contract; submit_answer.h's status table)
 //   hold_routes.cc       /v1/holds/{id}, /v1/accounts/{id}/holds
 //
+// Every route that reads or writes the ledger is added through ForTenant, so it sees the
+// caller's tenant's ledger (server/tenant_ledgers.h) as `api.ledger`, never another's.
+//
 // Thread-safe: handlers share the Ledger (itself thread-safe) and read-only options.
 #ifndef LEDGER_SERVER_API_H_
 #define LEDGER_SERVER_API_H_
 
 #include <atomic>
+#include <functional>
 #include <string_view>
 
 #include "ledger/ledger.h"
@@ -20,12 +24,21 @@
 
 namespace ledger::server {
 
+class TenantLedgers;
+
 struct ApiContext {
-  Ledger& ledger;
+  Ledger& ledger;  // the --db ledger; inside a ForTenant handler, the caller's tenant's
   const ServerOptions& options;
   Metrics& metrics;
   const std::atomic<bool>& stopping;  // set on SIGTERM: long polls return early
+  TenantLedgers* tenants = nullptr;   // null: every request uses `ledger`
 };
+
+// A route handler that gets the caller's tenant's ApiContext: `api.ledger` is the
+// ledger of the request's principal's tenant, opened on first use. A tenant whose
+// ledger cannot be opened is answered with that error (503 for an unreachable database).
+using TenantRouteHandler = std::function<void(RequestContext&, ApiContext&)>;
+RouteHandler ForTenant(ApiContext& api, TenantRouteHandler handler);
 
 void AddHealthRoutes(Router& router, ApiContext& api);
 void AddResourceRoutes(Router& router, ApiContext& api);

@@ -7,7 +7,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "idempotency/key.h"
 
 namespace ledger::server {
 namespace {
@@ -29,6 +28,19 @@ std::optional<Role> ParseRole(std::string_view name) {
 }
 
 }  // namespace
+
+absl::Status ValidateTenantName(std::string_view tenant) {
+  bool valid = !tenant.empty() && tenant.size() <= kTenantNameBytesMax && tenant[0] >= 'a' &&
+               tenant[0] <= 'z';
+  for (char c : tenant) {
+    valid = valid && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+  }
+  if (valid) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "a tenant name is 1 to ", kTenantNameBytesMax,
+      " characters: lower-case letters, digits and '_', beginning with a letter (it names "
+      "the tenant's schema, database or file)"));
+}
 
 std::string_view RoleName(Role role) {
   switch (role) {
@@ -73,11 +85,19 @@ absl::StatusOr<ApiKeys> ApiKeys::Parse(std::string_view text) {
     std::optional<Role> role = ParseRole(fields[2]);
     if (!role.has_value()) return bad("the role must be read, submit or admin");
     Principal principal{.tenant = fields[1], .role = *role};
-    if (!ValidateScope(Scope{.tenant = principal.tenant}).ok()) return bad("invalid tenant");
+    if (absl::Status tenant = ValidateTenantName(principal.tenant); !tenant.ok()) {
+      return bad(std::string(tenant.message()));
+    }
     if (!keys.by_hash_.emplace(fields[0], principal).second) return bad("the same key twice");
   }
   if (keys.by_hash_.empty()) return absl::InvalidArgumentError("API keys: no key given");
   return keys;
+}
+
+std::set<std::string> ApiKeys::tenants() const {
+  std::set<std::string> tenants;
+  for (const auto& [hash, principal] : by_hash_) tenants.insert(principal.tenant);
+  return tenants;
 }
 
 std::optional<Principal> ApiKeys::Find(std::string_view presented_key) const {

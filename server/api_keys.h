@@ -8,8 +8,11 @@
 // Roles are ordered: read (GET routes) < submit (+ POST /v1/operations) < admin (+ define
 // assets, open and close accounts). A client presents `Authorization: Bearer <key>`;
 // the server hashes it and looks the hash up, so the file never holds a usable key and
-// nothing the server prints can leak one. The tenant of the key is the scope of its
-// idempotency keys: one tenant can never replay or probe another's.
+// nothing the server prints can leak one. The tenant of the key names its own ledger
+// (server/tenant_ledgers.h) and is the scope of its idempotency keys: one tenant never
+// sees, moves, replays or probes another's. A tenant name is 1 to 32 characters of
+// lower-case letters, digits and '_', beginning with a letter (ValidateTenantName), so it
+// is safe in a schema or database name and in a file name.
 //
 // Thread-safe after construction (read-only).
 #ifndef LEDGER_SERVER_API_KEYS_H_
@@ -17,6 +20,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -34,6 +38,12 @@ struct Principal {
   Role role = Role::kAdmin;
 };
 
+inline constexpr size_t kTenantNameBytesMax = 32;
+
+// InvalidArgument, saying what is allowed, unless `tenant` is 1 to kTenantNameBytesMax
+// characters of [a-z0-9_] beginning with [a-z].
+absl::Status ValidateTenantName(std::string_view tenant);
+
 // Lower-case hex SHA-256 of `key`: what the key file stores.
 std::string HashApiKey(std::string_view key);
 
@@ -46,6 +56,8 @@ class ApiKeys {
   // The principal of a presented key, or nullopt when the key is unknown.
   std::optional<Principal> Find(std::string_view presented_key) const;
   size_t size() const { return by_hash_.size(); }
+  // Every tenant some key names.
+  std::set<std::string> tenants() const;
 
  private:
   std::map<std::string, Principal, std::less<>> by_hash_;

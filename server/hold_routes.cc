@@ -44,9 +44,9 @@ void HandleListHolds(RequestContext& context, ApiContext& api) {
 
 void AddHoldRoutes(Router& router, ApiContext& api) {
   router.Get("/v1/holds/{id}", Role::kRead,
-             [&api](RequestContext& context) { HandleGetHold(context, api); });
+             ForTenant(api, HandleGetHold));
   router.Get("/v1/accounts/{id}/holds", Role::kRead,
-             [&api](RequestContext& context) { HandleListHolds(context, api); });
+             ForTenant(api, HandleListHolds));
 }
 
 }  // namespace ledger::server

@@ -47,6 +47,46 @@ absl::StatusOr<std::string> ParseStructuredString(std::string_view value) {
   return absl::InvalidArgumentError("Idempotency-Key: the string has no closing quote");
 }
 
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// RFC 8941 section 4.2.4: an Integer is -?DIGIT{1,15}, a Decimal -?DIGIT{1,12}.DIGIT{1,3}.
+// Any all-digit value is refused, whatever its length: it reads as a number either way.
+bool IsStructuredNumber(std::string_view value) {
+  if (!value.empty() && value.front() == '-') value.remove_prefix(1);
+  size_t dot = value.find('.');
+  std::string_view whole = value.substr(0, dot);
+  std::string_view fraction = dot == std::string_view::npos ? "" : value.substr(dot + 1);
+  auto all_digits = [](std::string_view part) {
+    if (part.empty()) return false;
+    for (char c : part) {
+      if (!IsDigit(c)) return false;
+    }
+    return true;
+  };
+  return all_digits(whole) && (dot == std::string_view::npos || all_digits(fraction));
+}
+
+absl::StatusOr<std::string> ParseBareValue(std::string_view value) {
+  for (char c : value) {
+    if (!IsTokenCharacter(c)) {
+      return absl::InvalidArgumentError(
+          "Idempotency-Key must be a Structured Field string (\"...\") or a bare value "
+          "(letters, digits, and !#$%&'*+-.^_`|~:/)");
+    }
+  }
+  if (IsStructuredNumber(value)) {
+    return absl::InvalidArgumentError(
+        "Idempotency-Key is a number (a Structured Field Integer or Decimal), not a key; "
+        "send it as a string: \"12345\"");
+  }
+  if (value.front() == ':') {
+    return absl::InvalidArgumentError(
+        "Idempotency-Key begins with ':' (a Structured Field Byte Sequence), not a key; "
+        "send it as a string: \":...\"");
+  }
+  return std::string(value);
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ParseIdempotencyKeyHeader(std::string_view value) {
@@ -55,14 +95,7 @@ absl::StatusOr<std::string> ParseIdempotencyKeyHeader(std::string_view value) {
   if (value.front() == '"') {
     LEDGER_ASSIGN_OR_RETURN(key, ParseStructuredString(value));
   } else {
-    for (char c : value) {
-      if (!IsTokenCharacter(c)) {
-        return absl::InvalidArgumentError(
-            "Idempotency-Key must be a Structured Field string (\"...\") or a bare token "
-            "(letters, digits, and !#$%&'*+-.^_`|~:/)");
-      }
-    }
-    key = std::string(value);
+    LEDGER_ASSIGN_OR_RETURN(key, ParseBareValue(value));
   }
   absl::Status valid = ValidateKey(key);
   if (!valid.ok()) return Annotate(valid, "Idempotency-Key");

@@ -142,9 +142,9 @@ void HandleBatch(RequestContext& context, ApiContext& api) {
 
 void AddOperationRoutes(Router& router, ApiContext& api) {
   router.Post("/v1/operations", Role::kSubmit,
-              [&api](RequestContext& context) { HandleSubmit(context, api); });
+              ForTenant(api, HandleSubmit));
   router.Post("/v1/operations/batch", Role::kSubmit,
-              [&api](RequestContext& context) { HandleBatch(context, api); });
+              ForTenant(api, HandleBatch));
 }
 
 }  // namespace ledger::server

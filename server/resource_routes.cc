@@ -79,7 +79,7 @@ absl::StatusOr<AccountSpec> AccountSpecFromBody(const httplib::Request& request)
 }
 
 void AddAssetRoutes(Router& router, ApiContext& api) {
-  router.Post("/v1/assets", Role::kAdmin, [&api](RequestContext& context) {
+  router.Post("/v1/assets", Role::kAdmin, ForTenant(api, [](RequestContext& context, ApiContext& api) {
     absl::StatusOr<Asset> asset = AssetFromBody(context.request);
     if (!asset.ok()) return WriteError(context, asset.status());
     absl::StatusOr<Asset> before = api.ledger.GetAsset(asset->code);
@@ -89,18 +89,18 @@ void AddAssetRoutes(Router& router, ApiContext& api) {
     }
     // Defining the same asset again is a no-op: 200, not 201.
     WriteJson(context.response, before.ok() ? 200 : 201, AssetToJson(*asset));
-  });
-  router.Get("/v1/assets", Role::kRead, [&api](RequestContext& context) {
+  }));
+  router.Get("/v1/assets", Role::kRead, ForTenant(api, [](RequestContext& context, ApiContext& api) {
     absl::StatusOr<std::vector<Asset>> assets = api.ledger.ListAssets();
     if (!assets.ok()) return WriteError(context, assets.status());
     nlohmann::json items = nlohmann::json::array();
     for (const Asset& asset : *assets) items.push_back(AssetToJson(asset));
     WriteJson(context.response, 200, {{"assets", std::move(items)}});
-  });
+  }));
 }
 
 void AddAccountReadRoutes(Router& router, ApiContext& api) {
-  router.Get("/v1/accounts", Role::kRead, [&api](RequestContext& context) {
+  router.Get("/v1/accounts", Role::kRead, ForTenant(api, [](RequestContext& context, ApiContext& api) {
     absl::StatusOr<int64_t> limit = PageLimit(context.request);
     if (!limit.ok()) return WriteError(context, limit.status());
     std::string after = context.request.get_param_value("after");
@@ -111,13 +111,13 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     nlohmann::json next = static_cast<int64_t>(accounts->size()) == *limit
                               ? nlohmann::json(accounts->back().id) : nlohmann::json(nullptr);
     WriteJson(context.response, 200, {{"accounts", std::move(items)}, {"next_after", std::move(next)}});
-  });
-  router.Get("/v1/accounts/{id}", Role::kRead, [&api](RequestContext& context) {
+  }));
+  router.Get("/v1/accounts/{id}", Role::kRead, ForTenant(api, [](RequestContext& context, ApiContext& api) {
     absl::StatusOr<Account> account = api.ledger.GetAccount(context.path_parameters[0]);
     if (!account.ok()) return WriteError(context, account.status());
     WriteJson(context.response, 200, AccountToJson(*account));
-  });
-  router.Get("/v1/accounts/{id}/history", Role::kRead, [&api](RequestContext& context) {
+  }));
+  router.Get("/v1/accounts/{id}/history", Role::kRead, ForTenant(api, [](RequestContext& context, ApiContext& api) {
     absl::StatusOr<int64_t> limit = PageLimit(context.request);
     if (!limit.ok()) return WriteError(context, limit.status());
     absl::StatusOr<int64_t> after = NonNegativeParameter(context.request, "after", 0);
@@ -133,8 +133,8 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     nlohmann::json next = static_cast<int64_t>(lines->size()) == *limit
                               ? nlohmann::json(lines->back().entry.account_version) : nlohmann::json(nullptr);
     WriteJson(context.response, 200, {{"entries", std::move(items)}, {"next_after", std::move(next)}});
-  });
-  router.Get("/v1/accounts/{id}/balance", Role::kRead, [&api](RequestContext& context) {
+  }));
+  router.Get("/v1/accounts/{id}/balance", Role::kRead, ForTenant(api, [](RequestContext& context, ApiContext& api) {
     absl::StatusOr<Account> account = api.ledger.GetAccount(context.path_parameters[0]);
     if (!account.ok()) return WriteError(context, account.status());
     nlohmann::json body = {{"account", account->id}, {"asset", account->asset}};
@@ -156,19 +156,19 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     body["balance"] = FormatAmount(*balance);
     body["as_of"] = FormatTimestamp(as_of);
     WriteJson(context.response, 200, body);
-  });
+  }));
 }
 
 void AddAccountWriteRoutes(Router& router, ApiContext& api) {
-  router.Post("/v1/accounts", Role::kAdmin, [&api](RequestContext& context) {
+  router.Post("/v1/accounts", Role::kAdmin, ForTenant(api, [](RequestContext& context, ApiContext& api) {
     absl::StatusOr<AccountSpec> spec = AccountSpecFromBody(context.request);
     if (!spec.ok()) return WriteError(context, spec.status());
     absl::StatusOr<Account> account = api.ledger.OpenAccount(*spec);
     if (!account.ok()) return WriteError(context, account.status());
     context.response.set_header("Location", "/v1/accounts/" + account->id);
     WriteJson(context.response, 201, AccountToJson(*account));
-  });
-  router.Post("/v1/accounts/{id}/close", Role::kAdmin, [&api](RequestContext& context) {
+  }));
+  router.Post("/v1/accounts/{id}/close", Role::kAdmin, ForTenant(api, [](RequestContext& context, ApiContext& api) {
     const std::string& id = context.path_parameters[0];
     if (absl::Status valid = ValidateAccountId(id); !valid.ok()) return WriteError(context, valid);
     if (absl::Status closed = api.ledger.CloseAccount(id); !closed.ok()) {
@@ -177,13 +177,13 @@ void AddAccountWriteRoutes(Router& router, ApiContext& api) {
     absl::StatusOr<Account> account = api.ledger.GetAccount(id);
     if (!account.ok()) return WriteError(context, account.status());
     WriteJson(context.response, 200, AccountToJson(*account));
-  });
+  }));
 }
 
 // Long poll: with ?wait=SECONDS and nothing after `after`, look again every poll
 // interval until an event arrives, the wait ends, or the server is stopping.
 void AddEventRoutes(Router& router, ApiContext& api) {
-  router.Get("/v1/events", Role::kRead, [&api](RequestContext& context) {
+  router.Get("/v1/events", Role::kRead, ForTenant(api, [](RequestContext& context, ApiContext& api) {
     absl::StatusOr<int64_t> limit = PageLimit(context.request);
     if (!limit.ok()) return WriteError(context, limit.status());
     absl::StatusOr<int64_t> after = NonNegativeParameter(context.request, "after", 0);
@@ -202,7 +202,7 @@ void AddEventRoutes(Router& router, ApiContext& api) {
     for (const OutboxEvent& event : *events) items.push_back(EventToJson(event));
     int64_t next = events->empty() ? *after : events->back().sequence;
     WriteJson(context.response, 200, {{"events", std::move(items)}, {"next_after", next}});
-  });
+  }));
 }
 
 }  // namespace
@@ -211,11 +211,11 @@ void AddResourceRoutes(Router& router, ApiContext& api) {
   AddAssetRoutes(router, api);
   AddAccountReadRoutes(router, api);
   AddAccountWriteRoutes(router, api);
-  router.Get("/v1/transactions/{id}", Role::kRead, [&api](RequestContext& context) {
+  router.Get("/v1/transactions/{id}", Role::kRead, ForTenant(api, [](RequestContext& context, ApiContext& api) {
     absl::StatusOr<Transaction> transaction = api.ledger.GetTransaction(context.path_parameters[0]);
     if (!transaction.ok()) return WriteError(context, transaction.status());
     WriteJson(context.response, 200, TransactionToJson(*transaction));
-  });
+  }));
   AddEventRoutes(router, api);
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -28,6 +29,7 @@
 #include "server/problem.h"
 #include "server/metrics.h"
 #include "server/router.h"
+#include "server/tenant_ledgers.h"
 
 namespace ledger::server {
 namespace {
@@ -199,17 +201,24 @@ absl::Status Serve(const ServerOptions& options) {
   absl::StatusOr<Ledger> opened = Ledger::Open(std::shared_ptr<Engine>(*std::move(engine)), ledger_options);
   if (!opened.ok()) return Annotate(opened.status(), "--group-commit-max");
   Ledger& ledger = *opened;
-
   Metrics metrics(options.worker_threads, options.in_flight_max,
                   options.group_commit ? std::optional<size_t>(options.group_commit_batch_items_max)
                                        : std::nullopt,
                   options.hold_sweep_interval);
+  // Every other tenant of the keys file: a ledger of its own, opened on first use.
+  absl::StatusOr<std::unique_ptr<TenantLedgers>> tenants = TenantLedgers::Create(
+      ledger, api_keys.has_value() ? api_keys->tenants() : std::set<std::string>{},
+      {.database_url = options.database_url, .engine = engine_options, .ledger = ledger_options,
+       .hold_sweep_interval = options.hold_sweep_interval},
+      metrics, LogEvent);
+  if (!tenants.ok()) return Annotate(tenants.status(), "the API keys' tenants");
+
   std::atomic<bool> stopping{false};
   LEDGER_ASSIGN_OR_RETURN(HttpServer http_server, MakeHttpServer(options));
   httplib::Server& http = *http_server.server;
   ConfigureHttp(http, options);
   Router router(http, options, api_keys.has_value() ? &*api_keys : nullptr, metrics);
-  ApiContext api{ledger, options, metrics, stopping};
+  ApiContext api{ledger, options, metrics, stopping, tenants->get()};
   AddHealthRoutes(router, api);
   AddResourceRoutes(router, api);
   AddOperationRoutes(router, api);
@@ -242,6 +251,7 @@ absl::Status Serve(const ServerOptions& options) {
   done.store(true);
   signal_watcher.join();
   sweeper.Stop();  // wakes it at once; only a sweep already running is waited for
+  (*tenants)->StopSweepers();
   if (!listened && !stopping.load()) return absl::UnavailableError("the listener failed");
   LogEvent("\"event\":\"stopped\"");
   return absl::OkStatus();

@@ -198,6 +198,19 @@ absl::Status CheckParameters(const DatabaseUrl& url, std::string_view engine,
   return absl::OkStatus();
 }
 
+absl::Status ValidateSchemaName(std::string_view engine, std::string_view schema) {
+  bool valid = !schema.empty() && schema.size() <= kSchemaNameBytesMax &&
+               !(schema[0] >= '0' && schema[0] <= '9') && schema.substr(0, 3) != "pg_";
+  for (char c : schema) {
+    valid = valid && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+  }
+  if (valid) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      View(engine), " URL: schema \"", View(schema.substr(0, kSchemaNameBytesMax + 1)),
+      "\" must be 1 to ", kSchemaNameBytesMax,
+      " characters: lower-case letters, digits and '_', not beginning with a digit or pg_"));
+}
+
 std::string RedactDatabaseUrl(std::string_view url_text) {
   const absl::string_view url = View(url_text);
   std::string redacted;

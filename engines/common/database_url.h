@@ -44,6 +44,14 @@ absl::StatusOr<DatabaseUrl> ParseDatabaseUrl(std::string_view url);
 absl::Status CheckParameters(const DatabaseUrl& url, std::string_view engine,
                              const std::vector<std::string_view>& accepted);
 
+// The `schema` URL parameter (PostgreSQL: the schema that holds the ledger's tables):
+// InvalidArgument naming `engine` unless `schema` is 1 to kSchemaNameBytesMax characters
+// of [a-z0-9_], beginning with [a-z_] and not with "pg_" (PostgreSQL reserves it). So a
+// schema name is one unquoted identifier, never folded or quoted, safe in any statement.
+inline constexpr char kSchemaParameter[] = "schema";
+inline constexpr size_t kSchemaNameBytesMax = 63;  // PostgreSQL's NAMEDATALEN - 1
+absl::Status ValidateSchemaName(std::string_view engine, std::string_view schema);
+
 // `url` with its password replaced by "***": the userinfo password of a URL
 // (scheme://user:PASSWORD@host/...), a password=... query parameter, and the
 // password=... of a libpq key=value string (quoted or not).

@@ -111,7 +111,7 @@ const std::vector<std::string_view>& MysqlUrlParameters() {
       "pool_acquire_wait", "connect_timeout", "account_lock_wait", "statement_timeout",
       "read_timeout",      "write_timeout",   "ssl_mode",          "ssl_ca",
       "ssl_capath",        "ssl_cert",        "ssl_key",
-      "migration_lock_wait"};
+      "migration_lock_wait", "create_database"};
   return parameters;
 }
 
@@ -167,6 +167,13 @@ absl::Status ApplyParameter(const std::string& name, const std::string& value,
   for (const auto& [wait_name, field] : waits) {
     if (name != wait_name) continue;
     LEDGER_ASSIGN_OR_RETURN(*field, engine_common::ParseWaitParameter("mysql", name, value));
+    return absl::OkStatus();
+  }
+  if (name == "create_database") {
+    if (value != "true" && value != "false") {
+      return absl::InvalidArgumentError("mysql url: create_database must be true or false");
+    }
+    settings.create_database = value == "true";
     return absl::OkStatus();
   }
   if (name == "ssl_mode") {
@@ -281,6 +288,15 @@ absl::StatusOr<MysqlSettings> ParseMysqlUrl(std::string_view url, const MysqlWai
   }
   LEDGER_RETURN_IF_ERROR(CheckWaits(settings.waits));
   LEDGER_RETURN_IF_ERROR(CheckTls(settings.tls));
+  if (settings.create_database) {
+    for (char c : settings.database) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') {
+        return absl::InvalidArgumentError(
+            "mysql url: with create_database=true the database name must be letters, digits "
+            "and '_'");
+      }
+    }
+  }
   return settings;
 }
 

@@ -93,6 +93,10 @@ struct MysqlSettings {
   std::string user;
   std::string password;
   std::string database;
+  // create_database=true: the engine creates `database` if it does not exist (CREATE
+  // DATABASE IF NOT EXISTS) before its first session; the name must then be plain
+  // ([A-Za-z0-9_]). Default: false (the database must exist).
+  bool create_database = false;
   MysqlWaits waits;
   MysqlTls tls;
 

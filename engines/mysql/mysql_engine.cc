@@ -540,6 +540,16 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenMysqlEngine(const MysqlOptions& opti
                                          .migration_lock_wait = options.migration_lock_wait};
   LEDGER_ASSIGN_OR_RETURN(mysql_internal::MysqlSettings settings,
                           mysql_internal::ParseMysqlUrl(options.connection, waits));
+  if (settings.create_database) {
+    // A session with no default database creates it (its name is checked plain).
+    mysql_internal::MysqlSettings server = settings;
+    server.database.clear();
+    LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<mysql_internal::MysqlConnection> connection,
+                            mysql_internal::MysqlConnection::Open(server));
+    LEDGER_RETURN_IF_ERROR(connection->ExecuteText(
+        absl::StrCat("CREATE DATABASE IF NOT EXISTS `", settings.database, "`"),
+        "create the database", engine_common::ErrorContext::kStandalone));
+  }
   const absl::Duration pool_acquire_wait = settings.waits.pool_acquire_wait;  // URL applied
   const absl::Duration migration_lock_wait = settings.waits.migration_lock_wait;
   LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<mysql_internal::MysqlConnectionPool> pool,

@@ -24,7 +24,9 @@ namespace ledger {
 // written as a duration with a unit ("500ms", "2s").
 struct MysqlOptions {
   // mysql://user[:password]@host[:port]/database[?parameters] ; host "localhost" is not
-  // special: always TCP. The database must exist. Parameters: the waits below, and TLS:
+  // special: always TCP. The database must exist, unless the URL says
+  // "create_database=true" (then it is created if missing: `ledger serve` does so for
+  // each tenant's database). Parameters: the waits below, and TLS:
   // ssl_mode (disabled, required, verify_ca, verify_identity), ssl_ca, ssl_capath,
   // ssl_cert, ssl_key (docs/engines/mysql.md). Required. Default: empty.
   std::string connection;

@@ -19,6 +19,7 @@
 #include "engines/common/waits.h"
 #include "engines/postgres/postgres_rows.h"
 #include "libpq-fe.h"
+#include "pqxx/nontransaction"
 
 namespace ledger::postgres_internal {
 namespace {
@@ -45,6 +46,11 @@ absl::StatusOr<bool> ApplyEngineParameter(const std::string& name, const std::st
                                           PostgresOptions& options) {
   if (name == kClaimParameter) {
     LEDGER_ASSIGN_OR_RETURN(options.claim_mode, ParseClaimMode(value));
+    return true;
+  }
+  if (name == kSchemaParameter) {
+    LEDGER_RETURN_IF_ERROR(ValidateSchemaName("postgres", value));  // "schema=" too
+    options.schema = value;
     return true;
   }
   const std::pair<std::string_view, absl::Duration*> waits[] = {
@@ -392,7 +398,7 @@ std::vector<std::pair<const char*, std::string>> Statements() {
 
 const std::vector<std::string_view>& PostgresUrlParameters() {
   static const std::vector<std::string_view> parameters = {
-      kClaimParameter, "account_lock_wait", "statement_timeout", "read_timeout",
+      kClaimParameter, kSchemaParameter, "account_lock_wait", "statement_timeout", "read_timeout",
       "pool_acquire_wait", "migration_lock_wait", "application_name", "connect_timeout", "keepalives",
       "keepalives_count", "keepalives_idle", "keepalives_interval", "options", "password",
       "sslcert", "sslcrl", "sslkey", "sslmode", "sslrootcert", "target_session_attrs",
@@ -417,6 +423,9 @@ absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const PostgresO
     parsed.connection = url.base;
   }
   LEDGER_RETURN_IF_ERROR(CheckWaits(parsed.options));
+  if (!parsed.options.schema.empty()) {
+    LEDGER_RETURN_IF_ERROR(ValidateSchemaName("postgres", parsed.options.schema));
+  }
   std::vector<std::string> added;
   for (const auto& [name, value] : LibpqWaits(parsed.options)) {
     if (!given.contains(name)) added.push_back(absl::StrCat(name, "=", value));
@@ -433,11 +442,28 @@ absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const PostgresO
   return parsed;
 }
 
-absl::Status SetUpSession(PostgresSession& session) {
+std::string AdvisoryLockSeed(std::string_view schema) {
+  if (schema.empty()) return "0";
+  return absl::StrCat("hashtextextended('", View(schema), "', 0)");
+}
+
+absl::Status SetUpSession(PostgresSession& session, std::string_view schema) {
   if (session.connection().server_version() < kServerVersionMin) {
     return absl::FailedPreconditionError(
         absl::StrCat("postgres: server version ", session.connection().server_version(),
                      " is too old; the ledger needs PostgreSQL 11 or newer"));
+  }
+  session.schema = std::string(schema);
+  if (!session.schema.empty()) {
+    // Before any statement is prepared: names resolve in the schema alone (pg_catalog is
+    // searched first whatever search_path says). The schema may not exist yet: SET
+    // accepts that, and the first migration creates it.
+    LEDGER_RETURN_IF_ERROR(
+        GuardRoundTrip(session, {.operation = "set the session's schema"}, [&]() -> absl::Status {
+          pqxx::nontransaction work(session.connection());
+          work.exec(absl::StrCat("SET search_path TO ", session.schema));
+          return absl::OkStatus();
+        }));
   }
   DeclareStatements(session.connection());
   return absl::OkStatus();

@@ -47,8 +47,16 @@ const std::vector<std::string_view>& PostgresUrlParameters();
 absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const PostgresOptions& options);
 
 // Run once on every new session: FailedPrecondition for a server older than
-// PostgreSQL 11, then declares the prepared statements.
-absl::Status SetUpSession(PostgresSession& session);
+// PostgreSQL 11; with a `schema` (PostgresOptions::schema, already validated), records it
+// in the session and sets the session's search_path to it alone; then declares the
+// prepared statements.
+absl::Status SetUpSession(PostgresSession& session, std::string_view schema = "");
+
+// The seed of every advisory lock key a ledger takes, hashtextextended(name, SEED), as
+// SQL: "0" without a schema (the keys every earlier version took, so old and new
+// processes on one ledger still exclude each other), else a hash of the schema's name,
+// so two schemas' ledgers in one database never take the same lock.
+std::string AdvisoryLockSeed(std::string_view schema);
 
 // Names of the prepared statements.
 namespace statement {

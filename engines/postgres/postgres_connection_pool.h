@@ -100,6 +100,8 @@ struct PostgresSession {
   // The session's lock_timeout (PostgresOptions::account_lock_wait): the claim
   // shortens it with SET LOCAL and puts this value back right after.
   std::string lock_timeout_default;
+  // PostgresOptions::schema, set by the engine's session setup; empty: none.
+  std::string schema;
   std::shared_ptr<ReplyWatchdog> watchdog;  // shared by the pool's sessions
   OwnedSocket reply_socket;  // a duplicate of libpq's socket, for the watchdog
   absl::Duration read_timeout = absl::InfiniteDuration();

@@ -69,6 +69,7 @@ struct ClaimScriptParts {
   bool begin = true;                 // the transaction's BEGIN rides along
   std::string claim_lock_timeout;    // quoted, e.g. '250ms'
   std::string default_lock_timeout;  // quoted: the session's own value, restored after
+  std::string lock_seed = "0";       // SQL: AdvisoryLockSeed of the session's schema
   std::vector<ClaimedKey> keys;
 };
 
@@ -134,10 +135,11 @@ std::string AdvisoryClaimScript(const ClaimScriptParts& parts) {
   std::string script = ScriptStart(parts);
   if (parts.keys.size() == 1) {
     absl::StrAppend(&script, "SELECT pg_advisory_xact_lock(hashtextextended(",
-                    parts.quote(parts.keys.front().encoded_identity), ", 0));\n");
+                    parts.quote(parts.keys.front().encoded_identity), ", ", parts.lock_seed, "));\n");
   } else {
     absl::StrAppend(&script,
-                    "SELECT pg_advisory_xact_lock(hashtextextended(c.identity, 0)) FROM "
+                    "SELECT pg_advisory_xact_lock(hashtextextended(c.identity, ", parts.lock_seed,
+                    ")) FROM "
                     "(SELECT identity FROM unnest(", KeyArray(parts, &ClaimedKey::encoded_identity),
                     ") WITH ORDINALITY AS u(identity, position) ORDER BY position) c;\n");
   }
@@ -251,7 +253,8 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
         .begin = !begin_sent_,
         .claim_lock_timeout =
             connection.quote(postgres_internal::ClaimLockTimeout(options_.wait.wait_max)),
-        .default_lock_timeout = connection.quote((*lease_)->lock_timeout_default)};
+        .default_lock_timeout = connection.quote((*lease_)->lock_timeout_default),
+        .lock_seed = postgres_internal::AdvisoryLockSeed((*lease_)->schema)};
     for (const KeyIdentity& identity : identities) {
       parts.keys.push_back({.encoded_identity = identity.Encoded(),
                             .key_namespace = identity.key_namespace,
@@ -512,14 +515,16 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions
            .account_lock_wait = resolved.account_lock_wait,
            .statement_timeout = resolved.statement_timeout,
            .read_timeout = resolved.read_timeout},
-          postgres_internal::SetUpSession));
+          [schema = resolved.schema](postgres_internal::PostgresSession& session) {
+            return postgres_internal::SetUpSession(session, schema);
+          }));
   {
     // The first connection proves the connection string and the server.
     LEDGER_ASSIGN_OR_RETURN(postgres_internal::PooledConnection first, pool->Acquire());
   }
   auto engine = std::make_unique<postgres_internal::PostgresEngine>(
       std::move(pool), resolved.claim_mode, resolved.pool_acquire_wait,
-      resolved.migration_lock_wait);
+      resolved.migration_lock_wait, resolved.schema);
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return engine;
 }

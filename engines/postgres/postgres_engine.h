@@ -35,6 +35,14 @@ struct PostgresOptions {
   // fields; both are removed before libpq sees the URI. TLS: libpq's sslmode,
   // sslrootcert, sslcert, sslkey (docs/engines/postgres.md). Required. Default: empty.
   std::string connection;
+  // The schema that holds the ledger: its tables, its migrations and every statement
+  // (each session's search_path is this schema alone), created by the first migration
+  // if missing. Its advisory locks (claims, the outbox sequencer, migrations) are keyed
+  // with the schema too, so ledgers in two schemas of one database never wait on each
+  // other. URL parameter "schema=NAME"; a name is 1 to 63 of [a-z0-9_], not beginning
+  // with a digit or pg_ (ValidateSchemaName). Default: empty, the connection's own
+  // search_path (normally public), exactly as before schemas.
+  std::string schema;
   // How a submit claims its key (docs/engines/postgres.md). Default: kAdvisoryLock.
   PostgresClaimMode claim_mode = PostgresClaimMode::kAdvisoryLock;
   // Connections kept open, 1..1024; callers beyond it wait for one. Default: 16.

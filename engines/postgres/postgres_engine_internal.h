@@ -102,9 +102,10 @@ class PostgresStorageTransaction final : public StorageTransaction {
 class PostgresEngine final : public Engine {
  public:
   PostgresEngine(std::shared_ptr<PostgresConnectionPool> pool, PostgresClaimMode claim_mode,
-                 absl::Duration pool_acquire_wait, absl::Duration migration_lock_wait)
+                 absl::Duration pool_acquire_wait, absl::Duration migration_lock_wait,
+                 std::string schema = "")
       : pool_(std::move(pool)), claim_mode_(claim_mode), pool_acquire_wait_(pool_acquire_wait),
-        migration_lock_wait_(migration_lock_wait) {}
+        migration_lock_wait_(migration_lock_wait), schema_(std::move(schema)) {}
 
   std::string_view name() const override { return "postgres"; }
   absl::Status Migrate() override;
@@ -155,6 +156,7 @@ class PostgresEngine final : public Engine {
   const PostgresClaimMode claim_mode_;
   const absl::Duration pool_acquire_wait_;
   const absl::Duration migration_lock_wait_;
+  const std::string schema_;  // PostgresOptions::schema; empty: none
   PostgresWorkClaimStore work_claims_{*this};
   PostgresWebhookStore webhooks_{*this};
 };

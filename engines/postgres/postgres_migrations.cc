@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_errors.h"
 #include "base/status.h"
 #include "pqxx/nontransaction"
@@ -18,7 +19,11 @@
 namespace ledger::postgres_internal {
 namespace {
 
-constexpr char kMigrationLock[] = "hashtextextended('ledger.schema_migrations', 0)";
+// The migration lock's key: AdvisoryLockSeed keeps two schemas' migrations apart.
+std::string MigrationLock(const PostgresSession& session) {
+  return absl::StrCat("hashtextextended('ledger.schema_migrations', ",
+                      AdvisoryLockSeed(session.schema), ")");
+}
 
 // One statement on the session, autocommit, under its reply deadline.
 absl::Status RoundTrip(PostgresSession& session, std::string_view operation,
@@ -60,10 +65,15 @@ absl::Status MigrateDatabase(PostgresSession& session, const std::vector<Migrati
     return GuardRoundTrip(session, {.operation = "take the migration lock"},
                           [&]() -> absl::StatusOr<bool> {
       pqxx::nontransaction work(session.connection());
-      return work.exec(absl::StrCat("SELECT pg_try_advisory_lock(", kMigrationLock, ")"))
+      return work.exec(absl::StrCat("SELECT pg_try_advisory_lock(", MigrationLock(session), ")"))
           .at(0).at(0).as<bool>();
     });
   }));
+  if (!session.schema.empty()) {
+    // The session's search_path already names it (SetUpSession); the name is validated.
+    LEDGER_RETURN_IF_ERROR(RoundTrip(session, "create the schema",
+                                     absl::StrCat("CREATE SCHEMA IF NOT EXISTS ", session.schema)));
+  }
   LEDGER_RETURN_IF_ERROR(
       RoundTrip(session, "create schema_migrations",
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
@@ -83,7 +93,7 @@ absl::Status MigrateDatabase(PostgresSession& session, const std::vector<Migrati
       migrations, applied,
       [&](const Migration& migration) { return ApplyMigration(session, migration); }));
   return RoundTrip(session, "release the migration lock",
-                   absl::StrCat("SELECT pg_advisory_unlock(", kMigrationLock, ")"));
+                   absl::StrCat("SELECT pg_advisory_unlock(", MigrationLock(session), ")"));
 }
 
 }  // namespace ledger::postgres_internal

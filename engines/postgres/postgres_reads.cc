@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "engines/common/insert_or_read.h"
 #include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_engine_internal.h"
@@ -230,7 +231,7 @@ namespace {
 // in flight is numbered only once it committed, after every event already numbered.
 constexpr char kSequenceCommittedEvents[] = R"sql(
 BEGIN;
-SELECT pg_advisory_xact_lock(hashtextextended('ledger.outbox_sequencer', 0));
+SELECT pg_advisory_xact_lock(hashtextextended('ledger.outbox_sequencer', $LOCK_SEED));
 WITH unsequenced AS (
   SELECT insert_order, row_number() OVER (ORDER BY insert_order) AS n
   FROM outbox_events WHERE sequence IS NULL ORDER BY insert_order LIMIT 10000),
@@ -240,9 +241,10 @@ FROM unsequenced, last WHERE e.insert_order = unsequenced.insert_order;
 COMMIT;
 )sql";
 
-void SequenceCommittedEvents(pqxx::nontransaction& work) {
+void SequenceCommittedEvents(pqxx::nontransaction& work, std::string_view schema) {
   try {
-    work.exec(kSequenceCommittedEvents);
+    work.exec(absl::StrReplaceAll(kSequenceCommittedEvents,
+                                  {{"$LOCK_SEED", AdvisoryLockSeed(schema)}}));
   } catch (...) {
     try {
       work.exec("ROLLBACK");  // leave no aborted transaction on a pooled session
@@ -260,7 +262,7 @@ absl::StatusOr<std::vector<OutboxEvent>> PostgresEngine::ListEvents(int64_t afte
   return WithConnection(
       {.operation = "list events"},
       [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<OutboxEvent>> {
-        SequenceCommittedEvents(work);
+        SequenceCommittedEvents(work, schema_);
         std::vector<OutboxEvent> events;
         for (const pqxx::row& row :
              work.exec_prepared(statement::kListEvents, after_sequence, limit)) {

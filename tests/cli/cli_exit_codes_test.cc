@@ -138,6 +138,16 @@ TEST_P(ExitCodesCliTest, BadCredentialsAreRefusedOnEveryCommand) {
   ExpectEveryCommandExits(refused, kDatabaseRefused);
 }
 
+// A PostgreSQL ?schema= that is not one plain identifier is bad input (2), refused
+// before anything connects (the port refuses; the answer is not 6).
+TEST_P(ExitCodesCliTest, BadPostgresSchemaNameIsBadInputOnEveryCommand) {
+  if (IsSkipped() || HasFatalFailure()) return;
+  if (GetParam() != "postgres") GTEST_SKIP() << "schema= is a PostgreSQL parameter";
+  for (const char* schema : {"Books", "1books", "pg_books", "books-a", ""}) {
+    ExpectEveryCommandExits(UrlAt("ledger", 1, "ledger", absl::StrCat("?schema=", schema)), 2);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(ServerEngines, ExitCodesCliTest,
                          ::testing::Values(std::string("postgres"), std::string("mysql")),
                          [](const ::testing::TestParamInfo<std::string>& info) {

@@ -189,21 +189,25 @@ TEST_P(ServerTest, MetricsCountSubmitsByOutcomeAndRequestsByRoute) {
   EXPECT_NE(metrics.find("ledger_http_worker_threads 32"), std::string::npos);
 }
 
-// Two tenants with their own keys: the same Idempotency-Key never crosses tenants.
+// Two tenants with their own keys: the same Idempotency-Key never crosses tenants (each
+// tenant has a ledger of its own: tests/server/tenants_test.cc).
 TEST_P(ServerTest, TenantComesFromTheApiKeyAndRolesGateRoutes) {
   std::ofstream keys(folder_ / "keys");
   keys << "# test keys\n"
        << Sha256Hex("admin-secret") << " acme admin\n"
        << Sha256Hex("acme-secret") << " acme submit\n"
+       << Sha256Hex("globex-admin-secret") << " globex admin\n"
        << Sha256Hex("globex-secret") << " globex submit\n"
        << Sha256Hex("reader-secret") << " acme read\n";
   keys.close();
   StartServer({"--api-keys-file", (folder_ / "keys").string()});
-  httplib::Headers admin = {{"Authorization", "Bearer admin-secret"}};
-  ASSERT_EQ(Post("/v1/assets", R"({"code":"USD","scale":2})", admin)->status / 100, 2);
-  for (const char* id : {"issuance", "alice"}) {
-    nlohmann::json body = {{"id", Name(id)}, {"asset", "USD"}, {"allow_negative", std::string(id) == "issuance"}};
-    ASSERT_EQ(Post("/v1/accounts", body.dump(), admin)->status, 201);
+  for (const char* admin_key : {"admin-secret", "globex-admin-secret"}) {
+    httplib::Headers admin = {{"Authorization", std::string("Bearer ") + admin_key}};
+    ASSERT_EQ(Post("/v1/assets", R"({"code":"USD","scale":2})", admin)->status / 100, 2);
+    for (const char* id : {"issuance", "alice"}) {
+      nlohmann::json body = {{"id", Name(id)}, {"asset", "USD"}, {"allow_negative", std::string(id) == "issuance"}};
+      ASSERT_EQ(Post("/v1/accounts", body.dump(), admin)->status, 201);
+    }
   }
   EXPECT_TRUE(IsProblem(Get("/v1/assets"), 401, "unauthenticated"));
   EXPECT_TRUE(IsProblem(Get("/v1/assets", {{"Authorization", "Bearer wrong"}}), 401, "unauthenticated"));

@@ -55,7 +55,9 @@ TEST_P(ServerTest, MissingInvalidOrRepeatedKeyIs400AndWritesNothing) {
   EXPECT_TRUE(IsProblem(Post("/v1/operations", body), 400, "idempotency_key_invalid"));
   for (const std::string& bad : {std::string("\"unterminated"), std::string("two words"),
                                  std::string("\"k\";p=1"), std::string("\"\""),
-                                 std::string("\"bad\\escape\""), std::string(300, 'k')}) {
+                                 std::string("\"bad\\escape\""), std::string(300, 'k'),
+                                 std::string("12345"), std::string("-7"), std::string("3.14"),
+                                 std::string(":aGk:"), std::string("k,l"), std::string("caf\xc3\xa9")}) {
     EXPECT_TRUE(IsProblem(Post("/v1/operations", body, {{"Idempotency-Key", bad}}), 400,
                           "idempotency_key_invalid")) << bad;
   }

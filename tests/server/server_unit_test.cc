@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/clock.h"
@@ -22,6 +23,7 @@
 #include "server/hold_sweeper.h"
 #include "server/idempotency_key_header.h"
 #include "server/problem.h"
+#include "server/tenant_ledgers.h"
 #include "tests/support/fault_injecting_engine.h"
 
 namespace ledger::server {
@@ -112,6 +114,50 @@ TEST(IdempotencyKeyHeader, StructuredStringAndTokenGiveTheSameKey) {
   EXPECT_EQ(*ParseIdempotencyKeyHeader("order:1/2"), "order:1/2");
 }
 
+// Each accepted form (server/idempotency_key_header.h), and the bare value's whole set.
+TEST(IdempotencyKeyHeader, AcceptsTheStringAndTheBareValueForms) {
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("\"12345\""), "12345");  // a number, quoted: a key
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("\" spaces, commas; and (parens) \""),
+            " spaces, commas; and (parens) ");
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("\"" + std::string(255, 'k') + "\""), std::string(255, 'k'));
+  const std::string every_bare = "azAZ09!#$%&'*+-.^_`|~:/";
+  EXPECT_EQ(*ParseIdempotencyKeyHeader(every_bare), every_bare);
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("123abc"), "123abc");    // not a number: a key
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("1.2.3"), "1.2.3");      // not a Decimal either
+  EXPECT_EQ(*ParseIdempotencyKeyHeader("order:1"), "order:1");  // ':' inside is fine
+}
+
+// Each refusal says why (the detail of the 400 idempotency_key_invalid).
+TEST(IdempotencyKeyHeader, EachRefusalSaysWhy) {
+  const std::pair<std::string, std::string> refusals[] = {
+      {"", "is empty"},
+      {"12345", "is a number"},
+      {"-7", "is a number"},
+      {"3.14", "is a number"},
+      {"000000000000000000001", "is a number"},
+      {":aGk:", "Byte Sequence"},
+      {"two words", "bare value"},
+      {"k,l", "bare value"},
+      {"k;p=1", "bare value"},
+      {"?1", "bare value"},
+      {"caf\xc3\xa9", "bare value"},
+      {"\"open", "no closing quote"},
+      {"\"a\"b", "nothing may follow"},
+      {"\"a\";p=1", "nothing may follow"},
+      {"\"bad\\x\"", "backslash"},
+      {"\"tab\there\"", "printable ASCII"},
+      {"\"\"", "Idempotency-Key"},
+      {std::string(256, 'k'), "Idempotency-Key"},
+  };
+  for (const auto& [value, why] : refusals) {
+    absl::StatusOr<std::string> key = ParseIdempotencyKeyHeader(value);
+    ASSERT_FALSE(key.ok()) << value;
+    EXPECT_EQ(key.status().code(), absl::StatusCode::kInvalidArgument) << value;
+    EXPECT_NE(key.status().message().find(why), absl::string_view::npos)
+        << value << ": " << key.status().message();
+  }
+}
+
 TEST(IdempotencyKeyHeader, RejectsWhatTheGrammarForbids) {
   for (const char* bad : {"", "\"\"", "\"open", "\"a\"b", "\"a\";p=1", "\"bad\\x\"", "two words",
                           "a,b", "\"tab\there\"", "quote\"inside"}) {
@@ -139,6 +185,51 @@ TEST(ProblemFromStatus, HidesTheServedDatabasesPassword) {
   }
   EXPECT_EQ(ProblemFromStatus(absl::UnavailableError("server gone")).detail, "server gone");
   HidePasswordOf("");
+}
+
+// Where each tenant's ledger lives (docs/http.md "Tenants"), engine by engine.
+TEST(TenantDatabaseUrl, DerivesEachTenantsLedgerFromTheDbUrl) {
+  const std::pair<std::string, std::string> derived[] = {
+      {"sqlite:/var/lib/ledger/books.db", "sqlite:/var/lib/ledger/books.acme.db"},
+      {"sqlite:books.db?synchronous=normal", "sqlite:books.acme.db?synchronous=normal"},
+      {"sqlite:///var/lib/ledger/books", "sqlite:///var/lib/ledger/books.acme"},
+      {"sqlite:/var/lib/ledger.d/books", "sqlite:/var/lib/ledger.d/books.acme"},
+      {"postgresql://app@db/books", "postgresql://app@db/books?schema=public_acme"},
+      {"postgres://app:pw@db/books?sslmode=require&schema=ledger",
+       "postgres://app:pw@db/books?sslmode=require&schema=ledger_acme"},
+      {"mysql://app:pw@db:3306/books", "mysql://app:pw@db:3306/books_acme?create_database=true"},
+      {"mysql://app@db/books?ssl_mode=required",
+       "mysql://app@db/books_acme?ssl_mode=required&create_database=true"},
+      {"memory:", "memory:"},
+  };
+  for (const auto& [database_url, tenant_url] : derived) {
+    absl::StatusOr<std::string> url = TenantDatabaseUrl(database_url, "acme");
+    ASSERT_TRUE(url.ok()) << database_url << ": " << url.status();
+    EXPECT_EQ(*url, tenant_url);
+  }
+  EXPECT_EQ(*TenantDatabaseUrl("postgresql://app@db/books", "default"), "postgresql://app@db/books");
+}
+
+TEST(TenantDatabaseUrl, RefusesNamesTheEngineCannotHold) {
+  const std::string tenant(32, 't');
+  EXPECT_EQ(TenantDatabaseUrl("postgresql://app@db/b?schema=" + std::string(31, 's'), tenant).status().code(),
+            absl::StatusCode::kInvalidArgument);  // 31 + 1 + 32 > 63
+  EXPECT_TRUE(TenantDatabaseUrl("postgresql://app@db/b?schema=" + std::string(30, 's'), tenant).ok());
+  EXPECT_EQ(TenantDatabaseUrl("mysql://app@db/" + std::string(32, 'd'), tenant).status().code(),
+            absl::StatusCode::kInvalidArgument);  // 32 + 1 + 32 > 64
+  EXPECT_EQ(TenantDatabaseUrl("mysql://app@db/my-books", "acme").status().code(),
+            absl::StatusCode::kInvalidArgument);  // not a plain name
+}
+
+TEST(ApiKeys, TenantNamesAreSafeInIdentifiersAndPaths) {
+  for (const std::string& tenant : std::vector<std::string>{"a", "acme", "acme_2", std::string(32, 'a')}) {
+    EXPECT_TRUE(ValidateTenantName(tenant).ok()) << tenant;
+  }
+  for (const std::string& tenant :
+       std::vector<std::string>{"", "Acme", "1acme", "_acme", "acme-corp", "acme.db", "../x",
+                                "caf\xc3\xa9", std::string(33, 'a')}) {
+    EXPECT_EQ(ValidateTenantName(tenant).code(), absl::StatusCode::kInvalidArgument) << tenant;
+  }
 }
 
 TEST(ApiKeys, FindsTheTenantAndRoleOfAHashedKey) {

@@ -2,6 +2,7 @@
 #include "engines/common/database_url.h"
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "gtest/gtest.h"
@@ -103,6 +104,23 @@ TEST(CheckParametersTest, NamesTheUnknownParameterAndTheAcceptedOnes) {
   EXPECT_NE(checked.message().find("\"journal\""), std::string::npos) << checked;
   EXPECT_NE(checked.message().find("synchronous"), std::string::npos) << checked;
   EXPECT_TRUE(CheckParameters(*url, "sqlite", {"journal"}).ok());
+}
+
+TEST(ValidateSchemaNameTest, AcceptsOnePlainLowerCaseIdentifier) {
+  for (const std::string& schema :
+       std::vector<std::string>{"books", "_books", "public_acme", "b2", std::string(63, 'a')}) {
+    EXPECT_TRUE(ValidateSchemaName("postgres", schema).ok()) << schema;
+  }
+}
+
+TEST(ValidateSchemaNameTest, RefusesEverythingElseNamingTheRule) {
+  for (const std::string& schema :
+       std::vector<std::string>{"", "Books", "1books", "pg_books", "books-a", "books;drop",
+                                "\"books\"", "b\xc3\xa9", std::string(64, 'a')}) {
+    absl::Status valid = ValidateSchemaName("postgres", schema);
+    EXPECT_EQ(valid.code(), absl::StatusCode::kInvalidArgument) << schema;
+    EXPECT_NE(valid.message().find("postgres URL: schema"), std::string::npos) << valid;
+  }
 }
 
 }  // namespace

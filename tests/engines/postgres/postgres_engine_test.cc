@@ -381,6 +381,76 @@ TEST(PostgresMigrationTest, ConcurrentMigrationsOfAFreshDatabaseApplyEachVersion
   EXPECT_EQ(QueryPostgresValue("SELECT count(*) FROM accounts").value_or("error"), "0");
 }
 
+
+// ?schema=NAME (PostgresOptions::schema): the ledger's tables live in that schema,
+// created by the first migration; two schemas of one database are two ledgers, and
+// their advisory locks never collide: the same key claimed in both at once waits for
+// nothing, where a second claimer in the same schema waits.
+TEST(PostgresSchemaTest, TwoSchemasOfOneDatabaseAreTwoLedgersThatNeverShareALock) {
+  if (std::string reason = PostgresUnavailableReason(); !reason.empty()) {
+    if (RunningInCi()) GTEST_FAIL() << "postgres is required under CI=true: " << reason;
+    GTEST_SKIP() << "postgres skipped: " << reason;
+  }
+  ASSERT_TRUE(ResetPostgresTestDatabase().ok());
+  ASSERT_TRUE(QueryPostgresValue("DROP SCHEMA IF EXISTS books_a CASCADE; "
+                                 "DROP SCHEMA IF EXISTS books_b CASCADE").ok());
+  absl::StatusOr<std::string> dsn = PostgresTestDsn();
+  ASSERT_TRUE(dsn.ok()) << dsn.status();
+  const char separator = dsn->find('?') == std::string::npos ? '?' : '&';
+  auto open = [&](const std::string& schema) {
+    PostgresOptions options;
+    options.connection = absl::StrCat(*dsn, std::string(1, separator), "schema=", schema);
+    options.pool_size = 2;
+    return OpenPostgresEngine(options);
+  };
+  absl::StatusOr<std::unique_ptr<Engine>> a = open("books_a");
+  absl::StatusOr<std::unique_ptr<Engine>> a_again = open("books_a");
+  absl::StatusOr<std::unique_ptr<Engine>> b = open("books_b");
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(a_again.ok()) << a_again.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(QueryPostgresValue("SELECT count(*) FROM information_schema.tables WHERE "
+                               "table_schema IN ('books_a', 'books_b') AND table_name = 'transactions'")
+                .value_or("error"),
+            "2");
+  EXPECT_EQ(QueryPostgresValue("SELECT count(*) FROM information_schema.tables WHERE "
+                               "table_schema = 'public'").value_or("error"),
+            "0");
+  ASSERT_TRUE((*a)->PutAsset(Asset{.code = kAsset, .scale = 0}).ok());
+  EXPECT_EQ((*a_again)->ListAssets()->size(), 1u);
+  EXPECT_TRUE((*b)->ListAssets()->empty());
+
+  const KeyIdentity identity{.key_namespace = "operations", .scope = Scope{.tenant = "t"}, .key = "k"};
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = (*a)->Begin({});
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->ClaimKey(identity).ok());
+  BeginOptions fail_fast{.wait = WaitPolicy::FailFast()};
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> same_schema = (*a_again)->Begin(fail_fast);
+  ASSERT_TRUE(same_schema.ok()) << same_schema.status();
+  EXPECT_FALSE((*same_schema)->ClaimKey(identity).ok());  // held by `holder`
+  (*same_schema)->Rollback();
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> other_schema = (*b)->Begin(fail_fast);
+  ASSERT_TRUE(other_schema.ok()) << other_schema.status();
+  absl::StatusOr<std::optional<KeyRecord>> claimed = (*other_schema)->ClaimKey(identity);
+  EXPECT_TRUE(claimed.ok()) << claimed.status();
+  (*other_schema)->Rollback();
+  (*holder)->Rollback();
+}
+
+// A schema name that is not one plain lower-case identifier is refused before anything
+// connects, naming the rule.
+TEST(PostgresSchemaTest, ABadSchemaNameIsRefused) {
+  for (const char* schema : {"Books", "1books", "pg_books", "books-a", "books%3Bdrop", ""}) {
+    PostgresOptions options;
+    options.connection = absl::StrCat("postgresql://nobody@127.0.0.1:1/none?schema=", schema);
+    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenPostgresEngine(options);
+    ASSERT_FALSE(engine.ok()) << schema;
+    EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument) << schema;
+    EXPECT_NE(engine.status().message().find("lower-case letters, digits and '_'"),
+              absl::string_view::npos) << engine.status();
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace ledger

@@ -154,7 +154,8 @@ std::string TerminatePostgresBackends(const std::string& state) {
   return terminated.ok() ? *terminated : terminated.status().ToString();
 }
 
-void AddPostgresServerControls(ConformanceContext& context) {
+void AddPostgresServerControls(ConformanceContext& context, const std::string& schema) {
+  const std::string in_schema = schema.empty() ? "" : "SET search_path TO " + schema + ";";
   context.kill_sessions = []() -> absl::Status {
     const std::string terminated = TerminatePostgresBackends();
     if (terminated.empty() || !std::all_of(terminated.begin(), terminated.end(), ::isdigit)) {
@@ -173,17 +174,17 @@ void AddPostgresServerControls(ConformanceContext& context) {
     return absl::DeadlineExceededError(absl::StrCat("fewer than ", count, " lock waiters"));
   };
   // NOT VALID: the rows already there are not checked, every new one is, at COMMIT.
-  context.fail_commits = []() {
+  context.fail_commits = [in_schema]() {
     return QueryPostgresValue(
-               "CREATE TABLE commit_checks (transaction_id TEXT COLLATE \"C\" PRIMARY KEY);"
+               in_schema + "CREATE TABLE commit_checks (transaction_id TEXT COLLATE \"C\" PRIMARY KEY);"
                "ALTER TABLE transactions ADD CONSTRAINT transactions_commit_check"
                " FOREIGN KEY (id) REFERENCES commit_checks (transaction_id)"
                " DEFERRABLE INITIALLY DEFERRED NOT VALID")
         .status();
   };
-  context.stop_failing_commits = []() {
+  context.stop_failing_commits = [in_schema]() {
     return QueryPostgresValue(
-               "ALTER TABLE transactions DROP CONSTRAINT transactions_commit_check;"
+               in_schema + "ALTER TABLE transactions DROP CONSTRAINT transactions_commit_check;"
                "DROP TABLE commit_checks")
         .status();
   };

@@ -54,9 +54,10 @@ bool WaitOnPostgresServerUntil(const std::string& condition_sql);
 std::string TerminatePostgresBackends(const std::string& state = "");
 
 // The conformance suite's server-side controls (tests/conformance/conformance_context.h):
-// end every session, wait for lock waiters, fail COMMITs with a deferred foreign key.
+// end every session, wait for lock waiters, fail COMMITs with a deferred foreign key (on
+// the ledger in `schema`, when not empty).
 struct ConformanceContext;
-void AddPostgresServerControls(ConformanceContext& context);
+void AddPostgresServerControls(ConformanceContext& context, const std::string& schema = "");
 
 }  // namespace ledger::testing
 
