@@ -45,7 +45,7 @@ absl::StatusOr<std::string> StringMember(const nlohmann::json& body, const char*
   return body[name].get<std::string>();
 }
 
-absl::StatusOr<Asset> AssetFromBody(const httplib::Request& request) {
+absl::StatusOr<Asset> AssetFromBody(const HttpRequest& request) {
   LEDGER_ASSIGN_OR_RETURN(nlohmann::json body, JsonObjectBody(request));
   LEDGER_RETURN_IF_ERROR(RequireOnlyMembers(body, {"code", "scale"}));
   Asset asset;
@@ -58,7 +58,7 @@ absl::StatusOr<Asset> AssetFromBody(const httplib::Request& request) {
   return asset;
 }
 
-absl::StatusOr<AccountSpec> AccountSpecFromBody(const httplib::Request& request) {
+absl::StatusOr<AccountSpec> AccountSpecFromBody(const HttpRequest& request) {
   LEDGER_ASSIGN_OR_RETURN(nlohmann::json body, JsonObjectBody(request));
   LEDGER_RETURN_IF_ERROR(RequireOnlyMembers(body, {"id", "asset", "allow_negative", "overdraft_limit"}));
   AccountSpec spec;
@@ -180,8 +180,11 @@ void AddAccountWriteRoutes(Router& router, ApiContext& api) {
   });
 }
 
-// Long poll: with ?wait=SECONDS and nothing after `after`, look again every poll
-// interval until an event arrives, the wait ends, or the server is stopping.
+// Long poll: with ?wait=SECONDS and nothing after `after`, the handler asks to be called
+// again after the poll interval (no worker thread waits meanwhile) until an event
+// arrives, the wait (counted from when the request came) ends, or the server is stopping.
+constexpr absl::Duration kEventsPollInterval = absl::Milliseconds(50);
+
 void AddEventRoutes(Router& router, ApiContext& api) {
   router.Get("/v1/events", Role::kRead, [&api](RequestContext& context) {
     absl::StatusOr<int64_t> limit = PageLimit(context.request);
@@ -190,13 +193,12 @@ void AddEventRoutes(Router& router, ApiContext& api) {
     if (!after.ok()) return WriteError(context, after.status());
     absl::StatusOr<int64_t> wait_seconds = NonNegativeParameter(context.request, "wait", 0);
     if (!wait_seconds.ok()) return WriteError(context, wait_seconds.status());
-    absl::Time deadline = absl::Now() + std::min(absl::Seconds(*wait_seconds), api.options.events_wait_max);
-    absl::StatusOr<std::vector<OutboxEvent>> events;
-    while (true) {
-      events = api.ledger.ListEvents(*after, *limit);
-      if (!events.ok()) return WriteError(context, events.status());
-      if (!events->empty() || absl::Now() >= deadline || api.stopping.load()) break;
-      absl::SleepFor(absl::Milliseconds(50));
+    absl::Time deadline =
+        context.request.received + std::min(absl::Seconds(*wait_seconds), api.options.events_wait_max);
+    absl::StatusOr<std::vector<OutboxEvent>> events = api.ledger.ListEvents(*after, *limit);
+    if (!events.ok()) return WriteError(context, events.status());
+    if (events->empty() && absl::Now() < deadline && !api.stopping.load()) {
+      return context.response.CallAgainAfter(std::min(kEventsPollInterval, deadline - absl::Now()));
     }
     nlohmann::json items = nlohmann::json::array();
     for (const OutboxEvent& event : *events) items.push_back(EventToJson(event));

@@ -13,7 +13,7 @@
 #include "engines/common/database_url.h"
 #include "engines/memory/memory_engine.h"
 #include "gtest/gtest.h"
-#include "httplib.h"
+#include "server/http_message.h"
 #include "ledger/outcome.h"
 #include "nlohmann/json.hpp"
 #include "server/api.h"
@@ -92,7 +92,7 @@ TEST(ProblemTable, EveryLibraryErrorMapsToARowAndOnlyBugsAre500) {
 
 TEST(ProblemTable, RetryAfterGoesWithTheRowsThatSayRetry) {
   for (const ProblemKind& kind : ProblemKinds()) {
-    httplib::Response response;
+    HttpResponse response;
     WriteProblem(response, MakeProblem(kind.reason, "detail"));
     EXPECT_EQ(response.status, kind.status) << kind.reason;
     EXPECT_EQ(response.has_header("Retry-After"), kind.retry_after) << kind.reason;
@@ -211,8 +211,7 @@ TEST(OpenApi, TheDocumentAndTheRoutesListTheSameOperations) {
   ServerOptions options;
   Metrics metrics(1, 1, std::nullopt, absl::ZeroDuration());
   std::atomic<bool> stopping{false};
-  httplib::Server http;
-  Router router(http, options, nullptr, metrics);
+  Router router(options, nullptr, metrics);
   ApiContext api{ledger, options, metrics, stopping};
   AddHealthRoutes(router, api);
   AddResourceRoutes(router, api);
