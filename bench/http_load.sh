@@ -14,7 +14,9 @@
 # (build/bench/ledger_load), BENCH_DURATION (10s: shorter cells swing too much on a
 # shared machine), BENCH_ACCOUNTS (1000), BENCH_GROUP_COMMIT ("on off": the settings
 # to run, each library then HTTP), BENCH_GROUP_COMMIT_MAX (256, `ledger serve`'s
-# default --group-commit-max).
+# default --group-commit-max), BENCH_SERVER_THREADS (unset: the server's default
+# --threads, its worker pool, whatever the client count; "per-client": max(clients, 8),
+# what a thread-per-connection server such as the one before issue 28 needs; or a number).
 set -euo pipefail
 label=$1
 url=$2
@@ -45,10 +47,15 @@ trap cleanup EXIT
 # One wrk run against a fresh server with group commit $1 (on/off); sets `http` and
 # `failures`.
 run_http() {
-  local group_commit=$1 threads=$((clients > 8 ? clients : 8)) wrk_threads=$((clients < 2 ? clients : 2))
+  local group_commit=$1 wrk_threads=$((clients < 2 ? clients : 2))
   local flags=(--group-commit=true --group-commit-max "$group_commit_max")
   [[ "$group_commit" == on ]] || flags=(--group-commit=false)
-  "$ledger" serve --db "$url" --listen 127.0.0.1:0 --threads "$threads" "${flags[@]}" 2>"$work/server.log" &
+  case "${BENCH_SERVER_THREADS:-}" in
+    "") ;;
+    per-client) flags+=(--threads "$((clients > 8 ? clients : 8))") ;;
+    *) flags+=(--threads "$BENCH_SERVER_THREADS") ;;
+  esac
+  "$ledger" serve --db "$url" --listen 127.0.0.1:0 "${flags[@]}" 2>"$work/server.log" &
   server_pid=$!
   port=$(ledger_serve_port "$work/server.log") || exit 1
   wrk -t"$wrk_threads" -c"$clients" -d1s -s "$script_dir/http_submit.lua" "http://127.0.0.1:$port" \
