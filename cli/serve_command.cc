@@ -65,15 +65,19 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, CommandSelectio
                     "Name of an environment variable holding the API key lines instead");
   serve->add_option("--tls-cert", options.tls_certificate_file, "Serve HTTPS: the PEM certificate file");
   serve->add_option("--tls-key", options.tls_private_key_file, "Serve HTTPS: the PEM private key file");
-  serve->add_option("--threads", options.worker_threads, "Worker threads (connections served at once)")
+  serve->add_option("--threads", options.worker_threads,
+                    "Worker threads running handlers (the engine pool gets as many); not tied to connections")
       ->capture_default_str();
-  serve->add_option("--in-flight-max", options.in_flight_max, "Requests handled at once, else 429")
+  serve->add_option("--in-flight-max", options.in_flight_max,
+                    "Requests admitted at once (queued for a worker, running, or in a long poll), else 429")
+      ->capture_default_str();
+  serve->add_option("--connections-max", options.connections_max, "Client connections open at once, else 503")
       ->capture_default_str();
   serve->add_option("--body-max", options.body_bytes_max, "Request body bytes, else 413")
       ->capture_default_str();
   serve->add_option("--header-max", options.header_bytes_max, "Request header bytes, else 431")
       ->capture_default_str();
-  serve->add_option("--read-timeout", arguments->read_timeout, "Reading (and writing) one request")
+  serve->add_option("--read-timeout", arguments->read_timeout, "Deadline for reading one request, headers and body (idle keep-alive time included), and for writing its answer")
       ->capture_default_str();
   serve->add_option("--claim-wait", arguments->claim_wait,
                     "Default wait for a running request with the same key, then 409")

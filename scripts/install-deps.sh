@@ -19,14 +19,14 @@ mode=${1:-test}
 build_packages=(
   build-essential cmake pkg-config
   libssl-dev libabsl-dev nlohmann-json3-dev libcli11-dev
-  libsqlite3-dev libcpp-httplib-dev
+  libsqlite3-dev libboost-dev
 )
 test_packages=(
   "${build_packages[@]}"
-  git sqlite3 libspdlog-dev libfmt-dev wrk
+  git sqlite3 libspdlog-dev libfmt-dev wrk libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libpqxx-dev libpq-dev postgresql
-  libmysqlcppconn-dev libboost-dev mariadb-server mariadb-client
+  libmysqlcppconn-dev mariadb-server mariadb-client
   clang-14 libclang-rt-14-dev
 )
 

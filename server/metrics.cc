@@ -136,10 +136,10 @@ std::string Metrics::RenderPrometheusText() const {
   RenderHoldSweeps(text);
   absl::StrAppend(&text, "# HELP ledger_http_in_flight Requests being handled now.\n",
                   "# TYPE ledger_http_in_flight gauge\nledger_http_in_flight ", in_flight_.load(), "\n",
-                  "# HELP ledger_http_in_flight_max Requests handled at once before 429.\n",
+                  "# HELP ledger_http_in_flight_max Requests admitted at once (queued, running, long polls) before 429.\n",
                   "# TYPE ledger_http_in_flight_max gauge\nledger_http_in_flight_max ",
                   in_flight_max_, "\n",
-                  "# HELP ledger_http_worker_threads Worker threads serving connections.\n",
+                  "# HELP ledger_http_worker_threads Worker threads running handlers (not tied to connections).\n",
                   "# TYPE ledger_http_worker_threads gauge\nledger_http_worker_threads ",
                   worker_threads_, "\n");
   return text;

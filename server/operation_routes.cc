@@ -27,7 +27,7 @@ namespace {
 
 // RFC 7240 `Prefer: wait=N` (seconds): how long to wait for a running attempt with the
 // same key. Absent or unparsable: the server's default; capped at the server's maximum.
-absl::Duration ClaimWait(const httplib::Request& request, const ServerOptions& options) {
+absl::Duration ClaimWait(const HttpRequest& request, const ServerOptions& options) {
   for (absl::string_view preference :
        absl::StrSplit(request.get_header_value("Prefer"), ',', absl::SkipWhitespace())) {
     preference = absl::StripAsciiWhitespace(preference);
@@ -40,7 +40,7 @@ absl::Duration ClaimWait(const httplib::Request& request, const ServerOptions& o
   return options.claim_wait_default;
 }
 
-absl::StatusOr<std::string> IdempotencyKey(const httplib::Request& request) {
+absl::StatusOr<std::string> IdempotencyKey(const HttpRequest& request) {
   size_t count = request.get_header_value_count(kIdempotencyKeyHeader);
   if (count == 0) {
     return absl::InvalidArgumentError(

@@ -29,7 +29,7 @@ std::vector<ProblemKind> BuildProblemKinds() {
       {"invalid_operation", 400},
       {"invalid_batch", 400},
       {"batch_too_large", 400},
-      {"bad_request", 400},
+      {"malformed_request", 400},
       {"unauthenticated", 401},
   };
   // Every business rejection is a 402 named after its reason, the library's last
@@ -146,13 +146,13 @@ nlohmann::json ProblemJson(const Problem& problem) {
   return body;
 }
 
-void WriteProblem(httplib::Response& response, const Problem& problem) {
+void WriteProblem(HttpResponse& response, const Problem& problem) {
   if (ProblemKindFor(problem.reason).retry_after) response.set_header("Retry-After", "1");
   response.status = problem.status;
   response.set_content(JsonText(ProblemJson(problem)), kProblemContentType);
 }
 
-void WriteJson(httplib::Response& response, int status, const nlohmann::json& json) {
+void WriteJson(HttpResponse& response, int status, const nlohmann::json& json) {
   response.status = status;
   response.set_content(JsonText(json), kJsonContentType);
 }

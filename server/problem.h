@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "httplib.h"
+#include "server/http_message.h"
 #include "nlohmann/json.hpp"
 
 namespace ledger::server {
@@ -67,10 +67,10 @@ nlohmann::json ProblemJson(const Problem& problem);
 
 // Writes the problem as the response body with its status and content type, and
 // Retry-After: 1 when the table says so.
-void WriteProblem(httplib::Response& response, const Problem& problem);
+void WriteProblem(HttpResponse& response, const Problem& problem);
 
 // Writes `json` as a compact application/json body with `status`.
-void WriteJson(httplib::Response& response, int status, const nlohmann::json& json);
+void WriteJson(HttpResponse& response, int status, const nlohmann::json& json);
 
 // Compact, deterministic JSON text (keys sorted; invalid UTF-8 replaced, never thrown).
 std::string JsonText(const nlohmann::json& json);

@@ -7,7 +7,7 @@
 
 namespace ledger::server {
 
-absl::StatusOr<int64_t> NonNegativeParameter(const httplib::Request& request, const char* name,
+absl::StatusOr<int64_t> NonNegativeParameter(const HttpRequest& request, const char* name,
                                              int64_t absent) {
   if (!request.has_param(name)) return absent;
   std::string text = request.get_param_value(name);
@@ -18,7 +18,7 @@ absl::StatusOr<int64_t> NonNegativeParameter(const httplib::Request& request, co
   return value;
 }
 
-absl::StatusOr<int64_t> PageLimit(const httplib::Request& request) {
+absl::StatusOr<int64_t> PageLimit(const HttpRequest& request) {
   LEDGER_ASSIGN_OR_RETURN(int64_t limit, NonNegativeParameter(request, "limit", kPageLimitDefault));
   if (limit < 1 || limit > kPageLimitMax) {
     return absl::InvalidArgumentError(absl::StrCat("?limit= must be 1..", kPageLimitMax));
@@ -26,7 +26,7 @@ absl::StatusOr<int64_t> PageLimit(const httplib::Request& request) {
   return limit;
 }
 
-absl::StatusOr<nlohmann::json> JsonObjectBody(const httplib::Request& request) {
+absl::StatusOr<nlohmann::json> JsonObjectBody(const HttpRequest& request) {
   absl::StatusOr<nlohmann::json> json = ParseJsonStrict(request.body);
   if (!json.ok()) return Annotate(json.status(), "request body");
   if (!json->is_object()) return absl::InvalidArgumentError("the request body must be a JSON object");

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "httplib.h"
+#include "server/http_message.h"
 #include "nlohmann/json.hpp"
 
 namespace ledger::server {
@@ -18,12 +18,12 @@ inline constexpr int64_t kPageLimitDefault = 100;
 inline constexpr int64_t kPageLimitMax = 1000;
 
 // ?limit=: 1..kPageLimitMax, default kPageLimitDefault.
-absl::StatusOr<int64_t> PageLimit(const httplib::Request& request);
+absl::StatusOr<int64_t> PageLimit(const HttpRequest& request);
 // An integer parameter >= 0, or `absent` when not given.
-absl::StatusOr<int64_t> NonNegativeParameter(const httplib::Request& request, const char* name,
+absl::StatusOr<int64_t> NonNegativeParameter(const HttpRequest& request, const char* name,
                                              int64_t absent);
 // The body parsed strictly (duplicate members, trailing text: errors); must be an object.
-absl::StatusOr<nlohmann::json> JsonObjectBody(const httplib::Request& request);
+absl::StatusOr<nlohmann::json> JsonObjectBody(const HttpRequest& request);
 
 }  // namespace ledger::server
 

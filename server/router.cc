@@ -1,6 +1,5 @@
 #include "server/router.h"
 
-#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <mutex>
@@ -10,19 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "base/check.h"
 #include "base/status.h"
 #include "server/problem.h"
 
 namespace ledger::server {
 namespace {
-
-// What the logger needs to know about the request its worker thread just handled.
-// httplib runs pre-routing, the handler and the logger on the same thread, in order.
-struct RequestState {
-  std::optional<absl::Time> started;
-  std::string route = "unmatched";
-};
-thread_local RequestState request_state;
 
 // "/v1/accounts/{id}/history" -> "/v1/accounts/([^/]+)/history"
 std::string PatternFromTemplate(const std::string& path_template) {
@@ -51,9 +43,8 @@ std::mutex log_mutex;
 
 }  // namespace
 
-Router::Router(httplib::Server& http, const ServerOptions& options, const ApiKeys* api_keys,
-               Metrics& metrics)
-    : http_(http), options_(options), api_keys_(api_keys), metrics_(metrics) {}
+Router::Router(const ServerOptions& options, const ApiKeys* api_keys, Metrics& metrics)
+    : options_(options), api_keys_(api_keys), metrics_(metrics) {}
 
 void Router::Get(const std::string& path_template, std::optional<Role> role, RouteHandler handler) {
   Add("GET", path_template, role, std::move(handler));
@@ -65,53 +56,61 @@ void Router::Post(const std::string& path_template, std::optional<Role> role, Ro
 
 void Router::Add(const std::string& method, const std::string& path_template,
                  std::optional<Role> role, RouteHandler handler) {
-  std::string pattern = PatternFromTemplate(path_template);
-  RouteInfo route{method, path_template};
-  routes_.push_back(route);
-  route_patterns_.emplace_back(pattern);
-  auto wrapped = [this, route, role, handler = std::move(handler)](const httplib::Request& request,
-                                                                   httplib::Response& response) {
-    Handle(route, role, handler, request, response);
-  };
-  if (method == "GET") {
-    http_.Get(pattern, std::move(wrapped));
-  } else {
-    http_.Post(pattern, std::move(wrapped));
-  }
+  routes_.push_back(RouteInfo{method, path_template});
+  route_patterns_.emplace_back(PatternFromTemplate(path_template));
+  route_roles_.push_back(role);
+  route_handlers_.push_back(std::move(handler));
 }
 
-void Router::Handle(const RouteInfo& route, const std::optional<Role>& role,
-                    const RouteHandler& handler, const httplib::Request& request,
-                    httplib::Response& response) {
-  request_state.route = route.path_template;
-  std::optional<Principal> principal = Authenticate(role, request, response);
-  if (!principal.has_value()) return;
-  if (route.method == "POST" && !request.body.empty() &&
+bool Router::Admit(RouterCall& call) const {
+  const HttpRequest& request = call.request;
+  HttpResponse& response = call.response;
+  std::smatch match;
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    if (routes_[i].method == request.method && std::regex_match(request.path, match, route_patterns_[i])) {
+      call.route = i;
+      break;
+    }
+  }
+  if (!call.route.has_value()) {
+    WriteRouteNotFound(request, response);
+    return false;
+  }
+  std::optional<Principal> principal = Authenticate(route_roles_[*call.route], request, response);
+  if (!principal.has_value()) return false;
+  call.principal = *std::move(principal);
+  if (request.method == "POST" && !request.body.empty() &&
       !IsJsonContentType(request.get_header_value("Content-Type"))) {
     WriteProblem(response, MakeProblem("unsupported_media_type",
                                        "send the body as Content-Type: application/json"));
-    return;
+    return false;
   }
   if (!metrics_.TryEnter()) {
     WriteProblem(response, MakeProblem("too_many_requests",
                                        absl::StrCat("more than ", options_.in_flight_max,
                                                     " requests in flight; retry later")));
-    return;
+    return false;
   }
-  RequestContext context{request, response, *principal, {}};
-  for (size_t i = 1; i < request.matches.size(); ++i) {
-    context.path_parameters.push_back(request.matches[i].str());
+  call.holds_slot = true;
+  for (size_t i = 1; i < match.size(); ++i) call.path_parameters.push_back(match[i].str());
+  return true;
+}
+
+void Router::Run(RouterCall& call) const {
+  LEDGER_CHECK(call.route.has_value() && call.holds_slot) << "Run before Admit";
+  call.response = HttpResponse{};
+  RequestContext context{call.request, call.response, call.principal, call.path_parameters};
+  try {
+    route_handlers_[*call.route](context);
+  } catch (const std::exception&) {
+    call.response = HttpResponse{};
+    WriteProblem(call.response, MakeProblem("internal", "internal error"));
   }
-  struct Leave {
-    Metrics& metrics;
-    ~Leave() { metrics.Leave(); }
-  } leave{metrics_};
-  handler(context);
 }
 
 std::optional<Principal> Router::Authenticate(const std::optional<Role>& role,
-                                              const httplib::Request& request,
-                                              httplib::Response& response) const {
+                                              const HttpRequest& request,
+                                              HttpResponse& response) const {
   if (api_keys_ == nullptr || !role.has_value()) return Principal{};
   if (request.get_header_value_count("Authorization") > 1) {
     WriteProblem(response, MakeProblem("invalid_request", "Authorization is given more than once"));
@@ -140,7 +139,7 @@ std::optional<Principal> Router::Authenticate(const std::optional<Role>& role,
   return principal;
 }
 
-void Router::WriteRouteNotFound(const httplib::Request& request, httplib::Response& response) const {
+void Router::WriteRouteNotFound(const HttpRequest& request, HttpResponse& response) const {
   std::vector<std::string> allowed;
   for (size_t i = 0; i < routes_.size(); ++i) {
     if (std::regex_match(request.path, route_patterns_[i])) allowed.push_back(routes_[i].method);
@@ -156,63 +155,23 @@ void Router::WriteRouteNotFound(const httplib::Request& request, httplib::Respon
                                                   "; allowed: ", absl::StrJoin(allowed, ", "))));
 }
 
-void Router::InstallHooks() {
-  http_.set_pre_routing_handler(httplib::Server::HandlerWithResponse(
-      [this](const httplib::Request& request, httplib::Response& response) {
-    request_state = RequestState{.started = absl::Now()};
-    size_t header_bytes = 0;
-    for (const auto& [name, value] : request.headers) header_bytes += name.size() + value.size() + 4;
-    if (header_bytes > options_.header_bytes_max) {
-      WriteProblem(response, MakeProblem("request_header_fields_too_large",
-                                         absl::StrCat("request headers over ",
-                                                      options_.header_bytes_max, " bytes")));
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  }));
-  http_.set_error_handler(httplib::Server::HandlerWithResponse(
-      [this](const httplib::Request& request, httplib::Response& response) {
-    if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    if (response.status == 404) {
-      WriteRouteNotFound(request, response);
-    } else if (response.status == 413) {
-      WriteProblem(response, MakeProblem("payload_too_large",
-                                         absl::StrCat("bodies are limited to ",
-                                                      options_.body_bytes_max, " bytes")));
-    } else if (response.status == 400 && request.method == "POST" &&
-               !request.has_header("Content-Length") && !request.has_header("Transfer-Encoding")) {
-      // cpp-httplib cannot read a POST without a length; say so instead of a bare 400.
-      WriteProblem(response, MakeProblem("length_required",
-                                         "send Content-Length (curl: -d '' for an empty body)"));
-    } else {
-      // cpp-httplib's own status for what it could not parse stays (a 400 as a rule).
-      Problem problem = MakeProblem("bad_request", "the request could not be read as HTTP/1.1");
-      problem.status = response.status;
-      WriteProblem(response, problem);
-    }
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  http_.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
-        WriteProblem(response, MakeProblem("internal", "internal error"));
-      });
-  // Logged and counted before the response is written (httplib's logger runs after), so
-  // a client that got its answer always finds it in /metrics.
-  http_.set_post_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
-    LogRequest(request, response);
-  });
-}
-
-void Router::LogRequest(const httplib::Request& request, const httplib::Response& response) {
-  RequestState state = std::exchange(request_state, RequestState{});
-  absl::Duration latency =
-      state.started.has_value() ? absl::Now() - *state.started : absl::ZeroDuration();
-  metrics_.RecordRequest(request.method, state.route, response.status, latency);
+void Router::Finish(RouterCall& call) const {
+  if (call.holds_slot) {
+    call.holds_slot = false;
+    metrics_.Leave();
+  }
+  const HttpRequest& request = call.request;
+  const HttpResponse& response = call.response;
+  const std::string route = call.route.has_value() ? routes_[*call.route].path_template : "unmatched";
+  absl::Duration latency = absl::Now() - call.started;
+  // A method the stack could not parse, or one no route has, stays out of the labels.
+  const std::string method = request.method == "GET" || request.method == "POST" ? request.method : "OTHER";
+  metrics_.RecordRequest(method, route, response.status, latency);
   // Only fixed vocabulary goes into the line: no path values, bodies, keys or headers.
   std::string line = absl::StrCat(
       "{\"time\":\"", absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone()),
-      "\",\"method\":\"", request.method == "GET" || request.method == "POST" ? request.method : "OTHER",
-      "\",\"route\":\"", state.route, "\",\"status\":", response.status, ",\"latency_ms\":",
+      "\",\"method\":\"", method,
+      "\",\"route\":\"", route, "\",\"status\":", response.status, ",\"latency_ms\":",
       absl::ToDoubleMilliseconds(latency), "}\n");
   std::lock_guard<std::mutex> lock(log_mutex);
   std::fputs(line.c_str(), stderr);

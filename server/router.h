@@ -1,15 +1,18 @@
-// The server's routing layer over cpp-httplib: route templates, authentication and
-// roles, limits, problem+json for every error httplib itself produces (404, 405, 413,
-// ...), and one structured log line plus metrics per request.
+// The server's routing layer between the HTTP stack (server/http_server.h) and the route
+// handlers: route templates, authentication and roles, the in-flight limit, problem+json
+// for 404 and 405, and one structured log line plus metrics per request.
 //
-//   Router router(http, options, api_keys_or_null, metrics);
+//   Router router(options, api_keys_or_null, metrics);
 //   router.Get("/v1/accounts/{id}", Role::kRead, [](RequestContext& context) { ... });
-//   router.InstallHooks();
 //
 // A handler sees path parameters in order (context.path_parameters) and the caller's
 // Principal. A route added with no role is public (health, metrics, the OpenAPI file).
 //
-// Thread-safe once InstallHooks ran: handlers run on httplib's worker threads.
+// One request goes through Admit (on the event loop: cheap checks, no database), Run (on
+// a worker thread, the handler; again after a delay when the handler asks for it with
+// HttpResponse::CallAgainAfter) and Finish (once, before the answer is written).
+//
+// Routes are added before serving; after that every member is thread-safe.
 #ifndef LEDGER_SERVER_ROUTER_H_
 #define LEDGER_SERVER_ROUTER_H_
 
@@ -19,16 +22,17 @@
 #include <string>
 #include <vector>
 
-#include "httplib.h"
+#include "absl/time/time.h"
 #include "server/api_keys.h"
+#include "server/http_message.h"
 #include "server/metrics.h"
 #include "server/server.h"
 
 namespace ledger::server {
 
 struct RequestContext {
-  const httplib::Request& request;
-  httplib::Response& response;
+  const HttpRequest& request;
+  HttpResponse& response;
   const Principal& principal;
   std::vector<std::string> path_parameters;
 };
@@ -40,40 +44,57 @@ struct RouteInfo {
   std::string path_template;  // /v1/accounts/{id}
 };
 
+// One request on its way through the router; owned by its connection.
+struct RouterCall {
+  HttpRequest request;
+  HttpResponse response;
+  // Filled by Admit.
+  std::optional<size_t> route;  // index into the router's routes
+  Principal principal;
+  std::vector<std::string> path_parameters;
+  bool holds_slot = false;  // entered the in-flight limit: Finish leaves it
+  absl::Time started = absl::Now();
+};
+
 class Router {
  public:
   // `api_keys` null: development mode, every request is the default tenant as admin.
-  Router(httplib::Server& http, const ServerOptions& options, const ApiKeys* api_keys,
-         Metrics& metrics);
+  Router(const ServerOptions& options, const ApiKeys* api_keys, Metrics& metrics);
 
   // `role` nullopt: public. POST routes with a body require Content-Type application/json.
   void Get(const std::string& path_template, std::optional<Role> role, RouteHandler handler);
   void Post(const std::string& path_template, std::optional<Role> role, RouteHandler handler);
 
-  // Pre-routing limits, the error handler, the exception handler and the logger.
-  void InstallHooks();
+  // Matches the route, authenticates, checks the Content-Type and takes an in-flight
+  // slot. True: Run the call on a worker. False: call.response is the answer (404, 405,
+  // 401, 403, 415, 429).
+  bool Admit(RouterCall& call) const;
+  // Runs the route's handler (Admit returned true); an exception is a 500. When the
+  // handler set call.response.call_again_after, Run it again after that delay.
+  void Run(RouterCall& call) const;
+  // Once per call, its answer final: frees its slot, counts and logs it. Also for a
+  // request the HTTP stack answered itself (413, 431, 400, ...), never admitted.
+  void Finish(RouterCall& call) const;
 
   const std::vector<RouteInfo>& routes() const { return routes_; }
 
  private:
   void Add(const std::string& method, const std::string& path_template, std::optional<Role> role,
            RouteHandler handler);
-  void Handle(const RouteInfo& route, const std::optional<Role>& role, const RouteHandler& handler,
-              const httplib::Request& request, httplib::Response& response);
   // nullopt after writing the 401/403 problem.
-  std::optional<Principal> Authenticate(const std::optional<Role>& role,
-                                        const httplib::Request& request,
-                                        httplib::Response& response) const;
+  std::optional<Principal> Authenticate(const std::optional<Role>& role, const HttpRequest& request,
+                                        HttpResponse& response) const;
   // Writes 404, or 405 with Allow when the path exists under another method.
-  void WriteRouteNotFound(const httplib::Request& request, httplib::Response& response) const;
-  void LogRequest(const httplib::Request& request, const httplib::Response& response);
+  void WriteRouteNotFound(const HttpRequest& request, HttpResponse& response) const;
 
-  httplib::Server& http_;
   const ServerOptions& options_;
   const ApiKeys* api_keys_;
   Metrics& metrics_;
   std::vector<RouteInfo> routes_;
-  std::vector<std::regex> route_patterns_;  // parallel to routes_
+  // Parallel to routes_.
+  std::vector<std::regex> route_patterns_;
+  std::vector<std::optional<Role>> route_roles_;
+  std::vector<RouteHandler> route_handlers_;
 };
 
 }  // namespace ledger::server

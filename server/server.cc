@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <atomic>
 #include <cstdio>
@@ -21,11 +20,11 @@
 #include "base/status.h"
 #include "engines/common/database_url.h"
 #include "engines/open_engine.h"
-#include "httplib.h"
 #include "ledger/ledger.h"
 #include "server/api.h"
 #include "server/api_keys.h"
 #include "server/hold_sweeper.h"
+#include "server/http_server.h"
 #include "server/problem.h"
 #include "server/metrics.h"
 #include "server/router.h"
@@ -33,42 +32,6 @@
 
 namespace ledger::server {
 namespace {
-
-// cpp-httplib 0.11 listens with a backlog of 5: a burst of new connections (64 clients
-// at once) overflows it and the kernel drops some. Listening again on the bound socket
-// only raises the backlog.
-constexpr int kListenBacklog = 1024;
-
-template <class Base>
-class ListeningServer : public Base {
- public:
-  using Base::Base;
-  void RaiseListenBacklog() { ::listen(this->svr_sock_, kListenBacklog); }
-};
-
-// The plain or the TLS server (httplib::SSLServer, OpenSSL), with a way to raise its backlog.
-struct HttpServer {
-  std::unique_ptr<httplib::Server> server;
-  std::function<void()> raise_listen_backlog;
-};
-
-absl::StatusOr<HttpServer> MakeHttpServer(const ServerOptions& options) {
-  if (options.tls_certificate_file.empty() != options.tls_private_key_file.empty()) {
-    return absl::InvalidArgumentError("give --tls-cert and --tls-key together");
-  }
-  if (options.tls_certificate_file.empty()) {
-    auto plain = std::make_unique<ListeningServer<httplib::Server>>();
-    auto* raw = plain.get();
-    return HttpServer{std::move(plain), [raw] { raw->RaiseListenBacklog(); }};
-  }
-  auto tls = std::make_unique<ListeningServer<httplib::SSLServer>>(
-      options.tls_certificate_file.c_str(), options.tls_private_key_file.c_str());
-  if (!tls->is_valid()) {
-    return absl::InvalidArgumentError("cannot load the TLS certificate or key (--tls-cert, --tls-key)");
-  }
-  auto* raw = tls.get();
-  return HttpServer{std::move(tls), [raw] { raw->RaiseListenBacklog(); }};
-}
 
 struct ListenAddress {
   std::string host;
@@ -127,22 +90,9 @@ void LogEvent(const std::string& json_members) {
   std::fflush(stderr);
 }
 
-void ConfigureHttp(httplib::Server& http, const ServerOptions& options) {
-  int threads = options.worker_threads;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  http.set_payload_max_length(options.body_bytes_max);
-  http.set_read_timeout(std::chrono::microseconds(absl::ToInt64Microseconds(options.read_timeout)));
-  http.set_write_timeout(std::chrono::microseconds(absl::ToInt64Microseconds(options.write_timeout)));
-  http.set_keep_alive_max_count(10000);  // httplib's default of 5 would reconnect constantly
-  http.set_keep_alive_timeout(2);        // an idle connection holds a worker this long
-  // httplib writes headers and body separately: with Nagle on, each response waits for
-  // the client's delayed ACK (40 ms on Linux).
-  http.set_tcp_nodelay(true);
-}
-
 // Waits for SIGTERM/SIGINT (blocked in every thread, see Serve) until `done`; on one,
 // sets `stopping` and stops the listener; the grace watchdog bounds what follows.
-void WatchSignals(httplib::Server& http, std::atomic<bool>& stopping, const std::atomic<bool>& done,
+void WatchSignals(HttpServer& http, std::atomic<bool>& stopping, const std::atomic<bool>& done,
                   absl::Duration grace) {
   sigset_t signals;
   sigemptyset(&signals);
@@ -156,7 +106,7 @@ void WatchSignals(httplib::Server& http, std::atomic<bool>& stopping, const std:
     LogEvent(absl::StrCat("\"event\":\"stopping\",\"signal\":\"",
                           signal_number == SIGTERM ? "SIGTERM" : "SIGINT",
                           "\",\"grace_seconds\":", absl::ToInt64Seconds(grace)));
-    http.stop();
+    http.Stop();
     std::thread([grace] {
       absl::SleepFor(grace);
       LogEvent("\"event\":\"grace_exceeded\",\"exit\":1");
@@ -214,25 +164,19 @@ absl::Status Serve(const ServerOptions& options) {
   if (!tenants.ok()) return Annotate(tenants.status(), "the API keys' tenants");
 
   std::atomic<bool> stopping{false};
-  LEDGER_ASSIGN_OR_RETURN(HttpServer http_server, MakeHttpServer(options));
-  httplib::Server& http = *http_server.server;
-  ConfigureHttp(http, options);
-  Router router(http, options, api_keys.has_value() ? &*api_keys : nullptr, metrics);
+  Router router(options, api_keys.has_value() ? &*api_keys : nullptr, metrics);
   ApiContext api{ledger, options, metrics, stopping, tenants->get()};
   AddHealthRoutes(router, api);
   AddResourceRoutes(router, api);
   AddOperationRoutes(router, api);
   AddHoldRoutes(router, api);
-  router.InstallHooks();
-
-  int port = address.port == 0 ? http.bind_to_any_port(address.host)
-                               : (http.bind_to_port(address.host, address.port) ? address.port : -1);
-  if (port < 0) return absl::UnavailableError("cannot listen on " + options.listen);
-  http_server.raise_listen_backlog();
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> http,
+                          HttpServer::Bind(address.host, address.port, options, router, LogEvent));
+  int port = http->port();
   LogEvent(absl::StrCat(
       "\"event\":\"listening\",\"scheme\":\"",
       options.tls_certificate_file.empty() ? "http" : "https", "\",\"host\":\"", address.host, "\",\"port\":", port, ",\"engine\":\"",
-      View(ledger.engine_name()), "\",\"threads\":", options.worker_threads,
+      View(ledger.engine_name()), "\",\"threads\":", options.worker_threads, ",\"connections_max\":", options.connections_max,
       ",\"group_commit\":", options.group_commit ? "true" : "false", ",\"group_commit_max\":",
       options.group_commit_batch_items_max, ",\"hold_sweep_interval_seconds\":",
       absl::ToInt64Seconds(options.hold_sweep_interval), ",\"auth\":\"",
@@ -244,15 +188,14 @@ absl::Status Serve(const ServerOptions& options) {
   // the blocked stop signals.
   HoldSweeper sweeper(ledger, options.hold_sweep_interval, metrics, LogEvent);
   std::atomic<bool> done{false};
-  std::thread signal_watcher(WatchSignals, std::ref(http), std::ref(stopping), std::cref(done),
+  std::thread signal_watcher(WatchSignals, std::ref(*http), std::ref(stopping), std::cref(done),
                              options.shutdown_grace);
-  // Returns after stop(), once the worker pool has finished every accepted request.
-  bool listened = http.listen_after_bind();
+  // Returns after Stop(), once every connection is closed and every handler has finished.
+  http->Run();
   done.store(true);
   signal_watcher.join();
   sweeper.Stop();  // wakes it at once; only a sweep already running is waited for
   (*tenants)->StopSweepers();
-  if (!listened && !stopping.load()) return absl::UnavailableError("the listener failed");
   LogEvent("\"event\":\"stopped\"");
   return absl::OkStatus();
 }

@@ -6,10 +6,12 @@
 //   absl::Status status = ledger::server::Serve(options);  // until SIGTERM or SIGINT
 //
 // Serve opens the engine (engines/open_engine.h), serves /healthz, /readyz, /metrics and
-// the /v1 API on a bounded worker pool, runs the hold sweeper, and logs one JSON line per
+// the /v1 API (an event loop for the connections, server/http_server.h, and a bounded
+// worker pool for the handlers), runs the hold sweeper, and logs one JSON line per
 // request on stderr (method, route template, status, latency: never a body, a key or a
 // header value). On SIGTERM or SIGINT it stops accepting and the sweeper, lets in-flight
-// requests finish (bounded by shutdown_grace) and returns OK. The HTTP library (cpp-httplib) stays inside server/.
+// requests finish (bounded by shutdown_grace) and returns OK. The HTTP stack (Boost.Beast)
+// stays inside server/.
 //
 // Not reentrant: one Serve per process (it owns the process's SIGTERM/SIGINT handling).
 #ifndef LEDGER_SERVER_SERVER_H_
@@ -36,11 +38,18 @@ struct ServerOptions {
   // TLS: PEM certificate (chain) and private key files, both or neither. Neither: plain HTTP.
   std::string tls_certificate_file;
   std::string tls_private_key_file;
-  int worker_threads = 32;                     // connections served at once (the pool)
-  int in_flight_max = 256;                     // requests being handled at once, else 429
-  size_t body_bytes_max = 1 << 20;             // else 413
-  size_t header_bytes_max = 16 * 1024;         // all request headers together, else 431
-  absl::Duration read_timeout = absl::Seconds(10);   // reading one request, else dropped
+  // Threads that run handlers (each may block on the database); the engine's pool gets
+  // as many connections. Independent of how many client connections are open.
+  int worker_threads = 32;
+  // Requests admitted at once (waiting for a worker, running, or in a long poll); one
+  // more gets 429 with Retry-After.
+  int in_flight_max = 256;
+  int connections_max = 4096;                  // client connections open at once, else 503
+  size_t body_bytes_max = 1 << 20;             // else 413 (chunked bodies too)
+  size_t header_bytes_max = 16 * 1024;         // request line and headers together, else 431
+  // One request, from when the server starts reading it (idle keep-alive time included)
+  // to its last body byte; past it the connection is closed.
+  absl::Duration read_timeout = absl::Seconds(10);
   absl::Duration write_timeout = absl::Seconds(10);  // writing one response
   absl::Duration claim_wait_default = absl::Seconds(5);  // same key running: wait, then 409
   absl::Duration claim_wait_max = absl::Seconds(30);     // bound on `Prefer: wait=N`

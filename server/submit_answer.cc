@@ -79,7 +79,7 @@ SubmitAnswer AnswerSubmit(const SubmitResult& result) {
   return ProblemAnswer(ProblemFromStatus(result.status()), ErrorLabel(result.status()));
 }
 
-void WriteSubmitAnswer(httplib::Response& response, const SubmitAnswer& answer) {
+void WriteSubmitAnswer(HttpResponse& response, const SubmitAnswer& answer) {
   for (const auto& [name, value] : answer.headers) response.set_header(name, value);
   response.status = answer.status;
   response.set_content(JsonText(answer.body),

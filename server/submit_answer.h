@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "httplib.h"
+#include "server/http_message.h"
 #include "ledger/ledger.h"
 #include "nlohmann/json.hpp"
 
@@ -52,7 +52,7 @@ SubmitAnswer BadSubmitAnswer(std::string reason, const absl::Status& status);
 SubmitAnswer AnswerSubmit(const SubmitResult& result);
 
 // Status, headers and body (application/json for 201, else application/problem+json).
-void WriteSubmitAnswer(httplib::Response& response, const SubmitAnswer& answer);
+void WriteSubmitAnswer(HttpResponse& response, const SubmitAnswer& answer);
 
 // One batch result: {"status":201,"headers":{...},"body":{...},"replayed":false}. The
 // body is the same JSON value the single route sends, so the compact, key-sorted

@@ -14,13 +14,13 @@
 #include "engines/common/database_url.h"
 #include "engines/memory/memory_engine.h"
 #include "gtest/gtest.h"
-#include "httplib.h"
 #include "ledger/outcome.h"
 #include "nlohmann/json.hpp"
 #include "server/api.h"
 #include "server/api_keys.h"
 #include "server/batch_request.h"
 #include "server/hold_sweeper.h"
+#include "server/http_message.h"
 #include "server/idempotency_key_header.h"
 #include "server/problem.h"
 #include "server/tenant_ledgers.h"
@@ -94,7 +94,7 @@ TEST(ProblemTable, EveryLibraryErrorMapsToARowAndOnlyBugsAre500) {
 
 TEST(ProblemTable, RetryAfterGoesWithTheRowsThatSayRetry) {
   for (const ProblemKind& kind : ProblemKinds()) {
-    httplib::Response response;
+    HttpResponse response;
     WriteProblem(response, MakeProblem(kind.reason, "detail"));
     EXPECT_EQ(response.status, kind.status) << kind.reason;
     EXPECT_EQ(response.has_header("Retry-After"), kind.retry_after) << kind.reason;
@@ -103,6 +103,40 @@ TEST(ProblemTable, RetryAfterGoesWithTheRowsThatSayRetry) {
   EXPECT_TRUE(ProblemKindFor("idempotency_key_in_progress").retry_after);
   EXPECT_TRUE(ProblemKindFor("too_many_requests").retry_after);
   EXPECT_FALSE(ProblemKindFor("idempotency_key_reused").retry_after);
+}
+
+// What the route files read off a request: the decoded path, query parameters in
+// order (the first of a repeated name wins), headers whatever their case.
+TEST(HttpRequest, SplitsTheTargetAndDecodesPercentEscapes) {
+  HttpRequest request{.target = "/v1/accounts/a%2Fb/history?after=3&as_of=2026-01-31T23%3A59%3A59Z&q=a+b&after=9&flag"};
+  ASSERT_TRUE(request.SplitTarget());
+  EXPECT_EQ(request.path, "/v1/accounts/a/b/history");
+  EXPECT_EQ(request.get_param_value("after"), "3");
+  EXPECT_EQ(request.get_param_value("as_of"), "2026-01-31T23:59:59Z");
+  EXPECT_EQ(request.get_param_value("q"), "a b");
+  EXPECT_TRUE(request.has_param("flag"));
+  EXPECT_FALSE(request.has_param("limit"));
+  EXPECT_EQ(request.get_param_value("limit"), "");
+  for (const char* bad : {"/v1/%zz", "/v1/%2", "/v1/x?after=%"}) {
+    HttpRequest malformed{.target = bad};
+    EXPECT_FALSE(malformed.SplitTarget()) << bad;
+  }
+  request.headers = {{"idempotency-key", "\"k\""}, {"Prefer", "wait=1"}, {"PREFER", "wait=2"}};
+  EXPECT_EQ(request.get_header_value("Idempotency-Key"), "\"k\"");
+  EXPECT_EQ(request.get_header_value_count("prefer"), 2u);
+  EXPECT_EQ(request.get_header_value("Prefer"), "wait=1");
+  EXPECT_FALSE(request.has_header("Authorization"));
+}
+
+TEST(HttpResponse, SetHeaderReplacesWhateverTheCase) {
+  HttpResponse response;
+  response.set_header("Retry-After", "1");
+  response.set_header("retry-after", "2");
+  EXPECT_EQ(response.get_header_value_count("Retry-After"), 1u);
+  EXPECT_EQ(response.get_header_value("RETRY-AFTER"), "2");
+  response.set_content("{}", "application/json");
+  EXPECT_EQ(response.body, "{}");
+  EXPECT_EQ(response.content_type, "application/json");
 }
 
 TEST(IdempotencyKeyHeader, StructuredStringAndTokenGiveTheSameKey) {
@@ -302,8 +336,7 @@ TEST(OpenApi, TheDocumentAndTheRoutesListTheSameOperations) {
   ServerOptions options;
   Metrics metrics(1, 1, std::nullopt, absl::ZeroDuration());
   std::atomic<bool> stopping{false};
-  httplib::Server http;
-  Router router(http, options, nullptr, metrics);
+  Router router(options, nullptr, metrics);
   ApiContext api{ledger, options, metrics, stopping};
   AddHealthRoutes(router, api);
   AddResourceRoutes(router, api);
