@@ -222,6 +222,12 @@ postgresql:
   data_dir: $node_dir/data
   bin_dir: $pg_bin
   pgpass: $node_dir/pgpass
+  # A node that was primary and holds WAL the new primary never had (a commit flushed
+  # locally, never acknowledged: synchronous_mode) is rewound to the new timeline; when
+  # that cannot be done, its data is taken anew from the primary. It never comes back
+  # with its own history.
+  remove_data_directory_on_rewind_failure: true
+  remove_data_directory_on_diverged_timelines: true
   authentication:
     replication:
       username: postgres
@@ -388,7 +394,7 @@ galera_launch() {
     --wsrep-node-address="127.0.0.1:$group" --wsrep-node-incoming-address="127.0.0.1:$sql" \
     --wsrep-sst-method=rsync --wsrep-sst-receive-address="127.0.0.1:$sst" \
     --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$group;ist.recv_addr=127.0.0.1:$ist;gcache.size=64M;evs.suspect_timeout=PT3S;evs.inactive_timeout=PT6S;evs.keepalive_period=PT0.5S;evs.inactive_check_period=PT0.5S;pc.wait_prim_timeout=PT30S" \
-    --wsrep-slave-threads=2 "$@" </dev/null >/dev/null 2>&1 &
+    --wsrep-slave-threads=2 --wsrep-sync-wait=1 "$@" </dev/null >/dev/null 2>&1 &
   echo "$!" >"$node_dir/launch.pid"
 }
 
@@ -531,6 +537,10 @@ cmd_start_node() {
   case "$node" in
     pg1 | pg2)
       pg_bin=$(find_pg_bin)
+      if pid_is_ours "$(cat "$dir/$node/patroni.pid" 2>/dev/null || true)" "$dir/$node"; then
+        note "$node: Patroni still runs (it was frozen, not killed); it rejoins by itself"
+        return 0
+      fi
       patroni_stop_node "$node"  # whatever a kill left (a postmaster without its Patroni)
       patroni_launch "$node" patroni
       ;;
