@@ -8,6 +8,8 @@
 #   cluster-servers.sh start-node DIR NODE       start one node again after a test killed
 #                                                it (pg1, pg2, galera1, galera2, galera3)
 #   cluster-servers.sh stop DIR                  stop everything started there, remove DIR
+#   cluster-servers.sh patroni-leader DIR        print the Patroni leader once Patroni counts
+#                                                the other node as its synchronous standby
 #
 # Patroni: two PostgreSQL nodes (pg1, pg2) managed by Patroni with its Raft DCS, plus a
 # third Raft voter holding no database (patroni_raft_controller), so that either node
@@ -46,7 +48,7 @@ note() {
 }
 
 usage() {
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -243,6 +245,7 @@ tags:
   nofailover: false
 EOF
   echo "$pg_port" >"$node_dir/pg.port"
+  echo "$rest_port" >"$node_dir/rest.port"
 }
 
 # Starts Patroni (or the Raft witness) for `node` in the background, as user postgres;
@@ -268,14 +271,24 @@ pg_sql() {  # node, then psql arguments
     -c "SET statement_timeout = '5s'" "$@" 2>/dev/null
 }
 
-# The node now primary (not in recovery) whose standby streams synchronously.
+# The leader, when Patroni itself counts the other node as its synchronous standby
+# (GET /cluster: roles leader and sync_standby, both running). PostgreSQL reports the
+# standby as sync a loop before Patroni writes it to the DCS; a leader lost in between
+# is not failed over (Patroni cannot know the standby has every commit), so the pair is
+# healthy only once Patroni says so.
 patroni_leader_with_sync_standby() {
-  local node
+  local node port
   for node in pg1 pg2; do
-    if [[ "$(pg_sql "$node" -c "SELECT NOT pg_is_in_recovery() AND EXISTS (SELECT 1 FROM pg_stat_replication WHERE sync_state = 'sync' AND state = 'streaming')")" == t ]]; then
-      echo "$node"
-      return 0
-    fi
+    port=$(cat "$(pg_node_dir "$node")/rest.port" 2>/dev/null) || continue
+    /usr/bin/python3 - "$port" 2>/dev/null <<'EOF' && return 0
+import json, sys, urllib.request
+members = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/cluster", timeout=2))["members"]
+roles = {m["role"]: m for m in members if m.get("state") in ("running", "streaming")}
+if "leader" in roles and "sync_standby" in roles:
+    print(roles["leader"]["name"])
+    sys.exit(0)
+sys.exit(1)
+EOF
   done
   return 1
 }
@@ -579,6 +592,11 @@ main() {
     start-galera) (($# == 2)) || usage; cmd_start galera "$target" ;;
     start-node) (($# == 3)) || usage; cmd_start_node "$target" "$3" ;;
     stop) (($# == 2)) || usage; cmd_stop "$target" ;;
+    patroni-leader)
+      (($# == 2)) || usage
+      set_paths "$target"
+      patroni_leader_with_sync_standby
+      ;;
     *) usage ;;
   esac
 }

@@ -153,20 +153,32 @@ absl::Status ClusterServers::StartNode(const std::string& node) {
              absl::StrCat(directory_, "/start-", node, ".log"));
 }
 
-absl::StatusOr<std::string> ClusterServers::GaleraSql(int node, const std::string& sql) const {
-  const std::string command =
-      absl::StrCat("mariadb --no-defaults --connect-timeout=5 --socket=", directory_, "/galera",
-                   node, "/mysqld.sock -uroot -N -B -e ", Quoted(sql), " 2>&1");
+namespace {
+
+// `command`'s output, or Unavailable with it when the command fails.
+absl::StatusOr<std::string> Output(const std::string& command) {
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return absl::InternalError(absl::StrCat("popen: ", std::strerror(errno)));
   std::string output;
   char buffer[4096];
   while (size_t read = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, read);
   const int status = pclose(pipe);
-  if (status != 0) {
-    return absl::UnavailableError(absl::StrCat("galera", node, ": ", sql, ": ", output));
-  }
+  if (status != 0) return absl::UnavailableError(absl::StrCat("`", command, "`: ", output));
   return output;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ClusterServers::PatroniLeader() const {
+  absl::StatusOr<std::string> leader = Output(
+      absl::StrCat("bash ", Quoted(kScript), " patroni-leader ", Quoted(directory_), " 2>/dev/null"));
+  if (!leader.ok()) return leader.status();
+  return std::string(absl::StripAsciiWhitespace(*leader));
+}
+
+absl::StatusOr<std::string> ClusterServers::GaleraSql(int node, const std::string& sql) const {
+  return Output(absl::StrCat("mariadb --no-defaults --connect-timeout=5 --socket=", directory_,
+                             "/galera", node, "/mysqld.sock -uroot -N -B -e ", Quoted(sql), " 2>&1"));
 }
 
 }  // namespace ledger::testing

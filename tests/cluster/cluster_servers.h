@@ -48,6 +48,10 @@ class ClusterServers {
   // needed), or mariadbd again (waits until it is synced).
   absl::Status StartNode(const std::string& node);
 
+  // The Patroni leader (pg1 or pg2) once Patroni counts the other node as its
+  // synchronous standby (cluster-servers.sh patroni-leader); Unavailable before.
+  absl::StatusOr<std::string> PatroniLeader() const;
+
   // Runs `sql` on Galera node n (1..3) with the mariadb client over its socket; its
   // output (tab-separated, no column names).
   absl::StatusOr<std::string> GaleraSql(int node, const std::string& sql) const;

@@ -101,30 +101,20 @@ bool IsStandby(const std::string& node) {
   return answer.ok() && *answer == "t";
 }
 
-// A primary whose standby streams synchronously: the state each test starts from.
-bool HealthyWithPrimary(const std::string& node) {
-  absl::StatusOr<std::string> answer = NodeSql(
-      node, "SELECT NOT pg_is_in_recovery() AND EXISTS (SELECT 1 FROM pg_stat_replication "
-            "WHERE sync_state = 'sync' AND state = 'streaming')");
-  return answer.ok() && *answer == "t";
-}
-
+// The state each test starts from: a leader whose standby Patroni counts as synchronous
+// (only then would Patroni promote it when the leader is lost).
 absl::StatusOr<std::string> WaitForHealthyPrimary() {
-  std::string primary;
+  absl::StatusOr<std::string> leader = absl::UnavailableError("not asked yet");
   if (!WaitUntil(
           [&] {
-            for (const std::string node : {"pg1", "pg2"}) {
-              if (HealthyWithPrimary(node)) {
-                primary = node;
-                return true;
-              }
-            }
-            return false;
+            leader = cluster->PatroniLeader();
+            return leader.ok();
           },
           kRejoinWait)) {
-    return absl::DeadlineExceededError("no primary with a synchronous standby");
+    return absl::DeadlineExceededError(
+        absl::StrCat("no Patroni leader with a synchronous standby: ", leader.status().ToString()));
   }
-  return primary;
+  return leader;
 }
 
 PostgresOptions ClusterOptions(const std::string& url) {
@@ -204,8 +194,12 @@ class PostgresFailoverTest : public ::testing::Test {
 
     // The old primary comes back as a standby of the promoted node, read-only.
     ASSERT_TRUE(cluster->StartNode(*primary).ok());
-    ASSERT_TRUE(WaitUntil([&] { return HealthyWithPrimary(promoted) && IsStandby(*primary); },
-                          kRejoinWait))
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          absl::StatusOr<std::string> leader = cluster->PatroniLeader();
+          return leader.ok() && *leader == promoted && IsStandby(*primary);
+        },
+        kRejoinWait))
         << *primary << " did not rejoin as the synchronous standby of " << promoted << ":\n"
         << LogTail(absl::StrCat(cluster->directory(), "/", *primary, "/patroni.log"));
     absl::StatusOr<std::string> forked = NodeSql(
