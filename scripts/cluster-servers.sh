@@ -358,6 +358,11 @@ patroni_stop_node() {
     pid=$(head -n 1 "$node_dir/data/postmaster.pid" 2>/dev/null || true)
     stop_pid "$pid" "$node_dir/data" INT "postgres $node"  # SIGINT: fast shutdown
   fi
+  # What Patroni ran and left behind when it was killed: a pg_rewind, a pg_basebackup, an
+  # initdb working on this node's folder (named on their command lines).
+  for pid in $(pgrep -f -- "$node_dir/" || true); do
+    [[ "$pid" != "$$" ]] && stop_pid "$pid" "$node_dir/" TERM "a helper of patroni $node"
+  done
 }
 
 # ---------------------------------------------------------------- Galera
