@@ -8,7 +8,10 @@
 #                                   above, plus GoogleTest, Google Benchmark, the
 #                                   PostgreSQL and MySQL client libraries (test.sh
 #                                   requires their engines: LEDGER_WITH_<ENGINE>=ON) and
-#                                   servers, and clang for the fuzzers
+#                                   servers, the replicated setups of the cluster tests
+#                                   (scripts/cluster-servers.sh: Patroni with its Raft
+#                                   DCS, MariaDB Galera with rsync state transfers),
+#                                   and clang for the fuzzers
 #
 # Idempotent: packages already present are skipped; needs root (or sudo) only when
 # something is missing.
@@ -27,6 +30,7 @@ test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libpqxx-dev libpq-dev postgresql
   libmysqlcppconn-dev mariadb-server mariadb-client
+  patroni python3-pysyncobj python3-psycopg2 galera-4 rsync util-linux
   clang-14 libclang-rt-14-dev
 )
 

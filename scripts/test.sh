@@ -4,7 +4,9 @@
 # throwaway PostgreSQL and MariaDB on loopback, runs every test (all four engines, the
 # property and fault runs, the fuzzers briefly, the benchmarks' smoke runs) and stops
 # the servers, also when a test fails. Under CI=true a server that cannot start fails
-# the run instead of letting the server tests skip.
+# the run instead of letting the server tests skip. The cluster tests (label cluster:
+# PostgreSQL failover under Patroni, MariaDB Galera) start their own replicated setups
+# with scripts/cluster-servers.sh; under CI=true a cluster that cannot start fails them.
 #
 # Every engine is built and tested whatever an earlier configure of the build directory
 # cached (the quickstart's, say): the configure requires each engine and fails, naming

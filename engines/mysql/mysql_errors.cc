@@ -24,6 +24,15 @@ constexpr int kServerShutdown = 1053;           // ER_SERVER_SHUTDOWN
 constexpr int kQueryInterrupted = 1317;         // ER_QUERY_INTERRUPTED (MySQL KILL)
 constexpr int kConnectionKilled = 1927;         // ER_CONNECTION_KILLED (MariaDB KILL)
 constexpr int kClientInactive = 4031;           // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8)
+// Galera: a node outside the primary component (cut off, frozen and evicted, joining)
+// answers every statement with 1047 "WSREP has not yet prepared node for application
+// use" (SQLSTATE 08S01): the session is of no use until the node rejoins, so it is a
+// lost connection, Unavailable (in doubt during COMMIT), and the pool drops it. Named
+// here so the rule does not hang on the SQLSTATE alone. A certification conflict (two
+// nodes wrote the same rows; the later one loses at COMMIT, or is aborted by the
+// replicated write) is 1213 ER_LOCK_DEADLOCK: the transaction is rolled back, so it is
+// retryable in every phase, COMMIT included, and the ledger runs the submit again.
+constexpr int kWsrepNotReady = 1047;            // ER_UNKNOWN_COM_ERROR
 // Server errors mapped by meaning.
 constexpr int kRecordChanged = 1020;            // ER_CHECKREAD: a snapshot conflict
 constexpr int kForeignKeyChildExists = 1451;    // ER_ROW_IS_REFERENCED_2
@@ -156,6 +165,7 @@ bool IsConnectionLost(const MysqlError& error) {
     case kQueryInterrupted:
     case kConnectionKilled:
     case kClientInactive:
+    case kWsrepNotReady:
       return true;
     default:
       // SQLSTATE class 08 is "connection exception" whatever the number.

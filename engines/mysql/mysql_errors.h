@@ -74,11 +74,13 @@ bool BreaksConnection(const MysqlError& error);
 //
 // | error                                                  | class                    |
 // |--------------------------------------------------------|--------------------------|
-// | 1213 deadlock, 1020 record changed                     | deadlock / serialization |
+// | 1213 deadlock (Galera: a certification conflict too),  | deadlock / serialization |
+// |   1020 record changed                                  |                          |
 // | 1205 lock wait timeout, 3572 NOWAIT                    | lock wait timeout        |
 // | lost connection (2002, 2003, 2006, 2013, 2055, 2026    | connection lost          |
 // |   TLS, 1927 killed, 1053 shutdown, 1317 interrupted,   |                          |
-// |   4031, SQLSTATE 08); any client error (2000..) in     |                          |
+// |   4031, 1047 Galera node not ready, SQLSTATE 08); any  |                          |
+// |   client error (2000..) in                             |                          |
 // |   kConnect                                             |                          |
 // | 1062 duplicate key                                     | unique violation         |
 // | 1049 unknown database, 1045/1044 access denied         | session refused          |

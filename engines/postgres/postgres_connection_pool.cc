@@ -10,8 +10,12 @@
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "engines/common/waits.h"
 #include "engines/postgres/postgres_errors.h"
@@ -98,6 +102,100 @@ absl::StatusOr<std::unique_ptr<PostgresSession>> OpenSession(
   return session;
 }
 
+// libpq's key=value quoting: single quotes, backslash before a quote or a backslash.
+std::string QuotedConnectionValue(const std::string& value) {
+  std::string quoted = "'";
+  for (char c : value) {
+    if (c == '\\' || c == '\'') quoted.push_back('\\');
+    quoted.push_back(c);
+  }
+  return quoted + "'";
+}
+
+}  // namespace
+
+std::vector<std::string> ConnectionStringPerHost(const std::string& connection_string) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(connection_string.c_str(), &error);
+  if (options == nullptr) {
+    PQfreemem(error);
+    return {connection_string};  // libpq's own connect says what is wrong with it
+  }
+  std::vector<std::string> hosts, addresses, ports, rest;
+  for (PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
+    if (option->val == nullptr) continue;
+    const std::string_view keyword = option->keyword;
+    std::vector<std::string>* list = keyword == "host"       ? &hosts
+                                     : keyword == "hostaddr" ? &addresses
+                                     : keyword == "port"     ? &ports
+                                                             : nullptr;
+    if (list != nullptr) {
+      *list = absl::StrSplit(option->val, ',');
+    } else {
+      rest.push_back(absl::StrCat(option->keyword, "=", QuotedConnectionValue(option->val)));
+    }
+  }
+  PQconninfoFree(options);
+  const size_t count = std::max(hosts.size(), addresses.size());
+  // One host, or lists libpq itself refuses (its error names the mismatch).
+  const bool matched = (hosts.empty() || hosts.size() == count) &&
+                       (addresses.empty() || addresses.size() == count) &&
+                       (ports.size() <= 1 || ports.size() == count);
+  if (count <= 1 || !matched) return {connection_string};
+  std::vector<std::string> per_host;
+  for (size_t i = 0; i < count; ++i) {
+    std::vector<std::string> words = rest;
+    if (!hosts.empty()) words.push_back(absl::StrCat("host=", QuotedConnectionValue(hosts[i])));
+    if (!addresses.empty()) {
+      words.push_back(absl::StrCat("hostaddr=", QuotedConnectionValue(addresses[i])));
+    }
+    if (!ports.empty()) {
+      words.push_back(absl::StrCat("port=", QuotedConnectionValue(ports[ports.size() == 1 ? 0 : i])));
+    }
+    per_host.push_back(absl::StrJoin(words, " "));
+  }
+  return per_host;
+}
+
+namespace {
+
+// One host's connection, driven by libpq's non-blocking connect until `deadline`;
+// nullptr with `failure` set otherwise. `timeout` (the attempt's whole bound) is only
+// named in the message.
+PGconn* ConnectWithin(const std::string& options, absl::Time deadline, absl::Duration timeout,
+                      std::string& failure) {
+  PGconn* connection = PQconnectStart(options.c_str());
+  if (connection == nullptr) throw std::bad_alloc();
+  auto fail = [&](const std::string& message) -> PGconn* {
+    PQfinish(connection);
+    failure = std::string(absl::StripAsciiWhitespace(message));
+    return nullptr;
+  };
+  // libpq's documented loop: wait until the socket is writable, then poll, and wait for
+  // whatever each poll asks for. The socket changes when libpq moves to the next address.
+  PostgresPollingStatusType polling = PGRES_POLLING_WRITING;
+  if (PQstatus(connection) == CONNECTION_BAD) return fail(PQerrorMessage(connection));
+  while (polling != PGRES_POLLING_OK) {
+    if (polling == PGRES_POLLING_FAILED) return fail(PQerrorMessage(connection));
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return fail(absl::StrCat("timeout expired: the connection attempt did not complete within "
+                               "connect_timeout (", absl::FormatDuration(timeout), ")"));
+    }
+    pollfd ready{PQsocket(connection),
+                 static_cast<short>(polling == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
+    const int waited = ::poll(&ready, 1,
+                              static_cast<int>(std::min<int64_t>(
+                                  engine_common::WholeMillisecondsRoundedUp(left), 60'000)));
+    if (waited < 0 && errno != EINTR) {
+      return fail(absl::StrCat("connect: poll: ", std::strerror(errno)));
+    }
+    if (waited <= 0) continue;  // the deadline is checked above
+    polling = PQconnectPoll(connection);
+  }
+  return connection;
+}
+
 }  // namespace
 
 BoundedConnection::BoundedConnection(const std::string& options, absl::Duration timeout)
@@ -108,35 +206,22 @@ BoundedConnection::BoundedConnection(const std::string& options, absl::Duration 
 pqxx::connectionpolicy::handle BoundedConnection::Policy::do_startconnect(handle orig) {
   if (orig != nullptr) return orig;
   const absl::Time deadline = absl::Now() + timeout_;
-  PGconn* connection = PQconnectStart(options().c_str());
-  if (connection == nullptr) throw std::bad_alloc();
-  auto fail = [&](const std::string& message) {
-    PQfinish(connection);
-    throw pqxx::broken_connection(message);
-  };
-  // libpq's documented loop: wait until the socket is writable, then poll, and wait for
-  // whatever each poll asks for. The socket changes when libpq moves to the next host.
-  PostgresPollingStatusType polling = PGRES_POLLING_WRITING;
-  if (PQstatus(connection) == CONNECTION_BAD) fail(PQerrorMessage(connection));
-  while (polling != PGRES_POLLING_OK) {
-    if (polling == PGRES_POLLING_FAILED) fail(PQerrorMessage(connection));
-    const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) {
-      fail(absl::StrCat("timeout expired: the connection attempt did not complete within "
-                        "connect_timeout (", absl::FormatDuration(timeout_), ")"));
+  const std::vector<std::string> hosts = ConnectionStringPerHost(options());
+  std::vector<std::string> failures;
+  for (size_t host = 0; host < hosts.size(); ++host) {
+    // This host's share of what is left: a host that refuses at once leaves its share to
+    // the next, a frozen one takes its share and no more.
+    const absl::Time host_deadline =
+        absl::Now() + (deadline - absl::Now()) / static_cast<int64_t>(hosts.size() - host);
+    std::string failure;
+    if (PGconn* connection = ConnectWithin(hosts[host], host_deadline, timeout_, failure)) {
+      return connection;
     }
-    pollfd ready{PQsocket(connection),
-                 static_cast<short>(polling == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
-    const int waited = ::poll(&ready, 1,
-                              static_cast<int>(std::min<int64_t>(
-                                  engine_common::WholeMillisecondsRoundedUp(left), 60'000)));
-    if (waited < 0 && errno != EINTR) {
-      fail(absl::StrCat("connect: poll: ", std::strerror(errno)));
-    }
-    if (waited <= 0) continue;  // the deadline is checked above
-    polling = PQconnectPoll(connection);
+    failures.push_back(hosts.size() == 1 ? failure
+                                         : absl::StrCat("host ", host + 1, " of ", hosts.size(),
+                                                        ": ", failure));
   }
-  return connection;
+  throw pqxx::broken_connection(absl::StrJoin(failures, "; "));
 }
 
 OwnedSocket& OwnedSocket::operator=(OwnedSocket&& other) noexcept {

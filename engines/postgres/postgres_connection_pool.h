@@ -23,6 +23,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -61,8 +62,16 @@ class OwnedSocket {
 // host and address (and restarts with each), so five silent hosts take five of it. This
 // one drives libpq's non-blocking connect (PQconnectStart, PQconnectPoll) and gives up
 // when `timeout` has passed since it started, whatever step it is in (TCP, TLS,
-// authentication, the next host): pqxx::broken_connection ("timeout expired").
+// authentication): pqxx::broken_connection ("timeout expired", for each host).
 // Otherwise a pqxx::connection.
+//
+// A host list (`host=a,b`, postgresql://h1:p1,h2:p2/..., as after a failover) is tried
+// host by host, in order, each with its share of what is left of `timeout` (left /
+// hosts not yet tried): a frozen old primary costs each attempt at most that share and
+// the next host (the new primary) is still reached, where libpq, driven without its
+// own timer, would wait on the frozen host until the whole attempt ran out. A host
+// refused at once (dead) or not read-write under target_session_attrs=read-write (a
+// standby) leaves its share to the ones after it.
 class BoundedConnection : public pqxx::connection_base {
  public:
   BoundedConnection(const std::string& options, absl::Duration timeout);
@@ -82,6 +91,12 @@ class BoundedConnection : public pqxx::connection_base {
   };
   Policy policy_;  // the base keeps a reference to it, made before it is built
 };
+
+// `connection_string` (key=value or URI) as one key=value string per host of its host
+// list, each naming that host (and its hostaddr and port) with every other option kept.
+// The string itself when it names one host, or lists libpq refuses (2 ports for 3
+// hosts: libpq's connect says so).
+std::vector<std::string> ConnectionStringPerHost(const std::string& connection_string);
 
 // One server session and what was learned about it when it opened.
 struct PostgresSession {

@@ -1,0 +1,287 @@
+// MariaDB Galera, three nodes accepting writes (scripts/cluster-servers.sh start-galera),
+// one ledger per node: the same key sent to all three at once commits exactly once (a
+// certification conflict is a retryable error, rerun by the ledger, and ends as a
+// duplicate replay); transfers racing on the same accounts from different nodes never
+// overdraw; clients spread over the nodes keep committing while one node is SIGKILLed
+// and brought back, and while one is frozen (SIGSTOP) and resumed; afterwards every
+// node holds the same ledger (CHECKSUM TABLE of every table), verify is OK on each, and
+// resending every key gives each exactly once. ctest labels: cluster, mysql. The
+// cluster starts once for the executable; without it the tests skip, except under
+// CI=true, where that is a failure.
+#include <signal.h>
+
+#include <atomic>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/barrier.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "base/status.h"
+#include "engines/mysql/mysql_engine.h"
+#include "engines/mysql/mysql_errors.h"
+#include "ledger/ledger.h"
+#include "tests/cluster/cluster_servers.h"
+#include "tests/cluster/cluster_workload.h"
+#include "tests/conformance/conformance_context.h"
+#include "tests/support/open_ledger.h"
+
+namespace ledger::testing {
+namespace {
+
+// Short waits, so a call on a dead or frozen node gives up soon. One submit's bound on
+// its worst path: a pool lease, a connection, then at most four round trips (session
+// setup, claim, writes, COMMIT) each cut off at the read timeout, for each of the
+// ledger's attempts that a certification conflict may cost (a conflict comes back at
+// once, so only the last attempt can wait that long).
+constexpr absl::Duration kConnectTimeout = absl::Seconds(2);
+constexpr absl::Duration kAccountLockWait = absl::Seconds(1);
+constexpr absl::Duration kStatementTimeout = absl::Seconds(2);
+constexpr absl::Duration kReadTimeout = absl::Seconds(3);
+constexpr absl::Duration kPoolAcquireWait = absl::Seconds(5);
+const absl::Duration kCallBound = kPoolAcquireWait + kConnectTimeout + 4 * kReadTimeout;
+constexpr absl::Duration kSlack = absl::Seconds(4);
+constexpr absl::Duration kRejoinWait = absl::Seconds(120);
+constexpr int kNodes = 3;
+
+ClusterServers* cluster = nullptr;
+std::string* start_failure = nullptr;
+
+std::string NodeUrl(int node) {
+  return cluster->Exported(absl::StrCat("LEDGER_TEST_GALERA", node, "_DSN"));
+}
+
+absl::StatusOr<std::shared_ptr<Engine>> OpenNode(int node) {
+  MysqlOptions options;
+  options.connection = NodeUrl(node);
+  options.pool_size = 8;
+  options.pool_acquire_wait = kPoolAcquireWait;
+  options.connect_timeout = kConnectTimeout;
+  options.account_lock_wait = kAccountLockWait;
+  options.statement_timeout = kStatementTimeout;
+  options.read_timeout = kReadTimeout;
+  options.write_timeout = kReadTimeout;
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenMysqlEngine(options);
+  if (!engine.ok()) return engine.status();
+  return std::shared_ptr<Engine>(std::move(*engine));
+}
+
+std::string Status(int node, const std::string& variable) {
+  absl::StatusOr<std::string> answer =
+      cluster->GaleraSql(node, absl::StrCat("SHOW STATUS LIKE '", variable, "'"));
+  if (!answer.ok()) return "";
+  std::vector<std::string> fields = absl::StrSplit(*answer, absl::ByAnyChar("\t\n"));
+  return fields.size() > 1 ? fields[1] : "";
+}
+
+bool AllSynced() {
+  for (int node = 1; node <= kNodes; ++node) {
+    if (Status(node, "wsrep_local_state_comment") != "Synced" ||
+        Status(node, "wsrep_cluster_size") != "3") {
+      return false;
+    }
+  }
+  return true;
+}
+
+// CHECKSUM TABLE of every table of the ledger's database, as one text per node.
+absl::StatusOr<std::string> LedgerChecksum(int node) {
+  absl::StatusOr<std::string> tables = cluster->GaleraSql(
+      node, "SELECT GROUP_CONCAT(table_name ORDER BY table_name) FROM information_schema.tables "
+            "WHERE table_schema = 'ledger_test'");
+  if (!tables.ok()) return tables.status();
+  std::string list = std::string(absl::StripAsciiWhitespace(*tables));
+  std::vector<std::string> qualified;
+  for (absl::string_view table : absl::StrSplit(list, ',')) {
+    qualified.push_back(absl::StrCat("ledger_test.", table));
+  }
+  return cluster->GaleraSql(node, absl::StrCat("CHECKSUM TABLE ", absl::StrJoin(qualified, ", ")));
+}
+
+// What Galera answers that a single server never does, mapped by the engine's error table.
+TEST(GaleraErrorsTest, ANodeOutsideThePrimaryComponentIsUnavailableAndACertificationConflictRetryable) {
+  using mysql_internal::ErrorContext;
+  using mysql_internal::MysqlError;
+  using mysql_internal::MysqlErrorStatus;
+  // 1047 by its number, whatever SQLSTATE a server or proxy gives it.
+  const MysqlError not_ready{.code = 1047, .sql_state = "HY000",
+                             .message = "WSREP has not yet prepared node for application use"};
+  EXPECT_TRUE(mysql_internal::IsConnectionLost(not_ready));
+  EXPECT_TRUE(absl::IsUnavailable(MysqlErrorStatus(not_ready, "claim", ErrorContext::kClaim)));
+  EXPECT_TRUE(IsInDoubt(MysqlErrorStatus(not_ready, "COMMIT", ErrorContext::kCommit)));
+  const MysqlError conflict{.code = 1213, .sql_state = "40001",
+                            .message = "WSREP detected deadlock/conflict and aborted the transaction. "
+                                       "Try restarting the transaction"};
+  for (ErrorContext context : {ErrorContext::kClaim, ErrorContext::kWrite, ErrorContext::kCommit}) {
+    EXPECT_TRUE(IsRetryable(MysqlErrorStatus(conflict, "statement", context)));
+  }
+}
+
+class GaleraClusterTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<ClusterServers>> started =
+        ClusterServers::Start(ClusterServers::Kind::kGalera);
+    if (!started.ok()) {
+      start_failure = new std::string(started.status().ToString());
+      return;
+    }
+    cluster = started->release();
+  }
+  static void TearDownTestSuite() {
+    delete cluster;
+    cluster = nullptr;
+  }
+
+  void SetUp() override {
+    if (cluster == nullptr) {
+      if (RunningInCi()) GTEST_FAIL() << "the Galera cluster did not start: " << *start_failure;
+      GTEST_SKIP() << "the Galera cluster did not start: " << *start_failure;
+    }
+    ASSERT_TRUE(WaitUntil(AllSynced, kRejoinWait)) << "the three nodes are not synced";
+    // One node migrates first: the others then find the schema in place.
+    for (int node = 1; node <= kNodes; ++node) {
+      absl::StatusOr<std::shared_ptr<Engine>> engine = OpenNode(node);
+      ASSERT_TRUE(engine.ok()) << "galera" << node << ": " << engine.status();
+      ledgers_.push_back(std::make_unique<Ledger>(OpenTestLedger(*engine)));
+    }
+  }
+
+  Ledger& On(int node) { return *ledgers_[node - 1]; }
+
+  std::vector<std::unique_ptr<Ledger>> ledgers_;
+};
+
+TEST_F(GaleraClusterTest, TheSameKeySentToAllThreeNodesAtOnceCommitsExactlyOnce) {
+  ClusterWorkload setup({.prefix = "same", .clients = 1}, nullptr);
+  ASSERT_TRUE(setup.Prepare(On(1)).ok());
+  constexpr int kRounds = 30;
+  int committed_rounds = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    SubmitRequest request;
+    request.key = absl::StrCat("same-key-", round);
+    request.operation = Operation::TopUp(setup.AccountId("issuance"), setup.AccountId("u0"),
+                                         kClusterAsset, 1);
+    absl::Barrier* barrier = new absl::Barrier(kNodes);
+    std::vector<absl::StatusOr<Outcome>> outcomes(kNodes, absl::UnknownError("not run"));
+    std::vector<std::thread> threads;
+    for (int node = 1; node <= kNodes; ++node) {
+      threads.emplace_back([&, node] {
+        if (barrier->Block()) delete barrier;
+        outcomes[node - 1] = On(node).Submit(request);
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    int committed = 0;
+    std::string transaction_id;
+    for (int node = 1; node <= kNodes; ++node) {
+      const absl::StatusOr<Outcome>& outcome = outcomes[node - 1];
+      ASSERT_TRUE(outcome.ok() && outcome->ok())
+          << request.key << " on galera" << node << ": " << EndOf(outcome) << " "
+          << (outcome.ok() ? outcome->fault : outcome.status());
+      if (outcome->kind == OutcomeKind::kCommitted) ++committed;
+      if (transaction_id.empty()) transaction_id = outcome->transaction.id;
+      EXPECT_EQ(outcome->transaction.id, transaction_id) << request.key << " on galera" << node;
+    }
+    EXPECT_EQ(committed, 1) << request.key;
+    committed_rounds += committed == 1;
+  }
+  for (int node = 1; node <= kNodes; ++node) {
+    absl::StatusOr<Account> target = On(node).GetAccount(setup.AccountId("u0"));
+    ASSERT_TRUE(target.ok()) << target.status();
+    EXPECT_EQ(target->balance, kRounds) << "galera" << node;
+  }
+  EXPECT_EQ(committed_rounds, kRounds);
+}
+
+TEST_F(GaleraClusterTest, TransfersRacingFromDifferentNodesNeverOverdraw) {
+  ClusterWorkload setup({.prefix = "race", .clients = 2}, nullptr);
+  ASSERT_TRUE(setup.Prepare(On(1)).ok());
+  const std::string source = setup.AccountId("u0");
+  const std::string target = setup.AccountId("u1");
+  constexpr Amount kFunds = 100;
+  constexpr Amount kEach = 7;
+  constexpr int kPerNode = 15;  // 45 * 7 asked for, 100 there
+  absl::StatusOr<Outcome> funded = On(1).Submit(
+      {.key = "race-fund", .operation = Operation::TopUp(setup.AccountId("issuance"), source,
+                                                         kClusterAsset, kFunds)});
+  ASSERT_TRUE(funded.ok() && funded->ok());
+  std::atomic<int> committed{0};
+  std::vector<std::thread> threads;
+  for (int node = 1; node <= kNodes; ++node) {
+    threads.emplace_back([&, node] {
+      for (int n = 0; n < kPerNode; ++n) {
+        absl::StatusOr<Outcome> outcome = On(node).Submit(
+            {.key = absl::StrCat("race-", node, "-", n),
+             .operation = Operation::Transfer(source, target, kClusterAsset, kEach)});
+        if (outcome.ok() && outcome->kind == OutcomeKind::kCommitted) ++committed;
+        EXPECT_NE(EndOf(outcome), "other")
+            << "galera" << node << ": " << (outcome.ok() ? outcome->fault : outcome.status());
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(committed.load(), kFunds / kEach) << "every transfer that fits commits (after retries)";
+  for (int node = 1; node <= kNodes; ++node) {
+    absl::StatusOr<Account> from = On(node).GetAccount(source);
+    absl::StatusOr<Account> to = On(node).GetAccount(target);
+    ASSERT_TRUE(from.ok() && to.ok());
+    EXPECT_GE(from->balance, 0) << "overdrawn on galera" << node;
+    EXPECT_EQ(to->balance, committed.load() * kEach) << "galera" << node;
+    EXPECT_EQ(from->balance + to->balance, kFunds) << "galera" << node;
+  }
+}
+
+TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnce) {
+  ClusterWorkload load({.prefix = "load", .clients = 6},
+                       [&](int client) -> Ledger& { return On(client % kNodes + 1); });
+  ASSERT_TRUE(load.Prepare(On(1)).ok());
+  load.Start();
+  absl::SleepFor(absl::Seconds(2));
+  const absl::Time killed = absl::Now();
+  ASSERT_TRUE(cluster->Signal("galera3", SIGKILL).ok());
+  absl::SleepFor(absl::Seconds(5));
+  const absl::Time restarted = absl::Now();
+  ASSERT_TRUE(cluster->StartNode("galera3").ok()) << "galera3 did not rejoin";
+  absl::SleepFor(absl::Seconds(2));
+  const absl::Time frozen = absl::Now();
+  ASSERT_TRUE(cluster->Signal("galera2", SIGSTOP).ok());
+  absl::SleepFor(absl::Seconds(10));  // past evs.inactive_timeout (6 s): galera2 is evicted
+  const absl::Time thawed = absl::Now();
+  ASSERT_TRUE(cluster->Signal("galera2", SIGCONT).ok());
+  const bool rejoined = WaitUntil(AllSynced, kRejoinWait);
+  absl::SleepFor(absl::Seconds(2));
+  load.Stop();
+  ASSERT_TRUE(rejoined) << "the resumed galera2 did not rejoin";
+  for (const auto& [end, count] : load.Ends()) std::cout << "  " << end << ": " << count << "\n";
+  load.ExpectEveryCallEndedWithin(kCallBound + kSlack);
+  // The remaining quorum kept committing while a node was dead, and while one was frozen.
+  EXPECT_LT(load.FirstCommitStartedAfter(killed), restarted) << "nothing committed while galera3 was dead";
+  EXPECT_LT(load.FirstCommitStartedAfter(frozen), thawed) << "nothing committed while galera2 was frozen";
+
+  for (int node = 1; node <= kNodes; ++node) {
+    absl::StatusOr<VerifyReport> report = On(node).Verify();
+    ASSERT_TRUE(report.ok()) << "galera" << node << ": " << report.status();
+    EXPECT_TRUE(report->ok()) << "galera" << node << ": " << report->ToText();
+  }
+  load.ResendEveryKey(On(1), kRejoinWait);
+  for (int node = 1; node <= kNodes; ++node) load.ExpectExactlyOnce(On(node));
+  ASSERT_TRUE(WaitUntil(AllSynced, kRejoinWait));
+  absl::StatusOr<std::string> first = LedgerChecksum(1);
+  ASSERT_TRUE(first.ok()) << first.status();
+  for (int node = 2; node <= kNodes; ++node) {
+    absl::StatusOr<std::string> other = LedgerChecksum(node);
+    ASSERT_TRUE(other.ok()) << other.status();
+    EXPECT_EQ(*other, *first) << "galera" << node << " holds another ledger than galera1";
+  }
+}
+
+}  // namespace
+}  // namespace ledger::testing
