@@ -99,7 +99,9 @@ bool EventFor(Engine& engine, const std::string& transaction_id) {
 // Creates the application's tables beside the ledger's (where there is SQL).
 void CreateAppTables(Ledger& ledger, const ConformanceContext& context) {
   if (!HasSql(context)) return;
-  for (const char* sql : {kCreateOrders, kCreateCounters}) {
+  // MySQL's scratch database keeps tables other than the ledger's between tests.
+  for (const char* sql :
+       {kCreateOrders, kCreateCounters, "DELETE FROM app_orders", "DELETE FROM app_counters"}) {
     absl::StatusOr<SqlRows> created = QueryAlone(ledger, sql);
     ASSERT_TRUE(created.ok()) << created.status();
   }
