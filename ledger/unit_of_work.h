@@ -41,12 +41,14 @@
 #define LEDGER_LEDGER_UNIT_OF_WORK_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "idempotency/key.h"
+#include "idempotency/run_idempotently.h"
 #include "ledger/caller_sql.h"
 #include "ledger/ledger.h"
 
@@ -77,6 +79,17 @@ class UnitOfWork {
   absl::StatusOr<Outcome> Submit(const SubmitRequest& request);
   // Ledger::SubmitBatch in this transaction.
   absl::StatusOr<std::vector<SubmitResult>> SubmitBatch(const SubmitBatchRequest& batch);
+
+  // IdempotentRunner::Run (idempotency/run_idempotently.h) with the work claim kept in
+  // this transaction: the claim, what `work` writes through this unit and the stored
+  // result commit together, and a rollback (or a crash before COMMIT) leaves no claim,
+  // pending or not. A retry after COMMIT replays the stored result. An error from `work`
+  // releases the claim (the unit may go on); a claim that another transaction is writing
+  // makes this wait for it, and a claim pending outside with its lease running is
+  // IsInProgress. Needs SQL: Unimplemented on the memory engine.
+  absl::StatusOr<std::string> RunIdempotently(
+      const KeyIdentity& identity, const nlohmann::json& payload, const WorkOptions& options,
+      const std::function<absl::StatusOr<std::string>()>& work);
 
   // The caller's statement, its `parameters` bound to its placeholders: the rows it
   // changed. Any error fails the unit (see above).

@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
+#include "idempotency/run_idempotently.h"
 #include "ledger/json.h"
 #include "ledger/unit_of_work.h"
 #include "ledger/verify.h"
@@ -94,6 +95,24 @@ bool EventFor(Engine& engine, const std::string& transaction_id) {
     if (event.transaction_id == transaction_id) return true;
   }
   return false;
+}
+
+// The run-idempotently identity of an order's shipping label.
+KeyIdentity ShippingLabel(const std::string& order_id) {
+  return KeyIdentity{"shipping.label", Scope{}, order_id};
+}
+
+// No claim exists under `identity`: a reservation through the engine's own store is a
+// fresh first attempt (a pending claim would be in progress, a completed one replayed).
+void ExpectNoWorkClaim(Engine& engine, Clock& clock, const KeyIdentity& identity) {
+  IdempotentRunner runner(engine.work_claims(), clock);
+  absl::StatusOr<Reservation> reservation =
+      runner.Reserve(identity, {{"probe", true}}, WorkOptions{});
+  ASSERT_TRUE(reservation.ok()) << identity.Encoded() << ": " << reservation.status();
+  EXPECT_TRUE(reservation->reserved());
+  EXPECT_EQ(reservation->claim.attempt, 1);
+  EXPECT_FALSE(reservation->taken_over);
+  EXPECT_TRUE(runner.Fail(*reservation).ok());
 }
 
 // Creates the application's tables beside the ledger's (where there is SQL).
@@ -449,6 +468,10 @@ TEST_P(ConformanceTest, UnitOfWorkChildKilledBeforeCommitLeavesNothingAndTheReru
       absl::StatusOr<Outcome> paid = unit.Submit(Payment("order-9", 35));
       if (!paid.ok() || paid->kind != OutcomeKind::kCommitted) _exit(4);
       if (!unit.Execute(InsertOrderSql(unit), {"order-9", int64_t{35}}).ok()) _exit(5);
+      absl::StatusOr<std::string> receipt = unit.RunIdempotently(
+          ShippingLabel("order-9"), {{"order", "order-9"}}, WorkOptions{},
+          []() -> absl::StatusOr<std::string> { return std::string("label-9"); });
+      if (!receipt.ok()) _exit(9);
       // Read back, so every write has reached the database before the signal.
       absl::StatusOr<SqlRows> seen = unit.Query("SELECT COUNT(*) FROM app_orders");
       if (!seen.ok()) _exit(6);
@@ -470,6 +493,7 @@ TEST_P(ConformanceTest, UnitOfWorkChildKilledBeforeCommitLeavesNothingAndTheReru
   EXPECT_EQ(TakeSnapshot(), before);
   EXPECT_FALSE(KeyRecorded(engine(), "order-9"));
   EXPECT_EQ(OrderRows(ledger(), "order-9"), 0);
+  ExpectNoWorkClaim(engine(), clock(), ShippingLabel("order-9"));
   // The parent's rerun of the same unit commits, once.
   std::atomic<int> committed = 0;
   absl::Status status = ledger().Transact(
@@ -478,6 +502,72 @@ TEST_P(ConformanceTest, UnitOfWorkChildKilledBeforeCommitLeavesNothingAndTheReru
   EXPECT_EQ(committed.load(), 1);
   EXPECT_EQ(OrderRows(ledger(), "order-9"), 1);
   EXPECT_EQ(BalanceOf("alice"), 65);
+}
+
+// ---- run-idempotently inside the unit --------------------------------------------------
+
+TEST_P(ConformanceTest, UnitOfWorkRunIdempotentlyCommitsClaimWritesAndResultTogether) {
+  ASSERT_NO_FATAL_FAILURE(CreateAppTables(ledger(), context()));
+  if (!HasSql(context())) GTEST_SKIP() << "the memory engine runs no SQL";
+  int runs = 0;
+  auto label = [&](UnitOfWork& unit) -> absl::StatusOr<std::string> {
+    return unit.RunIdempotently(
+        ShippingLabel("order-11"), {{"order", "order-11"}}, WorkOptions{},
+        [&]() -> absl::StatusOr<std::string> {
+          ++runs;
+          LEDGER_RETURN_IF_ERROR(
+              unit.Execute(InsertOrderSql(unit), {"order-11", int64_t{11}}).status());
+          return std::string("label-11");
+        });
+  };
+  for (int round = 0; round < 2; ++round) {  // the second replays, inside a unit too
+    absl::Status status = ledger().Transact([&](UnitOfWork& unit) -> absl::Status {
+      LEDGER_ASSIGN_OR_RETURN(std::string receipt, label(unit));
+      EXPECT_EQ(receipt, "label-11");
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(status.ok()) << "round " << round << ": " << status;
+  }
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(OrderRows(ledger(), "order-11"), 1);
+  // The engine's own store replays the committed result too.
+  IdempotentRunner outside(engine().work_claims(), clock());
+  absl::StatusOr<std::string> replayed =
+      outside.Run(ShippingLabel("order-11"), {{"order", "order-11"}}, WorkOptions{},
+                  []() -> absl::StatusOr<std::string> { return std::string("ran again"); });
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(*replayed, "label-11");
+}
+
+TEST_P(ConformanceTest, UnitOfWorkRunIdempotentlyLeavesNoClaimWhenTheUnitRollsBack) {
+  ASSERT_NO_FATAL_FAILURE(CreateAppTables(ledger(), context()));
+  if (!HasSql(context())) GTEST_SKIP() << "the memory engine runs no SQL";
+  absl::Status status = ledger().Transact([&](UnitOfWork& unit) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        std::string receipt,
+        unit.RunIdempotently(ShippingLabel("order-12"), {{"order", "order-12"}}, WorkOptions{},
+                             [&]() -> absl::StatusOr<std::string> {
+                               LEDGER_RETURN_IF_ERROR(
+                                   unit.Execute(InsertOrderSql(unit), {"order-12", int64_t{12}})
+                                       .status());
+                               return std::string("label-12");
+                             }));
+    EXPECT_EQ(receipt, "label-12");
+    return absl::UnavailableError("the carrier's API is down; try later");
+  });
+  EXPECT_TRUE(absl::IsUnavailable(status)) << status;
+  EXPECT_EQ(OrderRows(ledger(), "order-12"), 0);
+  ExpectNoWorkClaim(engine(), clock(), ShippingLabel("order-12"));
+  // An error from the work releases the claim, and the unit may still commit.
+  status = ledger().Transact([&](UnitOfWork& unit) -> absl::Status {
+    absl::StatusOr<std::string> failed = unit.RunIdempotently(
+        ShippingLabel("order-13"), {{"order", "order-13"}}, WorkOptions{},
+        []() -> absl::StatusOr<std::string> { return absl::NotFoundError("no such order"); });
+    EXPECT_TRUE(absl::IsNotFound(failed.status())) << failed.status();
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(status.ok()) << status;
+  ExpectNoWorkClaim(engine(), clock(), ShippingLabel("order-13"));
 }
 
 // ---- options --------------------------------------------------------------------------
