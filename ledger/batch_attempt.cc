@@ -9,6 +9,7 @@
 #include "idempotency/fingerprint.h"
 #include "ledger/invariants.h"
 #include "ledger/json.h"
+#include "ledger/unit_of_work_internal.h"
 
 namespace ledger {
 namespace {
@@ -69,7 +70,11 @@ absl::Status Ledger::BatchAttempt::RunSteps() {
   if (claim_deadline_.has_value()) {
     wait.wait_max = std::clamp(*claim_deadline_ - absl::Now(), absl::ZeroDuration(), wait.wait_max);
   }
-  LEDGER_ASSIGN_OR_RETURN(tx_, ledger_.engine_->Begin(BeginOptions{wait}));
+  if (unit_of_work_ != nullptr) {
+    tx_ = internal::JoinTransaction(*unit_of_work_);
+  } else {
+    LEDGER_ASSIGN_OR_RETURN(tx_, ledger_.engine_->Begin(BeginOptions{wait}));
+  }
   LEDGER_RETURN_IF_ERROR(ClaimKeys());
   LEDGER_RETURN_IF_ERROR(LoadTargets());
   LEDGER_RETURN_IF_ERROR(LockAccounts());

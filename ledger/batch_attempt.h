@@ -81,6 +81,9 @@ class Ledger::BatchAttempt {
   // out of wait: busy_key() names the key when the claims went one by one, and
   // claims_timed_out() says so either way.
   absl::Status Run();
+  // Runs on the unit of work's transaction (ledger/unit_of_work_internal.h) instead of
+  // one of its own: Finish then neither commits nor rolls back, Transact does.
+  void JoinUnitOfWork(internal::UnitOfWorkState& unit) { unit_of_work_ = &unit; }
 
   const std::optional<KeyIdentity>& busy_key() const { return busy_key_; }
   bool claims_timed_out() const { return claims_timed_out_; }
@@ -146,6 +149,7 @@ class Ledger::BatchAttempt {
   bool claims_timed_out_ = false;
   absl::Time now_;
   std::unique_ptr<StorageTransaction> tx_;
+  internal::UnitOfWorkState* unit_of_work_ = nullptr;  // not owned; set by JoinUnitOfWork
   std::optional<KeyIdentity> busy_key_;
 
   std::vector<std::optional<SubmitResult>> decisions_;

@@ -40,6 +40,17 @@ absl::StatusOr<std::vector<Transaction>> StorageTransaction::LoadTransactions(
   return EachThatExists(ids, [this](std::string_view id) { return LoadTransaction(id); });
 }
 
+absl::StatusOr<SqlRows> StorageTransaction::RunCallerSql(std::string_view,
+                                                         const std::vector<SqlValue>&) {
+  return absl::UnimplementedError(
+      "this engine runs no SQL: a unit of work's own statements need a SQL engine (sqlite, "
+      "postgres, mysql)");
+}
+
+absl::StatusOr<void*> StorageTransaction::NativeHandle() {
+  return absl::UnimplementedError("this engine has no native database handle");
+}
+
 absl::StatusOr<std::vector<Transaction>> Engine::GetTransactions(
     const std::vector<std::string>& ids) {
   return EachThatExists(ids, [this](std::string_view id) { return GetTransaction(id); });

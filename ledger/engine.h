@@ -41,6 +41,7 @@
 #include "idempotency/key.h"
 #include "idempotency/stores.h"
 #include "ledger/account.h"
+#include "ledger/caller_sql.h"
 #include "ledger/hold.h"
 #include "ledger/transaction.h"
 
@@ -155,6 +156,22 @@ class StorageTransaction {
   // InDoubtError when the commit was sent and its result is unknown.
   virtual absl::Status Commit() = 0;
   virtual void Rollback() = 0;
+
+  // Units of work (ledger/unit_of_work.h): the caller's own statement in this
+  // transaction, its placeholders the engine's own, its values bound; after the
+  // ledger's buffered writes, so it sees them. An error leaves the transaction to be
+  // rolled back (PostgreSQL refuses every later statement anyway). Default:
+  // Unimplemented (the memory engine has no SQL).
+  virtual absl::StatusOr<SqlRows> RunCallerSql(std::string_view sql,
+                                               const std::vector<SqlValue>& parameters);
+  // The driver's handle this transaction runs on, begun and with the ledger's writes
+  // sent: sqlite3*, pqxx::nontransaction*, MYSQL* (each engine's header hands it out
+  // typed). Default: Unimplemented.
+  virtual absl::StatusOr<void*> NativeHandle();
+  // Whether the transaction can still commit: false once a statement failed in a way
+  // that aborted it (checked before a unit of work's COMMIT when the caller had the
+  // native handle). Default: true.
+  virtual absl::StatusOr<bool> StillUsable() { return true; }
 };
 
 class Engine {

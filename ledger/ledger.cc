@@ -150,6 +150,11 @@ absl::StatusOr<Outcome> Ledger::Submit(const SubmitRequest& request) {
 }
 
 absl::StatusOr<std::vector<SubmitResult>> Ledger::SubmitBatch(const SubmitBatchRequest& batch) {
+  return RunSubmitBatch(batch, nullptr);
+}
+
+absl::StatusOr<std::vector<SubmitResult>> Ledger::RunSubmitBatch(const SubmitBatchRequest& batch,
+                                                                 internal::UnitOfWorkState* unit) {
   if (batch.items.empty() || batch.items.size() > kBatchItemsMax) {
     return absl::InvalidArgumentError(absl::StrCat("a batch holds 1 to ", kBatchItemsMax,
                                                    " items, not ", batch.items.size()));
@@ -163,7 +168,7 @@ absl::StatusOr<std::vector<SubmitResult>> Ledger::SubmitBatch(const SubmitBatchR
   }
   std::vector<internal::BatchItem*> pointers;
   for (internal::BatchItem& item : items) pointers.push_back(&item);
-  RunBatch(pointers, batch.atomic);
+  RunBatch(pointers, batch.atomic, unit);
   std::vector<SubmitResult> results;
   results.reserve(items.size());
   for (internal::BatchItem& item : items) results.push_back(*std::move(item.result));
@@ -183,7 +188,8 @@ const internal::BatchItem* FirstFailedItem(const std::vector<internal::BatchItem
 
 }  // namespace
 
-void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic) {
+void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic,
+                      internal::UnitOfWorkState* unit) {
   int faults = 0;
   std::optional<absl::Time> claim_deadline;  // set once a claim of many keys ran out of wait
   while (true) {
@@ -199,7 +205,12 @@ void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomi
     }
     const absl::Time attempt_began = absl::Now();
     BatchAttempt attempt(*this, open, atomic, claim_deadline);
+    if (unit != nullptr) attempt.JoinUnitOfWork(*unit);
     absl::Status status = attempt.Run();
+    if (unit != nullptr && !status.ok()) {  // its transaction failed: Transact rolls back
+      for (internal::BatchItem* item : open) item->result = status;
+      return;
+    }
     if (attempt.busy_key().has_value()) {  // its items are in progress; the others go again
       for (internal::BatchItem* item : open) {
         if (item->identity == *attempt.busy_key()) item->result = status;

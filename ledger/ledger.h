@@ -46,7 +46,11 @@ namespace internal {
 class LedgerTestingHooks;  // ledger/internal/testing_hooks.h: tests and benchmarks only
 struct BatchItem;          // ledger/batch_attempt.h
 class GroupCommitter;      // ledger/group_commit.h
+struct UnitOfWorkState;    // ledger/unit_of_work_internal.h
 }  // namespace internal
+
+class UnitOfWork;          // ledger/unit_of_work.h
+struct TransactOptions;    // ledger/unit_of_work.h
 
 // The largest LedgerOptions::attempts_max Open accepts: past it a submit on a hot
 // account could hold its caller through minutes of deadlock retries.
@@ -179,6 +183,14 @@ class Ledger {
   // or none: InvalidArgument for the whole call, nothing run.
   absl::StatusOr<std::vector<SubmitResult>> SubmitBatch(const SubmitBatchRequest& batch);
 
+  // Runs `work` in ONE database transaction with the caller's own SQL and submits
+  // (ledger/unit_of_work.h, docs/unit-of-work.md): OK from `work` commits it all once;
+  // an error (or a throw) rolls it all back. Deadlocks and serialization failures rerun
+  // `work` from the start. Returns OK once committed, the work's error, or IsInDoubt.
+  absl::Status Transact(const std::function<absl::Status(UnitOfWork&)>& work);
+  absl::Status Transact(const std::function<absl::Status(UnitOfWork&)>& work,
+                        const TransactOptions& options);
+
   absl::Status DefineAsset(const Asset& asset);
   absl::StatusOr<Account> OpenAccount(const AccountSpec& spec);
   // Closes an account whose balance is zero, atomically against concurrent submits:
@@ -232,12 +244,18 @@ class Ledger {
 
  private:
   friend class internal::LedgerTestingHooks;
+  friend class UnitOfWork;
   class BatchAttempt;  // ledger/batch_attempt.h: one database transaction of a batch
 
   Ledger(std::shared_ptr<Engine> engine, LedgerOptions options);
 
-  // Runs attempts until every item is decided.
-  void RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic);
+  // Runs attempts until every item is decided. In a unit of work (`unit` set) there is
+  // one attempt, on its transaction: an error decides every open item with it.
+  void RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic,
+                internal::UnitOfWorkState* unit = nullptr);
+  // SubmitBatch, or in a unit of work's transaction when `unit` is set.
+  absl::StatusOr<std::vector<SubmitResult>> RunSubmitBatch(const SubmitBatchRequest& batch,
+                                                           internal::UnitOfWorkState* unit);
   // Expires the lapsed holds among `holds` in one database transaction (ledger/hold_sweep.cc).
   absl::StatusOr<int64_t> ExpireHoldPage(const std::vector<Hold>& holds);
   // The account with its lapsed holds no longer counted as pending, at `now`.

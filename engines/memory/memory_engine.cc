@@ -86,11 +86,11 @@ class MemoryTransaction final : public StorageTransaction {
   absl::StatusOr<std::vector<Account>> LockAccounts(const std::vector<std::string>& sorted_ids) override;
   absl::StatusOr<DebitUsage> LoadDebitUsage(std::string_view account_id, absl::Time since) override;
   absl::StatusOr<std::vector<Hold>> LoadHolds(const std::vector<std::string>& ids) override {
-    return FindHolds(LockedState(), ids);
+    return FindHolds(FlushedState(), ids);
   }
   absl::StatusOr<PendingHoldTotals> LoadHoldTotals(std::string_view account_id, absl::Time now,
                                                    absl::Time since) override {
-    return TotalsOf(LockedState(), account_id, now, since);
+    return TotalsOf(FlushedState(), account_id, now, since);
   }
   absl::Status WriteTransaction(const Transaction& transaction,
                                 const std::vector<Account>& updated_accounts) override;
@@ -101,6 +101,12 @@ class MemoryTransaction final : public StorageTransaction {
 
  private:
   State& LockedState();
+  // LockedState with the writes of this transaction applied: in a unit of work
+  // (ledger/unit_of_work.h) a second submit reads after the first one's writes. The
+  // state before the first of them is kept, for Rollback. A lone submit reads before it
+  // writes, so it never copies.
+  State& FlushedState();
+  void Apply(State& state);
 
   MemoryEngine& engine_;
   BeginOptions options_;
@@ -111,6 +117,9 @@ class MemoryTransaction final : public StorageTransaction {
   std::vector<Account> pending_accounts_;
   std::vector<KeyRecord> pending_keys_;
   std::vector<OutboxEvent> pending_events_;
+  // Set by FlushedState once it applied writes before Commit: what Rollback restores.
+  std::optional<State> state_before_;
+  int64_t next_event_sequence_before_ = 0;
 };
 
 class MemoryEngine final : public Engine {
@@ -351,13 +360,16 @@ State& MemoryTransaction::LockedState() ABSL_NO_THREAD_SAFETY_ANALYSIS {
 absl::StatusOr<std::optional<KeyRecord>> MemoryTransaction::ClaimKey(const KeyIdentity& identity)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   IdentityKey key = KeyOf(identity);
-  LEDGER_RETURN_IF_ERROR(engine_.HoldKey(key, options_.wait));
-  held_keys_.push_back(key);
+  // A unit of work may claim a key it holds already (a second submit with it).
+  if (std::find(held_keys_.begin(), held_keys_.end(), key) == held_keys_.end()) {
+    LEDGER_RETURN_IF_ERROR(engine_.HoldKey(key, options_.wait));
+    held_keys_.push_back(key);
+  }
   // A batch claims many keys before any other step. The state is held only while its
   // record is read, so no claim waits for a key while holding the state that key's
   // holder needs. Only the key's holder writes its record, so the read stays true.
   const bool locked_here = !state_locked_;
-  State& state = LockedState();
+  State& state = FlushedState();
   std::optional<KeyRecord> record;
   if (auto it = state.keys.find(key); it != state.keys.end()) record = it->second;
   if (locked_here) {
@@ -368,19 +380,19 @@ absl::StatusOr<std::optional<KeyRecord>> MemoryTransaction::ClaimKey(const KeyId
 }
 
 absl::StatusOr<std::optional<Transaction>> MemoryTransaction::LoadTransaction(std::string_view id) {
-  State& state = LockedState();
+  State& state = FlushedState();
   auto it = state.transactions.find(id);
   if (it == state.transactions.end()) return std::nullopt;
   return it->second;
 }
 
 absl::StatusOr<bool> MemoryTransaction::IsReversed(std::string_view id) {
-  return LockedState().reversed.count(id) > 0;
+  return FlushedState().reversed.count(id) > 0;
 }
 
 absl::StatusOr<std::vector<Account>> MemoryTransaction::LockAccounts(
     const std::vector<std::string>& sorted_ids) {
-  State& state = LockedState();  // the state mutex already excludes every other writer
+  State& state = FlushedState();  // the state mutex already excludes every other writer
   std::vector<Account> found;
   for (const std::string& id : sorted_ids) {
     auto it = state.accounts.find(id);
@@ -391,7 +403,7 @@ absl::StatusOr<std::vector<Account>> MemoryTransaction::LockAccounts(
 
 absl::StatusOr<DebitUsage> MemoryTransaction::LoadDebitUsage(std::string_view account_id,
                                                              absl::Time since) {
-  State& state = LockedState();
+  State& state = FlushedState();
   DebitUsage usage;
   auto it = state.debits_by_time.find(account_id);
   if (it == state.debits_by_time.end()) return usage;
@@ -461,7 +473,31 @@ absl::Status MemoryTransaction::AppendEvent(const OutboxEvent& event) {
 }
 
 absl::Status MemoryTransaction::Commit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  Apply(LockedState());
+  state_before_.reset();  // applied for good
+  Rollback();  // what was pending is applied: this only clears it and releases the locks
+  return absl::OkStatus();
+}
+
+State& MemoryTransaction::FlushedState() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   State& state = LockedState();
+  if (pending_transactions_.empty() && pending_accounts_.empty() && pending_keys_.empty() &&
+      pending_events_.empty()) {
+    return state;
+  }
+  if (!state_before_.has_value()) {
+    state_before_ = state;
+    next_event_sequence_before_ = engine_.next_event_sequence_;
+  }
+  Apply(state);
+  pending_transactions_.clear();
+  pending_accounts_.clear();
+  pending_keys_.clear();
+  pending_events_.clear();
+  return state;
+}
+
+void MemoryTransaction::Apply(State& state) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (const Transaction& transaction : pending_transactions_) {
     for (const Entry& entry : transaction.entries) {
       state.entries[entry.account_id].push_back({entry, transaction.id, transaction.created_at});
@@ -488,8 +524,6 @@ absl::Status MemoryTransaction::Commit() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     event.sequence = engine_.next_event_sequence_++;
     state.events.push_back(std::move(event));
   }
-  Rollback();  // what was pending is applied: this only clears it and releases the locks
-  return absl::OkStatus();
 }
 
 void MemoryTransaction::Rollback() ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -497,6 +531,11 @@ void MemoryTransaction::Rollback() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   pending_accounts_.clear();
   pending_keys_.clear();
   pending_events_.clear();
+  if (state_before_.has_value()) {  // writes applied before Commit: undo them
+    engine_.state_ = *std::move(state_before_);
+    engine_.next_event_sequence_ = next_event_sequence_before_;
+    state_before_.reset();
+  }
   if (state_locked_) {
     state_locked_ = false;
     engine_.state_mutex_.Unlock();

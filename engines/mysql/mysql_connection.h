@@ -35,6 +35,7 @@
 #include "engines/common/connection_pool.h"
 #include "engines/common/waits.h"
 #include "engines/mysql/mysql_errors.h"
+#include "ledger/caller_sql.h"
 
 namespace sql {
 class Connection;
@@ -173,6 +174,13 @@ class MysqlConnection {
 
   // Whether the server still answers (a ping). False marks the connection broken.
   bool Ping();
+
+  // A unit of work's own statement (ledger/unit_of_work.h; mysql_caller_sql.cc): prepared
+  // for this call only (the caller's text is not the engine's fixed set), `?` bound in
+  // order, every column read as text.
+  absl::StatusOr<SqlRows> RunCallerStatement(std::string_view sql, const SqlParams& params);
+  // The driver's connection, for the caller's own driver code in a unit of work.
+  sql::Connection& native() { return *connection_; }
 
   bool broken() const { return broken_; }
   int64_t session_id() const { return session_id_; }  // CONNECTION_ID(), for KILL

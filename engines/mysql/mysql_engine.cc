@@ -116,6 +116,32 @@ void MysqlStorageTransaction::AfterStep(const absl::Status& status) {
   }
 }
 
+absl::StatusOr<ledger::SqlRows> MysqlStorageTransaction::RunCallerSql(
+    std::string_view sql, const std::vector<ledger::SqlValue>& parameters) {
+  SqlParams params;
+  params.reserve(parameters.size());
+  for (const ledger::SqlValue& value : parameters) {
+    if (const int64_t* number = std::get_if<int64_t>(&value)) {
+      params.emplace_back(*number);
+    } else if (const std::string* text = std::get_if<std::string>(&value)) {
+      params.emplace_back(*text);
+    } else {
+      params.emplace_back(std::monostate());
+    }
+  }
+  // A step like the ledger's: after the buffered writes, and it counts as one, so a later
+  // claim never ROLLBACKs to drop a duplicate's lock (that would drop the caller's rows).
+  return RunStep([&](MysqlConnection& connection) {
+    return connection.RunCallerStatement(sql, params);
+  });
+}
+
+absl::StatusOr<void*> MysqlStorageTransaction::NativeHandle() {
+  return RunStep([](MysqlConnection& connection) -> absl::StatusOr<void*> {
+    return static_cast<void*>(&connection.native());
+  });
+}
+
 absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::ClaimKey(
     const KeyIdentity& identity) {
   LEDGER_ASSIGN_OR_RETURN(std::vector<std::optional<KeyRecord>> records, ClaimKeys({identity}));

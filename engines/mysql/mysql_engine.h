@@ -17,7 +17,13 @@
 #include "absl/time/time.h"
 #include "ledger/engine.h"
 
+namespace sql {
+class Connection;  // MySQL Connector/C++ (cppconn/connection.h)
+}  // namespace sql
+
 namespace ledger {
+
+class UnitOfWork;  // ledger/unit_of_work.h
 
 // Every wait is bounded; docs/engines/timeouts.md explains each one and what a submit
 // answers when it runs out. A URL query parameter of the same name overrides the field,
@@ -64,6 +70,12 @@ struct MysqlOptions {
 };
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenMysqlEngine(const MysqlOptions& options);
+
+// The Connector/C++ connection a unit of work runs on (ledger/unit_of_work.h), inside its
+// transaction with the ledger's writes sent, for the caller's own driver code: valid only
+// during the `work` call; never commit, roll back, close it or change autocommit. A unit
+// on another engine: FailedPrecondition.
+absl::StatusOr<sql::Connection*> MysqlHandleOf(UnitOfWork& unit);
 
 }  // namespace ledger
 

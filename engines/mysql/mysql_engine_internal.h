@@ -146,6 +146,10 @@ class MysqlStorageTransaction final : public StorageTransaction {
   absl::Status AppendEvent(const OutboxEvent& event) override;
   absl::Status Commit() override;
   void Rollback() override;
+  // Units of work (mysql_caller_sql.cc).
+  absl::StatusOr<ledger::SqlRows> RunCallerSql(
+      std::string_view sql, const std::vector<ledger::SqlValue>& parameters) override;
+  absl::StatusOr<void*> NativeHandle() override;
 
  private:
   // A key row taken with a locking read: absent, a placeholder, or a committed record.

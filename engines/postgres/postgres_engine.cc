@@ -386,6 +386,9 @@ absl::Status PostgresStorageTransaction::WriteTransaction(
 absl::Status PostgresStorageTransaction::RecordKey(const KeyRecord& record) {
   LEDGER_RETURN_IF_ERROR(Usable());
   batch_.AddKeyRecord(record, claimed_without_row_.count(record.identity.Encoded()) == 0);
+  // Filled: in a unit of work the batch may go out before COMMIT, and COMMIT must not
+  // look for the placeholder again.
+  std::erase(own_placeholders_, record.identity);
   return absl::OkStatus();
 }
 
@@ -461,6 +464,35 @@ void PostgresStorageTransaction::Rollback() {
   }
   stage_ = Stage::kEnded;
   Release();
+}
+
+absl::StatusOr<SqlRows> PostgresStorageTransaction::RunCallerSql(
+    std::string_view sql, const std::vector<SqlValue>& parameters) {
+  LEDGER_RETURN_IF_ERROR(PrepareForStatement());  // BEGIN, and the ledger's writes first
+  return RoundTrip({.operation = "unit of work statement", .phase = kInTransaction},
+                   [&]() -> absl::StatusOr<SqlRows> {
+                     return postgres_internal::RunCallerSqlOn(*work_, sql, parameters);
+                   });
+}
+
+absl::StatusOr<void*> PostgresStorageTransaction::NativeHandle() {
+  LEDGER_RETURN_IF_ERROR(PrepareForStatement());
+  return static_cast<void*>(&*work_);
+}
+
+absl::StatusOr<bool> PostgresStorageTransaction::StillUsable() {
+  LEDGER_RETURN_IF_ERROR(Usable());
+  if (!begin_sent_) return true;
+  if (!batch_.empty()) LEDGER_RETURN_IF_ERROR(PrepareForStatement());
+  // A statement the caller ran through the native handle may have aborted the
+  // transaction, and COMMIT would then answer ROLLBACK without an error: ask first.
+  absl::Status probe = RoundTrip({.operation = "check the unit of work's transaction",
+                                  .phase = kInTransaction},
+                                 [&]() -> absl::Status {
+                                   work_->exec("SELECT 1");
+                                   return absl::OkStatus();
+                                 });
+  return probe.ok();
 }
 
 void PostgresStorageTransaction::Release() {

@@ -20,7 +20,13 @@
 #include "absl/time/time.h"
 #include "ledger/engine.h"
 
+namespace pqxx {
+class nontransaction;
+}  // namespace pqxx
+
 namespace ledger {
+
+class UnitOfWork;  // ledger/unit_of_work.h
 
 enum class PostgresClaimMode { kAdvisoryLock, kRow };
 
@@ -89,6 +95,13 @@ struct PostgresOptions {
 };
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions& options);
+
+// The libpqxx handle a unit of work runs on (ledger/unit_of_work.h), its transaction
+// begun and the ledger's writes sent, for the caller's own driver code: valid only during
+// the `work` call; never COMMIT or ROLLBACK on it. A failed statement aborts the
+// transaction: Transact notices before COMMIT and rolls back. A unit on another engine:
+// FailedPrecondition.
+absl::StatusOr<pqxx::nontransaction*> PostgresHandleOf(UnitOfWork& unit);
 
 }  // namespace ledger
 

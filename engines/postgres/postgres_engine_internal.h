@@ -69,6 +69,11 @@ class PostgresStorageTransaction final : public StorageTransaction {
   absl::Status AppendEvent(const OutboxEvent& event) override;
   absl::Status Commit() override;
   void Rollback() override;
+  // Units of work (postgres_caller_sql.cc).
+  absl::StatusOr<SqlRows> RunCallerSql(std::string_view sql,
+                                       const std::vector<SqlValue>& parameters) override;
+  absl::StatusOr<void*> NativeHandle() override;
+  absl::StatusOr<bool> StillUsable() override;
 
  private:
   enum class Stage { kActive, kFailed, kEnded };
@@ -98,6 +103,12 @@ class PostgresStorageTransaction final : public StorageTransaction {
   std::set<std::string> claimed_without_row_;       // encoded identities the claim found no row of
   PostgresWriteBatch batch_;
 };
+
+// A unit of work's own statement on `work` ($1, $2, ... placeholders, bound as text or
+// NULL; the server infers their types). Throws what libpqxx throws: the caller guards
+// the round trip (postgres_caller_sql.cc).
+SqlRows RunCallerSqlOn(pqxx::nontransaction& work, std::string_view sql,
+                       const std::vector<SqlValue>& parameters);
 
 class PostgresEngine final : public Engine {
  public:

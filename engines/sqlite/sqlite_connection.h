@@ -112,6 +112,9 @@ class Connection {
   // Rows changed by the last INSERT, UPDATE or DELETE.
   int64_t ChangedRows() const;
 
+  // The handle itself, for a unit of work's own statements (sqlite_caller_sql.cc).
+  sqlite3* native() const { return database_.get(); }
+
   bool broken() const { return broken_; }
   void MarkBroken() { broken_ = true; }
 

@@ -80,6 +80,18 @@ class SqliteStorageTransaction final : public StorageTransaction {
   absl::Status AppendEvent(const OutboxEvent& event) override;
   absl::Status Commit() override;
   void Rollback() override;
+  absl::StatusOr<SqlRows> RunCallerSql(std::string_view sql,
+                                       const std::vector<SqlValue>& parameters) override {
+    LEDGER_RETURN_IF_ERROR(Ready());
+    return RunCallerSqlOn(**connection_, sql, parameters);
+  }
+  absl::StatusOr<void*> NativeHandle() override {
+    LEDGER_RETURN_IF_ERROR(Ready());
+    return static_cast<void*>((*connection_)->native());
+  }
+  absl::StatusOr<bool> StillUsable() override {
+    return state_ != State::kOpen || (*connection_)->InTransaction();
+  }
 
  private:
   enum class State { kNotBegun, kOpen, kFinished };

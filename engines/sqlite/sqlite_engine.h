@@ -17,7 +17,11 @@
 #include "absl/time/time.h"
 #include "ledger/engine.h"
 
+struct sqlite3;
+
 namespace ledger {
+
+class UnitOfWork;  // ledger/unit_of_work.h
 
 struct SqliteOptions {
   // The database file. Default: "ledger.db".
@@ -50,6 +54,11 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenSqliteEngine(const SqliteOptions& op
 // synchronous=full (the default) | extra | normal. Any other parameter, or another
 // value, is InvalidArgument.
 absl::StatusOr<SqliteOptions> SqliteOptionsFromUrl(std::string_view url);
+
+// The SQLite handle a unit of work runs on (ledger/unit_of_work.h), inside its open
+// transaction, for the caller's own driver code: valid only during the `work` call; never
+// COMMIT, ROLLBACK or close it. A unit on another engine: FailedPrecondition.
+absl::StatusOr<sqlite3*> SqliteHandleOf(UnitOfWork& unit);
 
 }  // namespace ledger
 

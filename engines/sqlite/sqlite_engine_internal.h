@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "engines/sqlite/sqlite_connection.h"
 #include "engines/sqlite/sqlite_connection_pool.h"
@@ -106,6 +107,11 @@ class SqliteEngine final : public Engine {
 // to the default afterwards, so later statements are not held to the claim's bound.
 absl::StatusOr<WriterTurn> BeginImmediate(Connection& connection, WriterQueue& queue,
                                           absl::Duration wait_max, ErrorContext context);
+
+// A unit of work's own statement on `connection`, inside its open transaction
+// (sqlite_caller_sql.cc): one statement, `?` placeholders, every row read.
+absl::StatusOr<SqlRows> RunCallerSqlOn(Connection& connection, std::string_view sql,
+                                       const std::vector<SqlValue>& parameters);
 
 // ROLLBACK, ignoring the result; a connection still in its transaction afterwards is
 // marked broken so the pool closes it.

@@ -28,6 +28,9 @@ struct ConformanceContext {
   // Opens an engine on a fresh, empty, migrated database: every call starts clean. An
   // engine from an earlier call is destroyed before the next call.
   std::function<absl::StatusOr<std::unique_ptr<Engine>>()> open_fresh;
+  // Opens another engine on the database the last open_fresh made, as a second process
+  // would (the unit-of-work suite's forked child). Empty in process (memory).
+  std::function<absl::StatusOr<std::unique_ptr<Engine>>()> open_again;
   // Set when the engine cannot run here: the suite skips with this reason, or fails
   // under CI=true.
   std::string unavailable_reason;

@@ -53,6 +53,12 @@ class ForwardingTransaction : public StorageTransaction {
   absl::Status AppendEvent(const OutboxEvent& event) override { return inner_->AppendEvent(event); }
   absl::Status Commit() override { return inner_->Commit(); }
   void Rollback() override { inner_->Rollback(); }
+  absl::StatusOr<SqlRows> RunCallerSql(std::string_view sql,
+                                       const std::vector<SqlValue>& parameters) override {
+    return inner_->RunCallerSql(sql, parameters);
+  }
+  absl::StatusOr<void*> NativeHandle() override { return inner_->NativeHandle(); }
+  absl::StatusOr<bool> StillUsable() override { return inner_->StillUsable(); }
 
  protected:
   StorageTransaction& inner() { return *inner_; }

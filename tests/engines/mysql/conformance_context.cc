@@ -24,6 +24,7 @@ ConformanceContext MysqlContext() {
   context.engine_name = "mysql";
   context.unavailable_reason = MysqlUnavailableReason();
   context.open_fresh = []() { return Scratch().OpenFresh(); };
+  context.open_again = []() { return Scratch().OpenAgain(); };
   context.kill_sessions = []() { return Scratch().Kill(/*one_busy_at_random=*/false).status(); };
   context.await_lock_waiters = [](int count) { return Scratch().AwaitLockWaiters(count); };
   // fail_commits stays empty: InnoDB checks every constraint at the statement, so no

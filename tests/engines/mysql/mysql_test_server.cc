@@ -153,6 +153,16 @@ absl::StatusOr<std::unique_ptr<Engine>> MysqlScratchDatabase::OpenFresh() {
   return OpenMysqlEngine(options);
 }
 
+absl::StatusOr<std::unique_ptr<Engine>> MysqlScratchDatabase::OpenAgain() {
+  absl::MutexLock lock(&mutex_);
+  if (dsn_.empty()) return absl::FailedPreconditionError("OpenAgain before OpenFresh");
+  MysqlOptions options;
+  options.connection = dsn_;
+  options.pool_size = 2;
+  options.migrate = false;
+  return OpenMysqlEngine(options);
+}
+
 absl::StatusOr<int> MysqlScratchDatabase::Kill(bool one_busy_at_random) {
   absl::MutexLock lock(&mutex_);
   LEDGER_RETURN_IF_ERROR(ConnectLocked());

@@ -86,6 +86,8 @@ class MysqlScratchDatabase {
       : purpose_(std::move(purpose)), pool_size_(pool_size) {}
 
   absl::StatusOr<std::unique_ptr<Engine>> OpenFresh() ABSL_LOCKS_EXCLUDED(mutex_);
+  // Another engine on the database as OpenFresh left it, as a second process opens it.
+  absl::StatusOr<std::unique_ptr<Engine>> OpenAgain() ABSL_LOCKS_EXCLUDED(mutex_);
   // Kills every session of the scratch database (idle pooled ones too), or one at
   // random among those inside a transaction; returns how many. "Every" stands in for
   // "those in a transaction" when one client pauses mid-transaction, because

@@ -23,6 +23,9 @@ ConformanceContext PostgresContext(std::string engine_name, PostgresClaimMode cl
     }
     return OpenFreshPostgresEngine(claim_mode, /*pool_size=*/16, dsn_suffix);
   };
+  context.open_again = [claim_mode, dsn_suffix]() {
+    return OpenPostgresTestEngine(claim_mode, /*pool_size=*/2, dsn_suffix, /*migrate=*/false);
+  };
   AddPostgresServerControls(context, schema);
   return context;
 }

@@ -108,7 +108,16 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenFreshPostgresEngine(PostgresClaimMod
                                                                 int pool_size,
                                                                 const std::string& dsn_suffix) {
   if (absl::Status reset = ResetPostgresTestDatabase(); !reset.ok()) return reset;
-  std::string connection = *PostgresTestDsn();
+  return OpenPostgresTestEngine(claim_mode, pool_size, dsn_suffix, /*migrate=*/true);
+}
+
+absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresTestEngine(PostgresClaimMode claim_mode,
+                                                               int pool_size,
+                                                               const std::string& dsn_suffix,
+                                                               bool migrate) {
+  absl::StatusOr<std::string> dsn = PostgresTestDsn();
+  if (!dsn.ok()) return dsn.status();
+  std::string connection = *dsn;
   // "?claim=row" joins a query the server DSN may already have.
   const bool has_query = connection.find('?') != std::string::npos;
   if (has_query && !dsn_suffix.empty() && dsn_suffix.front() == '?') {
@@ -120,7 +129,7 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenFreshPostgresEngine(PostgresClaimMod
   options.connection = connection;
   options.claim_mode = claim_mode;
   options.pool_size = pool_size;
-  options.migrate = true;
+  options.migrate = migrate;
   return OpenPostgresEngine(options);
 }
 

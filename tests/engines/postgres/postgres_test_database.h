@@ -39,6 +39,12 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenFreshPostgresEngine(PostgresClaimMod
                                                                 int pool_size = 16,
                                                                 const std::string& dsn_suffix = "");
 
+// An engine on the private database as it is (no reset), as a second process opens it.
+absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresTestEngine(PostgresClaimMode claim_mode,
+                                                               int pool_size,
+                                                               const std::string& dsn_suffix,
+                                                               bool migrate);
+
 // Runs `sql` (one or more statements) on a fresh connection to the private database
 // and returns the first column of the first row of the last statement, or "" if none.
 absl::StatusOr<std::string> QueryPostgresValue(const std::string& sql);

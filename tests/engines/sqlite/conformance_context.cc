@@ -45,6 +45,12 @@ ConformanceContext SqliteContext() {
   context.writers_serialized = true;
   context.one_open_submit_at_a_time = true;
   context.open_fresh = [] { return OpenFreshSqliteEngine(Databases()); };
+  context.open_again = [] {
+    SqliteOptions options;
+    options.path = Databases().CurrentPath();
+    options.migrate = false;
+    return OpenSqliteEngine(options);
+  };
   // kill_sessions and await_lock_waiters stay empty: the database is in process (no
   // connection to lose) and its writers are serialized (no deadlock can form).
   // SQLite cannot add a constraint to a table, so a trigger copies each new transaction
