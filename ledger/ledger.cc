@@ -121,9 +121,7 @@ void PrepareItem(const SubmitRequest& request, size_t index, internal::BatchItem
   item.fingerprint = *std::move(fingerprint);
   item.identity = KeyIdentityOf(request);
   item.encoded_identity = item.identity.Encoded();
-  item.entries_bound = request.operation.kind == OperationKind::kReverse
-                           ? kPostingsPerTransactionMax
-                           : PostingsOf(request.operation).size();
+  item.entries_bound = internal::PlanFor(request.operation.kind).EntriesBound(request.operation);
 }
 
 // The entries a batch may post, counted before the database is read.
@@ -183,6 +181,17 @@ const internal::BatchItem* FirstFailedItem(const std::vector<internal::BatchItem
 
 }  // namespace
 
+absl::Status Ledger::RunInOwnTransaction(BatchAttempt& attempt) {
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> tx,
+                          engine_->Begin(attempt.begin_options()));
+  absl::Status status = attempt.Run(*tx);
+  if (!status.ok() || !attempt.writes()) {
+    tx->Rollback();  // a step failed, or there is nothing to write
+    return status;
+  }
+  return tx->Commit();
+}
+
 void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic) {
   int faults = 0;
   std::optional<absl::Time> claim_deadline;  // set once a claim of many keys ran out of wait
@@ -199,7 +208,7 @@ void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomi
     }
     const absl::Time attempt_began = absl::Now();
     BatchAttempt attempt(*this, open, atomic, claim_deadline);
-    absl::Status status = attempt.Run();
+    absl::Status status = RunInOwnTransaction(attempt);
     if (attempt.busy_key().has_value()) {  // its items are in progress; the others go again
       for (internal::BatchItem* item : open) {
         if (item->identity == *attempt.busy_key()) item->result = status;
