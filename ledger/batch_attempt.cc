@@ -1,6 +1,7 @@
 #include "ledger/batch_attempt.h"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -9,11 +10,12 @@
 #include "idempotency/fingerprint.h"
 #include "ledger/invariants.h"
 #include "ledger/json.h"
-#include "ledger/unit_of_work_internal.h"
 
 namespace ledger {
 namespace {
 
+using internal::ItemPlan;
+using internal::PlannedPostings;
 using posting_rules::AccountsById;
 
 constexpr char kCommittedEventType[] = "transaction.committed";
@@ -24,21 +26,10 @@ ClaimOrder ClaimOrderOf(const KeyIdentity& identity) {
   return {identity.key_namespace, identity.scope.Encoded(), identity.key};
 }
 
-// What the account has debited since `since` as committed: its debit entries, and the
-// holds out of it still reserving at `now` (when it had pending debits at all).
-absl::StatusOr<DebitUsage> LoadUsage(StorageTransaction& tx, const std::string& account_id,
-                                     absl::Time now, absl::Time since, bool has_holds) {
-  LEDGER_ASSIGN_OR_RETURN(DebitUsage usage, tx.LoadDebitUsage(account_id, since));
-  if (!has_holds) return usage;
-  LEDGER_ASSIGN_OR_RETURN(PendingHoldTotals holds, tx.LoadHoldTotals(account_id, now, since));
-  usage.count += holds.reserving_since.count;
-  usage.amount = posting_rules::SaturatingAdd(usage.amount, holds.reserving_since.amount);
-  return usage;
-}
-
 }  // namespace
 
 WaitPolicy LeastClaimWait(const std::vector<internal::BatchItem*>& items) {
+  LEDGER_CHECK(!items.empty()) << "the claim wait of no items";
   WaitPolicy wait = items.front()->request->claim.wait;
   for (const internal::BatchItem* item : items) {
     wait.wait_max = std::min(wait.wait_max, item->request->claim.wait.wait_max);
@@ -54,34 +45,30 @@ Ledger::BatchAttempt::BatchAttempt(Ledger& ledger, std::vector<internal::BatchIt
       claim_deadline_(claim_deadline),
       decisions_(items_.size()),
       postings_(items_.size()),
-      rides_on_commit_(items_.size(), false) {}
-
-absl::Status Ledger::BatchAttempt::Run() {
-  absl::Status status = RunSteps();
-  if (!status.ok() && tx_ != nullptr) tx_->Rollback();
-  return status;
+      rides_on_commit_(items_.size(), false) {
+  state_.now = ledger_.clock_->Now();
 }
 
-absl::Status Ledger::BatchAttempt::RunSteps() {
-  now_ = ledger_.clock_->Now();
+BeginOptions Ledger::BatchAttempt::begin_options() const {
   // One claim wait for the transaction: the least the items allow, and no further than
   // the deadline (real time, as the engines wait) once the batch's claims ran out of it.
   WaitPolicy wait = LeastClaimWait(items_);
   if (claim_deadline_.has_value()) {
     wait.wait_max = std::clamp(*claim_deadline_ - absl::Now(), absl::ZeroDuration(), wait.wait_max);
   }
-  if (unit_of_work_ != nullptr) {
-    tx_ = internal::JoinTransaction(*unit_of_work_);
-  } else {
-    LEDGER_ASSIGN_OR_RETURN(tx_, ledger_.engine_->Begin(BeginOptions{wait}));
-  }
+  return BeginOptions{wait};
+}
+
+absl::Status Ledger::BatchAttempt::Run(StorageTransaction& tx) {
+  LEDGER_CHECK(tx_ == nullptr) << "a batch attempt runs once";
+  tx_ = &tx;
   LEDGER_RETURN_IF_ERROR(ClaimKeys());
   LEDGER_RETURN_IF_ERROR(LoadTargets());
   LEDGER_RETURN_IF_ERROR(LockAccounts());
   // Read again under the locks, so what depends on the time (has a hold lapsed?) is
   // ordered like the locks: a submit that waited for them cannot capture a hold that
   // the submit before it, holding them, saw lapse.
-  now_ = std::max(now_, ledger_.clock_->Now());
+  state_.now = std::max(state_.now, ledger_.clock_->Now());
   for (size_t i = 0; i < items_.size(); ++i) {
     LEDGER_RETURN_IF_ERROR(Decide(i));
     const SubmitResult& decided = decision(i);
@@ -90,15 +77,16 @@ absl::Status Ledger::BatchAttempt::RunSteps() {
       break;
     }
   }
-  return Finish();
+  return Write();
 }
 
 absl::Status Ledger::BatchAttempt::ClaimKeys() {
   if (ledger_.skip_idempotency_) return absl::OkStatus();
   std::map<ClaimOrder, const KeyIdentity*> order;  // sorted and distinct
   for (const internal::BatchItem* item : items_) {
-    order.emplace(ClaimOrderOf(item->identity), &item->identity);
+    if (item->has_key) order.emplace(ClaimOrderOf(item->identity), &item->identity);
   }
+  if (order.empty()) return absl::OkStatus();
   std::vector<KeyIdentity> identities;
   for (const auto& [position, identity] : order) identities.push_back(*identity);
 
@@ -121,48 +109,53 @@ absl::Status Ledger::BatchAttempt::ClaimKeys() {
     }
     claimed = *std::move(records);
   }
+  LEDGER_CHECK(claimed.size() == identities.size())
+      << "claimed " << identities.size() << " keys, got " << claimed.size() << " records";
   for (size_t k = 0; k < identities.size(); ++k) {
     // An expired record is as good as none: a commit replaces it.
-    if (claimed[k].has_value() && !claimed[k]->ExpiredAt(now_)) {
-      records_.emplace(identities[k].Encoded(), *std::move(claimed[k]));
+    if (claimed[k].has_value() && !claimed[k]->ExpiredAt(state_.now)) {
+      state_.records.emplace(identities[k].Encoded(), *std::move(claimed[k]));
     }
   }
   return absl::OkStatus();
 }
 
+const KeyRecord* Ledger::BatchAttempt::RecordOf(size_t i) const {
+  const internal::BatchItem& item = *items_[i];
+  if (!item.has_key) return nullptr;
+  auto record = state_.records.find(item.encoded_identity);
+  return record == state_.records.end() ? nullptr : &record->second;
+}
+
 absl::Status Ledger::BatchAttempt::LoadTargets() {
-  std::vector<std::string> transaction_ids;  // distinct
-  std::vector<std::string> hold_ids;
-  for (const internal::BatchItem* item : items_) {
-    const Operation& op = item->request->operation;
-    if (auto record = records_.find(item->encoded_identity); record != records_.end()) {
-      if (ReturnsOriginal(*item, record->second) &&
-          replayed_.emplace(record->second.transaction_id, std::nullopt).second) {
-        transaction_ids.push_back(record->second.transaction_id);
+  internal::TargetReads reads;
+  std::vector<std::string> replayed_ids;
+  for (size_t i = 0; i < items_.size(); ++i) {
+    if (const KeyRecord* record = RecordOf(i)) {
+      if (ReturnsOriginal(*items_[i], *record) &&
+          state_.replayed.emplace(record->transaction_id, std::nullopt).second) {
+        replayed_ids.push_back(record->transaction_id);
       }
       continue;
     }
-    if (op.kind == OperationKind::kReverse &&
-        targets_.emplace(op.transaction_id, std::nullopt).second) {
-      transaction_ids.push_back(op.transaction_id);
-    }
-    if (!op.hold_id.empty() && holds_.emplace(op.hold_id, std::nullopt).second) {
-      hold_ids.push_back(op.hold_id);
-    }
+    const Operation& op = items_[i]->request->operation;
+    internal::PlanFor(op.kind).NameTargets(op, state_, reads);
   }
+  std::vector<std::string>& transaction_ids = reads.transaction_ids;
+  transaction_ids.insert(transaction_ids.end(), replayed_ids.begin(), replayed_ids.end());
   if (!transaction_ids.empty()) {  // one read for all: one round trip on a server engine
     posting_rules::SortDistinct(transaction_ids);  // a replay may return a reversal's target
     LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> loaded, tx_->LoadTransactions(transaction_ids));
     for (Transaction& transaction : loaded) {
-      if (auto target = targets_.find(transaction.id); target != targets_.end()) {
+      if (auto target = state_.targets.find(transaction.id); target != state_.targets.end()) {
         target->second = transaction;
       }
-      if (auto replayed = replayed_.find(transaction.id); replayed != replayed_.end()) {
+      if (auto replayed = state_.replayed.find(transaction.id); replayed != state_.replayed.end()) {
         replayed->second = std::move(transaction);
       }
     }
   }
-  return LoadHolds(hold_ids);
+  return LoadHolds(reads.hold_ids);
 }
 
 bool Ledger::BatchAttempt::ReturnsOriginal(const internal::BatchItem& item,
@@ -176,7 +169,7 @@ absl::Status Ledger::BatchAttempt::LoadHolds(const std::vector<std::string>& ids
   LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> loaded, tx_->LoadHolds(ids));
   for (Hold& hold : loaded) {
     std::string id = hold.id;
-    holds_[id] = std::move(hold);
+    state_.holds[id] = std::move(hold);
   }
   return absl::OkStatus();
 }
@@ -184,140 +177,88 @@ absl::Status Ledger::BatchAttempt::LoadHolds(const std::vector<std::string>& ids
 absl::Status Ledger::BatchAttempt::LockAccounts() {
   std::vector<std::string> ids;
   for (size_t i = 0; i < items_.size(); ++i) {
-    if (records_.count(items_[i]->encoded_identity) > 0) continue;  // replays lock nothing
-    postings_[i] = PostingsFor(i);
+    if (RecordOf(i) != nullptr) continue;  // replays lock nothing
+    const Operation& op = items_[i]->request->operation;
+    const ItemPlan& plan = internal::PlanFor(op.kind);
+    postings_[i] = plan.Postings(op, state_);
     if (auto* postings = std::get_if<std::vector<Posting>>(&*postings_[i])) {
-      AppendAccountsOf(i, *postings, ids);
+      plan.AppendAccounts(op, *postings, state_, ids);
     }
   }
   posting_rules::SortDistinct(ids);
   if (ids.empty()) return absl::OkStatus();
-  // One lock order for every submit, so two batches never deadlock each other.
+  // One lock order for every write, so two batches never deadlock each other.
   LEDGER_ASSIGN_OR_RETURN(std::vector<Account> locked, tx_->LockAccounts(ids));
   for (Account& account : locked) {
-    if (account.pending_debits > 0) held_from_.insert(account.id);
-    accounts_.emplace(account.id, std::move(account));
+    if (account.pending_debits > 0) state_.held_from.insert(account.id);
+    state_.accounts.emplace(account.id, std::move(account));
   }
   // Checked under the account locks: a concurrent reversal or settlement (each locks
   // the same accounts first) has committed or waits.
-  for (const auto& [id, target] : targets_) {
+  for (const auto& [id, target] : state_.targets) {
     if (!target.has_value()) continue;
     LEDGER_ASSIGN_OR_RETURN(bool reversed, tx_->IsReversed(id));
-    if (reversed) reversed_.insert(id);
+    if (reversed) state_.reversed.insert(id);
   }
   std::vector<std::string> hold_ids;
-  for (const auto& [id, hold] : holds_) {
+  for (const auto& [id, hold] : state_.holds) {
     if (hold.has_value()) hold_ids.push_back(id);
   }
   return LoadHolds(hold_ids);
 }
 
-std::variant<Outcome, std::vector<Posting>> Ledger::BatchAttempt::PostingsFor(size_t i) const {
-  const Operation& op = items_[i]->request->operation;
-  if (op.kind == OperationKind::kCapture || op.kind == OperationKind::kVoid) {
-    const std::optional<Hold>& hold = holds_.at(op.hold_id);
-    if (!hold.has_value()) {
-      return Outcome::Rejected(RejectionReason::kHoldNotFound, absl::StrCat("no hold ", op.hold_id));
-    }
-    if (op.kind == OperationKind::kVoid) return std::vector<Posting>{};
-    return CapturePostings(hold->terms, op.capture_amount.value_or(hold->terms.amount));
-  }
-  if (op.kind != OperationKind::kReverse) return PostingsOf(op);
-  const std::optional<Transaction>& target = targets_.at(op.transaction_id);
-  if (!target.has_value()) {
-    return Outcome::Rejected(RejectionReason::kTransactionNotFound,
-                             absl::StrCat("no transaction ", op.transaction_id));
-  }
-  if (target->reversal_of.has_value() || target->entries.empty()) {
-    return Outcome::Rejected(RejectionReason::kNotReversible,
-                             target->entries.empty()
-                                 ? absl::StrCat("a ", View(OperationKindName(target->kind)),
-                                                " posted nothing to reverse")
-                                 : "a reversal cannot itself be reversed");
-  }
-  return ReversalPostings(*target);
-}
-
-void Ledger::BatchAttempt::AppendAccountsOf(size_t i, const std::vector<Posting>& postings,
-                                            std::vector<std::string>& ids) const {
-  for (const Posting& posting : postings) ids.push_back(posting.account_id);
-  const Operation& op = items_[i]->request->operation;
-  if (op.kind == OperationKind::kHold) {
-    ids.insert(ids.end(), {op.from, op.to});
-  } else if (op.kind == OperationKind::kVoid) {
-    auto hold = holds_.find(op.hold_id);
-    LEDGER_CHECK(hold != holds_.end() && hold->second.has_value())
-        << "void of hold " << op.hold_id << " planned before its hold was read";
-    const HoldTerms& terms = hold->second->terms;
-    ids.insert(ids.end(), {terms.from, terms.to});
-  }
-}
-
+// The one sequence every item that is not a replay goes through; its family's plan
+// (ledger/item_plans.h) fills in the steps.
 absl::Status Ledger::BatchAttempt::Decide(size_t i) {
   const internal::BatchItem& item = *items_[i];
-  if (auto record = records_.find(item.encoded_identity); record != records_.end()) {
-    return Replay(i, record->second);
+  if (const KeyRecord* record = RecordOf(i)) {
+    Replay(i, *record);
+    return absl::OkStatus();
   }
+  // Set by LockAccounts for every item that was no replay then (records only grow).
+  LEDGER_CHECK(postings_[i].has_value()) << "item " << i << " decided before it was planned";
   const Operation& op = item.request->operation;
-  // Set by LockAccounts: an item that is no replay now was none then (records_ only grow).
-  std::variant<Outcome, std::vector<Posting>>& planned = *postings_[i];
-  if (Outcome* rejection = std::get_if<Outcome>(&planned)) {
+  const ItemPlan& plan = internal::PlanFor(op.kind);
+  if (Outcome* rejection = std::get_if<Outcome>(&*postings_[i])) {
     decisions_[i] = std::move(*rejection);
     return absl::OkStatus();
   }
-  const std::vector<Posting>& postings = std::get<std::vector<Posting>>(planned);
-  if (op.kind == OperationKind::kReverse && reversed_.count(op.transaction_id) > 0) {
-    decisions_[i] = Outcome::Rejected(RejectionReason::kAlreadyReversed,
-                                      absl::StrCat(op.transaction_id, " was reversed before"));
+  const std::vector<Posting>& postings = std::get<std::vector<Posting>>(*postings_[i]);
+  if (std::optional<SubmitResult> checked = plan.Check(op, state_)) {
+    decisions_[i] = *std::move(checked);
     return absl::OkStatus();
   }
-  if (!op.hold_id.empty()) {
-    if (std::optional<Outcome> rejection =
-            posting_rules::CheckHoldSettleable(op.hold_id, holds_.at(op.hold_id), now_)) {
-      decisions_[i] = *std::move(rejection);
-      return absl::OkStatus();
-    }
-  }
-  if (op.kind == OperationKind::kHold && op.expires_at.has_value() && *op.expires_at <= now_) {
-    decisions_[i] = absl::InvalidArgumentError(absl::StrCat(
-        "expires_at ", FormatTimestamp(*op.expires_at), " is not in the future"));
-    return absl::OkStatus();
-  }
-  // A hold posts nothing but must name usable accounts, like the transfer it reserves.
-  std::vector<Posting> used = op.kind == OperationKind::kHold
-                                  ? CapturePostings({op.from, op.to, op.asset, op.amount}, op.amount)
-                                  : postings;
-  if (std::optional<Outcome> rejection = posting_rules::CheckAccountsUsable(used, accounts_)) {
+  std::vector<Posting> used = plan.UsablePostings(op, postings);
+  if (std::optional<Outcome> rejection = posting_rules::CheckAccountsUsable(used, state_.accounts)) {
     decisions_[i] = *std::move(rejection);
     return absl::OkStatus();
   }
   AccountsById touched;  // copies: the running state changes only if the item commits
   std::vector<Account> before;
   std::vector<std::string> ids;
-  AppendAccountsOf(i, used, ids);
+  plan.AppendAccounts(op, used, state_, ids);
   posting_rules::SortDistinct(ids);
   for (const std::string& id : ids) {
-    touched.emplace(id, accounts_.at(id));
-    before.push_back(accounts_.at(id));
+    auto locked = state_.accounts.find(id);
+    LEDGER_CHECK(locked != state_.accounts.end()) << "item " << i << " touches " << id
+                                                  << ", which it did not lock";
+    touched.emplace(id, locked->second);
+    before.push_back(locked->second);
   }
-  LEDGER_RETURN_IF_ERROR(LoadLapsedDebits(touched));
+  if (plan.ChecksAvailable(op)) {
+    LEDGER_RETURN_IF_ERROR(state_.LoadLapsedDebits(*tx_, touched));
+  }
 
-  Made made;
-  if (op.kind == OperationKind::kHold) {
-    LEDGER_ASSIGN_OR_RETURN(made, MakeHold(i, touched));
-  } else if (!op.hold_id.empty()) {
-    made = MakeSettlement(i, postings, touched);
-  } else {
-    LEDGER_ASSIGN_OR_RETURN(made, MakePosting(i, postings, touched));
-  }
+  internal::ItemContext context{op, state_, *tx_, ledger_.options_.velocity_limits};
+  LEDGER_ASSIGN_OR_RETURN(internal::Made made, plan.Make(context, postings, touched));
   if (Outcome* rejection = std::get_if<Outcome>(&made)) {
     decisions_[i] = std::move(*rejection);
     return absl::OkStatus();
   }
   Transaction transaction = std::get<Transaction>(std::move(made));
-  transaction.id = NewTransactionId(now_);
+  transaction.id = NewTransactionId(state_.now);
   transaction.kind = op.kind;
-  transaction.created_at = now_;
+  transaction.created_at = state_.now;
   LEDGER_ASSIGN_OR_RETURN(transaction.metadata, CanonicalJson(op.metadata));
   transaction.fingerprint = item.fingerprint;
   std::vector<Account> updated;
@@ -329,193 +270,52 @@ absl::Status Ledger::BatchAttempt::Decide(size_t i) {
     decisions_[i] = broken;  // a bug, not a request to retry: nothing of it is written
     return absl::OkStatus();
   }
-  Accept(i, std::move(transaction), std::move(updated));
+  Accept(i, plan, std::move(transaction), std::move(updated));
   return absl::OkStatus();
 }
 
-absl::StatusOr<Ledger::BatchAttempt::Made> Ledger::BatchAttempt::MakePosting(
-    size_t i, const std::vector<Posting>& postings, AccountsById& touched) {
-  const Operation& op = items_[i]->request->operation;
-  auto built = posting_rules::BuildEntries(postings, touched, lapsed_);
-  if (Outcome* rejection = std::get_if<Outcome>(&built)) return std::move(*rejection);
-  if (op.kind != OperationKind::kReverse) {  // reversals correct, they do not spend
-    LEDGER_ASSIGN_OR_RETURN(std::optional<Outcome> rejection, CheckVelocity(postings, touched));
-    if (rejection.has_value()) return *std::move(rejection);
-  }
-  Transaction transaction;
-  if (op.kind == OperationKind::kReverse) transaction.reversal_of = op.transaction_id;
-  transaction.entries = std::get<std::vector<Entry>>(std::move(built));
-  return transaction;
-}
-
-absl::StatusOr<Ledger::BatchAttempt::Made> Ledger::BatchAttempt::MakeHold(size_t i,
-                                                                         AccountsById& touched) {
-  const Operation& op = items_[i]->request->operation;
-  HoldTerms terms{op.from, op.to, op.asset, op.amount, op.expires_at};
-  if (op.timeout.has_value()) terms.expires_at = now_ + *op.timeout;
-  if (std::optional<Outcome> rejection = posting_rules::Reserve(terms, touched, lapsed_)) {
-    return *std::move(rejection);
-  }
-  // Velocity counts a hold as the debit it reserves (its capture is not checked again).
-  LEDGER_ASSIGN_OR_RETURN(std::optional<Outcome> rejection,
-                          CheckVelocity({{op.from, op.asset, -op.amount}}, touched));
-  if (rejection.has_value()) return *std::move(rejection);
-  Transaction transaction;
-  transaction.hold = std::move(terms);
-  return transaction;
-}
-
-Ledger::BatchAttempt::Made Ledger::BatchAttempt::MakeSettlement(
-    size_t i, const std::vector<Posting>& postings, AccountsById& touched) {
-  const Operation& op = items_[i]->request->operation;
-  const Hold& hold = *holds_.at(op.hold_id);  // CheckHoldSettleable found it pending
-  if (op.capture_amount.value_or(0) > hold.terms.amount) {
-    return Outcome::Rejected(RejectionReason::kCaptureExceedsHold,
-                             absl::StrCat("capture of ", *op.capture_amount, " from hold ",
-                                          hold.id, " of ", hold.terms.amount));
-  }
-  posting_rules::Release(hold.terms, touched);
-  Transaction transaction;
-  transaction.hold_id = hold.id;
-  if (postings.empty()) return transaction;  // a void
-  // The release covers the captured amount, so the capture cannot go below a floor.
-  auto built = posting_rules::BuildEntries(postings, touched, lapsed_);
-  if (Outcome* rejection = std::get_if<Outcome>(&built)) return std::move(*rejection);
-  transaction.entries = std::get<std::vector<Entry>>(std::move(built));
-  return transaction;
-}
-
-absl::Status Ledger::BatchAttempt::LoadLapsedDebits(const AccountsById& touched) {
-  for (const auto& [id, account] : touched) {
-    if (held_from_.count(id) == 0 || account.allow_negative) continue;  // nothing to check
-    if (!lapsed_loaded_.insert(id).second) continue;
-    LEDGER_ASSIGN_OR_RETURN(PendingHoldTotals totals, tx_->LoadHoldTotals(id, now_, now_));
-    if (totals.lapsed_debits > 0) lapsed_[id] = totals.lapsed_debits;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Ledger::BatchAttempt::Replay(size_t i, const KeyRecord& record) {
+void Ledger::BatchAttempt::Replay(size_t i, const KeyRecord& record) {
   const internal::BatchItem& item = *items_[i];
   if (record.fingerprint != item.fingerprint) {
     decisions_[i] = ConflictError(absl::StrCat(
         "idempotency key \"", record.identity.key, "\" was already used with a different payload"));
-    return absl::OkStatus();
+    return;
   }
   if (item.request->claim.replay == ReplayPolicy::kError) {
     decisions_[i] = DuplicateError(absl::StrCat("idempotency key \"", record.identity.key,
                                                 "\" already committed transaction ",
                                                 record.transaction_id));
-    return absl::OkStatus();
+    return;
   }
-  if (auto committing = committing_.find(record.transaction_id); committing != committing_.end()) {
-    decisions_[i] = Outcome::Duplicate(plans_[committing->second].transaction);  // earlier in this batch
+  if (auto committing = state_.committing.find(record.transaction_id);
+      committing != state_.committing.end()) {
+    decisions_[i] = Outcome::Duplicate(state_.writes[committing->second].transaction);  // earlier in this batch
     rides_on_commit_[i] = true;
-    return absl::OkStatus();
+    return;
   }
   // Read by LoadTargets for every record the claims returned.
-  auto original = replayed_.find(record.transaction_id);
-  if (original == replayed_.end() || !original->second.has_value()) {
+  auto original = state_.replayed.find(record.transaction_id);
+  if (original == state_.replayed.end() || !original->second.has_value()) {
     decisions_[i] = Outcome::Faulted(absl::DataLossError(
         absl::StrCat("key record points at missing transaction ", record.transaction_id)));
   } else {
     decisions_[i] = Outcome::Duplicate(*original->second);
   }
-  return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<Outcome>> Ledger::BatchAttempt::CheckVelocity(
-    const std::vector<Posting>& postings, const AccountsById& accounts) {
-  const std::vector<VelocityLimit>& limits = ledger_.options_.velocity_limits;
-  if (limits.empty()) return std::nullopt;
-  std::map<std::string, DebitUsage> debits;  // this operation's own debits
-  for (const Posting& posting : postings) {
-    if (posting.amount >= 0 || accounts.at(posting.account_id).allow_negative) continue;
-    DebitUsage& totals = debits[posting.account_id];
-    totals.count += 1;
-    totals.amount = posting_rules::SaturatingAdd(totals.amount, -posting.amount);
-  }
-  std::optional<Outcome> amount_rejection;  // reported only if no count limit is hit
-  for (const VelocityLimit& limit : limits) {
-    for (const auto& [account_id, own] : debits) {
-      LEDGER_ASSIGN_OR_RETURN(DebitUsage usage, UsageSince(account_id, limit.window));
-      int64_t count = usage.count + own.count;
-      Amount amount = posting_rules::SaturatingAdd(usage.amount, own.amount);
-      std::string window = absl::FormatDuration(limit.window);
-      if (limit.debit_count_max > 0 && count > limit.debit_count_max) {
-        return Outcome::Rejected(
-            RejectionReason::kVelocityCountExceeded,
-            absl::StrCat("account ", account_id, " would make ", count, " debits in ", window,
-                         "; the limit is ", limit.debit_count_max));
-      }
-      if (limit.debit_amount_max > 0 && amount > limit.debit_amount_max &&
-          !amount_rejection.has_value()) {
-        amount_rejection = Outcome::Rejected(
-            RejectionReason::kVelocityAmountExceeded,
-            absl::StrCat("account ", account_id, " would debit ", amount, " in ", window,
-                         "; the limit is ", limit.debit_amount_max));
-      }
-    }
-  }
-  return amount_rejection;
-}
-
-absl::StatusOr<DebitUsage> Ledger::BatchAttempt::UsageSince(const std::string& account_id,
-                                                            absl::Duration window) {
-  auto [stored, inserted] = stored_usage_.try_emplace({account_id, window});
-  if (inserted) {
-    absl::StatusOr<DebitUsage> loaded = LoadUsage(*tx_, account_id, now_, now_ - window,
-                                                  held_from_.count(account_id) > 0);
-    if (!loaded.ok()) {
-      stored_usage_.erase(stored);
-      return loaded.status();
-    }
-    stored->second = *loaded;
-  }
-  // The holds this attempt settles still count in the database's usage; their captures'
-  // entries count as this attempt's own debits.
-  DebitUsage usage = stored->second;
-  for (const Hold& hold : settled_) {
-    if (hold.terms.from != account_id || hold.created_at < now_ - window) continue;
-    usage.count -= 1;
-    usage.amount -= hold.terms.amount;
-  }
-  // This attempt's own debits all carry now_, inside every window.
-  const DebitUsage& own = own_debits_[account_id];
-  usage.count += own.count;
-  usage.amount = posting_rules::SaturatingAdd(usage.amount, own.amount);
-  return usage;
-}
-
-void Ledger::BatchAttempt::Accept(size_t i, Transaction transaction,
+void Ledger::BatchAttempt::Accept(size_t i, const ItemPlan& plan, Transaction transaction,
                                   std::vector<Account> updated) {
   const internal::BatchItem& item = *items_[i];
-  for (const Account& account : updated) accounts_[account.id] = account;
-  std::vector<std::pair<std::string, Amount>> debits;  // counted as LoadUsage counts them
-  for (const Entry& entry : transaction.entries) {
-    if (entry.amount < 0) debits.emplace_back(entry.account_id, -entry.amount);
+  plan.Commit(transaction, state_);
+  std::optional<KeyRecord> record;
+  if (item.has_key) {
+    record = KeyRecord{item.identity, item.fingerprint, transaction.id, state_.now,
+                       state_.now + item.request->claim.ttl};
   }
-  if (transaction.hold.has_value()) debits.emplace_back(transaction.hold->from, transaction.hold->amount);
-  for (const auto& [account_id, amount] : debits) {
-    DebitUsage& own = own_debits_[account_id];
-    own.count += 1;
-    own.amount = posting_rules::SaturatingAdd(own.amount, amount);
-  }
-  if (transaction.reversal_of.has_value()) reversed_.insert(*transaction.reversal_of);
-  if (transaction.hold_id.has_value()) {  // settled: later items see it so
-    Hold& hold = *holds_.at(*transaction.hold_id);
-    if (held_from_.count(hold.terms.from) > 0) settled_.push_back(hold);
-    hold.status = transaction.kind == OperationKind::kCapture ? HoldStatus::kCaptured
-                                                                : HoldStatus::kVoided;
-    hold.settled_by = transaction.id;
-  }
-  KeyRecord record{item.identity, item.fingerprint, transaction.id, now_,
-                   now_ + item.request->claim.ttl};
-  records_[item.encoded_identity] = record;
-  committing_.emplace(transaction.id, plans_.size());
   decisions_[i] = Outcome::Committed(transaction);
   rides_on_commit_[i] = true;
-  plans_.push_back(Plan{std::move(transaction), std::move(updated), std::move(record)});
+  state_.Commit(std::move(transaction), std::move(updated), std::move(record),
+                item.encoded_identity);
 }
 
 void Ledger::BatchAttempt::FailLinked(size_t failed) {
@@ -524,22 +324,21 @@ void Ledger::BatchAttempt::FailLinked(size_t failed) {
     decisions_[i] = LinkedItemFailed(items_[failed]->index);
     rides_on_commit_[i] = false;
   }
-  plans_.clear();
+  state_.writes.clear();
+  state_.committing.clear();
 }
 
-absl::Status Ledger::BatchAttempt::Finish() {
-  if (plans_.empty()) {
-    tx_->Rollback();  // nothing to write: replays and rejections leave their keys as they were
-    return absl::OkStatus();
-  }
-  for (const Plan& plan : plans_) {
-    LEDGER_RETURN_IF_ERROR(tx_->WriteTransaction(plan.transaction, plan.updated));
-    if (!ledger_.skip_idempotency_) LEDGER_RETURN_IF_ERROR(tx_->RecordKey(plan.record));
+absl::Status Ledger::BatchAttempt::Write() {
+  for (const internal::PendingWrite& write : state_.writes) {
+    LEDGER_RETURN_IF_ERROR(tx_->WriteTransaction(write.transaction, write.updated));
+    if (write.record.has_value() && !ledger_.skip_idempotency_) {
+      LEDGER_RETURN_IF_ERROR(tx_->RecordKey(*write.record));
+    }
     LEDGER_RETURN_IF_ERROR(tx_->AppendEvent(OutboxEvent{
-        0, plan.transaction.id, kCommittedEventType,
-        TransactionToJson(plan.transaction).dump(), now_}));
+        0, write.transaction.id, kCommittedEventType,
+        TransactionToJson(write.transaction).dump(), state_.now}));
   }
-  return tx_->Commit();
+  return absl::OkStatus();
 }
 
 Outcome LinkedItemFailed(size_t failed_index) {

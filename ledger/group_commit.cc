@@ -1,5 +1,7 @@
 #include "ledger/group_commit.h"
 
+#include "base/check.h"
+
 namespace ledger::internal {
 
 void GroupCommitter::Submit(BatchItem& item, const BatchRunner& run) {
@@ -35,6 +37,7 @@ void GroupCommitter::Submit(BatchItem& item, const BatchRunner& run) {
 std::vector<GroupCommitter::Waiter*> GroupCommitter::TakeBatch() {
   std::vector<Waiter*> batch;
   size_t entries = 0;
+  LEDGER_CHECK(!queue_.empty()) << "a leader takes a batch while its own item is queued";
   const absl::Duration wait = queue_.front()->item->request->claim.wait.wait_max;
   for (auto it = queue_.begin(); it != queue_.end() && batch.size() < batch_items_max_;) {
     const size_t item_entries = EntriesBoundOf(*(*it)->item);

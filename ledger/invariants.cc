@@ -5,6 +5,7 @@
 
 #include "absl/numeric/int128.h"
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/status.h"
 
 namespace ledger {
@@ -84,7 +85,10 @@ absl::Status CheckAccountsContinue(const AccountsById& locked, const std::vector
 
 absl::Status CheckFloors(const AccountsById& locked, const std::vector<Entry>& entries) {
   for (const Entry& entry : entries) {
-    const Account& account = *locked.at(entry.account_id);  // CheckAccountsContinue ran first
+    auto found = locked.find(entry.account_id);
+    LEDGER_CHECK(found != locked.end())
+        << "floor of an entry to " << entry.account_id << ", not locked: CheckAccountsContinue runs first";
+    const Account& account = *found->second;
     if (entry.balance_after < account.BalanceFloor()) {
       return Violation("balance_floor",
                        absl::StrCat("account ", account.id, " would go to ", entry.balance_after,

@@ -14,6 +14,7 @@
 #include "idempotency/fingerprint.h"
 #include "ledger/batch_attempt.h"
 #include "ledger/group_commit.h"
+#include "ledger/unit_of_work_internal.h"
 
 namespace ledger {
 namespace {
@@ -121,9 +122,7 @@ void PrepareItem(const SubmitRequest& request, size_t index, internal::BatchItem
   item.fingerprint = *std::move(fingerprint);
   item.identity = KeyIdentityOf(request);
   item.encoded_identity = item.identity.Encoded();
-  item.entries_bound = request.operation.kind == OperationKind::kReverse
-                           ? kPostingsPerTransactionMax
-                           : PostingsOf(request.operation).size();
+  item.entries_bound = internal::PlanFor(request.operation.kind).EntriesBound(request.operation);
 }
 
 // The entries a batch may post, counted before the database is read.
@@ -188,6 +187,17 @@ const internal::BatchItem* FirstFailedItem(const std::vector<internal::BatchItem
 
 }  // namespace
 
+absl::Status Ledger::RunInOwnTransaction(BatchAttempt& attempt) {
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> tx,
+                          engine_->Begin(attempt.begin_options()));
+  absl::Status status = attempt.Run(*tx);
+  if (!status.ok() || !attempt.writes()) {
+    tx->Rollback();  // a step failed, or there is nothing to write
+    return status;
+  }
+  return tx->Commit();
+}
+
 void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic,
                       internal::UnitOfWorkState* unit) {
   int faults = 0;
@@ -205,8 +215,10 @@ void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomi
     }
     const absl::Time attempt_began = absl::Now();
     BatchAttempt attempt(*this, open, atomic, claim_deadline);
-    if (unit != nullptr) attempt.JoinUnitOfWork(*unit);
-    absl::Status status = attempt.Run();
+    // In a unit of work the attempt runs on the unit's transaction, which Transact
+    // commits or rolls back, never the attempt.
+    absl::Status status = unit != nullptr ? attempt.Run(*internal::JoinTransaction(*unit))
+                                          : RunInOwnTransaction(attempt);
     if (unit != nullptr && !status.ok()) {  // its transaction failed: Transact rolls back
       for (internal::BatchItem* item : open) item->result = status;
       return;

@@ -211,12 +211,15 @@ class Ledger {
   // `after_id`. NotFound if the account does not exist.
   absl::StatusOr<std::vector<Hold>> ListHolds(std::string_view account_id,
                                               std::string_view after_id, int64_t limit);
-  // Records the expiry of every hold past its expires_at, in pages: one database
-  // transaction per page locks the holds' accounts (in id order, like a submit), releases
-  // each still-pending hold from the stored pending amounts, marks it expired and commits
-  // an expire transaction (kind expire, hold_id, no entries, no key) with its event.
-  // Safe to run concurrently with itself, submits, captures and voids: exactly one
-  // settles a hold. Returns how many holds it expired.
+  // Records the expiry of every hold past its expires_at, in pages: each page is a batch
+  // of expire items without keys through the submit pipeline (its retries, lock order and
+  // invariant checks), in one database transaction that locks the holds' accounts,
+  // releases each still-pending hold from the stored pending amounts, marks it expired
+  // and commits an expire transaction (kind expire, hold_id, no entries, no key) with its
+  // event. Safe to run concurrently with itself, submits, captures and voids: exactly one
+  // settles a hold. Returns how many holds it expired. An expiry that breaks an
+  // invariant (a bug, or a corrupt stored amount) writes nothing and the sweep returns
+  // its error (Internal, IsInvariantViolation) after the page's other expiries commit.
   absl::StatusOr<int64_t> ExpireHolds();
   // Prunes expired keys in batches; returns how many were deleted.
   absl::StatusOr<int64_t> PruneExpiredKeys();
@@ -249,14 +252,19 @@ class Ledger {
 
   Ledger(std::shared_ptr<Engine> engine, LedgerOptions options);
 
-  // Runs attempts until every item is decided. In a unit of work (`unit` set) there is
-  // one attempt, on its transaction: an error decides every open item with it.
+  // Runs attempts until every item is decided: every write of the ledger (submits,
+  // batches, group commit, the hold sweep's expiries, units of work) goes through it. In
+  // a unit of work (`unit` set) there is one attempt, on the unit's transaction: an error
+  // decides every open item with it, and Transact commits or rolls back.
   void RunBatch(const std::vector<internal::BatchItem*>& items, bool atomic,
                 internal::UnitOfWorkState* unit = nullptr);
   // SubmitBatch, or in a unit of work's transaction when `unit` is set.
   absl::StatusOr<std::vector<SubmitResult>> RunSubmitBatch(const SubmitBatchRequest& batch,
                                                            internal::UnitOfWorkState* unit);
-  // Expires the lapsed holds among `holds` in one database transaction (ledger/hold_sweep.cc).
+  // Begins a transaction, runs `attempt` in it, and commits what the attempt wrote (or
+  // rolls back): the attempt itself never begins or ends a transaction.
+  absl::Status RunInOwnTransaction(BatchAttempt& attempt);
+  // Expires the lapsed holds among `holds` in one batch attempt (ledger/hold_sweep.cc).
   absl::StatusOr<int64_t> ExpireHoldPage(const std::vector<Hold>& holds);
   // The account with its lapsed holds no longer counted as pending, at `now`.
   absl::StatusOr<Account> AsOfNow(Account account, absl::Time now);

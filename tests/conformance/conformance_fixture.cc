@@ -54,6 +54,10 @@ std::unique_ptr<Ledger> ConformanceTest::LedgerTamperingWithPlans(
   return ledger.ok() ? std::make_unique<Ledger>(*std::move(ledger)) : nullptr;
 }
 
+std::unique_ptr<Ledger> ConformanceTest::LedgerOverWrapped(const EngineWrapper& wrap) {
+  return std::make_unique<Ledger>(OpenTestLedger(wrap(faults_), LedgerOptions{.clock = &clock_}));
+}
+
 Snapshot ConformanceTest::TakeSnapshot() {
   Snapshot snapshot;
   snapshot.accounts = engine().ListAccounts("", 10'000).value();

@@ -6,6 +6,7 @@
 #ifndef LEDGER_TESTS_CONFORMANCE_CONFORMANCE_FIXTURE_H_
 #define LEDGER_TESTS_CONFORMANCE_CONFORMANCE_FIXTURE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,11 @@ class ConformanceTest : public ::testing::TestWithParam<ContextFactory> {
   // `tamper` just before the invariant checks (ledger/internal/testing_hooks.h).
   std::unique_ptr<Ledger> LedgerTamperingWithPlans(
       internal::LedgerTestingHooks::PlanTamperer tamper);
+
+  // A second Ledger over the same clock and over `wrap` of the same engine (a test
+  // wrapper, e.g. one that returns corrupt rows).
+  using EngineWrapper = std::function<std::shared_ptr<Engine>(std::shared_ptr<Engine>)>;
+  std::unique_ptr<Ledger> LedgerOverWrapped(const EngineWrapper& wrap);
 
   Snapshot TakeSnapshot();
   Amount BalanceOf(const std::string& account_id);
