@@ -9,6 +9,7 @@
 #include "engines/common/database_url.h"
 #include "engines/open_engine.h"
 #include "base/status.h"
+#include "cli/output.h"
 
 namespace ledger::cli {
 
@@ -54,6 +55,11 @@ ExitCode ReportError(const absl::Status& status) {
   const absl::Status shown = WithoutHiddenPassword(status);
   std::cerr << "ledger: " << ExitCodeName(code) << ": " << shown.message() << "\n";
   return code;
+}
+
+ExitCode ReportSubmitError(const absl::Status& status) {
+  PrintJson(ErrorToJson(WithoutHiddenPassword(status)));
+  return ReportError(status);
 }
 
 ExitCode CommandSelection::Run() {

@@ -60,6 +60,9 @@ int ScaleOf(const std::map<std::string, int>& scales, const std::string& asset);
 // Prints "ledger: <kind>: <message>" on stderr, the opened URL's password hidden, and
 // returns the status's exit code.
 ExitCode ReportError(const absl::Status& status);
+// ReportError for a submit: also prints {"error", "kind"} on stdout, so a program reading
+// a submit's stdout always gets JSON (docs/cli.md).
+ExitCode ReportSubmitError(const absl::Status& status);
 
 using CommandAction = std::function<ExitCode()>;
 

@@ -100,21 +100,14 @@ ExitCode PrintLineResult(const BatchLine& line, const SubmitResult& result) {
 ExitCode RunSubmitBatchFile(const GlobalOptions& global, const SubmitRequest& request_template,
                             const BatchFileOptions& options) {
   absl::StatusOr<std::vector<BatchLine>> lines = ReadBatchFile(options, request_template);
-  if (!lines.ok()) {
-    PrintJson(ErrorToJson(lines.status()));
-    return ReportError(lines.status());
-  }
+  if (!lines.ok()) return ReportSubmitError(lines.status());
   if (options.atomic && lines->size() > kBatchItemsMax) {
     absl::Status too_many = absl::InvalidArgumentError(absl::StrCat(
         "--atomic takes at most ", kBatchItemsMax, " lines (one transaction), not ", lines->size()));
-    PrintJson(ErrorToJson(too_many));
-    return ReportError(too_many);
+    return ReportSubmitError(too_many);
   }
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
-  if (!ledger.ok()) {
-    PrintJson(ErrorToJson(WithoutHiddenPassword(ledger.status())));
-    return ReportError(ledger.status());
-  }
+  if (!ledger.ok()) return ReportSubmitError(ledger.status());
   const size_t chunk = options.atomic ? lines->size() : kBatchFileChunk;
   ExitCode first_failure = ExitCode::kOk;
   for (size_t begin = 0; begin < lines->size(); begin += chunk) {
@@ -124,8 +117,7 @@ ExitCode RunSubmitBatchFile(const GlobalOptions& global, const SubmitRequest& re
     absl::StatusOr<std::vector<SubmitResult>> results = (*ledger)->SubmitBatch(batch);
     if (!results.ok()) {
       absl::Status failed = Annotate(results.status(), absl::StrCat("lines from ", (*lines)[begin].number));
-      PrintJson(ErrorToJson(WithoutHiddenPassword(failed)));
-      return ReportError(failed);
+      return ReportSubmitError(failed);
     }
     for (size_t i = begin; i < end; ++i) {
       ExitCode code = PrintLineResult((*lines)[i], (*results)[i - begin]);

@@ -190,12 +190,6 @@ absl::StatusOr<SubmitRequest> BuildRequest(const SubmitArguments& arguments) {
   return request;
 }
 
-// A failed submit prints a JSON error on stdout for programs and a line on stderr for people.
-ExitCode ReportSubmitError(const absl::Status& status) {
-  PrintJson(ErrorToJson(WithoutHiddenPassword(status)));
-  return ReportError(status);
-}
-
 ExitCode ReportOutcome(const Outcome& reported) {
   Outcome outcome = reported;
   outcome.fault = WithoutHiddenPassword(reported.fault);  // a driver's message may echo the URL
