@@ -26,7 +26,7 @@ build_packages=(
 )
 test_packages=(
   "${build_packages[@]}"
-  git sqlite3 libspdlog-dev libfmt-dev wrk libcpp-httplib-dev
+  git curl python3 sqlite3 libspdlog-dev libfmt-dev wrk libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libpqxx-dev libpq-dev postgresql
   libmysqlcppconn-dev mariadb-server mariadb-client
