@@ -5,6 +5,7 @@
 //   operation_routes.cc  POST /v1/operations, POST /v1/operations/batch (the
 //                        Idempotency-Key contract; submit_answer.h's status table)
 //   hold_routes.cc       /v1/holds/{id}, /v1/accounts/{id}/holds
+//   listing_routes.cc    GET /v1/transactions, GET /v1/holds, GET /v1/keys/{key}
 //
 // Thread-safe: handlers share the Ledger (itself thread-safe) and read-only options.
 #ifndef LEDGER_SERVER_API_H_
@@ -31,6 +32,7 @@ void AddHealthRoutes(Router& router, ApiContext& api);
 void AddResourceRoutes(Router& router, ApiContext& api);
 void AddOperationRoutes(Router& router, ApiContext& api);
 void AddHoldRoutes(Router& router, ApiContext& api);
+void AddListingRoutes(Router& router, ApiContext& api);
 
 // docs/openapi.json, embedded at build time.
 std::string_view OpenApiDocument();

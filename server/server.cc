@@ -214,6 +214,7 @@ absl::Status Serve(const ServerOptions& options) {
   AddResourceRoutes(router, api);
   AddOperationRoutes(router, api);
   AddHoldRoutes(router, api);
+  AddListingRoutes(router, api);
   router.InstallHooks();
 
   int port = address.port == 0 ? http.bind_to_any_port(address.host)
