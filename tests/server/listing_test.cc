@@ -125,7 +125,9 @@ TEST_P(ListingTest, HoldsListEveryHoldByStatusAndPages) {
                                     (after.empty() ? "" : "&after=" + after));
       if (page.is_null()) break;
       for (const nlohmann::json& listed : page["holds"]) {
-        if (!status.empty()) EXPECT_EQ(listed["status"], status);
+        if (!status.empty()) {
+          EXPECT_EQ(listed["status"], status);
+        }
         EXPECT_TRUE(ids.insert(listed["id"]).second) << "listed twice: " << listed["id"];
       }
       if (page["next_after"].is_null()) break;
