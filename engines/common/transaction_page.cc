@@ -89,8 +89,11 @@ TransactionPageStatement BuildTransactionPage(const TransactionFilter& filter,
     where.Add(absl::StrCat("EXISTS (SELECT 1 FROM entries AS e WHERE e.transaction_id = ", id,
                            " AND e.account_id = ", where.Parameter(filter.account_id), ")"));
   }
-  // An account's transaction with two entries of the account appears once.
-  std::string sql = absl::StrCat("SELECT DISTINCT ", time, ", ", id, " FROM ", from, where.text(),
+  // An account's transaction with two entries of the account appears once; the other
+  // driving tables hold one row per transaction already.
+  const bool by_entries = from == "entries AS driver";
+  std::string sql = absl::StrCat("SELECT ", by_entries ? "DISTINCT " : "", time, ", ", id,
+                                 " FROM ", from, where.text(),
                                  " ORDER BY ", time, ", ", id, " LIMIT ");
   absl::StrAppend(&sql, where.Parameter(limit));
   return {std::move(sql), where.TakeParameters()};
