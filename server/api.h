@@ -4,8 +4,8 @@
 //   resource_routes.cc   /v1/assets, /v1/accounts..., /v1/transactions/{id}, /v1/events
 //   operation_routes.cc  POST /v1/operations, POST /v1/operations/batch (the
 //                        Idempotency-Key contract; submit_answer.h's status table)
-//   hold_routes.cc       /v1/holds/{id}, /v1/accounts/{id}/holds
-//   listing_routes.cc    GET /v1/transactions, GET /v1/holds, GET /v1/keys/{key}
+//   hold_routes.cc       /v1/holds, /v1/holds/{id}, /v1/accounts/{id}/holds
+//   listing_routes.cc    GET /v1/transactions, GET /v1/keys/{key}
 //
 // Thread-safe: handlers share the Ledger (itself thread-safe) and read-only options.
 #ifndef LEDGER_SERVER_API_H_

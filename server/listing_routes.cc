@@ -1,6 +1,7 @@
-// Listings and lookups (issue 31): GET /v1/transactions (filtered, keyset paging),
-// GET /v1/holds (every hold, by status) and GET /v1/keys/{key} (what a key did). Each reads
-// through the Ledger; a filter the library refuses is 400 invalid_filter, naming it.
+// Listings and lookups (issue 31): GET /v1/transactions (filtered, keyset paging) and
+// GET /v1/keys/{key} (what a key did); GET /v1/holds is with the other hold routes
+// (hold_routes.cc). Each reads through the Ledger; a filter the library refuses is 400
+// invalid_filter, naming it.
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,30 +86,6 @@ void HandleListTransactions(RequestContext& context, ApiContext& api) {
             {{"transactions", std::move(items)}, {"next_after", std::move(next)}});
 }
 
-// Every hold, by id, like the CLI's `holds list` without an account: ?status= keeps one
-// status as of now (a pending hold past its expires_at is expired).
-void HandleListHolds(RequestContext& context, ApiContext& api) {
-  absl::StatusOr<int64_t> limit = PageLimit(context.request);
-  if (!limit.ok()) return WriteError(context, limit.status());
-  std::optional<HoldStatus> status;
-  if (context.request.has_param("status")) {
-    absl::StatusOr<HoldStatus> parsed = ParseHoldStatus(context.request.get_param_value("status"));
-    if (!parsed.ok()) {
-      return WriteBadFilter(context, absl::InvalidArgumentError(
-                                         "?status= must be pending, captured, voided or expired"));
-    }
-    status = *parsed;
-  }
-  std::string after = context.request.get_param_value("after");
-  absl::StatusOr<std::vector<Hold>> holds = api.ledger.ListHolds("", after, *limit, status);
-  if (!holds.ok()) return WriteError(context, holds.status());
-  nlohmann::json items = nlohmann::json::array();
-  for (const Hold& hold : *holds) items.push_back(HoldToJson(hold));
-  nlohmann::json next = static_cast<int64_t>(holds->size()) == *limit
-                            ? nlohmann::json(holds->back().id) : nlohmann::json(nullptr);
-  WriteJson(context.response, 200, {{"holds", std::move(items)}, {"next_after", std::move(next)}});
-}
-
 // The key as POST /v1/operations claims it: the caller's tenant (from the API key), the
 // default actor and key space. Another tenant's key is simply not found.
 void HandleGetKey(RequestContext& context, ApiContext& api) {
@@ -127,8 +104,6 @@ void HandleGetKey(RequestContext& context, ApiContext& api) {
 void AddListingRoutes(Router& router, ApiContext& api) {
   router.Get("/v1/transactions", Role::kRead,
              [&api](RequestContext& context) { HandleListTransactions(context, api); });
-  router.Get("/v1/holds", Role::kRead,
-             [&api](RequestContext& context) { HandleListHolds(context, api); });
   router.Get("/v1/keys/{key}", Role::kRead,
              [&api](RequestContext& context) { HandleGetKey(context, api); });
 }

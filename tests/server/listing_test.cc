@@ -143,6 +143,12 @@ TEST_P(ListingTest, HoldsListEveryHoldByStatusAndPages) {
   std::set<std::string> voided_ones = ids_with("voided");
   EXPECT_TRUE(voided_ones.contains(voided));
   EXPECT_FALSE(voided_ones.contains(pending));
+  // One account's holds take the same filter.
+  nlohmann::json of_alice = GetJson("/v1/accounts/" + Name("alice") + "/holds?status=voided");
+  ASSERT_EQ(of_alice["holds"].size(), 1u);
+  EXPECT_EQ(of_alice["holds"][0]["id"], voided);
+  EXPECT_TRUE(IsProblem(Get("/v1/accounts/" + Name("alice") + "/holds?status=lost"), 400,
+                        "invalid_filter"));
   EXPECT_TRUE(IsProblem(Get("/v1/holds?status=lost"), 400, "invalid_filter"));
   EXPECT_TRUE(IsProblem(Get("/v1/holds?limit=0"), 400, "invalid_request"));
 }
