@@ -360,9 +360,11 @@ absl::StatusOr<std::vector<HistoryEntry>> Ledger::ListHistory(std::string_view a
   for (const Transaction& transaction : transactions) by_id[transaction.id] = &transaction;
   for (HistoryEntry& line : lines) {
     auto found = by_id.find(line.transaction_id);
-    LEDGER_CHECK(found != by_id.end())
-        << "entry of account " << account_id << " names transaction " << line.transaction_id
-        << ", which GetTransactions did not return";
+    if (found == by_id.end()) {  // the database lost a row: an operating error, not a bug
+      return absl::DataLossError(absl::StrCat("entry ", line.entry.account_version, " of account ",
+                                              View(account_id), " names transaction ",
+                                              line.transaction_id, ", which does not exist"));
+    }
     const Transaction& transaction = *found->second;
     line.kind = transaction.kind;
     line.metadata = transaction.metadata;
