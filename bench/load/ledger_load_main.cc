@@ -38,6 +38,7 @@
 #include "bench/load/load_phase.h"
 #include "bench/load/load_report.h"
 #include "bench/load/load_setup.h"
+#include "bench/load/round_trip_relay.h"
 #include "bench/load/workload.h"
 #include "engines/common/database_url.h"
 #include "engines/open_engine.h"
@@ -164,6 +165,9 @@ void DeclareFlags(CLI::App& app, LoadOptions& options, FlagTexts& texts) {
       ->needs(group_commit);
   CLI::Option* strict =
       app.add_flag("--strict", options.strict, "fail the run on any fault or unexpected error");
+  app.add_flag("--count-round-trips", options.count_round_trips,
+               "count round trips on the wire through a loopback relay and report them per "
+               "operation (adds a hop: not for timing)");
   app.add_flag("--allow-unshared", options.allow_unshared,
                "with --strict: pass a --batch or --group-commit run even if no operations "
                "shared a database transaction")
@@ -220,9 +224,10 @@ PhaseSpec SpecFor(const LoadOptions& options, Workload workload, std::string mod
 class LoadRun {
  public:
   LoadRun(const LoadOptions& options, std::shared_ptr<CountingEngine> engine,
-          Ledger exactly_once, Ledger raw)
+          Ledger exactly_once, Ledger raw, const RoundTripRelay* relay)
       : options_(options),
         engine_(std::move(engine)),
+        relay_(relay),
         exactly_once_(std::move(exactly_once)),
         raw_(std::move(raw)),
         key_prefix_(RunKeyPrefix(options.seed)) {}
@@ -297,8 +302,10 @@ class LoadRun {
   // a time, so the engine's count moves only for this one.
   PhaseSamples Measure(Ledger& ledger, const PhaseSpec& spec, const SourceFactory& sources) {
     int64_t before = engine_->transactions_begun();
+    int64_t round_trips_before = relay_ != nullptr ? relay_->round_trips() : 0;
     PhaseSamples samples = RunPhaseSamples(ledger, spec, sources);
     samples.database_transactions = engine_->transactions_begun() - before;
+    if (relay_ != nullptr) samples.round_trips = relay_->round_trips() - round_trips_before;
     return samples;
   }
 
@@ -342,6 +349,7 @@ class LoadRun {
 
   const LoadOptions& options_;
   std::shared_ptr<CountingEngine> engine_;
+  const RoundTripRelay* relay_;  // with --count-round-trips, else null
   Ledger exactly_once_;
   Ledger raw_;
   const std::string key_prefix_;
@@ -438,11 +446,20 @@ absl::Status WriteOutputs(const LoadOptions& options, const RunReport& report) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> Run(const LoadOptions& options) {
-  int pool_size = std::max(options.clients, kSetupThreadsMax) + kPoolSpareConnections;
+absl::StatusOr<bool> Run(const LoadOptions& given) {
+  int pool_size = std::max(given.clients, kSetupThreadsMax) + kPoolSpareConnections;
+  LoadOptions options = given;
+  std::unique_ptr<RoundTripRelay> relay;
+  if (options.count_round_trips) {
+    LEDGER_ASSIGN_OR_RETURN(RelayedUrl target, UrlTarget(options.database_url));
+    LEDGER_ASSIGN_OR_RETURN(relay, RoundTripRelay::Start(target.host, target.port));
+    LEDGER_ASSIGN_OR_RETURN(RelayedUrl relayed, RelayUrl(options.database_url, relay->port()));
+    options.database_url = relayed.url;
+    if (options.label.empty()) options.label = DefaultLabel(given.database_url);
+  }
   LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<Engine> opened, OpenLoadEngine(options, pool_size));
   auto engine = std::make_shared<CountingEngine>(std::move(opened));
-  RunReport report{.info = DescribeRun(options, *engine)};
+  RunReport report{.info = DescribeRun(given, *engine)};
   LedgerOptions ledger_options;
   if (options.batching == Batching::kGroupCommit) {
     ledger_options.group_commit.enabled = true;
@@ -456,7 +473,7 @@ absl::StatusOr<bool> Run(const LoadOptions& options) {
   LEDGER_ASSIGN_OR_RETURN(Ledger exactly_once, Ledger::Open(engine, ledger_options));
   LEDGER_ASSIGN_OR_RETURN(Ledger raw, internal::LedgerTestingHooks::OpenWithoutIdempotency(
                                           engine, ledger_options));
-  LoadRun run(options, engine, std::move(exactly_once), std::move(raw));
+  LoadRun run(options, engine, std::move(exactly_once), std::move(raw), relay.get());
   LEDGER_RETURN_IF_ERROR(run.Setup(report));
   run.RunWorkloads(report);
   report.info.load_average_after = LoadAverage();

@@ -81,6 +81,10 @@ struct LoadOptions {
   // operations never shared a database transaction (an engine that commits too fast for
   // concurrent submits to overlap, like memory). Default: false, such a run fails.
   bool allow_unshared = false;
+  // --count-round-trips: relay the database connections through a counting relay
+  // (round_trip_relay.h) and report round trips per operation. Adds a hop to each round
+  // trip: a counting run is not a timing run.
+  bool count_round_trips = false;
   uint64_t seed = 0;               // --seed: 0 picks one from the clock
 };
 

@@ -187,6 +187,7 @@ void PhaseSamples::Append(PhaseSamples&& other) {
   counts.Add(other.counts);
   calls += other.calls;
   database_transactions += other.database_transactions;
+  round_trips += other.round_trips;
   elapsed_seconds += other.elapsed_seconds;
   std::move(other.committed_requests.begin(), other.committed_requests.end(),
             std::back_inserter(committed_requests));
@@ -200,6 +201,7 @@ PhaseResult Summarize(const PhaseSpec& spec, PhaseSamples samples) {
                      .submits = static_cast<int64_t>(samples.all_ns.size()),
                      .calls = samples.calls,
                      .database_transactions = samples.database_transactions,
+                     .round_trips = samples.round_trips,
                      .counts = std::move(samples.counts),
                      .committed_requests = std::move(samples.committed_requests)};
   if (result.elapsed_seconds > 0) {
@@ -211,6 +213,10 @@ PhaseResult Summarize(const PhaseSpec& spec, PhaseSamples samples) {
   if (result.database_transactions > 0) {
     result.submits_per_transaction =
         static_cast<double>(result.submits) / static_cast<double>(result.database_transactions);
+  }
+  if (result.round_trips > 0 && result.submits > 0) {
+    result.round_trips_per_submit =
+        static_cast<double>(result.round_trips) / static_cast<double>(result.submits);
   }
   result.latency_all = SummarizeLatencies(samples.all_ns);
   result.latency_committed = SummarizeLatencies(samples.committed_ns);
@@ -230,6 +236,8 @@ nlohmann::json PhaseResult::ToJson() const {
           {"calls_per_second", calls_per_second},
           {"database_transactions", database_transactions},
           {"submits_per_transaction", submits_per_transaction},
+          {"round_trips", round_trips},
+          {"round_trips_per_submit", round_trips_per_submit},
           {"latency", LatencyToJson(latency_all)},
           {"latency_committed", LatencyToJson(latency_committed)},
           {"latency_duplicate", LatencyToJson(latency_duplicate)},

@@ -67,6 +67,7 @@ struct PhaseSamples {
   int64_t calls = 0;  // Submit or SubmitBatch calls: batches in batch mode
   // Begun while the phase ran (the caller's count; RunPhaseSamples leaves it 0).
   int64_t database_transactions = 0;
+  int64_t round_trips = 0;  // with --count-round-trips (the caller's count), else 0
   double elapsed_seconds = 0;
   std::vector<SubmitRequest> committed_requests;  // up to committed_kept_per_client each
 
@@ -86,6 +87,8 @@ struct PhaseResult {
   double calls_per_second = 0;      // batches per second in batch mode
   int64_t database_transactions = 0;
   double submits_per_transaction = 0;  // 0 when no transaction was counted
+  int64_t round_trips = 0;             // with --count-round-trips, else 0
+  double round_trips_per_submit = 0;   // 0 when none was counted
   LatencySummary latency_all;
   LatencySummary latency_committed;
   LatencySummary latency_duplicate;

@@ -54,6 +54,10 @@ void PrintPhases(std::FILE* out, const RunReport& report) {
                   Milliseconds(phase.latency_all.max_us), c.committed, c.duplicate, c.rejected,
                   c.faulted, c.conflict, c.in_progress, c.error);
     if (!c.first_problem.empty()) absl::FPrintF(out, "    first problem: %s\n", c.first_problem);
+    if (phase.round_trips > 0) {
+      absl::FPrintF(out, "    round trips (counted on the wire): %d, %.2f per operation\n",
+                    phase.round_trips, phase.round_trips_per_submit);
+    }
   }
 }
 

@@ -1,0 +1,77 @@
+// A loopback TCP relay that counts round trips on the wire: ledger_load
+// --count-round-trips puts it between the ledger and its database server, so the round
+// trips a submit costs are counted from the bytes that travel, not from the engine's
+// own word. A round trip is a turn of the conversation: data from the client after the
+// server last sent something (or the first data of a connection). A request written in
+// several pieces before any reply is one turn; so is a multi-statement script.
+//
+//   LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<RoundTripRelay> relay,
+//                           RoundTripRelay::Start("127.0.0.1", 5432));
+//   // connect to 127.0.0.1:relay->port() instead
+//   int64_t before = relay->round_trips();
+//
+// The relay adds a hop to every round trip, so runs that count are not runs that time.
+// Thread-safe; the destructor stops it and closes every connection (bounded: each
+// relaying thread polls with a short timeout).
+#ifndef LEDGER_BENCH_LOAD_ROUND_TRIP_RELAY_H_
+#define LEDGER_BENCH_LOAD_ROUND_TRIP_RELAY_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace ledger::load {
+
+class RoundTripRelay {
+ public:
+  // Listens on 127.0.0.1 (a free port) and relays each connection to target_host
+  // (an IPv4 address) : target_port.
+  static absl::StatusOr<std::unique_ptr<RoundTripRelay>> Start(const std::string& target_host,
+                                                               int target_port);
+  ~RoundTripRelay();
+  RoundTripRelay(const RoundTripRelay&) = delete;
+  RoundTripRelay& operator=(const RoundTripRelay&) = delete;
+
+  int port() const { return port_; }
+  // Turns of every connection so far.
+  int64_t round_trips() const { return round_trips_.load(std::memory_order_relaxed); }
+
+ private:
+  RoundTripRelay(int listener, int port, std::string target_host, int target_port)
+      : listener_(listener), port_(port), target_host_(std::move(target_host)),
+        target_port_(target_port) {}
+  void AcceptLoop();
+  void Relay(int client, int server);
+
+  const int listener_;
+  const int port_;
+  const std::string target_host_;
+  const int target_port_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> round_trips_{0};
+  std::thread acceptor_;
+  absl::Mutex mutex_;
+  std::vector<std::thread> relays_ ABSL_GUARDED_BY(mutex_);
+};
+
+// `url` (postgres://, postgresql://, mysql://) with its host:port replaced by
+// 127.0.0.1:relay_port, and the original host and port. InvalidArgument when the URL
+// names no IPv4 host with an explicit port.
+struct RelayedUrl {
+  std::string url;
+  std::string host;
+  int port = 0;
+};
+absl::StatusOr<RelayedUrl> RelayUrl(const std::string& url, int relay_port);
+// The host and port `url` names (what RelayUrl replaces).
+absl::StatusOr<RelayedUrl> UrlTarget(const std::string& url);
+
+}  // namespace ledger::load
+
+#endif  // LEDGER_BENCH_LOAD_ROUND_TRIP_RELAY_H_
