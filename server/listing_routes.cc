@@ -27,7 +27,7 @@ void WriteBadFilter(RequestContext& context, const absl::Status& status) {
   WriteProblem(context.response, MakeProblem("invalid_filter", std::string(status.message())));
 }
 
-absl::StatusOr<std::optional<absl::Time>> InstantParameter(const httplib::Request& request,
+absl::StatusOr<std::optional<absl::Time>> InstantParameter(const HttpRequest& request,
                                                            const char* name) {
   if (!request.has_param(name)) return std::nullopt;
   absl::Time instant;
@@ -41,7 +41,7 @@ absl::StatusOr<std::optional<absl::Time>> InstantParameter(const httplib::Reques
 
 // ?account= ?kind= ?from= ?before= ?metadata=NAME=VALUE ?after= (the cursor), checked
 // whole by the library (ValidateTransactionQuery). ?limit= is read as on every list.
-absl::StatusOr<TransactionQuery> TransactionQueryOf(const httplib::Request& request) {
+absl::StatusOr<TransactionQuery> TransactionQueryOf(const HttpRequest& request) {
   TransactionQuery query;
   query.filter.account_id = request.get_param_value("account");
   if (request.has_param("kind")) {
