@@ -4,7 +4,10 @@
 // The test command runs it on SQLite and on PostgreSQL:
 //
 //   docs_order_service sqlite:/tmp/orders.db
-//   docs_order_service --url-from-env LEDGER_TEST_POSTGRES_DSN
+//   docs_order_service --url-from-env LEDGER_TEST_POSTGRES_DSN order_service
+//
+// (the last argument: a PostgreSQL schema of its own, ?schema=, so the example's ledger
+// and orders table live beside whatever else the test server holds)
 //
 // Prints what each step decided and ends with "verify: OK"; any surprise exits 1.
 #include <cstdlib>
@@ -132,7 +135,9 @@ absl::Status Run(const std::string& url) {
       ledger::Outcome funded,
       book.Submit({.key = "top-up-" + run,
                    .operation = ledger::Operation::TopUp("issuance", customer, "CREDITS", 100)}));
-  if (funded.kind != ledger::OutcomeKind::kCommitted) return absl::InternalError("top-up failed");
+  if (funded.kind != ledger::OutcomeKind::kCommitted) {
+    return absl::InternalError(absl::StrCat("top-up not committed: ", funded.detail));
+  }
   LEDGER_ASSIGN_OR_RETURN(int64_t seen, RelayOutbox(book, 0));
 
   const Order first{"order-" + run + "-1", customer, 30};
@@ -182,6 +187,7 @@ int main(int argc, char** argv) {
       return ci != nullptr && std::string(ci) == "true" ? 1 : 77;  // 77: ctest's skip
     }
     url = value;
+    if (argc > 3) url += absl::StrCat(url.find('?') == std::string::npos ? "?" : "&", "schema=", argv[3]);
   }
   absl::Status status = Run(url);
   if (!status.ok()) {

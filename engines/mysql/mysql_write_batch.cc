@@ -289,7 +289,10 @@ absl::Status MysqlWriteBatch::SendReplacedKeyRows(MysqlConnection& connection) c
   // locked by this transaction, so each is an update: 2 affected rows apiece. The guard
   // keeps a live committed record as it is (1: found, unchanged), and a row that is gone
   // would be inserted (1): either is a count short, and fails. `state` goes last, once
-  // the guard no longer reads it.
+  // the guard no longer reads it. On one server the row lock makes a short count
+  // impossible; on a multi-writer Galera cluster it is how a claim lost to another node
+  // shows (row locks are per node; certification would refuse this COMMIT anyway), so it
+  // is retryable: the attempt rolls back and its retry replays the other node's commit.
   constexpr char kReplaceable[] = "state = 'pending' OR expires_at <= VALUES(created_at)";
   return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
     const size_t count = range.end - range.begin;
@@ -312,9 +315,9 @@ absl::Status MysqlWriteBatch::SendReplacedKeyRows(MysqlConnection& connection) c
                          " state = 'committed'"),
             Flatten(rows, range), "record the keys", ErrorContext::kWrite));
     if (affected != 2 * static_cast<int64_t>(count)) {
-      return absl::InternalError(absl::StrCat(
+      return RetryableError(absl::StrCat(
           "mysql: recording ", count, " keys over the rows this transaction claimed affected ",
-          affected, " rows, not ", 2 * count));
+          affected, " rows, not ", 2 * count, ": another writer changed a claimed key row"));
     }
     return absl::OkStatus();
   });
