@@ -29,6 +29,7 @@
 #include "tests/engines/mysql/mysql_ledger_test.h"
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/support/hold_writes.h"
+#include "tests/support/history_before_reads_indexes.h"
 #include "tests/support/keys_before_one_key_space.h"
 #include "tests/support/ledger_before_holds.h"
 #include "tests/support/older_migrations.h"
@@ -41,6 +42,7 @@ namespace {
 constexpr int kHoldsMigrationVersion = 3;
 // schema/mysql/0004_one_key_space.sql.
 constexpr int kOneKeySpaceMigrationVersion = 4;
+constexpr int kReadsIndexesMigrationVersion = 5;  // schema/mysql/0005_reads_indexes.sql
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -218,6 +220,30 @@ TEST_F(MysqlHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
             "9");  // 6 written, 3 copied
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
   ExpectOldKeysReplayInTheOneKeySpace(upgraded, before);
+}
+
+// Issues 27 and 31: migration 0005 computes the running maximum of existing entries and
+// indexes existing metadata, and its triggers keep both afterwards.
+TEST_F(MysqlHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
+  const std::string database = Scratch("reads_indexes");
+  std::unique_ptr<mysql_internal::MysqlConnection> connection =
+      MigrateBeforeHolds(database, kReadsIndexesMigrationVersion);
+  ASSERT_NE(connection, nullptr);
+  connection.reset();
+  std::shared_ptr<Engine> engine = Open(database, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ManualClock clock(kStart);
+  HistoryBeforeReadsIndexes before;
+  {
+    Ledger ledger = OpenTestLedger(engine, {.clock = &clock});
+    before = WriteHistoryBeforeReadsIndexes(ledger, clock);
+  }
+  ASSERT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Text(absl::StrCat("SELECT name FROM `", database,
+                              "`.schema_migrations WHERE version = 5")),
+            "0005_reads_indexes");
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
 }
 
 // ------------------------------------------------------------ a hold row corrupted through SQL
