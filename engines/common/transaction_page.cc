@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
+#include "ledger/ledger.h"
+#include "nlohmann/json.hpp"
 
 namespace ledger::engine_common {
 namespace {
@@ -97,6 +99,23 @@ TransactionPageStatement BuildTransactionPage(const TransactionFilter& filter,
                                  " ORDER BY ", time, ", ", id, " LIMIT ");
   absl::StrAppend(&sql, where.Parameter(limit));
   return {std::move(sql), where.TakeParameters()};
+}
+
+std::vector<MetadataMember> IndexedMetadataMembers(std::string_view metadata) {
+  const nlohmann::json parsed =
+      nlohmann::json::parse(metadata, nullptr, /*allow_exceptions=*/false);
+  std::vector<MetadataMember> members;
+  if (!parsed.is_object()) return members;
+  for (auto member = parsed.begin(); member != parsed.end(); ++member) {
+    if (!member->is_string()) continue;
+    const std::string& name = member.key();
+    const std::string& text = member->get_ref<const std::string&>();
+    if (name.size() > kMetadataFilterNameBytesMax || text.size() > kMetadataFilterValueBytesMax) {
+      continue;
+    }
+    members.push_back({name, text});
+  }
+  return members;
 }
 
 std::vector<Transaction> InPageOrder(const std::vector<std::string>& ids,

@@ -10,6 +10,9 @@
 // The time range and the cursor narrow that index's range; the other filters are checked
 // on the rows it yields. Each engine runs the statement with its driver, binding the
 // parameters in order, then loads the transactions with its GetTransactions.
+// IndexedMetadataMembers says which rows of transaction_metadata a transaction has, for
+// an engine that writes them itself (MySQL; SQLite and PostgreSQL use a trigger with the
+// same rule).
 //
 // Internal to engines/. Thread-safe: pure functions.
 #ifndef LEDGER_ENGINES_COMMON_TRANSACTION_PAGE_H_
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -40,6 +44,21 @@ struct TransactionPageStatement {
 TransactionPageStatement BuildTransactionPage(const TransactionFilter& filter,
                                               const std::optional<TransactionCursor>& after,
                                               int64_t limit, Placeholders placeholders);
+
+// One row of transaction_metadata: a top-level member of a transaction's metadata.
+struct MetadataMember {
+  std::string name;
+  std::string value;
+  friend bool operator==(const MetadataMember&, const MetadataMember&) = default;
+};
+
+// The members of `metadata` (a transaction's metadata text) that the metadata index
+// holds: each top-level member whose value is a JSON string, its name at most
+// kMetadataFilterNameBytesMax bytes and its value at most kMetadataFilterValueBytesMax
+// (ledger/ledger.h: what a filter may name), in name order. Text that is not a JSON
+// object has none. The same reading as TransactionMatches (ledger/engine.h), so a filter
+// finds through the index exactly the transactions the memory engine finds.
+std::vector<MetadataMember> IndexedMetadataMembers(std::string_view metadata);
 
 // `transactions` (any order) ordered as `ids` lists them; ids without one are skipped.
 std::vector<Transaction> InPageOrder(const std::vector<std::string>& ids,

@@ -280,6 +280,54 @@ TEST_F(MysqlBatchTest, TheBatchClaimFallsBackOneByOneWhenAKeyExists) {
   ExpectVerifiedLedger();
 }
 
+// created_at_running_max (schema/mysql/0005_reads_indexes.sql) is written by the engine:
+// LockAccounts reads it for the accounts it locks, and a write that skipped LockAccounts
+// (a caller of the storage contract alone) has it read before its entries go. Either way
+// it continues from the account's latest entry, here one created later than the new
+// ones (a clock stepped back), so the new entries keep that greater maximum.
+TEST_F(MysqlBatchTest, EntriesContinueTheRunningMaximumWithOrWithoutLockAccounts) {
+  const absl::Time start = clock_.Now();
+  clock_.Set(start + absl::Seconds(100));
+  MustCommit("late", Operation::TopUp("issuance", "alice", "CREDITS", 10));
+  auto top_up_at_start = [&](const std::string& id, bool lock) {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> tx = engine_->Begin({});
+    ASSERT_TRUE(tx.ok()) << tx.status();
+    std::vector<Account> accounts;
+    if (lock) {
+      absl::StatusOr<std::vector<Account>> locked = (*tx)->LockAccounts({"alice", "issuance"});
+      ASSERT_TRUE(locked.ok()) << locked.status();
+      accounts = *locked;
+    } else {
+      accounts = {AccountOf("alice"), AccountOf("issuance")};
+    }
+    Transaction transaction;
+    transaction.id = id;
+    transaction.kind = OperationKind::kTopUp;
+    transaction.created_at = start;
+    transaction.metadata = "{}";
+    transaction.fingerprint = "fingerprint-" + id;
+    for (Account& account : accounts) {
+      const Amount amount = account.id == "alice" ? 1 : -1;
+      account.balance += amount;
+      account.version += 1;
+      transaction.entries.push_back(
+          {account.id, "CREDITS", amount, account.balance, account.version});
+    }
+    ASSERT_TRUE((*tx)->WriteTransaction(transaction, accounts).ok());
+    ASSERT_TRUE((*tx)->Commit().ok());
+  };
+  top_up_at_start("tx-unlocked", /*lock=*/false);
+  top_up_at_start("tx-locked", /*lock=*/true);
+  const std::string late = absl::StrCat(absl::ToUnixMicros(start + absl::Seconds(100)));
+  EXPECT_EQ(Count("entries", absl::StrCat("created_at_running_max = ", late)), "6");
+  EXPECT_EQ(Count("entries", "created_at_running_max IS NULL"), "0");
+  // Before the late top-up, in commit order, alice had nothing yet.
+  absl::StatusOr<Amount> before_it = ledger_->BalanceAsOf("alice", start + absl::Seconds(50));
+  ASSERT_TRUE(before_it.ok()) << before_it.status();
+  EXPECT_EQ(*before_it, 0);
+  EXPECT_EQ(BalanceOf("alice"), 12);
+}
+
 TEST_F(MysqlBatchTest, AReadInsideTheTransactionSeesItsBufferedWrites) {
   absl::StatusOr<std::unique_ptr<StorageTransaction>> tx = engine_->Begin({});
   ASSERT_TRUE(tx.ok()) << tx.status();
