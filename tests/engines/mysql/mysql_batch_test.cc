@@ -1,8 +1,8 @@
 // The MySQL engine's multi-row writes and batch claim (mysql_write_batch.h, ClaimKeys):
 // batches larger than one statement, an account written once at its final values, a
 // hold settled behind the batch's back, a record that would overwrite a live one, the
-// claim falling back one by one when a key exists, and a read seeing the buffered
-// writes. The shared suites (tests/conformance/) cover batches, group commit, holds and
+// claim falling back one by one when a key exists, entries continuing their account's
+// running maximum (with and without LockAccounts), and a read seeing the buffered writes. The shared suites (tests/conformance/) cover batches, group commit, holds and
 // faults on every engine; these need the engine's own statements. Each test gets a
 // scratch database of its own on the server named by LEDGER_TEST_MYSQL_DSN.
 #include <memory>
