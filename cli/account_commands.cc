@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "base/status.h"
 #include "ledger/amount.h"
 #include "cli/commands.h"
@@ -28,6 +30,7 @@ struct AccountIdArgument {
 struct BalanceArguments {
   std::string id;
   bool json = false;
+  std::string as_of;  // --as-of: RFC 3339; empty: now
 };
 
 struct AccountListArguments {
@@ -129,14 +132,48 @@ ExitCode RunAccountList(const GlobalOptions& global, const AccountListArguments&
   return ExitCode::kOk;
 }
 
+// The posted balance as of a past instant (Ledger::BalanceAsOf, one index lookup): holds
+// keep no history, so no pending amounts, as over HTTP.
+ExitCode PrintBalanceAsOf(Ledger& ledger, const Account& account, const Asset& asset,
+                          absl::Time as_of, bool json) {
+  absl::StatusOr<Amount> balance = ledger.BalanceAsOf(account.id, as_of);
+  if (!balance.ok()) return ReportError(balance.status());
+  const std::string major = FormatMajorUnits(*balance, asset.scale);
+  if (json) {
+    PrintJson({{"account", account.id},
+               {"asset", asset.code},
+               {"scale", asset.scale},
+               {"balance", FormatAmount(*balance)},
+               {"balance_major", major},
+               {"as_of", FormatTimestamp(as_of)}});
+  } else {
+    std::cout << account.id << ": " << major << " " << asset.code << " ("
+              << FormatAmount(*balance) << " minor units) as of " << FormatTimestamp(as_of)
+              << "\n";
+  }
+  return ExitCode::kOk;
+}
+
 ExitCode RunBalance(const GlobalOptions& global, const BalanceArguments& arguments) {
   if (absl::Status valid = ValidateAccountId(arguments.id); !valid.ok()) return ReportError(valid);
+  std::optional<absl::Time> as_of;
+  if (!arguments.as_of.empty()) {
+    absl::Time parsed;
+    std::string error;
+    if (!absl::ParseTime(absl::RFC3339_full, arguments.as_of, &parsed, &error)) {
+      return ReportError(absl::InvalidArgumentError(
+          "--as-of must be an RFC 3339 time (2026-01-31T23:59:59Z), not \"" + arguments.as_of +
+          "\""));
+    }
+    as_of = parsed;
+  }
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
   if (!ledger.ok()) return ReportError(ledger.status());
   absl::StatusOr<Account> account = (*ledger)->GetAccount(arguments.id);
   if (!account.ok()) return ReportError(account.status());
   absl::StatusOr<Asset> asset = (*ledger)->GetAsset(account->asset);
   if (!asset.ok()) return ReportError(asset.status());
+  if (as_of.has_value()) return PrintBalanceAsOf(**ledger, *account, *asset, *as_of, arguments.json);
   std::string major = FormatMajorUnits(account->balance, asset->scale);
   if (arguments.json) {
     PrintJson({{"account", account->id},
@@ -165,13 +202,17 @@ ExitCode RunBalance(const GlobalOptions& global, const BalanceArguments& argumen
 }
 
 void PrintHistoryTable(const std::vector<HistoryEntry>& lines, int scale) {
-  TextTable table({"version", "created_at", "transaction", "asset", "amount", "balance_after"},
-                  {true, false, false, false, true, true});
+  TextTable table({"version", "created_at", "transaction", "kind", "counterparties", "asset",
+                   "amount", "balance_after", "metadata"},
+                  {true, false, false, false, false, false, true, true, false});
   for (const HistoryEntry& line : lines) {
     const Entry& entry = line.entry;
     table.AddRow({std::to_string(entry.account_version), FormatTimestamp(line.created_at),
-                  line.transaction_id, entry.asset, FormatMajorUnits(entry.amount, scale),
-                  FormatMajorUnits(entry.balance_after, scale)});
+                  line.transaction_id,
+                  line.kind.has_value() ? std::string(OperationKindName(*line.kind)) : "",
+                  absl::StrJoin(line.counterparties, ","), entry.asset,
+                  FormatMajorUnits(entry.amount, scale),
+                  FormatMajorUnits(entry.balance_after, scale), line.metadata});
   }
   table.Print(std::cout);
 }
@@ -250,6 +291,9 @@ void AddBalance(CLI::App& app, const GlobalOptions& global, CommandSelection& se
                          "pending");
   balance->add_option("id", arguments->id, "Account id")->required();
   balance->add_flag("--json", arguments->json, "Print JSON");
+  balance->add_option("--as-of", arguments->as_of,
+                      "The posted balance at this RFC 3339 instant instead of now (holds keep "
+                      "no history: no pending amounts)");
   balance->callback([&global, &selection, arguments] {
     selection.Select([&global, arguments] { return RunBalance(global, *arguments); });
   });

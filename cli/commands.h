@@ -5,7 +5,8 @@
 //   account_commands.cc  account open / close / show / list, balance, history
 //   submit_command.cc    submit
 //   hold_commands.cc     holds list / show / expire
-//   query_commands.cc    transaction show, events
+//   query_commands.cc    transaction show / list, events
+//   key_commands.cc      key show
 //   admin_commands.cc    migrate, prune, verify
 //   demo_command.cc      demo (the workload lives in demo.cc)
 //   serve_command.cc     serve (the HTTP service lives in server/)
@@ -26,6 +27,7 @@ void AddAccountCommands(CLI::App& app, const GlobalOptions& global, CommandSelec
 void AddSubmitCommand(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddHoldCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddQueryCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
+void AddKeyCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddAdminCommands(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddDemoCommand(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);
 void AddServeCommand(CLI::App& app, const GlobalOptions& global, CommandSelection& selection);

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct HoldListArguments {
   std::string after_id;
   int64_t limit = 100;
   bool json = false;
+  std::string status;  // --status: pending, captured, voided, expired; "": every status
 };
 
 struct HoldShowArguments {
@@ -48,10 +50,19 @@ ExitCode RunHoldList(const GlobalOptions& global, const HoldListArguments& argum
       return ReportError(valid);
     }
   }
+  std::optional<HoldStatus> status;
+  if (!arguments.status.empty()) {
+    absl::StatusOr<HoldStatus> parsed = ParseHoldStatus(arguments.status);
+    if (!parsed.ok()) {
+      return ReportError(absl::InvalidArgumentError(
+          "--status must be pending, captured, voided or expired, not \"" + arguments.status + "\""));
+    }
+    status = *parsed;
+  }
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
   if (!ledger.ok()) return ReportError(ledger.status());
   absl::StatusOr<std::vector<Hold>> holds =
-      (*ledger)->ListHolds(arguments.account_id, arguments.after_id, arguments.limit);
+      (*ledger)->ListHolds(arguments.account_id, arguments.after_id, arguments.limit, status);
   if (!holds.ok()) return ReportError(holds.status());
   if (arguments.json) {
     for (const Hold& hold : *holds) PrintJsonLine(HoldToJson(hold));
@@ -98,6 +109,8 @@ void AddHoldList(CLI::App& holds, const GlobalOptions& global, CommandSelection&
       ->check(CLI::Range(int64_t{1}, kPageLimitMax))
       ->capture_default_str();
   list->add_flag("--json", arguments->json, "JSON lines instead of a table");
+  list->add_option("--status", arguments->status,
+                   "Only holds with this status as of now: pending, captured, voided, expired");
   list->callback([&global, &selection, arguments] {
     selection.Select([&global, arguments] { return RunHoldList(global, *arguments); });
   });

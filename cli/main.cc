@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   ledger::cli::AddSubmitCommand(app, global, selection);
   ledger::cli::AddHoldCommands(app, global, selection);
   ledger::cli::AddQueryCommands(app, global, selection);
+  ledger::cli::AddKeyCommands(app, global, selection);
   ledger::cli::AddAdminCommands(app, global, selection);
   ledger::cli::AddDemoCommand(app, global, selection);
   ledger::cli::AddServeCommand(app, global, selection);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "nlohmann/json.hpp"
 
 namespace ledger {
 namespace {
@@ -54,6 +55,30 @@ absl::StatusOr<void*> StorageTransaction::NativeHandle() {
 absl::StatusOr<std::vector<Transaction>> Engine::GetTransactions(
     const std::vector<std::string>& ids) {
   return EachThatExists(ids, [this](std::string_view id) { return GetTransaction(id); });
+}
+
+bool TransactionMatches(const Transaction& transaction, const TransactionFilter& filter) {
+  if (filter.kind.has_value() && transaction.kind != *filter.kind) return false;
+  if (filter.created_from.has_value() && transaction.created_at < *filter.created_from) return false;
+  if (filter.created_before.has_value() && transaction.created_at >= *filter.created_before) {
+    return false;
+  }
+  if (!filter.account_id.empty()) {
+    bool touches = false;
+    for (const Entry& entry : transaction.entries) touches |= entry.account_id == filter.account_id;
+    if (!touches) return false;
+  }
+  if (filter.metadata_key.has_value()) {
+    nlohmann::json metadata =
+        nlohmann::json::parse(transaction.metadata, nullptr, /*allow_exceptions=*/false);
+    if (!metadata.is_object()) return false;
+    auto member = metadata.find(*filter.metadata_key);
+    if (member == metadata.end() || !member->is_string() ||
+        member->get<std::string>() != filter.metadata_value) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace ledger

@@ -58,7 +58,41 @@ struct HistoryEntry {
   Entry entry;
   std::string transaction_id;
   absl::Time created_at;
+  // The story of the transaction, filled by Ledger::ListHistory (engines leave these
+  // empty): its kind, the other accounts its entries move money to or from (distinct,
+  // in entry order) and its metadata (canonical JSON object).
+  std::optional<OperationKind> kind;
+  std::vector<std::string> counterparties;
+  std::string metadata;
   friend bool operator==(const HistoryEntry&, const HistoryEntry&) = default;
+};
+
+// Which transactions Engine::FindTransactions returns: every set field narrows (AND).
+// Checked by ValidateTransactionFilter (ledger/ledger.h) before an engine sees it.
+struct TransactionFilter {
+  // "": every account; else the transactions with an entry of this account (holds,
+  // voids and expires post no entry: list them with ListHolds).
+  std::string account_id;
+  std::optional<OperationKind> kind;
+  std::optional<absl::Time> created_from;    // created_at >= it
+  std::optional<absl::Time> created_before;  // created_at < it
+  // A top-level metadata member whose value is this JSON string: {"order":"A-17"} matches
+  // metadata_key "order", metadata_value "A-17" (numbers, objects, arrays never match).
+  std::optional<std::string> metadata_key;
+  std::string metadata_value;
+  friend bool operator==(const TransactionFilter&, const TransactionFilter&) = default;
+};
+
+// Whether `transaction` passes every field of `filter`: the meaning each engine's SQL
+// implements, and the memory engine's whole implementation.
+bool TransactionMatches(const Transaction& transaction, const TransactionFilter& filter);
+
+// A position in the (created_at, id) order of FindTransactions: the last transaction of
+// the page before. Keyset paging: a page continues strictly after it.
+struct TransactionCursor {
+  absl::Time created_at;
+  std::string id;
+  friend bool operator==(const TransactionCursor&, const TransactionCursor&) = default;
 };
 
 // What an account's pending holds amount to at a moment `now` (ledger/hold.h).
@@ -220,12 +254,29 @@ class Engine {
   virtual absl::StatusOr<std::vector<HistoryEntry>> ListEntries(std::string_view account_id,
                                                                 int64_t after_version,
                                                                 int64_t limit) = 0;
+  // The account's history as of an instant: its last entry, in commit order
+  // (account_version), before the first entry created after `as_of`; nullopt when the
+  // first entry is already after it (or there is none). Entries keep a running maximum
+  // of created_at along account_version (a clock that stepped back, or two hosts' clocks,
+  // can make created_at dip), so this is one index lookup of the greatest version whose
+  // running maximum is <= as_of, however long the history.
+  virtual absl::StatusOr<std::optional<HistoryEntry>> EntryAsOf(std::string_view account_id,
+                                                                absl::Time as_of) = 0;
+  // The transactions matching `filter`, ordered by (created_at, id), strictly after
+  // `after` (nullopt for the start), at most `limit`, with their entries. Each filter is
+  // answered by an index range (docs/api.md, "Listing transactions"), so a page reads
+  // about `limit` rows of the narrowest filter given.
+  virtual absl::StatusOr<std::vector<Transaction>> FindTransactions(
+      const TransactionFilter& filter, const std::optional<TransactionCursor>& after,
+      int64_t limit) = 0;
 
   // Committed key records ordered by (namespace, Scope::Encoded(), key), byte-wise,
   // strictly after `after`
   // (nullopt for the start).
   virtual absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(
       const std::optional<KeyIdentity>& after, int64_t limit) = 0;
+  // The committed record stored under `identity` (possibly expired), or nullopt.
+  virtual absl::StatusOr<std::optional<KeyRecord>> GetKeyRecord(const KeyIdentity& identity) = 0;
   // Deletes up to `limit` key records with expires_at <= now, through the expiry index.
   virtual absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) = 0;
 

@@ -87,13 +87,31 @@ nlohmann::json AccountToJson(const Account& account) {
 
 nlohmann::json HistoryEntryToJson(const HistoryEntry& line) {
   const Entry& entry = line.entry;
-  return {{"account", entry.account_id},
+  nlohmann::json json = {{"account", entry.account_id},
           {"account_version", entry.account_version},
           {"transaction_id", line.transaction_id},
           {"created_at", FormatTimestamp(line.created_at)},
           {"asset", entry.asset},
           {"amount", FormatAmount(entry.amount)},
           {"balance_after", FormatAmount(entry.balance_after)}};
+  if (line.kind.has_value()) {
+    json["kind"] = OperationKindName(*line.kind);
+    json["counterparties"] = line.counterparties;
+    nlohmann::json metadata = nlohmann::json::parse(line.metadata, nullptr, /*allow_exceptions=*/false);
+    json["metadata"] = metadata.is_discarded() ? nlohmann::json(line.metadata) : std::move(metadata);
+  }
+  return json;
+}
+
+nlohmann::json KeyRecordToJson(const KeyRecord& record) {
+  return {{"namespace", record.identity.key_namespace},
+          {"tenant", record.identity.scope.tenant},
+          {"actor", record.identity.scope.actor},
+          {"key", record.identity.key},
+          {"fingerprint", record.fingerprint},
+          {"transaction_id", record.transaction_id},
+          {"created_at", FormatTimestamp(record.created_at)},
+          {"expires_at", FormatTimestamp(record.expires_at)}};
 }
 
 nlohmann::json EventToJson(const OutboxEvent& event) {

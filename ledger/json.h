@@ -29,7 +29,12 @@ nlohmann::json OutcomeToJson(const Outcome& outcome);
 // balance is the posted balance; pending_debits and pending_credits what pending holds
 // reserve out of and for the account; available = balance - pending_debits.
 nlohmann::json AccountToJson(const Account& account);
+// With the transaction's story when Ledger::ListHistory filled it: "kind",
+// "counterparties" (the other accounts of its entries), "metadata".
 nlohmann::json HistoryEntryToJson(const HistoryEntry& line);
+// A committed key record: namespace, tenant, actor, key, fingerprint, transaction_id,
+// created_at, expires_at.
+nlohmann::json KeyRecordToJson(const KeyRecord& record);
 nlohmann::json EventToJson(const OutboxEvent& event);
 nlohmann::json AssetToJson(const Asset& asset);
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/check.h"
@@ -76,6 +77,52 @@ KeyIdentity KeyIdentityOf(const SubmitRequest& request) {
   return KeyIdentity{request.key_namespace.empty() ? std::string(kDefaultKeyNamespace)
                                                    : request.key_namespace,
                      request.scope, request.key};
+}
+
+std::string TransactionCursorText(const Transaction& transaction) {
+  return absl::StrCat(absl::ToUnixMicros(transaction.created_at), "_", transaction.id);
+}
+
+absl::StatusOr<TransactionCursor> ParseTransactionCursor(std::string_view text) {
+  const size_t separator = text.find('_');
+  int64_t micros = 0;
+  if (separator == std::string_view::npos || separator + 1 == text.size() ||
+      !absl::SimpleAtoi(View(text.substr(0, separator)), &micros)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cursor \"", View(text), "\" is not one a transaction listing gave (next_cursor)"));
+  }
+  return TransactionCursor{absl::FromUnixMicros(micros), std::string(text.substr(separator + 1))};
+}
+
+absl::Status ValidateTransactionQuery(const TransactionQuery& query) {
+  const TransactionFilter& filter = query.filter;
+  if (query.limit < 1 || query.limit > kTransactionPageLimitMax) {
+    return absl::InvalidArgumentError(absl::StrCat("limit must be 1 to ", kTransactionPageLimitMax,
+                                                   ", not ", query.limit));
+  }
+  if (!filter.account_id.empty()) LEDGER_RETURN_IF_ERROR(ValidateAccountId(filter.account_id));
+  if (filter.created_from.has_value() && filter.created_before.has_value() &&
+      *filter.created_from >= *filter.created_before) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the time range is empty: from ", FormatTimestamp(*filter.created_from),
+        " is not before ", FormatTimestamp(*filter.created_before)));
+  }
+  if (filter.metadata_key.has_value()) {
+    if (filter.metadata_key->empty() || filter.metadata_key->size() > kMetadataFilterNameBytesMax) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a metadata filter names a member of 1 to ", kMetadataFilterNameBytesMax,
+          " bytes, not ", filter.metadata_key->size()));
+    }
+    if (filter.metadata_value.size() > kMetadataFilterValueBytesMax) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a metadata filter's value has at most ", kMetadataFilterValueBytesMax,
+          " bytes (longer values are not indexed), not ", filter.metadata_value.size()));
+    }
+  } else if (!filter.metadata_value.empty()) {
+    return absl::InvalidArgumentError("a metadata value needs the member name it belongs to");
+  }
+  if (!query.cursor.empty()) LEDGER_RETURN_IF_ERROR(ParseTransactionCursor(query.cursor).status());
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Ledger> Ledger::Open(std::shared_ptr<Engine> engine, LedgerOptions options) {
@@ -328,7 +375,36 @@ absl::StatusOr<Asset> Ledger::GetAsset(std::string_view code) {
 absl::StatusOr<std::vector<HistoryEntry>> Ledger::ListHistory(std::string_view account_id,
                                                               int64_t after_version,
                                                               int64_t limit) {
-  return engine_->ListEntries(account_id, after_version, limit);
+  LEDGER_ASSIGN_OR_RETURN(std::vector<HistoryEntry> lines,
+                          engine_->ListEntries(account_id, after_version, limit));
+  std::vector<std::string> ids;
+  for (const HistoryEntry& line : lines) {
+    if (ids.empty() || ids.back() != line.transaction_id) ids.push_back(line.transaction_id);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> transactions, engine_->GetTransactions(ids));
+  std::map<std::string, const Transaction*> by_id;
+  for (const Transaction& transaction : transactions) by_id[transaction.id] = &transaction;
+  for (HistoryEntry& line : lines) {
+    auto found = by_id.find(line.transaction_id);
+    if (found == by_id.end()) {  // the database lost a row: an operating error, not a bug
+      return absl::DataLossError(absl::StrCat("entry ", line.entry.account_version, " of account ",
+                                              View(account_id), " names transaction ",
+                                              line.transaction_id, ", which does not exist"));
+    }
+    const Transaction& transaction = *found->second;
+    line.kind = transaction.kind;
+    line.metadata = transaction.metadata;
+    for (const Entry& entry : transaction.entries) {
+      if (entry.account_id == line.entry.account_id) continue;
+      if (std::find(line.counterparties.begin(), line.counterparties.end(), entry.account_id) ==
+          line.counterparties.end()) {
+        line.counterparties.push_back(entry.account_id);
+      }
+    }
+  }
+  return lines;
 }
 
 absl::StatusOr<std::vector<OutboxEvent>> Ledger::ListEvents(int64_t after_sequence, int64_t limit) {
@@ -336,19 +412,57 @@ absl::StatusOr<std::vector<OutboxEvent>> Ledger::ListEvents(int64_t after_sequen
 }
 
 absl::StatusOr<Amount> Ledger::BalanceAsOf(std::string_view account_id, absl::Time as_of) {
-  constexpr int64_t kPageRows = 1000;
-  Amount balance = 0;
-  int64_t after_version = 0;
-  while (true) {
-    LEDGER_ASSIGN_OR_RETURN(std::vector<HistoryEntry> page,
-                            engine_->ListEntries(account_id, after_version, kPageRows));
-    for (const HistoryEntry& line : page) {
-      if (line.created_at > as_of) return balance;
-      balance = line.entry.balance_after;
-    }
-    if (static_cast<int64_t>(page.size()) < kPageRows) return balance;
-    after_version = page.back().entry.account_version;
+  LEDGER_ASSIGN_OR_RETURN(std::optional<HistoryEntry> entry, engine_->EntryAsOf(account_id, as_of));
+  if (!entry.has_value()) return Amount{0};
+  LEDGER_CHECK(entry->entry.account_id == account_id && entry->created_at <= as_of)
+      << "EntryAsOf(" << account_id << ", " << FormatTimestamp(as_of) << ") returned an entry of "
+      << entry->entry.account_id << " created at " << FormatTimestamp(entry->created_at);
+  return entry->entry.balance_after;
+}
+
+absl::StatusOr<TransactionPage> Ledger::ListTransactions(const TransactionQuery& query) {
+  LEDGER_RETURN_IF_ERROR(ValidateTransactionQuery(query));
+  std::optional<TransactionCursor> after;
+  if (!query.cursor.empty()) {
+    LEDGER_ASSIGN_OR_RETURN(after, ParseTransactionCursor(query.cursor));
   }
+  if (!query.filter.account_id.empty()) {
+    LEDGER_ASSIGN_OR_RETURN(std::optional<Account> account,
+                            engine_->GetAccount(query.filter.account_id));
+    if (!account.has_value()) {
+      return absl::NotFoundError(
+          absl::StrCat("account ", query.filter.account_id, " does not exist"));
+    }
+  }
+  TransactionPage page;
+  LEDGER_ASSIGN_OR_RETURN(page.transactions,
+                          engine_->FindTransactions(query.filter, after, query.limit));
+  LEDGER_CHECK(static_cast<int64_t>(page.transactions.size()) <= query.limit)
+      << "FindTransactions returned " << page.transactions.size() << " for a limit of "
+      << query.limit;
+  if (static_cast<int64_t>(page.transactions.size()) == query.limit) {
+    page.next_cursor = TransactionCursorText(page.transactions.back());
+  }
+  return page;
+}
+
+absl::StatusOr<KeyLookup> Ledger::LookUpKey(const KeyIdentity& identity) {
+  LEDGER_RETURN_IF_ERROR(ValidateKey(identity.key));
+  LEDGER_RETURN_IF_ERROR(ValidateScope(identity.scope));
+  LEDGER_RETURN_IF_ERROR(ValidateNamespace(identity.key_namespace));
+  LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record, engine_->GetKeyRecord(identity));
+  if (!record.has_value() || record->ExpiredAt(clock_->Now())) {
+    return absl::NotFoundError(absl::StrCat("key ", identity.key, " in namespace ",
+                                            identity.key_namespace,
+                                            " has committed nothing within its TTL"));
+  }
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction,
+                          engine_->GetTransaction(record->transaction_id));
+  if (!transaction.has_value()) {
+    return absl::DataLossError(absl::StrCat("key ", identity.key, " names transaction ",
+                                            record->transaction_id, ", which does not exist"));
+  }
+  return KeyLookup{*std::move(record), *std::move(transaction)};
 }
 
 absl::StatusOr<VerifyReport> Ledger::Verify() { return VerifyLedger(*engine_); }
@@ -382,15 +496,23 @@ absl::StatusOr<Hold> Ledger::GetHold(std::string_view id) {
 }
 
 absl::StatusOr<std::vector<Hold>> Ledger::ListHolds(std::string_view account_id,
-                                                    std::string_view after_id, int64_t limit) {
+                                                    std::string_view after_id, int64_t limit,
+                                                    std::optional<HoldStatus> status) {
   if (!account_id.empty()) LEDGER_RETURN_IF_ERROR(GetAccount(account_id).status());
-  LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> holds,
-                          engine_->ListHolds(account_id, after_id, limit));
-  absl::Time now = clock_->Now();
-  for (Hold& hold : holds) {
-    if (hold.LapsedAt(now)) hold.status = HoldStatus::kExpired;
+  std::vector<Hold> matching;
+  std::string after(after_id);
+  const absl::Time now = clock_->Now();
+  while (static_cast<int64_t>(matching.size()) < limit) {
+    const int64_t wanted = limit - static_cast<int64_t>(matching.size());
+    LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> holds, engine_->ListHolds(account_id, after, wanted));
+    for (Hold& hold : holds) {
+      if (hold.LapsedAt(now)) hold.status = HoldStatus::kExpired;
+      if (!status.has_value() || hold.status == *status) matching.push_back(std::move(hold));
+    }
+    if (static_cast<int64_t>(holds.size()) < wanted) break;  // no more holds
+    after = holds.back().id;
   }
-  return holds;
+  return matching;
 }
 
 absl::StatusOr<Transaction> Ledger::GetTransaction(std::string_view id) {

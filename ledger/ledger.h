@@ -153,6 +153,44 @@ struct SubmitBatchRequest {
 // One result per item, in order: exactly what Submit returns for a request.
 using SubmitResult = absl::StatusOr<Outcome>;
 
+// The most transactions one ListTransactions page returns, and the default.
+inline constexpr int64_t kTransactionPageLimitMax = 1000;
+inline constexpr int64_t kTransactionPageLimitDefault = 100;
+// The longest metadata member name and value a filter may name, in bytes: what the
+// engines index (members with longer names or values, or non-string values, are not).
+inline constexpr size_t kMetadataFilterNameBytesMax = 128;
+inline constexpr size_t kMetadataFilterValueBytesMax = 512;
+
+// One page of Ledger::ListTransactions: the filter (engine.h, TransactionFilter; every set
+// field narrows), where to continue, how many.
+struct TransactionQuery {
+  TransactionFilter filter;
+  // "" for the first page; else the next_cursor of the page before (opaque text).
+  std::string cursor;
+  // 1 .. kTransactionPageLimitMax. Default: kTransactionPageLimitDefault.
+  int64_t limit = kTransactionPageLimitDefault;
+};
+
+struct TransactionPage {
+  std::vector<Transaction> transactions;  // by (created_at, id)
+  // Where the next page starts; "" when this page came back short (there is no more now).
+  std::string next_cursor;
+};
+
+// OK, or InvalidArgument naming the bad field of the query: an account id, a metadata
+// name or value out of bounds, created_from not before created_before, a limit out of
+// range, a cursor that is not one ListTransactions gave.
+absl::Status ValidateTransactionQuery(const TransactionQuery& query);
+// The cursor that continues after `transaction`, and back.
+std::string TransactionCursorText(const Transaction& transaction);
+absl::StatusOr<TransactionCursor> ParseTransactionCursor(std::string_view text);
+
+// What a key did: its committed record and the transaction it committed.
+struct KeyLookup {
+  KeyRecord record;
+  Transaction transaction;
+};
+
 class Ledger {
  public:
   // The one way to make a Ledger. A null engine or bad options: InvalidArgument naming
@@ -208,9 +246,12 @@ class Ledger {
   // NotFound if there is no hold `id`.
   absl::StatusOr<Hold> GetHold(std::string_view id);
   // The holds from or to the account ("" for every hold), by id, strictly after
-  // `after_id`. NotFound if the account does not exist.
+  // `after_id`, at most `limit`; with `status`, only those with that status as of now
+  // (read in id order until `limit` match: a rare status may take many engine pages).
+  // NotFound if the account does not exist.
   absl::StatusOr<std::vector<Hold>> ListHolds(std::string_view account_id,
-                                              std::string_view after_id, int64_t limit);
+                                              std::string_view after_id, int64_t limit,
+                                              std::optional<HoldStatus> status = std::nullopt);
   // Records the expiry of every hold past its expires_at, in pages: each page is a batch
   // of expire items without keys through the submit pipeline (its retries, lock order and
   // invariant checks), in one database transaction that locks the holds' accounts,
@@ -229,16 +270,28 @@ class Ledger {
   absl::StatusOr<std::vector<Asset>> ListAssets();
   absl::StatusOr<Asset> GetAsset(std::string_view code);
   // The account's entries with account_version > after_version, ascending, at most
-  // `limit` (none for an account that does not exist: ask GetAccount first).
+  // `limit` (none for an account that does not exist: ask GetAccount first), each with its
+  // transaction's story (kind, counterparties, metadata: HistoryEntry).
   absl::StatusOr<std::vector<HistoryEntry>> ListHistory(std::string_view account_id,
                                                         int64_t after_version, int64_t limit);
+  // Transactions by (created_at, id), filtered (TransactionQuery), a page at a time.
+  // InvalidArgument for a bad query (ValidateTransactionQuery), NotFound for a filter
+  // account that does not exist. Each page is a range of one index (docs/api.md).
+  absl::StatusOr<TransactionPage> ListTransactions(const TransactionQuery& query);
+  // The record a key committed under `identity` and its transaction, while the key is
+  // within its TTL. NotFound when no committed key is stored there, or it expired (it
+  // may be pruned any time, and a new submit would run again). Bad identity:
+  // InvalidArgument.
+  absl::StatusOr<KeyLookup> LookUpKey(const KeyIdentity& identity);
   // Outbox events with sequence > after_sequence, in commit order, at most `limit`.
   absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence, int64_t limit);
   // The verify audit (ledger/verify.h) over the whole database.
   absl::StatusOr<VerifyReport> Verify();
-  // The posted balance at `as_of`: the balance_after of the account's last entry created
-  // at or before it (entries store their running balance), or 0 before the first entry.
-  // Pages through the account's entries today; an index lookup is issue 27's next step.
+  // The posted balance at `as_of`: the balance_after of the account's last entry, in
+  // commit order (account_version), before its first entry created after `as_of`
+  // (entries store their running balance), or 0 before the first entry. One index
+  // lookup (Engine::EntryAsOf), whatever the length of the history. Holds keep no
+  // history, so there is no pending amount as of a past instant.
   absl::StatusOr<Amount> BalanceAsOf(std::string_view account_id, absl::Time as_of);
   // The engine's name ("sqlite", "postgres", ...), for logs and health answers.
   std::string_view engine_name() const;

@@ -4,7 +4,8 @@
 //   resource_routes.cc   /v1/assets, /v1/accounts..., /v1/transactions/{id}, /v1/events
 //   operation_routes.cc  POST /v1/operations, POST /v1/operations/batch (the
 //                        Idempotency-Key contract; submit_answer.h's status table)
-//   hold_routes.cc       /v1/holds/{id}, /v1/accounts/{id}/holds
+//   hold_routes.cc       /v1/holds, /v1/holds/{id}, /v1/accounts/{id}/holds
+//   listing_routes.cc    GET /v1/transactions, GET /v1/keys/{key}
 //
 // Every route that reads or writes the ledger is added through ForTenant, so it sees the
 // caller's tenant's ledger (server/tenant_ledgers.h) as `api.ledger`, never another's.
@@ -44,6 +45,7 @@ void AddHealthRoutes(Router& router, ApiContext& api);
 void AddResourceRoutes(Router& router, ApiContext& api);
 void AddOperationRoutes(Router& router, ApiContext& api);
 void AddHoldRoutes(Router& router, ApiContext& api);
+void AddListingRoutes(Router& router, ApiContext& api);
 
 // docs/openapi.json, embedded at build time.
 std::string_view OpenApiDocument();

@@ -25,6 +25,7 @@ std::string TitleFromReason(const std::string& reason) {
 std::vector<ProblemKind> BuildProblemKinds() {
   std::vector<ProblemKind> kinds = {
       {"invalid_request", 400},
+      {"invalid_filter", 400},
       {"idempotency_key_invalid", 400},
       {"invalid_operation", 400},
       {"invalid_batch", 400},

@@ -170,6 +170,7 @@ absl::Status Serve(const ServerOptions& options) {
   AddResourceRoutes(router, api);
   AddOperationRoutes(router, api);
   AddHoldRoutes(router, api);
+  AddListingRoutes(router, api);
   LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> http,
                           HttpServer::Bind(address.host, address.port, options, router, LogEvent));
   int port = http->port();

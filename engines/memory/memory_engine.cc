@@ -34,6 +34,9 @@ struct State {
   std::map<std::string, Transaction, std::less<>> transactions;
   std::set<std::string, std::less<>> reversed;  // ids that a reversal points at
   std::map<std::string, std::vector<HistoryEntry>, std::less<>> entries;  // by account, version order
+  // By account, in version order: the running maximum of the entries' created_at, the
+  // memory engine's index for EntryAsOf (never decreasing, so binary-searchable).
+  std::map<std::string, std::vector<absl::Time>, std::less<>> entry_times_running_max;
   // By account: debit amounts in time order, for velocity windows. Commit order is not
   // time order: a submit reads the clock before it waits for the state lock.
   std::map<std::string, std::multimap<absl::Time, Amount>, std::less<>> debits_by_time;
@@ -224,6 +227,45 @@ class MemoryEngine final : public Engine {
       page.push_back(it->second[i]);
     }
     return page;
+  }
+
+  absl::StatusOr<std::optional<HistoryEntry>> EntryAsOf(std::string_view account_id,
+                                                        absl::Time as_of) override {
+    absl::MutexLock lock(&state_mutex_);
+    auto times = state_.entry_times_running_max.find(account_id);
+    if (times == state_.entry_times_running_max.end()) return std::nullopt;
+    auto after = std::upper_bound(times->second.begin(), times->second.end(), as_of);
+    if (after == times->second.begin()) return std::nullopt;
+    return state_.entries.find(account_id)->second[after - times->second.begin() - 1];
+  }
+
+  absl::StatusOr<std::vector<Transaction>> FindTransactions(
+      const TransactionFilter& filter, const std::optional<TransactionCursor>& after,
+      int64_t limit) override {
+    absl::MutexLock lock(&state_mutex_);
+    std::vector<const Transaction*> matching;
+    for (const auto& [id, transaction] : state_.transactions) {
+      if (after.has_value() &&
+          std::tie(transaction.created_at, transaction.id) <= std::tie(after->created_at, after->id)) {
+        continue;
+      }
+      if (TransactionMatches(transaction, filter)) matching.push_back(&transaction);
+    }
+    std::sort(matching.begin(), matching.end(), [](const Transaction* a, const Transaction* b) {
+      return std::tie(a->created_at, a->id) < std::tie(b->created_at, b->id);
+    });
+    std::vector<Transaction> page;
+    for (size_t i = 0; i < matching.size() && static_cast<int64_t>(page.size()) < limit; ++i) {
+      page.push_back(*matching[i]);
+    }
+    return page;
+  }
+
+  absl::StatusOr<std::optional<KeyRecord>> GetKeyRecord(const KeyIdentity& identity) override {
+    absl::MutexLock lock(&state_mutex_);
+    auto it = state_.keys.find(KeyOf(identity));
+    if (it == state_.keys.end()) return std::nullopt;
+    return it->second;
   }
 
   absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
@@ -501,6 +543,9 @@ void MemoryTransaction::Apply(State& state) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (const Transaction& transaction : pending_transactions_) {
     for (const Entry& entry : transaction.entries) {
       state.entries[entry.account_id].push_back({entry, transaction.id, transaction.created_at});
+      std::vector<absl::Time>& times = state.entry_times_running_max[entry.account_id];
+      times.push_back(times.empty() ? transaction.created_at
+                                    : std::max(times.back(), transaction.created_at));
       if (entry.amount < 0) {
         state.debits_by_time[entry.account_id].emplace(transaction.created_at, -entry.amount);
       }

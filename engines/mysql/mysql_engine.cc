@@ -429,13 +429,24 @@ absl::StatusOr<std::vector<Account>> MysqlStorageTransaction::LockAccounts(
     // One statement; InnoDB locks the rows as the primary-key range scan meets them,
     // in ascending byte order, which is the sorted order of the ids. FORCE INDEX keeps
     // the optimizer off a table scan, which would lock (wait for) unrelated rows.
+    // The last column: the running maximum of the account's latest entry (one backward
+    // step of the entries' primary key), which the batch continues along the entries it
+    // writes (mysql_write_batch.h), so writing them costs no read of its own.
+    constexpr int kLatestRunningMaxColumn = 10;  // after LEDGER_MYSQL_ACCOUNT_COLUMNS
     LEDGER_RETURN_IF_ERROR(connection.Query(
         absl::StrCat("SELECT " LEDGER_MYSQL_ACCOUNT_COLUMNS
+                     ", (SELECT latest.created_at_running_max FROM entries AS latest"
+                     " WHERE latest.account_id = accounts.id"
+                     " ORDER BY latest.account_version DESC LIMIT 1)"
                      " FROM accounts FORCE INDEX (PRIMARY) WHERE id IN (",
                      Placeholders(sorted_ids.size()), ") ORDER BY id FOR UPDATE"),
         SqlParams(sorted_ids.begin(), sorted_ids.end()),
         [&](const SqlRow& row) {
           Account account = ReadAccount(row);
+          writes_.NoteLatestRunningMaximum(
+              account.id, row.IsNull(kLatestRunningMaxColumn)
+                              ? std::nullopt
+                              : std::optional<int64_t>(row.Int64(kLatestRunningMaxColumn)));
           by_id.emplace(account.id, std::move(account));
         },
         "lock accounts", ErrorContext::kTransaction));

@@ -79,6 +79,12 @@ class MysqlEngine final : public Engine {
                                                             int64_t limit) override;
   absl::StatusOr<std::vector<HistoryEntry>> ListEntries(std::string_view account_id,
                                                  int64_t after_version, int64_t limit) override;
+  absl::StatusOr<std::optional<HistoryEntry>> EntryAsOf(std::string_view account_id,
+                                                        absl::Time as_of) override;
+  absl::StatusOr<std::vector<Transaction>> FindTransactions(
+      const TransactionFilter& filter, const std::optional<TransactionCursor>& after,
+      int64_t limit) override;
+  absl::StatusOr<std::optional<KeyRecord>> GetKeyRecord(const KeyIdentity& identity) override;
   absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
                                                         int64_t limit) override;
   absl::StatusOr<int64_t> PruneExpiredKeys(absl::Time now, int64_t limit) override;

@@ -2,10 +2,14 @@
 // key records, holds and outbox events. Each call is one short transaction of its own
 // (MysqlEngine::RunStandalone).
 #include <map>
+#include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engines/common/insert_or_read.h"
+#include "engines/common/transaction_page.h"
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_rows.h"
 #include "base/status.h"
@@ -181,6 +185,74 @@ absl::StatusOr<std::vector<HistoryEntry>> MysqlEngine::ListEntries(std::string_v
                             "list entries", ErrorContext::kStandalone);
   }));
   return entries;
+}
+
+absl::StatusOr<std::optional<HistoryEntry>> MysqlEngine::EntryAsOf(std::string_view account_id,
+                                                                   absl::Time as_of) {
+  std::optional<HistoryEntry> found;
+  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
+    found.reset();
+    // One backward step of entries_by_account_as_of (schema/mysql/0005_reads_indexes.sql).
+    return connection.Query("SELECT " LEDGER_MYSQL_ENTRY_COLUMNS ", transaction_id, created_at"
+                            " FROM entries WHERE account_id = ? AND created_at_running_max <= ?"
+                            " ORDER BY created_at_running_max DESC, account_version DESC LIMIT 1",
+                            {std::string(account_id), absl::ToUnixMicros(as_of)},
+                            [&](const SqlRow& row) {
+                              found = HistoryEntry{ReadEntry(row, 0), row.String(5),
+                                                   absl::FromUnixMicros(row.Int64(6))};
+                            },
+                            "select entry as of", ErrorContext::kStandalone);
+  }));
+  return found;
+}
+
+absl::StatusOr<std::vector<Transaction>> MysqlEngine::FindTransactions(
+    const TransactionFilter& filter, const std::optional<TransactionCursor>& after,
+    int64_t limit) {
+  if (limit <= 0) return std::vector<Transaction>();
+  const engine_common::TransactionPageStatement page = engine_common::BuildTransactionPage(
+      filter, after, limit, engine_common::Placeholders::kQuestionMarks);
+  SqlParams params;
+  for (const std::variant<std::string, int64_t>& parameter : page.parameters) {
+    if (const std::string* text = std::get_if<std::string>(&parameter)) {
+      params.emplace_back(*text);
+    } else {
+      params.emplace_back(std::get<int64_t>(parameter));
+    }
+  }
+  std::vector<std::string> ids;
+  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
+    ids.clear();
+    return connection.Query(
+        page.sql, params, [&](const SqlRow& row) { ids.push_back(row.String(1)); },
+        "find transactions", ErrorContext::kStandalone);
+  }));
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> transactions, GetTransactions(ids));
+  return engine_common::InPageOrder(ids, std::move(transactions));
+}
+
+absl::StatusOr<std::optional<KeyRecord>> MysqlEngine::GetKeyRecord(const KeyIdentity& identity) {
+  std::optional<KeyRecord> found;
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kRead, [&](MysqlConnection& connection) -> absl::Status {
+        found.reset();
+        absl::Status unreadable;
+        LEDGER_RETURN_IF_ERROR(connection.Query(
+            "SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys"
+            " WHERE namespace = ? AND scope = ? AND `key` = ? AND state = 'committed'",
+            {identity.key_namespace, identity.scope.Encoded(), identity.key},
+            [&](const SqlRow& row) {
+              absl::StatusOr<std::optional<KeyRecord>> record = ReadKeyRecord(row);
+              if (!record.ok()) {
+                unreadable.Update(record.status());
+              } else {
+                found = *std::move(record);
+              }
+            },
+            "select key record", ErrorContext::kStandalone));
+        return unreadable;
+      }));
+  return found;
 }
 
 absl::StatusOr<std::vector<KeyRecord>> MysqlEngine::ListKeyRecords(

@@ -1,12 +1,15 @@
 #include "engines/mysql/mysql_write_batch.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "engines/common/hold_writes.h"
+#include "engines/common/transaction_page.h"
 #include "engines/mysql/mysql_rows.h"
 
 namespace ledger::mysql_internal {
@@ -138,6 +141,11 @@ void MysqlWriteBatch::DropPlaceholder(const KeyIdentity& identity) {
 
 void MysqlWriteBatch::AddEvent(const OutboxEvent& event) { events_.push_back(event); }
 
+void MysqlWriteBatch::NoteLatestRunningMaximum(const std::string& account_id,
+                                               std::optional<int64_t> running_max) {
+  latest_running_maxima_[account_id] = running_max;
+}
+
 bool MysqlWriteBatch::empty() const {
   return transactions_.empty() && accounts_.empty() && replaced_keys_.empty() &&
          lone_keys_.empty() && dropped_placeholders_.empty() && events_.empty();
@@ -147,13 +155,19 @@ absl::Status MysqlWriteBatch::Send(MysqlConnection& connection) {
   if (empty()) return absl::OkStatus();
   // Parents before children (foreign keys): transactions, then holds and entries.
   LEDGER_RETURN_IF_ERROR(SendTransactions(connection));
+  LEDGER_RETURN_IF_ERROR(SendMetadataMembers(connection));
   LEDGER_RETURN_IF_ERROR(SendHolds(connection));
   LEDGER_RETURN_IF_ERROR(SendSettlements(connection));
-  LEDGER_RETURN_IF_ERROR(SendEntries(connection));
+  using RunningMaxima = std::map<std::string, int64_t>;
+  LEDGER_ASSIGN_OR_RETURN(RunningMaxima sent, SendEntries(connection));
   LEDGER_RETURN_IF_ERROR(SendAccounts(connection));
   LEDGER_RETURN_IF_ERROR(SendKeyRows(connection));
   LEDGER_RETURN_IF_ERROR(SendEvents(connection));
+  // Only once every write went: a failed Send leaves the transaction to roll back.
+  std::map<std::string, std::optional<int64_t>> latest = std::move(latest_running_maxima_);
+  for (const auto& [account_id, running_max] : sent) latest[account_id] = running_max;
   *this = MysqlWriteBatch();
+  latest_running_maxima_ = std::move(latest);
   return absl::OkStatus();
 }
 
@@ -228,21 +242,121 @@ absl::Status MysqlWriteBatch::FindUnsettledHold(MysqlConnection& connection,
   return engine_common::HoldNotPendingError("mysql", settlements.front().hold_id);
 }
 
-absl::Status MysqlWriteBatch::SendEntries(MysqlConnection& connection) const {
+absl::Status MysqlWriteBatch::SendMetadataMembers(MysqlConnection& connection) const {
   std::vector<SqlParams> rows;
   for (const Transaction& transaction : transactions_) {
     const int64_t created_at = ToMicros(transaction.created_at);
-    for (size_t index = 0; index < transaction.entries.size(); ++index) {
-      const Entry& entry = transaction.entries[index];
-      rows.push_back({entry.account_id, entry.account_version, transaction.id,
-                      static_cast<int64_t>(index), entry.asset, entry.amount,
-                      entry.balance_after, created_at});
+    for (engine_common::MetadataMember& member :
+         engine_common::IndexedMetadataMembers(transaction.metadata)) {
+      rows.push_back({std::move(member.name), std::move(member.value), created_at,
+                      transaction.id});
     }
   }
+  // A plain INSERT: a transaction's member names are distinct, and its id is new (the
+  // transactions INSERT above would have failed first), so no row can be there already.
   return InsertRows(connection,
-                    "INSERT INTO entries (account_id, account_version, transaction_id,"
-                    " entry_index, asset, amount, balance_after, created_at) VALUES ",
-                    rows, "insert the entries");
+                    "INSERT INTO transaction_metadata (member_name, member_value, created_at,"
+                    " transaction_id) VALUES ",
+                    rows, "index the metadata");
+}
+
+absl::StatusOr<std::map<std::string, int64_t>> MysqlWriteBatch::ReadRunningMaxima(
+    MysqlConnection& connection, const std::map<std::string, int64_t>& first_versions) const {
+  std::vector<SqlParams> rows;
+  rows.reserve(first_versions.size());
+  for (const auto& [account_id, version] : first_versions) {
+    rows.push_back({account_id, account_id, version});
+  }
+  std::map<std::string, int64_t> maxima;
+  size_t answered = 0;
+  LEDGER_RETURN_IF_ERROR(ForEachStatement(rows, [&](RowRange range) -> absl::Status {
+    // One backward step of the primary key per account, all in one statement.
+    std::string sql;
+    for (size_t r = range.begin; r < range.end; ++r) {
+      absl::StrAppend(&sql, r == range.begin ? "" : " UNION ALL ",
+                      "SELECT ?, (SELECT created_at_running_max FROM entries"
+                      " WHERE account_id = ? AND account_version < ?"
+                      " ORDER BY account_version DESC LIMIT 1)");
+    }
+    return connection.Query(
+        sql, Flatten(rows, range),
+        [&](const SqlRow& row) {
+          ++answered;
+          if (!row.IsNull(1)) maxima[row.String(0)] = row.Int64(1);
+        },
+        "read the running maxima", ErrorContext::kWrite);
+  }));
+  if (answered != first_versions.size()) {
+    return absl::InternalError(absl::StrCat("mysql: read the running maximum of ", answered,
+                                            " of ", first_versions.size(), " accounts"));
+  }
+  return maxima;
+}
+
+absl::StatusOr<std::map<std::string, int64_t>> MysqlWriteBatch::SendEntries(
+    MysqlConnection& connection) const {
+  struct Row {
+    const Entry* entry;
+    const Transaction* transaction;
+    int64_t index;
+    int64_t created_at;
+    int64_t running_max = 0;
+  };
+  std::vector<Row> entries;
+  std::map<std::string, int64_t> running;         // each account's, as the entries go
+  std::map<std::string, int64_t> first_versions;  // of the accounts not noted
+  for (const Transaction& transaction : transactions_) {
+    for (size_t index = 0; index < transaction.entries.size(); ++index) {
+      const Entry& entry = transaction.entries[index];
+      entries.push_back({&entry, &transaction, static_cast<int64_t>(index),
+                         ToMicros(transaction.created_at)});
+      auto noted = latest_running_maxima_.find(entry.account_id);
+      if (noted != latest_running_maxima_.end()) {
+        if (noted->second.has_value()) running.emplace(entry.account_id, *noted->second);
+        continue;
+      }
+      auto [first, inserted] = first_versions.emplace(entry.account_id, entry.account_version);
+      if (!inserted) first->second = std::min(first->second, entry.account_version);
+    }
+  }
+  if (entries.empty()) return running;
+  // created_at_running_max (schema/mysql/0005_reads_indexes.sql): the latest created_at
+  // among the entry and every earlier entry of its account, so it continues from the
+  // account's latest entry before this batch. LockAccounts noted that entry's for every
+  // account it locked, and no other writer adds an entry to a locked account (on Galera,
+  // a write from another node to the same account fails certification, as any conflict
+  // does); an account not noted is read here.
+  if (!first_versions.empty()) {
+    using RunningMaxima = std::map<std::string, int64_t>;
+    LEDGER_ASSIGN_OR_RETURN(RunningMaxima read, ReadRunningMaxima(connection, first_versions));
+    running.insert(read.begin(), read.end());
+  }
+  std::vector<Row*> by_version;
+  by_version.reserve(entries.size());
+  for (Row& row : entries) by_version.push_back(&row);
+  std::sort(by_version.begin(), by_version.end(), [](const Row* a, const Row* b) {
+    return std::tie(a->entry->account_id, a->entry->account_version) <
+           std::tie(b->entry->account_id, b->entry->account_version);
+  });
+  for (Row* row : by_version) {
+    int64_t& previous = running.emplace(row->entry->account_id, row->created_at).first->second;
+    previous = std::max(previous, row->created_at);
+    row->running_max = previous;
+  }
+  std::vector<SqlParams> rows;
+  rows.reserve(entries.size());
+  for (const Row& row : entries) {
+    const Entry& entry = *row.entry;
+    rows.push_back({entry.account_id, entry.account_version, row.transaction->id, row.index,
+                    entry.asset, entry.amount, entry.balance_after, row.created_at,
+                    row.running_max});
+  }
+  LEDGER_RETURN_IF_ERROR(InsertRows(connection,
+                                    "INSERT INTO entries (account_id, account_version,"
+                                    " transaction_id, entry_index, asset, amount, balance_after,"
+                                    " created_at, created_at_running_max) VALUES ",
+                                    rows, "insert the entries"));
+  return running;
 }
 
 absl::Status MysqlWriteBatch::SendAccounts(MysqlConnection& connection) const {

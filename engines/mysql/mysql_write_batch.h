@@ -1,8 +1,10 @@
 // The writes of one MySQL storage transaction, buffered from WriteTransaction,
 // RecordKey and AppendEvent and sent before the transaction's next statement (a read or
 // COMMIT) as a constant number of multi-row statements, however many items the batch
-// has: one INSERT of the transactions, one of the holds placed, one UPDATE of the holds
-// settled, one INSERT of the entries, one UPDATE of the accounts (each at its final
+// has: one INSERT of the transactions, one of their metadata members (transaction_metadata),
+// one of the holds placed, one UPDATE of the holds settled, one SELECT of each account's
+// running maximum before the batch and one INSERT of the entries carrying theirs
+// (created_at_running_max), one UPDATE of the accounts (each at its final
 // values), one INSERT ... ON DUPLICATE KEY UPDATE of the key records over the rows the
 // claims hold (their placeholders, the expired records they locked), one DELETE of the
 // placeholders no record filled, one INSERT of the events (in order: the AUTO_INCREMENT
@@ -25,10 +27,12 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "engines/mysql/mysql_connection.h"
 #include "idempotency/key.h"
 #include "ledger/account.h"
@@ -69,6 +73,13 @@ class MysqlWriteBatch {
   // This transaction's placeholder that no record filled: deleted, so the key stays unused.
   void DropPlaceholder(const KeyIdentity& identity);
   void AddEvent(const OutboxEvent& event);
+  // What the storage transaction read of `account_id`'s latest entry: the running maximum
+  // it carries (schema/mysql/0005_reads_indexes.sql), or nullopt when the account has no
+  // entry. LockAccounts reads it with the lock, and the account stays locked until the
+  // transaction ends, so no other writer adds an entry meanwhile; each Send then moves it
+  // on to the last entry it wrote. An account not noted is read before its entries go.
+  void NoteLatestRunningMaximum(const std::string& account_id,
+                                std::optional<int64_t> running_max);
 
   bool empty() const;
   // Sends every buffered write, then empties the batch. On failure the batch is kept
@@ -89,12 +100,20 @@ class MysqlWriteBatch {
   };
 
   absl::Status SendTransactions(MysqlConnection& connection) const;
+  // The transactions' rows of transaction_metadata (IndexedMetadataMembers).
+  absl::Status SendMetadataMembers(MysqlConnection& connection) const;
   absl::Status SendHolds(MysqlConnection& connection) const;
   absl::Status SendSettlements(MysqlConnection& connection) const;
   // The hold of `settlements` that this batch did not settle (its UPDATE matched fewer).
   absl::Status FindUnsettledHold(MysqlConnection& connection,
                                  const std::vector<Settlement>& settlements) const;
-  absl::Status SendEntries(MysqlConnection& connection) const;
+  // The running maximum of each account's latest entry below its version in
+  // `first_versions` (account id -> this batch's lowest version of it); accounts with no
+  // earlier entry are absent.
+  absl::StatusOr<std::map<std::string, int64_t>> ReadRunningMaxima(
+      MysqlConnection& connection, const std::map<std::string, int64_t>& first_versions) const;
+  // Returns the running maximum of each account's last entry sent.
+  absl::StatusOr<std::map<std::string, int64_t>> SendEntries(MysqlConnection& connection) const;
   absl::Status SendAccounts(MysqlConnection& connection) const;
   absl::Status SendKeyRows(MysqlConnection& connection) const;
   absl::Status SendReplacedKeyRows(MysqlConnection& connection) const;
@@ -109,6 +128,8 @@ class MysqlWriteBatch {
   std::vector<KeyRecord> lone_keys_;
   std::vector<KeyIdentity> dropped_placeholders_;
   std::vector<OutboxEvent> events_;
+  // NoteLatestRunningMaximum's, by account id; kept when a Send empties the batch.
+  std::map<std::string, std::optional<int64_t>> latest_running_maxima_;
 };
 
 }  // namespace ledger::mysql_internal

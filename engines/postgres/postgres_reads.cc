@@ -1,11 +1,15 @@
 // The PostgreSQL engine outside the submit path: assets, accounts, transaction history,
 // key records, holds and outbox events. Each call runs autocommit statements on a pooled
 // connection (PostgresEngine::WithConnection).
+#include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "engines/common/insert_or_read.h"
+#include "engines/common/transaction_page.h"
 #include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_engine_internal.h"
 #include "engines/postgres/postgres_rows.h"
@@ -148,6 +152,71 @@ absl::StatusOr<std::vector<HistoryEntry>> PostgresEngine::ListEntries(
                              postgres_internal::TimeFromMicros(row[6].as<int64_t>())});
         }
         return entries;
+      });
+}
+
+// The reads below are parameterized statements of their own (not in the prepared
+// catalogue): planned with their values, the as-of lookup and each page shape once each.
+absl::StatusOr<std::optional<HistoryEntry>> PostgresEngine::EntryAsOf(std::string_view account_id,
+                                                                      absl::Time as_of) {
+  return WithConnection(
+      {.operation = "select entry as of"},
+      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<HistoryEntry>> {
+        // One backward step of entries_by_account_as_of (schema/postgres/0005_reads_indexes.sql).
+        const pqxx::result rows = work.exec_params(
+            "SELECT account_id, asset, amount, balance_after, account_version, "
+            "transaction_id, created_at FROM entries WHERE account_id = $1 "
+            "AND created_at_running_max <= $2 "
+            "ORDER BY created_at_running_max DESC, account_version DESC LIMIT 1",
+            std::string(account_id), absl::ToUnixMicros(as_of));
+        if (rows.empty()) return std::nullopt;
+        const pqxx::row row = rows[0];
+        return HistoryEntry{postgres_internal::EntryFromRow(row, 0), row[5].as<std::string>(),
+                            postgres_internal::TimeFromMicros(row[6].as<int64_t>())};
+      });
+}
+
+absl::StatusOr<std::vector<Transaction>> PostgresEngine::FindTransactions(
+    const TransactionFilter& filter, const std::optional<TransactionCursor>& after,
+    int64_t limit) {
+  if (limit <= 0) return std::vector<Transaction>();
+  const engine_common::TransactionPageStatement page = engine_common::BuildTransactionPage(
+      filter, after, limit, engine_common::Placeholders::kNumbered);
+  LEDGER_ASSIGN_OR_RETURN(
+      std::vector<std::string> ids,
+      WithConnection({.operation = "find transactions"},
+                     [&](pqxx::nontransaction& work) -> absl::StatusOr<std::vector<std::string>> {
+                       // Sent as text without a type: the server reads each as its
+                       // column's type (bigint times and limit, text ids).
+                       std::vector<std::string> values;
+                       for (const std::variant<std::string, int64_t>& parameter : page.parameters) {
+                         const std::string* text = std::get_if<std::string>(&parameter);
+                         values.push_back(text != nullptr
+                                              ? *text
+                                              : std::to_string(std::get<int64_t>(parameter)));
+                       }
+                       std::vector<std::string> found;
+                       for (const pqxx::row& row :
+                            work.exec_params(page.sql, pqxx::prepare::make_dynamic_params(values))) {
+                         found.push_back(row[1].as<std::string>());
+                       }
+                       return found;
+                     }));
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> transactions, GetTransactions(ids));
+  return engine_common::InPageOrder(ids, std::move(transactions));
+}
+
+absl::StatusOr<std::optional<KeyRecord>> PostgresEngine::GetKeyRecord(const KeyIdentity& identity) {
+  return WithConnection(
+      {.operation = "select key record"},
+      [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<KeyRecord>> {
+        const pqxx::result rows = work.exec_params(
+            absl::StrCat("SELECT ", postgres_internal::kKeyColumns,
+                         " FROM idempotency_keys WHERE namespace = $1 "
+                         "AND scope = $2 AND key = $3 AND state = 'committed'"),
+            identity.key_namespace, identity.scope.Encoded(), identity.key);
+        if (rows.empty()) return std::nullopt;
+        return postgres_internal::KeyRecordFromRow(rows[0]);
       });
 }
 

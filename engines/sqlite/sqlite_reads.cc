@@ -3,9 +3,13 @@
 // reader sees the last committed state and runs beside the one writer. The few writes (an
 // asset, an account, closing one, pruning keys) are each one short BEGIN IMMEDIATE
 // transaction with the default busy timeout (SqliteOptions::busy_timeout).
+#include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engines/common/transaction_page.h"
 #include "engines/sqlite/sqlite_engine_internal.h"
 #include "engines/sqlite/sqlite_rows.h"
 #include "base/status.h"
@@ -144,6 +148,70 @@ absl::StatusOr<std::vector<HistoryEntry>> SqliteEngine::ListEntries(std::string_
     }
   }));
   return entries;
+}
+
+absl::StatusOr<std::optional<HistoryEntry>> SqliteEngine::EntryAsOf(std::string_view account_id,
+                                                                    absl::Time as_of) {
+  std::optional<HistoryEntry> found;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    // One backward step of entries_by_account_as_of (schema/sqlite/0004_reads_indexes.sql).
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_ENTRY_COLUMNS
+                                        ", transaction_id, created_at"
+                                        " FROM entries WHERE account_id = ?"
+                                        " AND created_at_running_max <= ?"
+                                        " ORDER BY created_at_running_max DESC,"
+                                        " account_version DESC LIMIT 1",
+                                        "select entry as of"));
+    query.BindText(account_id).BindTime(as_of);
+    LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+    if (has_row) found = HistoryEntry{ReadEntry(query), query.Text(5), query.Time(6)};
+    return absl::OkStatus();
+  }));
+  return found;
+}
+
+absl::StatusOr<std::vector<Transaction>> SqliteEngine::FindTransactions(
+    const TransactionFilter& filter, const std::optional<TransactionCursor>& after,
+    int64_t limit) {
+  if (NothingToList(limit)) return std::vector<Transaction>();
+  const engine_common::TransactionPageStatement page = engine_common::BuildTransactionPage(
+      filter, after, limit, engine_common::Placeholders::kQuestionMarks);
+  std::vector<std::string> ids;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(Query query, connection.Prepare(page.sql, "find transactions"));
+    for (const std::variant<std::string, int64_t>& parameter : page.parameters) {
+      if (const std::string* text = std::get_if<std::string>(&parameter)) {
+        query.BindText(*text);
+      } else {
+        query.BindInt(std::get<int64_t>(parameter));
+      }
+    }
+    while (true) {
+      LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+      if (!has_row) return absl::OkStatus();
+      ids.push_back(query.Text(1));
+    }
+  }));
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> transactions, GetTransactions(ids));
+  return engine_common::InPageOrder(ids, std::move(transactions));
+}
+
+absl::StatusOr<std::optional<KeyRecord>> SqliteEngine::GetKeyRecord(const KeyIdentity& identity) {
+  std::optional<KeyRecord> record;
+  LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_KEY_RECORD_COLUMNS
+                                        " FROM idempotency_keys WHERE state = 'committed'"
+                                        " AND namespace = ? AND scope = ? AND key = ?",
+                                        "select key record"));
+    BindIdentity(query, identity);
+    LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
+    if (!has_row) return absl::OkStatus();
+    LEDGER_ASSIGN_OR_RETURN(record, ReadKeyRecord(query));
+    return absl::OkStatus();
+  }));
+  return record;
 }
 
 absl::StatusOr<std::vector<KeyRecord>> SqliteEngine::ListKeyRecords(

@@ -342,6 +342,7 @@ TEST(OpenApi, TheDocumentAndTheRoutesListTheSameOperations) {
   AddResourceRoutes(router, api);
   AddOperationRoutes(router, api);
   AddHoldRoutes(router, api);
+  AddListingRoutes(router, api);
   std::set<std::pair<std::string, std::string>> served;
   for (const RouteInfo& route : router.routes()) served.emplace(route.method, route.path_template);
   nlohmann::json document = nlohmann::json::parse(OpenApiDocument());

@@ -110,6 +110,18 @@ class ForwardingEngine : public Engine {
                                                         int64_t limit) override {
     return inner_->ListEntries(account_id, after_version, limit);
   }
+  absl::StatusOr<std::optional<HistoryEntry>> EntryAsOf(std::string_view account_id,
+                                                        absl::Time as_of) override {
+    return inner_->EntryAsOf(account_id, as_of);
+  }
+  absl::StatusOr<std::vector<Transaction>> FindTransactions(
+      const TransactionFilter& filter, const std::optional<TransactionCursor>& after,
+      int64_t limit) override {
+    return inner_->FindTransactions(filter, after, limit);
+  }
+  absl::StatusOr<std::optional<KeyRecord>> GetKeyRecord(const KeyIdentity& identity) override {
+    return inner_->GetKeyRecord(identity);
+  }
   absl::StatusOr<std::vector<KeyRecord>> ListKeyRecords(const std::optional<KeyIdentity>& after,
                                                         int64_t limit) override {
     return inner_->ListKeyRecords(after, limit);

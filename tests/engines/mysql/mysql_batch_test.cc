@@ -1,8 +1,8 @@
 // The MySQL engine's multi-row writes and batch claim (mysql_write_batch.h, ClaimKeys):
 // batches larger than one statement, an account written once at its final values, a
 // hold settled behind the batch's back, a record that would overwrite a live one, the
-// claim falling back one by one when a key exists, and a read seeing the buffered
-// writes. The shared suites (tests/conformance/) cover batches, group commit, holds and
+// claim falling back one by one when a key exists, entries continuing their account's
+// running maximum (with and without LockAccounts), and a read seeing the buffered writes. The shared suites (tests/conformance/) cover batches, group commit, holds and
 // faults on every engine; these need the engine's own statements. Each test gets a
 // scratch database of its own on the server named by LEDGER_TEST_MYSQL_DSN.
 #include <memory>
@@ -278,6 +278,54 @@ TEST_F(MysqlBatchTest, TheBatchClaimFallsBackOneByOneWhenAKeyExists) {
   EXPECT_EQ(Count("idempotency_keys", "state = 'committed'"), absl::StrCat(count));
   EXPECT_EQ(Count("idempotency_keys", "state = 'pending'"), "0");
   ExpectVerifiedLedger();
+}
+
+// created_at_running_max (schema/mysql/0005_reads_indexes.sql) is written by the engine:
+// LockAccounts reads it for the accounts it locks, and a write that skipped LockAccounts
+// (a caller of the storage contract alone) has it read before its entries go. Either way
+// it continues from the account's latest entry, here one created later than the new
+// ones (a clock stepped back), so the new entries keep that greater maximum.
+TEST_F(MysqlBatchTest, EntriesContinueTheRunningMaximumWithOrWithoutLockAccounts) {
+  const absl::Time start = clock_.Now();
+  clock_.Set(start + absl::Seconds(100));
+  MustCommit("late", Operation::TopUp("issuance", "alice", "CREDITS", 10));
+  auto top_up_at_start = [&](const std::string& id, bool lock) {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> tx = engine_->Begin({});
+    ASSERT_TRUE(tx.ok()) << tx.status();
+    std::vector<Account> accounts;
+    if (lock) {
+      absl::StatusOr<std::vector<Account>> locked = (*tx)->LockAccounts({"alice", "issuance"});
+      ASSERT_TRUE(locked.ok()) << locked.status();
+      accounts = *locked;
+    } else {
+      accounts = {AccountOf("alice"), AccountOf("issuance")};
+    }
+    Transaction transaction;
+    transaction.id = id;
+    transaction.kind = OperationKind::kTopUp;
+    transaction.created_at = start;
+    transaction.metadata = "{}";
+    transaction.fingerprint = "fingerprint-" + id;
+    for (Account& account : accounts) {
+      const Amount amount = account.id == "alice" ? 1 : -1;
+      account.balance += amount;
+      account.version += 1;
+      transaction.entries.push_back(
+          {account.id, "CREDITS", amount, account.balance, account.version});
+    }
+    ASSERT_TRUE((*tx)->WriteTransaction(transaction, accounts).ok());
+    ASSERT_TRUE((*tx)->Commit().ok());
+  };
+  top_up_at_start("tx-unlocked", /*lock=*/false);
+  top_up_at_start("tx-locked", /*lock=*/true);
+  const std::string late = absl::StrCat(absl::ToUnixMicros(start + absl::Seconds(100)));
+  EXPECT_EQ(Count("entries", absl::StrCat("created_at_running_max = ", late)), "6");
+  EXPECT_EQ(Count("entries", "created_at_running_max IS NULL"), "0");
+  // Before the late top-up, in commit order, alice had nothing yet.
+  absl::StatusOr<Amount> before_it = ledger_->BalanceAsOf("alice", start + absl::Seconds(50));
+  ASSERT_TRUE(before_it.ok()) << before_it.status();
+  EXPECT_EQ(*before_it, 0);
+  EXPECT_EQ(BalanceOf("alice"), 12);
 }
 
 TEST_F(MysqlBatchTest, AReadInsideTheTransactionSeesItsBufferedWrites) {

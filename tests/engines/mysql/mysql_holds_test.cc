@@ -29,6 +29,7 @@
 #include "tests/engines/mysql/mysql_ledger_test.h"
 #include "tests/engines/mysql/mysql_test_server.h"
 #include "tests/support/hold_writes.h"
+#include "tests/support/history_before_reads_indexes.h"
 #include "tests/support/keys_before_one_key_space.h"
 #include "tests/support/ledger_before_holds.h"
 #include "tests/support/older_migrations.h"
@@ -41,6 +42,7 @@ namespace {
 constexpr int kHoldsMigrationVersion = 3;
 // schema/mysql/0004_one_key_space.sql.
 constexpr int kOneKeySpaceMigrationVersion = 4;
+constexpr int kReadsIndexesMigrationVersion = 5;  // schema/mysql/0005_reads_indexes.sql
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -183,18 +185,27 @@ TEST_F(MysqlHoldsTest, HoldsMigrationCutShortAnywhereIsCompletedByTheNextRun) {
 // one default space once 0004 has run (tests/support/keys_before_one_key_space.h), and
 // a second run of its SQL copies nothing more.
 TEST_F(MysqlHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
+  // Written through a twin database with the latest schema (the engine writes columns
+  // that 0005 adds), the rows copied into one migrated up to 0003.
+  const std::string source = Scratch("key_space_source");
   const std::string database = Scratch("key_space");
   std::unique_ptr<mysql_internal::MysqlConnection> connection =
       MigrateBeforeHolds(database, kOneKeySpaceMigrationVersion);
   ASSERT_NE(connection, nullptr);
-  std::shared_ptr<Engine> engine = Open(database, /*migrate=*/false);
-  ASSERT_NE(engine, nullptr);
   ManualClock clock(kStart);
   KeysBeforeOneKeySpace before;
   {
-    Ledger ledger = OpenTestLedger(engine, {.clock = &clock});
+    std::shared_ptr<Engine> source_engine = Open(source);
+    ASSERT_NE(source_engine, nullptr);
+    Ledger ledger = OpenTestLedger(source_engine, {.clock = &clock});
     before = WriteKeysOfPerKindSpaces(ledger, clock);
   }
+  for (const char* table : {"assets", "accounts", "transactions", "holds", "entries",
+                            "idempotency_keys", "outbox_events"}) {
+    CopyRows(source, database, table);
+  }
+  std::shared_ptr<Engine> engine = Open(database, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
   ASSERT_TRUE(engine->Migrate().ok());
   const std::string table = absl::StrCat("`", database, "`.");
   EXPECT_EQ(Text(absl::StrCat("SELECT name FROM ", table, "schema_migrations WHERE version = 4")),
@@ -218,6 +229,59 @@ TEST_F(MysqlHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
             "9");  // 6 written, 3 copied
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
   ExpectOldKeysReplayInTheOneKeySpace(upgraded, before);
+}
+
+// Issues 27 and 31: migration 0005 computes the running maximum of existing entries and
+// indexes existing metadata, and the engine's write path keeps both afterwards.
+TEST_F(MysqlHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
+  // The engine writes the running maxima and the metadata rows itself, so it cannot write
+  // the schema before 0005: the history goes into a twin database with the latest schema,
+  // and its rows are copied, in the older schema's columns, into one migrated up to 0004.
+  const std::string source = Scratch("reads_indexes_source");
+  const std::string database = Scratch("reads_indexes");
+  ASSERT_NE(MigrateBeforeHolds(database, kReadsIndexesMigrationVersion), nullptr);
+  ManualClock clock(kStart);
+  HistoryBeforeReadsIndexes before;
+  {
+    std::shared_ptr<Engine> source_engine = Open(source);
+    ASSERT_NE(source_engine, nullptr);
+    Ledger ledger = OpenTestLedger(source_engine, {.clock = &clock});
+    before = WriteHistoryBeforeReadsIndexes(ledger, clock);
+  }
+  for (const char* table : {"assets", "accounts", "transactions", "entries", "idempotency_keys",
+                            "outbox_events"}) {
+    CopyRows(source, database, table);
+  }
+  std::shared_ptr<Engine> engine = Open(database, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Text(absl::StrCat("SELECT name FROM `", database,
+                              "`.schema_migrations WHERE version = 5")),
+            "0005_reads_indexes");
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  const std::string table = absl::StrCat("`", database, "`.");
+  EXPECT_EQ(Text(absl::StrCat("SELECT COUNT(*) FROM ", table,
+                              "entries WHERE created_at_running_max IS NULL")),
+            "0");
+  EXPECT_EQ(Text(absl::StrCat("SELECT COUNT(*) FROM information_schema.TRIGGERS"
+                              " WHERE TRIGGER_SCHEMA = '", database, "'")),
+            "0");
+}
+
+// The engine writes the running maxima and the metadata rows itself, in the submit's
+// transaction, where SQLite and PostgreSQL use triggers: a MariaDB Galera node parses a
+// table's trigger bodies each time it opens the table, and in the cluster test a node
+// that had rejoined under load failed that parse and then refused every insert into
+// entries (error 1064, "Trigger 'entries_keep_running_max' has an error in its body").
+// A migrated database has no trigger for a node to parse.
+TEST_F(MysqlHoldsTest, MigratedDatabaseHasNoTriggerForAGaleraNodeToParse) {
+  const std::string database = Scratch("no_triggers");
+  std::shared_ptr<Engine> engine = Open(database);
+  ASSERT_NE(engine, nullptr);
+  EXPECT_EQ(Text(absl::StrCat("SELECT COUNT(*) FROM information_schema.TRIGGERS"
+                              " WHERE TRIGGER_SCHEMA = '", database, "'")),
+            "0");
 }
 
 // ------------------------------------------------------------ a hold row corrupted through SQL

@@ -37,6 +37,7 @@
 #include "tests/support/hold_writes.h"
 #include "tests/support/ledger_before_holds.h"
 #include "tests/support/older_migrations.h"
+#include "tests/support/history_before_reads_indexes.h"
 #include "tests/support/keys_before_one_key_space.h"
 #include "tests/support/open_ledger.h"
 
@@ -47,6 +48,7 @@ namespace {
 constexpr int kHoldsMigrationVersion = 3;
 // schema/postgres/0004_one_key_space.sql.
 constexpr int kOneKeySpaceMigrationVersion = 4;
+constexpr int kReadsIndexesMigrationVersion = 5;  // schema/postgres/0005_reads_indexes.sql
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -393,6 +395,27 @@ TEST_F(PostgresHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
   EXPECT_EQ(Text("SELECT count(*) FROM idempotency_keys"), "9");  // 6 written, 3 copied
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
   ExpectOldKeysReplayInTheOneKeySpace(upgraded, before);
+}
+
+// Issues 27 and 31: migration 0005 computes the running maximum of existing entries and
+// indexes existing metadata, and its triggers keep both afterwards.
+TEST_F(PostgresHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
+  ASSERT_TRUE(ResetPostgresTestDatabase().ok());
+  absl::Status older = MigrateBefore(kReadsIndexesMigrationVersion);
+  ASSERT_TRUE(older.ok()) << older;
+  std::shared_ptr<Engine> engine = Open(/*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ManualClock clock(kStart);
+  HistoryBeforeReadsIndexes before;
+  {
+    Ledger ledger = OpenTestLedger(engine, {.clock = &clock});
+    before = WriteHistoryBeforeReadsIndexes(ledger, clock);
+  }
+  ASSERT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Text("SELECT name FROM schema_migrations WHERE version = 5"), "0005_reads_indexes");
+  EXPECT_EQ(Text("SELECT count(*) FROM entries WHERE created_at_running_max IS NULL"), "0");
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "ledger/engine.h"
 #include "ledger/ledger.h"
 #include "tests/support/hold_writes.h"
+#include "tests/support/history_before_reads_indexes.h"
 #include "tests/support/keys_before_one_key_space.h"
 #include "tests/support/ledger_before_holds.h"
 #include "tests/support/older_migrations.h"
@@ -45,6 +46,7 @@ using testing::RawConnection;
 const absl::Time kNow = absl::FromUnixSeconds(1'767'225'600);
 constexpr int kHoldsMigrationVersion = 2;  // schema/sqlite/0002_holds.sql
 constexpr int kOneKeySpaceMigrationVersion = 3;  // schema/sqlite/0003_one_key_space.sql
+constexpr int kReadsIndexesMigrationVersion = 4;  // schema/sqlite/0004_reads_indexes.sql
 
 // Creates a database at `path` with only the migrations before `version`: the schema an
 // older release left behind.
@@ -115,7 +117,8 @@ TEST_F(SqliteHoldsTest, MigratingAPopulatedVersionOneDatabaseKeepsItsRowsAndVeri
   RawConnection migrated(path_);
   ASSERT_TRUE(migrated.ok());
   EXPECT_EQ(migrated.Column("SELECT name FROM schema_migrations ORDER BY version"),
-            (std::vector<std::string>{"0001_initial", "0002_holds", "0003_one_key_space"}));
+            (std::vector<std::string>{"0001_initial", "0002_holds", "0003_one_key_space",
+                                      "0004_reads_indexes"}));
   ASSERT_NO_FATAL_FAILURE(testing::ExpectRowsSurviveTheHoldsMigration(*engine, written));
   testing::ExpectMigratedLedgerTakesHolds(engine, /*clock=*/nullptr);
 }
@@ -151,6 +154,29 @@ TEST_F(SqliteHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
             std::vector<std::string>{"9"});  // 6 written, 3 copied
   Ledger upgraded = testing::OpenTestLedger(engine, {.clock = &clock});
   testing::ExpectOldKeysReplayInTheOneKeySpace(upgraded, before);
+}
+
+// Issues 27 and 31: migration 0004 computes the running maximum of existing entries and
+// indexes existing metadata, and its triggers keep both afterwards.
+TEST_F(SqliteHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
+  ASSERT_TRUE(CreateDatabaseBefore(path_, kReadsIndexesMigrationVersion).ok());
+  std::shared_ptr<Engine> engine = Open(path_, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ManualClock clock;
+  testing::HistoryBeforeReadsIndexes before;
+  {
+    Ledger older = testing::OpenTestLedger(engine, {.clock = &clock});
+    before = testing::WriteHistoryBeforeReadsIndexes(older, clock);
+  }
+  ASSERT_TRUE(engine->Migrate().ok());
+  RawConnection migrated(path_);
+  ASSERT_TRUE(migrated.ok());
+  EXPECT_EQ(migrated.Column("SELECT name FROM schema_migrations WHERE version = 4"),
+            std::vector<std::string>{"0004_reads_indexes"});
+  EXPECT_EQ(migrated.Column("SELECT COUNT(*) FROM entries WHERE created_at_running_max IS NULL"),
+            std::vector<std::string>{"0"});
+  Ledger upgraded = testing::OpenTestLedger(engine, {.clock = &clock});
+  testing::ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
 }
 
 // A database holding a hold of 300 from wallet to merchant (USD), placed straight through

@@ -1,0 +1,371 @@
+// The reads programs make (issues 27 and 31), identically on every engine: the balance as
+// of an instant (one index lookup: Engine::EntryAsOf), the transaction listing with its
+// filters and keyset paging (Engine::FindTransactions), what a key did
+// (Engine::GetKeyRecord, Ledger::LookUpKey) and history that tells the story.
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "ledger/engine.h"
+#include "ledger/json.h"
+#include "ledger/ledger.h"
+#include "tests/conformance/conformance_fixture.h"
+
+namespace ledger::testing {
+namespace {
+
+// The answer the old BalanceAsOf gave by paging every entry: walk the account's history
+// in commit order and stop at the first entry created after `as_of`.
+Amount BalanceByWalkingTheHistory(Engine& engine, const std::string& account_id, absl::Time as_of) {
+  Amount balance = 0;
+  int64_t after_version = 0;
+  while (true) {
+    absl::StatusOr<std::vector<HistoryEntry>> page = engine.ListEntries(account_id, after_version, 50);
+    EXPECT_TRUE(page.ok()) << page.status();
+    if (!page.ok()) return -1;
+    for (const HistoryEntry& line : *page) {
+      if (line.created_at > as_of) return balance;
+      balance = line.entry.balance_after;
+    }
+    if (page->size() < 50) return balance;
+    after_version = page->back().entry.account_version;
+  }
+}
+
+Amount BalanceAsOf(Ledger& ledger, const std::string& account_id, absl::Time as_of) {
+  absl::StatusOr<Amount> balance = ledger.BalanceAsOf(account_id, as_of);
+  EXPECT_TRUE(balance.ok()) << balance.status();
+  return balance.ok() ? *balance : -1;
+}
+
+// Every page of `query` from the first, concatenated (asserting each page is ordered and
+// full until the last).
+std::vector<std::string> AllPages(Ledger& ledger, TransactionQuery query) {
+  std::vector<std::string> ids;
+  for (int pages = 0; pages < 1000; ++pages) {
+    absl::StatusOr<TransactionPage> page = ledger.ListTransactions(query);
+    EXPECT_TRUE(page.ok()) << page.status();
+    if (!page.ok()) return ids;
+    EXPECT_LE(static_cast<int64_t>(page->transactions.size()), query.limit);
+    for (const Transaction& transaction : page->transactions) ids.push_back(transaction.id);
+    if (page->next_cursor.empty()) return ids;
+    query.cursor = page->next_cursor;
+  }
+  ADD_FAILURE() << "the listing never ended";
+  return ids;
+}
+
+const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // the fixture clock's start
+
+// ---- balance as of an instant -------------------------------------------------------
+
+TEST_P(ConformanceTest, ReadsBalanceAsOfAnswersEveryInstantOfALongHistory) {
+  clock().Set(kStart);
+  constexpr int kEntries = 240;
+  for (int i = 0; i < kEntries; ++i) {
+    clock().Advance(absl::Seconds(10));
+    Fund("alice", i + 1);
+  }
+  // Before the first entry, exactly on each entry, between entries, after the last.
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart), 0);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(10) - absl::Microseconds(1)), 0);
+  Amount expected = 0;
+  for (int i = 0; i < kEntries; ++i) {
+    const absl::Time at = kStart + absl::Seconds(10) * (i + 1);
+    expected += i + 1;
+    ASSERT_EQ(BalanceAsOf(ledger(), "alice", at), expected) << "exactly on entry " << i + 1;
+    ASSERT_EQ(BalanceAsOf(ledger(), "alice", at + absl::Seconds(5)), expected) << "after entry " << i + 1;
+  }
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", absl::InfiniteFuture()), expected);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", absl::InfinitePast()), 0);
+  // The other side of every entry: issuance went down by as much.
+  EXPECT_EQ(BalanceAsOf(ledger(), "issuance", kStart + absl::Seconds(10) * kEntries), -expected);
+  // An account without entries, and one that does not exist, read 0.
+  EXPECT_EQ(BalanceAsOf(ledger(), "carol", absl::InfiniteFuture()), 0);
+  EXPECT_EQ(BalanceAsOf(ledger(), "nobody", absl::InfiniteFuture()), 0);
+}
+
+// created_at need not grow with the version: a clock that steps back (NTP, a second host)
+// commits a later version with an earlier time. The answer keeps commit order: the
+// history up to the first entry created after the instant, exactly what walking it gives.
+TEST_P(ConformanceTest, ReadsBalanceAsOfKeepsCommitOrderWhenTheClockStepsBack) {
+  const absl::Time t100 = kStart + absl::Seconds(100);
+  clock().Set(t100);
+  Fund("alice", 1);  // version 1 at 100
+  clock().Set(kStart + absl::Seconds(50));
+  Fund("alice", 10);  // version 2 at 50
+  clock().Set(kStart + absl::Seconds(200));
+  Fund("alice", 100);  // version 3 at 200
+  clock().Set(kStart + absl::Seconds(150));
+  Fund("alice", 1000);  // version 4 at 150
+  for (int seconds : {0, 49, 50, 75, 99, 100, 101, 149, 150, 199, 200, 201}) {
+    const absl::Time at = kStart + absl::Seconds(seconds);
+    EXPECT_EQ(BalanceAsOf(ledger(), "alice", at), BalanceByWalkingTheHistory(engine(), "alice", at))
+        << "as of +" << seconds << " s";
+  }
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(75)), 0);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", t100), 11);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(199)), 11);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(200)), 1111);
+
+  absl::StatusOr<std::optional<HistoryEntry>> entry =
+      engine().EntryAsOf("alice", kStart + absl::Seconds(199));
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  ASSERT_TRUE(entry->has_value());
+  EXPECT_EQ((*entry)->entry.account_version, 2);
+  EXPECT_EQ((*entry)->created_at, kStart + absl::Seconds(50));
+}
+
+// A batch commits its items with one created_at: the instant of the batch answers its last
+// entry of the account, and one microsecond before, the balance before the batch.
+TEST_P(ConformanceTest, ReadsBalanceAsOfSeesABatchAsOneInstant) {
+  clock().Set(kStart + absl::Seconds(1));
+  Fund("alice", 5);
+  clock().Set(kStart + absl::Seconds(2));
+  SubmitBatchRequest batch;
+  for (int i = 0; i < 3; ++i) {
+    batch.items.push_back(SubmitRequest{.key = absl::StrCat("batch-", i),
+                                        .operation = Operation::TopUp("issuance", "alice",
+                                                                      "CREDITS", 10)});
+  }
+  absl::StatusOr<std::vector<SubmitResult>> results = ledger().SubmitBatch(batch);
+  ASSERT_TRUE(results.ok()) << results.status();
+  for (const SubmitResult& result : *results) ASSERT_TRUE(result.ok() && result->ok());
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(2) - absl::Microseconds(1)), 5);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(2)), 35);
+}
+
+// Holds keep no history: placing one posts no entry, so the balance as of any instant is
+// the posted balance alone (the pending amounts are answered as of now only).
+TEST_P(ConformanceTest, ReadsBalanceAsOfIsThePostedBalanceWhateverHoldsArePending) {
+  clock().Set(kStart + absl::Seconds(1));
+  Fund("alice", 100);
+  clock().Set(kStart + absl::Seconds(2));
+  absl::StatusOr<Outcome> hold =
+      Submit("hold-1", Operation::Hold("alice", "bob", "CREDITS", 30, kStart + absl::Hours(1)));
+  ASSERT_TRUE(hold.ok() && hold->kind == OutcomeKind::kCommitted);
+  clock().Set(kStart + absl::Seconds(3));
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(3)), 100);
+  EXPECT_EQ(BalanceAsOf(ledger(), "bob", kStart + absl::Seconds(3)), 0);
+  ASSERT_TRUE(Submit("capture-1", Operation::Capture(hold->transaction.id)).ok());
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(2)), 100);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(3)), 70);
+  EXPECT_EQ(BalanceAsOf(ledger(), "bob", kStart + absl::Seconds(3)), 30);
+}
+
+// ---- listing transactions -------------------------------------------------------------
+
+
+Operation WithMetadata(Operation operation, nlohmann::json metadata) {
+  operation.metadata = std::move(metadata);
+  return operation;
+}
+
+TEST_P(ConformanceTest, ReadsListTransactionsFiltersAndPagesByTime) {
+  std::vector<std::string> all;           // in (created_at, id) order
+  std::vector<std::string> of_bob;
+  std::vector<std::string> transfers;
+  std::vector<std::string> order_a;
+  std::vector<std::string> order_a_of_bob;
+  auto commit = [&](const std::string& key, const Operation& operation) -> std::string {
+    absl::StatusOr<Outcome> outcome = Submit(key, operation);
+    EXPECT_TRUE(outcome.ok() && outcome->kind == OutcomeKind::kCommitted)
+        << key << ": " << (outcome.ok() ? OutcomeToJson(*outcome).dump() : outcome.status().ToString());
+    return outcome.ok() ? outcome->transaction.id : "";
+  };
+  for (int i = 0; i < 12; ++i) {
+    clock().Set(kStart + absl::Seconds(i));
+    const std::string order = i % 3 == 0 ? "A" : "B";
+    std::string id = commit(absl::StrCat("top-up-", i),
+                            WithMetadata(Operation::TopUp("issuance", "alice", "CREDITS", 100),
+                                         {{"order", order}, {"n", i}}));
+    all.push_back(id);
+    if (order == "A") order_a.push_back(id);
+    // A post with two legs out of alice (two entries of hers, listed once) to bob.
+    id = commit(absl::StrCat("spend-", i),
+                WithMetadata(Operation::Post({{"alice", "CREDITS", -6},
+                                              {"alice", "CREDITS", -4},
+                                              {"bob", "CREDITS", 10}}),
+                             {{"order", order}}));
+    all.push_back(id);
+    of_bob.push_back(id);
+    if (order == "A") {
+      order_a.push_back(id);
+      order_a_of_bob.push_back(id);
+    }
+    if (i % 4 == 0) {
+      id = commit(absl::StrCat("transfer-", i), Operation::Transfer("alice", "carol", "CREDITS", 1));
+      all.push_back(id);
+      transfers.push_back(id);
+    }
+  }
+  // Within one instant, ids order the page: sort each second's transactions by id.
+  auto in_listing_order = [&](std::vector<std::string> ids) {
+    std::vector<std::pair<absl::Time, std::string>> keyed;
+    for (const std::string& id : ids) {
+      absl::StatusOr<Transaction> transaction = ledger().GetTransaction(id);
+      EXPECT_TRUE(transaction.ok());
+      keyed.push_back({transaction.ok() ? transaction->created_at : absl::InfinitePast(), id});
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<std::string> sorted;
+    for (auto& [time, id] : keyed) sorted.push_back(id);
+    return sorted;
+  };
+
+  for (int64_t limit : {1, 2, 7, 1000}) {
+    EXPECT_EQ(AllPages(ledger(), {.limit = limit}), in_listing_order(all)) << "limit " << limit;
+  }
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.account_id = "bob"}, .limit = 5}), in_listing_order(of_bob));
+  std::vector<std::string> of_alice = AllPages(ledger(), {.filter = {.account_id = "alice"}, .limit = 3});
+  EXPECT_EQ(of_alice, in_listing_order(all)) << "alice is in every transaction, each once";
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.kind = OperationKind::kTransfer}, .limit = 2}),
+            in_listing_order(transfers));
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.account_id = "carol", .kind = OperationKind::kTransfer},
+                                .limit = 2}),
+            in_listing_order(transfers));
+  EXPECT_TRUE(AllPages(ledger(), {.filter = {.account_id = "bob", .kind = OperationKind::kTransfer}})
+                  .empty());
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.metadata_key = "order", .metadata_value = "A"},
+                                .limit = 3}),
+            in_listing_order(order_a));
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.account_id = "bob", .metadata_key = "order",
+                                           .metadata_value = "A"},
+                                .limit = 2}),
+            in_listing_order(order_a_of_bob));
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.kind = OperationKind::kPost, .metadata_key = "order",
+                                           .metadata_value = "A"}}),
+            in_listing_order(order_a_of_bob));
+  // Only string members are indexed: {"n": 3} is a number.
+  EXPECT_TRUE(AllPages(ledger(), {.filter = {.metadata_key = "n", .metadata_value = "3"}}).empty());
+  EXPECT_TRUE(AllPages(ledger(), {.filter = {.metadata_key = "order", .metadata_value = "a"}}).empty());
+
+  // A time range: [from, before), exactly on the boundaries.
+  std::vector<std::string> seconds_3_to_5;
+  for (const std::string& id : in_listing_order(all)) {
+    absl::StatusOr<Transaction> transaction = ledger().GetTransaction(id);
+    ASSERT_TRUE(transaction.ok());
+    if (transaction->created_at >= kStart + absl::Seconds(3) &&
+        transaction->created_at < kStart + absl::Seconds(6)) {
+      seconds_3_to_5.push_back(id);
+    }
+  }
+  EXPECT_EQ(seconds_3_to_5.size(), 7u);  // 3 x (top-up, spend) + the transfer at 4
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.created_from = kStart + absl::Seconds(3),
+                                           .created_before = kStart + absl::Seconds(6)},
+                                .limit = 2}),
+            seconds_3_to_5);
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.account_id = "alice",
+                                           .created_from = kStart + absl::Seconds(3),
+                                           .created_before = kStart + absl::Seconds(6)},
+                                .limit = 4}),
+            seconds_3_to_5);
+
+  // The transactions come whole: entries, metadata.
+  absl::StatusOr<TransactionPage> first = ledger().ListTransactions({.limit = 1});
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->transactions.size(), 1u);
+  absl::StatusOr<Transaction> stored = ledger().GetTransaction(first->transactions[0].id);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(first->transactions[0], *stored);
+  EXPECT_FALSE(first->next_cursor.empty());
+}
+
+TEST_P(ConformanceTest, ReadsListTransactionsRefusesBadQueriesWithTheirReason) {
+  Fund("alice", 10);
+  struct Case {
+    TransactionQuery query;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{.limit = 0}, "limit must be 1 to 1000"},
+      {{.limit = kTransactionPageLimitMax + 1}, "limit must be 1 to 1000"},
+      {{.cursor = "not-a-cursor"}, "is not one a transaction listing gave"},
+      {{.cursor = "12_"}, "is not one a transaction listing gave"},
+      {{.filter = {.created_from = kStart, .created_before = kStart}}, "the time range is empty"},
+      {{.filter = {.metadata_key = ""}}, "names a member of 1 to 128 bytes"},
+      {{.filter = {.metadata_key = std::string(129, 'k')}}, "names a member of 1 to 128 bytes"},
+      {{.filter = {.metadata_key = "order", .metadata_value = std::string(513, 'v')}},
+       "at most 512 bytes"},
+      {{.filter = {.metadata_value = "A"}}, "needs the member name"},
+      {{.filter = {.account_id = "bad id with spaces"}}, ""},
+  };
+  for (const Case& bad : cases) {
+    absl::StatusOr<TransactionPage> page = ledger().ListTransactions(bad.query);
+    ASSERT_FALSE(page.ok()) << bad.says;
+    EXPECT_EQ(page.status().code(), absl::StatusCode::kInvalidArgument) << page.status();
+    EXPECT_NE(page.status().message().find(bad.says), std::string::npos) << page.status();
+  }
+  absl::StatusOr<TransactionPage> unknown = ledger().ListTransactions({.filter = {.account_id = "nobody"}});
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound) << unknown.status();
+}
+
+// ---- what a key did -------------------------------------------------------------------
+
+TEST_P(ConformanceTest, ReadsLookUpKeyAnswersWithinItsTtlAndOnlyInItsScope) {
+  Fund("alice", 100);
+  const Scope tenant_a{.tenant = "tenant-a", .actor = "default"};
+  absl::StatusOr<Outcome> outcome =
+      Submit("order-7", Operation::Transfer("alice", "bob", "CREDITS", 5),
+             ClaimOptions{.ttl = absl::Hours(1)}, tenant_a);
+  ASSERT_TRUE(outcome.ok() && outcome->kind == OutcomeKind::kCommitted);
+  const KeyIdentity identity{std::string(kDefaultKeyNamespace), tenant_a, "order-7"};
+
+  absl::StatusOr<KeyLookup> found = ledger().LookUpKey(identity);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->record.identity, identity);
+  EXPECT_EQ(found->record.transaction_id, outcome->transaction.id);
+  EXPECT_EQ(found->transaction, outcome->transaction);
+  absl::StatusOr<std::optional<KeyRecord>> stored = engine().GetKeyRecord(identity);
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ(**stored, found->record);
+
+  // Another tenant, another namespace, another key: nothing.
+  for (const KeyIdentity& other :
+       {KeyIdentity{std::string(kDefaultKeyNamespace), Scope{}, "order-7"},
+        KeyIdentity{"transfer", tenant_a, "order-7"},
+        KeyIdentity{std::string(kDefaultKeyNamespace), tenant_a, "order-8"}}) {
+    EXPECT_EQ(ledger().LookUpKey(other).status().code(), absl::StatusCode::kNotFound)
+        << other.Encoded();
+  }
+  // Past its TTL the key has done nothing a retry would replay.
+  clock().Advance(absl::Hours(1));
+  EXPECT_EQ(ledger().LookUpKey(identity).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ledger().LookUpKey(KeyIdentity{"", Scope{}, "k"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// ---- history that tells the story -----------------------------------------------------
+
+TEST_P(ConformanceTest, ReadsHistoryCarriesKindCounterpartiesAndMetadata) {
+  Fund("alice", 100);
+  ASSERT_TRUE(Submit("tip-1", WithMetadata(Operation::Spend("alice", "bob", "CREDITS", 10,
+                                                            Fee{"platform", 2}),
+                                           {{"order", "A-17"}}))
+                  .ok());
+  absl::StatusOr<std::vector<HistoryEntry>> history = ledger().ListHistory("alice", 0, 10);
+  ASSERT_TRUE(history.ok()) << history.status();
+  ASSERT_EQ(history->size(), 2u);  // the top-up, then the spend
+  EXPECT_EQ((*history)[0].kind, OperationKind::kTopUp);
+  EXPECT_EQ((*history)[0].counterparties, std::vector<std::string>{"issuance"});
+  EXPECT_EQ((*history)[0].metadata, "{}");
+  EXPECT_EQ((*history)[1].kind, OperationKind::kSpend);
+  EXPECT_EQ((*history)[1].counterparties, (std::vector<std::string>{"bob", "platform"}));
+  EXPECT_EQ((*history)[1].metadata, R"({"order":"A-17"})");
+  nlohmann::json json = HistoryEntryToJson((*history)[1]);
+  EXPECT_EQ(json["kind"], "spend");
+  EXPECT_EQ(json["counterparties"], nlohmann::json::array({"bob", "platform"}));
+  EXPECT_EQ(json["metadata"]["order"], "A-17");
+  absl::StatusOr<std::vector<HistoryEntry>> of_bob = ledger().ListHistory("bob", 0, 10);
+  ASSERT_TRUE(of_bob.ok() && of_bob->size() == 1u);
+  // Every other account of the transaction: the payer and the fee's receiver.
+  EXPECT_EQ((*of_bob)[0].counterparties, (std::vector<std::string>{"alice", "platform"}));
+}
+
+}  // namespace
+}  // namespace ledger::testing

@@ -1,0 +1,38 @@
+// The engine-generic half of each engine's reads-indexes migration test (sqlite 0004,
+// postgres 0005, mysql 0005): a history written before the migration, with a clock that
+// steps back between commits and metadata on some transactions, then what the migrated
+// database must answer: every balance as of an instant exactly what walking the history
+// in commit order gives, the old transactions listed by their metadata, and both kept for
+// writes after the migration (by triggers on SQLite and PostgreSQL, by the write path on
+// MySQL). How the older schema is made stays in
+// tests/engines/<engine>/*_holds_test.cc.
+#ifndef LEDGER_TESTS_SUPPORT_HISTORY_BEFORE_READS_INDEXES_H_
+#define LEDGER_TESTS_SUPPORT_HISTORY_BEFORE_READS_INDEXES_H_
+
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "ledger/engine.h"
+#include "ledger/ledger.h"
+
+namespace ledger::testing {
+
+struct HistoryBeforeReadsIndexes {
+  std::vector<std::string> order_a;  // ids of the transactions with metadata order=A, in order
+};
+
+// Through `ledger` (on the older schema): asset CREDITS, accounts issuance and alice, and
+// top-ups of alice at 100, 50 (the clock stepped back), 200, 150 and 300 seconds after
+// `clock`'s start; two of them carry {"order": "A"}. Asserts each committed.
+HistoryBeforeReadsIndexes WriteHistoryBeforeReadsIndexes(Ledger& ledger, ManualClock& clock);
+
+// After the migration: BalanceAsOf of alice equals the walk of her history at every
+// second around the entries, FindTransactions by metadata lists `before.order_a`, and a
+// commit after the migration (clock stepped back again) keeps both right.
+void ExpectReadsIndexesAfterMigration(Ledger& ledger, Engine& engine, ManualClock& clock,
+                                      const HistoryBeforeReadsIndexes& before);
+
+}  // namespace ledger::testing
+
+#endif  // LEDGER_TESTS_SUPPORT_HISTORY_BEFORE_READS_INDEXES_H_
