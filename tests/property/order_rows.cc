@@ -1,7 +1,6 @@
 #include "tests/property/order_rows.h"
 
 #include <cstdint>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
