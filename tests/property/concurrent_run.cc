@@ -12,8 +12,8 @@
 #include "base/status.h"
 #include "idempotency/fingerprint.h"
 #include "ledger/json.h"
-#include "ledger/unit_of_work.h"
 #include "tests/property/database_reads.h"
+#include "tests/property/order_rows.h"
 #include "tests/support/fault_injecting_engine.h"
 
 namespace ledger::property {
@@ -52,34 +52,6 @@ std::string Describe(const absl::StatusOr<Outcome>& result) {
 }
 
 }  // namespace
-
-// Every third key (by a hash stable within a build, so a seed replays) goes through a
-// unit of work holding its one submit instead of Ledger::Submit: the two forms mix under
-// the same faults, kills and races, and the checks after the run cover both.
-bool SentInUnitOfWork(const std::string& key) {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : key) hash = (hash ^ c) * 1099511628211ull;
-  return hash % 3 == 0;
-}
-
-// Transact { Submit }, answered as Ledger::Submit answers: the outcome once committed;
-// the errors Submit itself returns (bad input, conflict, in progress, duplicate under
-// kError, an invariant violation) as they are; any other failure of the unit (a fault,
-// a lost session, retries run out, an in-doubt COMMIT) as a faulted outcome.
-SubmitResult SubmitInUnitOfWork(Ledger& ledger, const SubmitRequest& request) {
-  SubmitResult decided = absl::UnknownError("the unit's work did not run");
-  absl::Status status = ledger.Transact([&](UnitOfWork& unit) -> absl::Status {
-    decided = unit.Submit(request);
-    return decided.status();
-  });
-  if (status.ok()) return decided;
-  const bool submit_error = !decided.ok() && decided.status() == status &&
-                            (absl::IsInvalidArgument(status) || IsConflict(status) ||
-                             IsInProgress(status) || IsDuplicate(status) ||
-                             IsInvariantViolation(status));
-  if (submit_error) return status;
-  return Outcome::Faulted(status);
-}
 
 Attempt MakeAttempt(const Request& request) {
   Attempt attempt;
@@ -493,6 +465,7 @@ class ConcurrentRun {
     if (restarts_ > 0) result.stats.Add("server restarts", restarts_);
     result.stats.Add("client requests", client_requests_);
     result.stats.Add("client transactions", client_transactions_);
+    result.stats.Add("units of work", units_of_work_);
     return result;
   }
 
@@ -516,7 +489,11 @@ class ConcurrentRun {
     if (!ledger.ok()) return absl::StrCat("opening the ledger: ", ledger.status().ToString());
     ledger_ = std::make_unique<Ledger>(*std::move(ledger));
     absl::StatusOr<std::vector<Account>> accounts = OpenUniverse(*ledger_, universe_);
-    return accounts.ok() ? "" : absl::StrCat("setup: ", accounts.status().ToString());
+    if (!accounts.ok()) return absl::StrCat("setup: ", accounts.status().ToString());
+    if (context_.orders_table.empty()) return "";
+    absl::Status created =
+        CreateOrdersTable(*ledger_, context_.orders_table, context_.orders_table_setup);
+    return created.ok() ? "" : absl::StrCat("creating the orders table: ", created.ToString());
   }
 
   std::string RunPhase(int phase) {
@@ -572,8 +549,15 @@ class ConcurrentRun {
         !problem.empty()) {
       return absl::StrCat("at the quiescent point: ", problem);
     }
+    if (std::string problem = CheckOrders(); !problem.empty()) {
+      return absl::StrCat("at the quiescent point: ", problem);
+    }
     if (std::string problem = ResendUnacknowledged(); !problem.empty()) return problem;
-    return checker_.CheckDatabase(*faults_, ReadAttempts(), clock_.Now());
+    if (std::string problem = checker_.CheckDatabase(*faults_, ReadAttempts(), clock_.Now());
+        !problem.empty()) {
+      return problem;
+    }
+    return CheckOrders();
   }
 
   // Mid-phase, racing the other clients' captures and voids: client 0 moves the clock
@@ -689,9 +673,7 @@ class ConcurrentRun {
                    std::vector<Attempt>& log) {
     if (end - begin == 1) {
       Attempt attempt = MakeAttempt(requests[begin]);
-      attempt.result = SentInUnitOfWork(attempt.request.key)
-                           ? SubmitInUnitOfWork(*ledger_, attempt.request)
-                           : ledger_->Submit(attempt.request);
+      attempt.result = SubmitOne(attempt.request);
       log.push_back(std::move(attempt));
       return "";
     }
@@ -717,7 +699,7 @@ class ConcurrentRun {
       std::vector<Attempt> pending = checker_.TakeUnacknowledged();
       if (pending.empty()) return "";
       for (Attempt& attempt : pending) {
-        attempt.result = ledger_->Submit(attempt.request);
+        attempt.result = SubmitOne(attempt.request);
         if (std::string problem = checker_.TakeResend(attempt); !problem.empty()) return problem;
       }
     }
@@ -734,13 +716,48 @@ class ConcurrentRun {
     std::set<std::pair<IdentityTuple, std::string>> done;
     for (Attempt attempt : sent_) {
       if (!done.insert({IdentityOf(attempt.request), attempt.fingerprint}).second) continue;
-      attempt.result = ledger_->Submit(attempt.request);
+      attempt.result = SubmitOne(attempt.request);
       if (std::string problem = checker_.TakeResend(attempt); !problem.empty()) {
         return absl::StrCat("final resend of ", attempt.request.key, ": ", problem);
       }
     }
     if (std::string problem = ResendUnacknowledged(); !problem.empty()) return problem;
-    return checker_.CheckDatabase(*faults_, ReadAttempts(), clock_.Now());
+    if (std::string problem = checker_.CheckDatabase(*faults_, ReadAttempts(), clock_.Now());
+        !problem.empty()) {
+      return problem;
+    }
+    return CheckOrders();
+  }
+
+  // One request, through a unit of work (with its order row where the engine runs
+  // caller SQL) or Ledger::Submit, by its key: every delivery and resend of a key takes
+  // the same path. Batched runs send no units (their keys went in batches).
+  SubmitResult SubmitOne(const SubmitRequest& request) {
+    if (options_.batch_size > 1 || !SentInUnitOfWork(request.key)) {
+      return ledger_->Submit(request);
+    }
+    units_of_work_ += 1;
+    return SubmitInUnitOfWork(*ledger_, request, context_.orders_table, options_.order_row_write);
+  }
+
+  // At a quiescent point, after CheckDatabase: each order row belongs to the
+  // transaction its key committed, and each key committed through a unit has its row.
+  std::string CheckOrders() {
+    if (context_.orders_table.empty()) return "";
+    absl::StatusOr<std::map<std::string, std::string>> rows =
+        Retrying<std::map<std::string, std::string>>(
+            ReadAttempts(), [&] { return ReadOrderRows(*ledger_, context_.orders_table); });
+    absl::StatusOr<std::vector<KeyRecord>> keys = Retrying<std::vector<KeyRecord>>(
+        ReadAttempts(), [&] { return ReadAllKeyRecords(*faults_); });
+    if (!rows.ok() || !keys.ok()) {
+      return absl::StrCat("reading the order rows and keys: ",
+                          (rows.ok() ? keys.status() : rows.status()).ToString());
+    }
+    checker_.stats().counts["order rows"] = static_cast<int>(rows->size());
+    if (options_.batch_size > 1) {
+      return CheckOrderRows(*rows, *keys, [](const std::string&) { return false; });
+    }
+    return CheckOrderRows(*rows, *keys);
   }
 
   const PropertyContext& context_;
@@ -761,6 +778,7 @@ class ConcurrentRun {
   std::atomic<int> sweeps_faulted_ = 0;
   int client_requests_ = 0;                   // requests the clients sent in the phases
   std::atomic<int> client_transactions_ = 0;  // Engine::Begin calls while clients ran
+  std::atomic<int> units_of_work_ = 0;        // submits sent in a unit of work, resends too
 };
 
 }  // namespace

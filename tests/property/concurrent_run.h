@@ -15,8 +15,13 @@
 //   every capture or void refused as captured / voided / expired / not found / too
 //   large agrees with the hold's final state; stored pending amounts are the pending
 //   holds' and nobody's available balance (lapsed holds released) is below the floor;
-// then resends every unacknowledged request under its key (exactly one commit) and,
-// after the last phase, every request ever sent (each replays or conflicts).
+// - order rows (order_rows.h): every third key goes through a unit of work that also
+//   inserts an order row keyed by it (on the SQL engines), skipping the insert on
+//   `duplicate`; each order row names the transaction its key committed, and each key
+//   committed through a unit has its row;
+// then resends every unacknowledged request under its key (exactly one commit; a unit's
+// key again as a unit) and, after the last phase, every request ever sent (each replays
+// or conflicts).
 //
 // Thread safety: RunConcurrent owns its threads; a ConcurrencyChecker is used by one
 // thread at a time (after the clients joined).
@@ -34,6 +39,7 @@
 #include "ledger/engine.h"
 #include "ledger/ledger.h"
 #include "tests/property/model.h"
+#include "tests/property/order_rows.h"
 #include "tests/property/property_context.h"
 #include "tests/property/sequential_run.h"
 #include "tests/property/workload.h"
@@ -117,6 +123,9 @@ struct ConcurrentOptions {
   // shorter); 1: one Submit per request.
   int batch_size = 1;
   bool group_commit = false;  // the ledger coalesces the clients' single submits
+  // How the units of work write their order rows (order_rows.h): kApart only in the
+  // self-test that shows the order checks catch a service committing them separately.
+  OrderRowWrite order_row_write = OrderRowWrite::kInTheUnit;
   // Wraps the engine under test, e.g. with a broken claim for the self-test.
   std::function<std::shared_ptr<Engine>(std::shared_ptr<Engine>)> wrap_engine;
   int resend_attempts_max = 20;

@@ -53,6 +53,13 @@ struct PropertyContext {
   // Why restart_server cannot run here ("" when it can).
   std::string restart_unavailable_reason;
 
+  // SQL engines: the application table the concurrent runs' units of work insert their
+  // order rows into (ledger/unit_of_work.h), beside the ledger's tables in the same
+  // database, and the statements run before it is created (a schema of its own).
+  // Empty on an engine without caller SQL (memory): its units hold the submit alone.
+  std::string orders_table;
+  std::vector<std::string> orders_table_setup;
+
   // How many seeds the default (non-soak) run uses on this engine.
   int default_seed_count = 3;
   // Steps between two full comparisons of the database with the model (every

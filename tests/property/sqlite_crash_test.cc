@@ -1,10 +1,13 @@
 // Crashes for real on the embedded engine: a child process runs the seeded workload on a
 // SQLite file and is SIGKILLed in the middle of a submit (before its entries are
 // written, after they are written but before COMMIT, or after COMMIT before the client
-// hears back). The parent, the "restarted service", reopens the file and checks that
-// every acknowledged commit survived unchanged, that nothing else is there but possibly
-// the commit in flight, that the books balance, and that resending the request in flight
-// and every acknowledged one yields exactly one commit per key.
+// hears back). Every third key goes through a unit of work that also inserts an order
+// row (order_rows.h), so some crashes hit a unit between its own insert and COMMIT. The
+// parent, the "restarted service", reopens the file and checks that every acknowledged
+// commit survived unchanged, that nothing else is there but possibly the commit in
+// flight, that the books balance, that every order row belongs to its key's transaction
+// and every unit's transaction has its row, and that resending the request in flight
+// and every acknowledged one (units as units) yields exactly one commit per key.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +31,7 @@
 #include "ledger/json.h"
 #include "tests/property/broken_engines.h"
 #include "tests/property/database_reads.h"
+#include "tests/property/order_rows.h"
 #include "tests/property/property_context.h"
 #include "tests/property/workload.h"
 #include "tests/support/open_ledger.h"
@@ -49,23 +53,44 @@ const char* CrashPointName(CrashPoint point) {
   return "?";
 }
 
-// Kills its own process at the `crash_at`-th committing submit, at `point`.
+// The application table the units of work write their order rows into.
+constexpr char kOrdersTable[] = "property_orders";
+
+// Which committing submits a child counts towards its crash.
+enum class Counting { kEverySubmit, kUnitsOfWork };
+
+// Kills its own process at the `crash_at`-th committing submit (or unit of work), at
+// `point`.
 class CrashingEngine final : public ForwardingEngine {
  public:
-  CrashingEngine(std::shared_ptr<Engine> inner, CrashPoint point, int crash_at)
-      : ForwardingEngine(std::move(inner)), point_(point), crash_at_(crash_at) {}
+  CrashingEngine(std::shared_ptr<Engine> inner, CrashPoint point, int crash_at, Counting counting)
+      : ForwardingEngine(std::move(inner)),
+        point_(point),
+        crash_at_(crash_at),
+        counting_(counting) {}
 
   absl::StatusOr<std::unique_ptr<StorageTransaction>> Begin(const BeginOptions& options) override;
 
+  // Whether the submits that follow run in a unit of work.
+  void SetInUnit(bool in_unit) { in_unit_ = in_unit; }
+
   void Reached(CrashPoint point, bool counts) {
-    if (counts) ++writes_;
-    if (point == point_ && writes_ == crash_at_) raise(SIGKILL);
+    if (counts && (counting_ == Counting::kEverySubmit || in_unit_)) {
+      ++writes_;
+      counted_ = true;
+    }
+    if (point == point_ && counted_ && writes_ == crash_at_) raise(SIGKILL);
+    // The crash points after a write belong to the transaction that wrote.
+    if (point == CrashPoint::kAfterCommit) counted_ = false;
   }
 
  private:
   CrashPoint point_;
   int crash_at_;
-  int writes_ = 0;  // committing submits so far (one process, one client thread)
+  Counting counting_;
+  bool in_unit_ = false;
+  bool counted_ = false;  // the transaction under way wrote a counted submit
+  int writes_ = 0;  // counted committing submits so far (one process, one client thread)
 };
 
 class CrashingTransaction final : public ::ledger::testing::ForwardingTransaction {
@@ -136,19 +161,24 @@ void WriteLine(int fd, const std::string& line) {
 // The child: runs the requests until the crash; reports "sending <i>" before each
 // submit and "<i> <outcome JSON>" after, one line each, through `fd`.
 [[noreturn]] void RunChild(const std::string& path, const std::vector<TimedRequest>& requests,
-                           CrashPoint point, int crash_at, int fd) {
+                           CrashPoint point, int crash_at, Counting counting, int fd) {
   SqliteOptions options;
   options.path = path;
   absl::StatusOr<std::unique_ptr<Engine>> opened = OpenSqliteEngine(options);
   if (!opened.ok()) _exit(2);
   auto engine = std::make_shared<CrashingEngine>(std::shared_ptr<Engine>(std::move(*opened)), point,
-                                                 crash_at);
+                                                 crash_at, counting);
   ManualClock clock;
   Ledger ledger = ledger::testing::OpenTestLedger(engine, {.clock = &clock});
   for (size_t i = 0; i < requests.size(); ++i) {
     clock.Set(requests[i].at);
     WriteLine(fd, absl::StrCat("sending ", i));
-    absl::StatusOr<Outcome> outcome = ledger.Submit(requests[i].request);
+    const bool in_unit = SentInUnitOfWork(requests[i].request.key);
+    engine->SetInUnit(in_unit);
+    absl::StatusOr<Outcome> outcome = in_unit
+                                          ? SubmitInUnitOfWork(ledger, requests[i].request,
+                                                               kOrdersTable)
+                                          : ledger.Submit(requests[i].request);
     WriteLine(fd, absl::StrCat(i, " ",
                                outcome.ok() ? OutcomeToJson(*outcome).dump() : "{\"error\":true}"));
   }
@@ -197,11 +227,31 @@ std::string CreateDatabase(const std::filesystem::path& folder, const std::strin
   Ledger ledger = ledger::testing::OpenTestLedger(std::shared_ptr<Engine>(std::move(*engine)), {.clock = &clock});
   absl::StatusOr<std::vector<Account>> accounts = OpenUniverse(ledger, universe);
   EXPECT_TRUE(accounts.ok()) << accounts.status();
+  absl::Status created = CreateOrdersTable(ledger, kOrdersTable, {});
+  EXPECT_TRUE(created.ok()) << created;
   return path;
 }
 
 KeyIdentity IdentityOfRequest(const SubmitRequest& request) {
   return KeyIdentityOf(request);
+}
+
+// A ledger over the reopened engine, which stays the caller's.
+Ledger LedgerOver(Engine& engine, ManualClock& clock) {
+  return ledger::testing::OpenTestLedger(std::shared_ptr<Engine>(&engine, [](Engine*) {}),
+                                         {.clock = &clock});
+}
+
+// Every order row belongs to its key's transaction; every unit's transaction has its row.
+std::string CheckOrders(Engine& engine) {
+  ManualClock clock;
+  Ledger ledger = LedgerOver(engine, clock);
+  absl::StatusOr<std::map<std::string, std::string>> rows = ReadOrderRows(ledger, kOrdersTable);
+  absl::StatusOr<std::vector<KeyRecord>> keys = ReadAllKeyRecords(engine);
+  if (!rows.ok() || !keys.ok()) {
+    return absl::StrCat("reading: ", (rows.ok() ? keys.status() : rows.status()).ToString());
+  }
+  return CheckOrderRows(*rows, *keys);
 }
 
 // What the reopened database must hold after the crash.
@@ -241,7 +291,14 @@ void CheckAfterCrash(Engine& engine, const std::vector<TimedRequest>& requests,
   ASSERT_TRUE(keys.ok() && events.ok() && accounts.ok());
   EXPECT_EQ(CheckOneTransactionPerKey(*transactions, *keys, *events), "");
   EXPECT_EQ(CheckConservationAndSolvency(*accounts), "");
+  EXPECT_EQ(CheckOrders(engine), "");
   EXPECT_EQ(RunVerify(engine), "");
+}
+
+// A submit as the child sent it: in a unit of work with its order row, or alone.
+absl::StatusOr<Outcome> Resend(Ledger& ledger, const SubmitRequest& request) {
+  if (SentInUnitOfWork(request.key)) return SubmitInUnitOfWork(ledger, request, kOrdersTable);
+  return ledger.Submit(request);
 }
 
 // The restarted client resends the request in flight, then every request it sent: each
@@ -249,9 +306,8 @@ void CheckAfterCrash(Engine& engine, const std::vector<TimedRequest>& requests,
 void ResendAfterCrash(Engine& engine, const std::vector<TimedRequest>& requests,
                       const ChildReport& report, CrashPoint point) {
   ManualClock clock(requests[*report.in_flight].at);
-  Ledger ledger =
-      ledger::testing::OpenTestLedger(std::shared_ptr<Engine>(&engine, [](Engine*) {}), {.clock = &clock});
-  absl::StatusOr<Outcome> resent = ledger.Submit(requests[*report.in_flight].request);
+  Ledger ledger = LedgerOver(engine, clock);
+  absl::StatusOr<Outcome> resent = Resend(ledger, requests[*report.in_flight].request);
   ASSERT_TRUE(resent.ok()) << resent.status();
   if (point == CrashPoint::kAfterCommit) {
     EXPECT_EQ(resent->kind, OutcomeKind::kDuplicate)
@@ -262,7 +318,7 @@ void ResendAfterCrash(Engine& engine, const std::vector<TimedRequest>& requests,
   }
   for (const auto& [index, answer] : report.answers) {
     clock.Set(requests[index].at);  // when it was first sent: a short TTL has not run out
-    absl::StatusOr<Outcome> again = ledger.Submit(requests[index].request);
+    absl::StatusOr<Outcome> again = Resend(ledger, requests[index].request);
     ASSERT_TRUE(again.ok() || IsConflict(again.status()) || absl::IsInvalidArgument(again.status()))
         << again.status();
     if (answer.value("outcome", "") == "committed") {
@@ -276,13 +332,29 @@ void ResendAfterCrash(Engine& engine, const std::vector<TimedRequest>& requests,
   absl::StatusOr<std::vector<OutboxEvent>> events = ReadAllEvents(engine);
   ASSERT_TRUE(transactions.ok() && keys.ok() && events.ok());
   EXPECT_EQ(CheckOneTransactionPerKey(*transactions, *keys, *events), "");
+  EXPECT_EQ(CheckOrders(engine), "");
   EXPECT_EQ(RunVerify(engine), "");
 }
 
-// Which committing submit each child dies in: two by default, more in the soak.
-std::vector<int> CrashAts() {
-  if (BudgetFromEnvironment(0, 1).soak) return {1, 3, 7, 13, 29, 41, 57, 80};
-  return {7, 41};
+// Which committing submit each child dies in: two by default, more in the soak; and
+// which committing unit of work (so the crash surely hits one: between its order row
+// and COMMIT at kBeforeCommit).
+struct CrashAt {
+  Counting counting;
+  int at;
+};
+std::vector<CrashAt> CrashAts() {
+  if (BudgetFromEnvironment(0, 1).soak) {
+    std::vector<CrashAt> ats;
+    for (int at : {1, 3, 7, 13, 29, 41, 57, 80}) ats.push_back({Counting::kEverySubmit, at});
+    for (int at : {1, 4, 9, 20}) ats.push_back({Counting::kUnitsOfWork, at});
+    return ats;
+  }
+  return {{Counting::kEverySubmit, 7}, {Counting::kEverySubmit, 41}, {Counting::kUnitsOfWork, 9}};
+}
+
+const char* CountingName(Counting counting) {
+  return counting == Counting::kEverySubmit ? "committing submit" : "committing unit of work";
 }
 
 TEST(SqliteCrashTest, AProcessKilledMidSubmitLosesNoAcknowledgedCommitAndTheResendCommitsOnce) {
@@ -295,9 +367,9 @@ TEST(SqliteCrashTest, AProcessKilledMidSubmitLosesNoAcknowledgedCommitAndTheRese
   int run = 0;
   for (CrashPoint point :
        {CrashPoint::kBeforeWrite, CrashPoint::kBeforeCommit, CrashPoint::kAfterCommit}) {
-    for (int crash_at : CrashAts()) {
-      SCOPED_TRACE(
-          absl::StrCat("crash ", CrashPointName(point), " of committing submit #", crash_at));
+    for (const auto& [counting, crash_at] : CrashAts()) {
+      SCOPED_TRACE(absl::StrCat("crash ", CrashPointName(point), " of ", CountingName(counting),
+                                " #", crash_at));
       std::string path = CreateDatabase(folder, absl::StrCat("crash-", ++run, ".db"), universe);
       int pipe_fds[2];
       ASSERT_EQ(pipe(pipe_fds), 0);
@@ -305,7 +377,7 @@ TEST(SqliteCrashTest, AProcessKilledMidSubmitLosesNoAcknowledgedCommitAndTheRese
       ASSERT_GE(child, 0);
       if (child == 0) {
         close(pipe_fds[0]);
-        RunChild(path, requests, point, crash_at, pipe_fds[1]);
+        RunChild(path, requests, point, crash_at, counting, pipe_fds[1]);
       }
       close(pipe_fds[1]);
       ChildReport report = ReadReport(pipe_fds[0], child);
@@ -319,9 +391,11 @@ TEST(SqliteCrashTest, AProcessKilledMidSubmitLosesNoAcknowledgedCommitAndTheRese
       ASSERT_TRUE(reopened.ok()) << reopened.status();
       CheckAfterCrash(**reopened, requests, report, point);
       ResendAfterCrash(**reopened, requests, report, point);
-      std::cout << "[ property ] sqlite crash " << CrashPointName(point)
-                << " of committing submit #" << crash_at << ": " << report.answers.size()
+      std::cout << "[ property ] sqlite crash " << CrashPointName(point) << " of "
+                << CountingName(counting) << " #" << crash_at << ": " << report.answers.size()
                 << " answers before the crash, request #" << *report.in_flight << " in flight"
+                << (SentInUnitOfWork(requests[*report.in_flight].request.key) ? " (a unit of work)"
+                                                                              : "")
                 << std::endl;
     }
   }

@@ -29,6 +29,7 @@ PropertyContext MysqlContext() {
   context.checkpoint_every = 25;  // a full comparison costs a query per account
   context.default_seed_count = 3;
   context.open_fresh = [] { return Scratch().OpenFresh(); };
+  context.orders_table = "property_orders";  // the database the URL names, as the ledger's
   // See MysqlScratchDatabase::Kill for why "every session" here.
   context.kill_sessions_in_transaction = [] { return Scratch().Kill(false); };
   context.kill_one_busy_session = [] { return Scratch().Kill(true); };

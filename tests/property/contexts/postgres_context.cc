@@ -49,6 +49,9 @@ PropertyContext PostgresContext(PostgresClaimMode claim_mode, const char* name, 
   context.open_fresh = [claim_mode]() {
     return testing::OpenFreshPostgresEngine(claim_mode, kPoolSize);
   };
+  // The application's schema beside the ledger's (public, reset before every run).
+  context.orders_table = "property_shop.orders";
+  context.orders_table_setup = {"CREATE SCHEMA IF NOT EXISTS property_shop"};
   context.kill_sessions_in_transaction = [] { return TerminateWhere("xact_start IS NOT NULL"); };
   context.kill_one_busy_session = [] {
     return TerminateWhere("(state = 'active' OR xact_start IS NOT NULL)",

@@ -20,6 +20,7 @@ PropertyContext SqliteContext() {
   context.engine_name = "sqlite";
   context.default_seed_count = 4;
   context.open_fresh = [] { return testing::OpenFreshSqliteEngine(Databases()); };
+  context.orders_table = "property_orders";  // the same file as the ledger's tables
   return context;
 }
 
