@@ -4,11 +4,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "engines/common/insert_or_read.h"
-#include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_engine_internal.h"
 #include "engines/postgres/postgres_rows.h"
+#include "engines/postgres/postgres_statements.h"
 #include "base/status.h"
 #include "pqxx/nontransaction"
 #include "pqxx/prepared_statement"
@@ -224,30 +223,14 @@ absl::StatusOr<PendingHoldTotals> PostgresEngine::HoldTotals(std::string_view ac
 
 namespace {
 
-// The sequencer (schema/postgres/0002): numbers the committed, unnumbered events in
-// insert order after the highest sequence, under one transaction-scoped advisory lock.
-// Each statement takes its own snapshot (READ COMMITTED), so the UPDATE sees every
-// number the previous sequencer committed: sequences follow commit order, and an event
-// in flight is numbered only once it committed, after every event already numbered.
-constexpr char kSequenceCommittedEvents[] = R"sql(
-BEGIN;
-SELECT pg_advisory_xact_lock(hashtextextended('ledger.outbox_sequencer', $LOCK_SEED));
-WITH unsequenced AS (
-  SELECT insert_order, row_number() OVER (ORDER BY insert_order) AS n
-  FROM outbox_events WHERE sequence IS NULL ORDER BY insert_order LIMIT 10000),
-last AS (SELECT COALESCE(max(sequence), 0) AS sequence FROM outbox_events)
-UPDATE outbox_events AS e SET sequence = last.sequence + unsequenced.n
-FROM unsequenced, last WHERE e.insert_order = unsequenced.insert_order;
-COMMIT;
-)sql";
-
+// The sequencer (schema/postgres/0002; SequenceCommittedEventsSql), then ROLLBACK if it
+// failed.
 void SequenceCommittedEvents(pqxx::nontransaction& work, std::string_view schema) {
   try {
-    work.exec(absl::StrReplaceAll(kSequenceCommittedEvents,
-                                  {{"$LOCK_SEED", AdvisoryLockSeed(schema)}}));
+    work.exec(SequenceCommittedEventsSql(schema));
   } catch (...) {
     try {
-      work.exec("ROLLBACK");  // leave no aborted transaction on a pooled session
+      work.exec(kRollback);  // leave no aborted transaction on a pooled session
     } catch (...) {
     }
     throw;
