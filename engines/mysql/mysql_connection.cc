@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "engines/common/database_url.h"
+#include "engines/mysql/mysql_statements.h"
 
 namespace ledger::mysql_internal {
 namespace {
@@ -394,40 +395,26 @@ absl::Status MysqlConnection::SetUpSession(const MysqlWaits& waits) {
   // READ COMMITTED: see docs/engines/mysql.md. Every read that decides anything is a
   // locking read or runs after the locks it depends on are held, and each statement's
   // consistent read sees what committed before it.
-  LEDGER_RETURN_IF_ERROR(ExecuteText("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+  LEDGER_RETURN_IF_ERROR(ExecuteText(statement::kSetReadCommitted,
                                      "set isolation level", ErrorContext::kConnect));
   LEDGER_RETURN_IF_ERROR(Query(
-      "SELECT CONNECTION_ID(), VERSION()", {},
+      statement::kSelectSessionIdAndVersion, {},
       [&](const SqlRow& row) {
         session_id_ = row.Int64(0);
         mariadb_ = absl::StrContains(row.String(1), "MariaDB");
       },
       "read connection id", ErrorContext::kConnect));
   LEDGER_RETURN_IF_ERROR(ExecuteText(
-      absl::StrCat("SET SESSION autocommit = 0, innodb_lock_wait_timeout = ",
-                   account_lock_wait_seconds_, ", ",
-                   StatementTimeoutAssignment(waits.statement_timeout),
-                   ", sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'"),
+      SessionVariablesSql(account_lock_wait_seconds_,
+                          StatementTimeoutAssignment(mariadb_, waits.statement_timeout)),
       "set session variables", ErrorContext::kConnect));
   lock_wait_seconds_ = account_lock_wait_seconds_;
   return Commit(ErrorContext::kConnect);
 }
 
-std::string MysqlConnection::StatementTimeoutAssignment(absl::Duration timeout) const {
-  const int64_t millis =
-      timeout == absl::ZeroDuration() ? 0 : engine_common::WholeMillisecondsRoundedUp(timeout);
-  // MariaDB: seconds with a fraction, every statement. MySQL 8: milliseconds, read-only
-  // SELECTs only (it has no bound on other statements).
-  if (mariadb_) {
-    return absl::StrCat("max_statement_time = ", millis / 1000, ".",
-                        absl::Dec(millis % 1000, absl::kZeroPad3));
-  }
-  return absl::StrCat("max_execution_time = ", millis);
-}
-
 absl::Status MysqlConnection::LiftStatementTimeout() {
   LEDGER_RETURN_IF_ERROR(ExecuteText(
-      absl::StrCat("SET SESSION ", StatementTimeoutAssignment(absl::ZeroDuration())),
+      SetSessionSql(StatementTimeoutAssignment(mariadb_, absl::ZeroDuration())),
       "lift the statement timeout", ErrorContext::kStandalone));
   return Commit(ErrorContext::kStandalone);
 }
@@ -514,24 +501,24 @@ absl::Status MysqlConnection::SetLockWaitSeconds(int seconds, std::string_view w
   if (seconds == lock_wait_seconds_) return absl::OkStatus();
   lock_wait_seconds_ = 0;  // unknown until the SET is known to have run
   LEDGER_RETURN_IF_ERROR(ExecuteText(
-      absl::StrCat("SET SESSION innodb_lock_wait_timeout = ", seconds), what, context));
+      LockWaitSql(seconds), what, context));
   lock_wait_seconds_ = seconds;
   return absl::OkStatus();
 }
 
 absl::Status MysqlConnection::Commit(ErrorContext context) {
   // The text COMMIT, not Connection::commit(): its failure must surface as an error.
-  return ExecuteText("COMMIT", "commit", context);
+  return ExecuteText(statement::kCommit, "commit", context);
 }
 
 void MysqlConnection::Rollback() {
   if (broken_) return;  // the server rolled back when the session went
-  absl::Status status = ExecuteText("ROLLBACK", "rollback", ErrorContext::kStandalone);
+  absl::Status status = ExecuteText(statement::kRollback, "rollback", ErrorContext::kStandalone);
   if (!status.ok()) broken_ = true;
 }
 
 bool MysqlConnection::Ping() {
-  absl::Status status = ExecuteText("DO 1", "ping", ErrorContext::kStandalone);
+  absl::Status status = ExecuteText(statement::kPing, "ping", ErrorContext::kStandalone);
   if (!status.ok()) broken_ = true;
   return status.ok();
 }

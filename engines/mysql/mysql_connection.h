@@ -192,9 +192,6 @@ class MysqlConnection {
   // With a TLS mode, refuses the session unless the server reports it encrypted (its
   // Ssl_cipher): the client library may have gone on in plain text.
   absl::Status RequireEncryption(const MysqlSettings& settings);
-  // SET of the server's statement timeout: MariaDB's max_statement_time or MySQL's
-  // max_execution_time; zero lifts it.
-  std::string StatementTimeoutAssignment(absl::Duration timeout) const;
   // Catches what `call` throws, marks the connection broken when needed, and maps.
   absl::Status Guard(const std::function<void()>& call, std::string_view what,
                      ErrorContext context);

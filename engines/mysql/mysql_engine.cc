@@ -17,6 +17,7 @@
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_migrations.h"
 #include "engines/mysql/mysql_rows.h"
+#include "engines/mysql/mysql_statements.h"
 #include "base/status.h"
 
 namespace ledger {
@@ -225,8 +226,8 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::H
 }
 
 absl::Status MysqlStorageTransaction::RestartClaim(MysqlConnection& connection) {
-  LEDGER_RETURN_IF_ERROR(connection.ExecuteText("ROLLBACK", "release the batch claim's locks",
-                                                ErrorContext::kClaim));
+  LEDGER_RETURN_IF_ERROR(connection.ExecuteText(
+      statement::kRollback, "release the batch claim's locks", ErrorContext::kClaim));
   own_placeholders_.clear();  // rolled back
   locked_records_.clear();    // unlocked
   return absl::OkStatus();
@@ -252,8 +253,7 @@ MysqlStorageTransaction::LockThenInsert(MysqlConnection& connection,
     }
     absl::Status unreadable;
     LEDGER_RETURN_IF_ERROR(connection.Query(
-        absl::StrCat("SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys WHERE ",
-                     matches, " FOR UPDATE"),
+        LockKeyRowsSql(matches),
         params,
         [&](const SqlRow& row) {
           LockedKeyRow& locked = existing[RowKey(row.String(0), row.String(1), row.String(2))];
@@ -295,9 +295,7 @@ absl::Status MysqlStorageTransaction::InsertPlaceholders(
     }
     LEDGER_RETURN_IF_ERROR(
         connection
-            .Execute(absl::StrCat("INSERT INTO idempotency_keys (namespace, scope, `key`,"
-                                  " fingerprint, state, transaction_id, created_at, expires_at)"
-                                  " VALUES ",
+            .Execute(absl::StrCat(statement::kInsertKeysHead,
                                   rows),
                      params, "claim the keys", ErrorContext::kClaim)
             .status());
@@ -324,9 +322,7 @@ absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(
     SqlParams placeholder = IdentityParams(identity);
     placeholder.push_back(engine_common::kPlaceholderExpiresAtMicros);
     absl::StatusOr<int64_t> inserted = connection.Execute(
-        "INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint, state,"
-        " transaction_id, created_at, expires_at)"
-        " VALUES (?, ?, ?, '', 'pending', NULL, 0, ?)",
+        statement::kInsertPlaceholder,
         placeholder, "claim the key", ErrorContext::kClaim);
     if (inserted.ok()) {  // a new key: the placeholder row is the hold
       own_placeholders_.emplace(identity.Encoded(), identity);
@@ -337,8 +333,8 @@ absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(
     // failed duplicate check left a shared lock on the row; two waiters upgrading theirs
     // to exclusive would deadlock, so drop it first (nothing else ran yet).
     if (claim_is_first) {
-      LEDGER_RETURN_IF_ERROR(connection.ExecuteText("ROLLBACK", "release the duplicate's lock",
-                                                    ErrorContext::kClaim));
+      LEDGER_RETURN_IF_ERROR(connection.ExecuteText(
+          statement::kRollback, "release the duplicate's lock", ErrorContext::kClaim));
     }
     // A locking read returns the latest committed version at any isolation level. Its
     // wait is the claim's: replays of the key hold the row only for a moment.
@@ -361,8 +357,7 @@ MysqlStorageTransaction::ProbeKeyRowFailFast(MysqlConnection& connection,
   // (a moment) or replacing an expired one: wait the claim's 1 s for it.
   bool committed_visible = false;
   LEDGER_RETURN_IF_ERROR(connection.Query(
-      "SELECT 1 FROM idempotency_keys WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
-      " AND state = 'committed'",
+      statement::kSelectCommittedKey,
       IdentityParams(identity), [&](const SqlRow&) { committed_visible = true; },
       "read the key's committed row", ErrorContext::kClaim));
   if (!committed_visible) return probed.status();
@@ -380,10 +375,7 @@ absl::StatusOr<MysqlStorageTransaction::LockedKeyRow> MysqlStorageTransaction::L
   LockedKeyRow locked;
   absl::Status unreadable;
   LEDGER_RETURN_IF_ERROR(connection.Query(
-      nowait ? "SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys"
-               " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES " FOR UPDATE NOWAIT"
-             : "SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys"
-               " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES " FOR UPDATE",
+      nowait ? statement::kLockKeyRowNowait : statement::kLockKeyRow,
       IdentityParams(identity),
       [&](const SqlRow& row) {
         if (absl::Status read = ReadLockedRow(row, locked); !read.ok()) unreadable = read;
@@ -413,7 +405,7 @@ absl::StatusOr<bool> MysqlStorageTransaction::IsReversed(std::string_view id) {
     // this statement, and the pipeline calls it with the accounts already locked.
     bool reversed = false;
     LEDGER_RETURN_IF_ERROR(connection.Query(
-        "SELECT 1 FROM transactions WHERE reversal_of = ? LIMIT 1", {std::string(id)},
+        statement::kIsReversed, {std::string(id)},
         [&](const SqlRow&) { reversed = true; }, "check for a reversal",
         ErrorContext::kTransaction));
     return reversed;
@@ -426,27 +418,18 @@ absl::StatusOr<std::vector<Account>> MysqlStorageTransaction::LockAccounts(
     std::vector<Account> found;
     if (sorted_ids.empty()) return found;
     std::map<std::string, Account, std::less<>> by_id;
-    // One statement; InnoDB locks the rows as the primary-key range scan meets them,
-    // in ascending byte order, which is the sorted order of the ids. FORCE INDEX keeps
-    // the optimizer off a table scan, which would lock (wait for) unrelated rows.
-    // The last column: the running maximum of the account's latest entry (one backward
-    // step of the entries' primary key), which the batch continues along the entries it
-    // writes (mysql_write_batch.h), so writing them costs no read of its own.
-    constexpr int kLatestRunningMaxColumn = 10;  // after LEDGER_MYSQL_ACCOUNT_COLUMNS
+    // One statement (LockAccountsSql). Its last column, the running maximum of each
+    // account's latest entry, the batch continues along the entries it writes
+    // (mysql_write_batch.h), so writing them costs no read of its own.
     LEDGER_RETURN_IF_ERROR(connection.Query(
-        absl::StrCat("SELECT " LEDGER_MYSQL_ACCOUNT_COLUMNS
-                     ", (SELECT latest.created_at_running_max FROM entries AS latest"
-                     " WHERE latest.account_id = accounts.id"
-                     " ORDER BY latest.account_version DESC LIMIT 1)"
-                     " FROM accounts FORCE INDEX (PRIMARY) WHERE id IN (",
-                     Placeholders(sorted_ids.size()), ") ORDER BY id FOR UPDATE"),
+        LockAccountsSql(sorted_ids.size()),
         SqlParams(sorted_ids.begin(), sorted_ids.end()),
         [&](const SqlRow& row) {
           Account account = ReadAccount(row);
           writes_.NoteLatestRunningMaximum(
-              account.id, row.IsNull(kLatestRunningMaxColumn)
+              account.id, row.IsNull(kLockAccountsRunningMaxColumn)
                               ? std::nullopt
-                              : std::optional<int64_t>(row.Int64(kLatestRunningMaxColumn)));
+                              : std::optional<int64_t>(row.Int64(kLockAccountsRunningMaxColumn)));
           by_id.emplace(account.id, std::move(account));
         },
         "lock accounts", ErrorContext::kTransaction));
@@ -463,8 +446,7 @@ absl::StatusOr<DebitUsage> MysqlStorageTransaction::LoadDebitUsage(std::string_v
     DebitUsage usage;
     // Served by the (account_id, created_at, amount) index alone.
     LEDGER_RETURN_IF_ERROR(connection.Query(
-        "SELECT COUNT(*), CAST(COALESCE(SUM(amount), 0) AS CHAR) FROM entries"
-        " WHERE account_id = ? AND created_at >= ? AND amount < 0",
+        statement::kDebitUsage,
         {std::string(account_id), ToMicros(since)},
         [&](const SqlRow& row) {
           usage.count = row.Int64(0);
@@ -481,10 +463,8 @@ absl::StatusOr<std::vector<Hold>> MysqlStorageTransaction::LoadHolds(
     if (ids.empty()) return std::vector<Hold>();
     // A consistent read of the latest committed rows (READ COMMITTED): after
     // LockAccounts no settlement of these holds can commit any more.
-    return QueryHolds(connection,
-                      absl::StrCat("SELECT " LEDGER_MYSQL_HOLD_COLUMNS " FROM holds WHERE id IN (",
-                                   Placeholders(ids.size()), ")"),
-                      SqlParams(ids.begin(), ids.end()), "load holds", ErrorContext::kTransaction);
+    return QueryHolds(connection, SelectHoldsSql(ids.size()), SqlParams(ids.begin(), ids.end()),
+                      "load holds", ErrorContext::kTransaction);
   });
 }
 
@@ -584,7 +564,7 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenMysqlEngine(const MysqlOptions& opti
     LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<mysql_internal::MysqlConnection> connection,
                             mysql_internal::MysqlConnection::Open(server));
     LEDGER_RETURN_IF_ERROR(connection->ExecuteText(
-        absl::StrCat("CREATE DATABASE IF NOT EXISTS `", settings.database, "`"),
+        mysql_internal::CreateDatabaseSql(settings.database),
         "create the database", engine_common::ErrorContext::kStandalone));
   }
   const absl::Duration pool_acquire_wait = settings.waits.pool_acquire_wait;  // URL applied

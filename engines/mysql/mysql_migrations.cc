@@ -8,13 +8,10 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "engines/mysql/mysql_rows.h"
+#include "engines/mysql/mysql_statements.h"
 
 namespace ledger::mysql_internal {
 namespace {
-
-// Named locks are server-wide, so the name carries the database; hashed, because MySQL
-// 8 caps lock names at 64 characters and database names may be that long alone.
-constexpr char kMigrationLockName[] = "CONCAT('ledger_migrate_', SHA1(DATABASE()))";
 
 // GET_LOCK without waiting, tried again until `lock_wait` has passed: a GET_LOCK that
 // waited on the server would outlive the client's read timeout, which then cuts a live
@@ -23,7 +20,7 @@ absl::Status TakeMigrationLock(MysqlConnection& connection, absl::Duration lock_
   return ledger::TakeMigrationLock("mysql", lock_wait, [&]() -> absl::StatusOr<bool> {
     std::optional<int64_t> granted;
     LEDGER_RETURN_IF_ERROR(connection.Query(
-        absl::StrCat("SELECT GET_LOCK(", kMigrationLockName, ", 0)"), {},
+        TakeMigrationLockSql(), {},
         [&](const SqlRow& row) { if (!row.IsNull(0)) granted = row.Int64(0); },
         "take the migration lock", ErrorContext::kStandalone));
     return granted == 1;
@@ -33,7 +30,7 @@ absl::Status TakeMigrationLock(MysqlConnection& connection, absl::Duration lock_
 void ReleaseMigrationLock(MysqlConnection& connection) {
   // Closing the session releases it too: a failure here leaves nothing behind.
   absl::Status released =
-      connection.ExecuteText(absl::StrCat("DO RELEASE_LOCK(", kMigrationLockName, ")"),
+      connection.ExecuteText(ReleaseMigrationLockSql(),
                              "release the migration lock", ErrorContext::kStandalone);
   if (released.ok()) released = connection.Commit(ErrorContext::kStandalone);
   (void)released;
@@ -41,15 +38,11 @@ void ReleaseMigrationLock(MysqlConnection& connection) {
 
 absl::StatusOr<std::set<int>> AppliedVersions(MysqlConnection& connection) {
   LEDGER_RETURN_IF_ERROR(connection.ExecuteText(
-      "CREATE TABLE IF NOT EXISTS schema_migrations ("
-      " version INT NOT NULL PRIMARY KEY,"
-      " name VARCHAR(255) NOT NULL,"
-      " applied_at BIGINT NOT NULL"
-      ") ENGINE = InnoDB DEFAULT CHARACTER SET = utf8mb4 COLLATE = utf8mb4_bin",
+      statement::kCreateSchemaMigrations,
       "create schema_migrations", ErrorContext::kStandalone));
   std::set<int> applied;
   LEDGER_RETURN_IF_ERROR(connection.Query(
-      "SELECT version FROM schema_migrations", {},
+      statement::kSelectAppliedMigrations, {},
       [&](const SqlRow& row) { applied.insert(static_cast<int>(row.Int64(0))); },
       "read applied migrations", ErrorContext::kStandalone));
   LEDGER_RETURN_IF_ERROR(connection.Commit(ErrorContext::kStandalone));
@@ -62,8 +55,7 @@ absl::Status ApplyMigration(MysqlConnection& connection, const Migration& migrat
         connection.ExecuteText(statement, "apply a migration", ErrorContext::kStandalone));
   }
   LEDGER_RETURN_IF_ERROR(connection
-                             .Execute("INSERT INTO schema_migrations (version, name, applied_at)"
-                                      " VALUES (?, ?, ?)",
+                             .Execute(statement::kRecordMigration,
                                       {int64_t{migration.version}, std::string(migration.name),
                                        ToMicros(SystemClock::Default()->Now())},
                                       "record a migration", ErrorContext::kStandalone)

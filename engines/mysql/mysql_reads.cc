@@ -12,6 +12,7 @@
 #include "engines/common/transaction_page.h"
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_rows.h"
+#include "engines/mysql/mysql_statements.h"
 #include "base/status.h"
 
 namespace ledger::mysql_internal {
@@ -27,7 +28,7 @@ absl::Status MysqlEngine::PutAsset(const Asset& asset) {
                   scale.reset();
                   absl::Status inserted =
                       connection
-                          .Execute("INSERT INTO assets (code, scale) VALUES (?, ?)",
+                          .Execute(statement::kInsertAsset,
                                    {asset.code, int64_t{asset.scale}}, "insert the asset",
                                    ErrorContext::kStandalone)
                           .status();
@@ -38,7 +39,7 @@ absl::Status MysqlEngine::PutAsset(const Asset& asset) {
                   if (!absl::IsAlreadyExists(inserted)) return inserted;
                   // Defined before: fine when identical.
                   return connection.Query(
-                      "SELECT scale FROM assets WHERE code = ?", {asset.code},
+                      statement::kSelectAssetScale, {asset.code},
                       [&](const SqlRow& row) { scale = row.Int64(0); }, "read the asset",
                       ErrorContext::kStandalone);
                 }));
@@ -52,7 +53,7 @@ absl::Status MysqlEngine::PutAsset(const Asset& asset) {
 absl::StatusOr<std::optional<Asset>> MysqlEngine::GetAsset(std::string_view code) {
   std::optional<Asset> asset;
   LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
-    return connection.Query("SELECT " LEDGER_MYSQL_ASSET_COLUMNS " FROM assets WHERE code = ?",
+    return connection.Query(statement::kSelectAsset,
                             {std::string(code)},
                             [&](const SqlRow& row) { asset = ReadAsset(row); }, "read the asset",
                             ErrorContext::kStandalone);
@@ -64,7 +65,7 @@ absl::StatusOr<std::vector<Asset>> MysqlEngine::ListAssets() {
   std::vector<Asset> assets;
   LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
     assets.clear();
-    return connection.Query("SELECT " LEDGER_MYSQL_ASSET_COLUMNS " FROM assets ORDER BY code",
+    return connection.Query(statement::kListAssets,
                             {}, [&](const SqlRow& row) { assets.push_back(ReadAsset(row)); },
                             "list assets", ErrorContext::kStandalone);
   }));
@@ -74,8 +75,7 @@ absl::StatusOr<std::vector<Asset>> MysqlEngine::ListAssets() {
 absl::Status MysqlEngine::InsertAccount(const Account& account) {
   absl::Status status = RunStandalone(Access::kWrite, [&](MysqlConnection& connection) {
     return connection
-        .Execute("INSERT INTO accounts (" LEDGER_MYSQL_ACCOUNT_COLUMNS
-                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        .Execute(statement::kInsertAccount,
                  AccountParams(account), "insert the account", ErrorContext::kStandalone)
         .status();
   });
@@ -93,7 +93,7 @@ absl::Status MysqlEngine::InsertAccount(const Account& account) {
 absl::StatusOr<std::optional<Account>> MysqlEngine::GetAccount(std::string_view id) {
   std::optional<Account> account;
   LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
-    return connection.Query("SELECT " LEDGER_MYSQL_ACCOUNT_COLUMNS " FROM accounts WHERE id = ?",
+    return connection.Query(statement::kSelectAccount,
                             {std::string(id)},
                             [&](const SqlRow& row) { account = ReadAccount(row); },
                             "read the account", ErrorContext::kStandalone);
@@ -107,7 +107,7 @@ absl::StatusOr<std::vector<Account>> MysqlEngine::ListAccounts(std::string_view 
   LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
     accounts.clear();
     return connection.Query(
-        "SELECT " LEDGER_MYSQL_ACCOUNT_COLUMNS " FROM accounts WHERE id > ? ORDER BY id LIMIT ?",
+        statement::kListAccounts,
         {std::string(after_id), limit},
         [&](const SqlRow& row) { accounts.push_back(ReadAccount(row)); }, "list accounts",
         ErrorContext::kStandalone);
@@ -119,8 +119,7 @@ absl::StatusOr<bool> MysqlEngine::CloseAccountIfZeroBalance(std::string_view id)
   // CLIENT_FOUND_ROWS: a closed account closed again still counts as matched.
   LEDGER_ASSIGN_OR_RETURN(
       int64_t matched,
-      ExecuteStandalone("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0"
-                        " AND pending_debits = 0 AND pending_credits = 0",
+      ExecuteStandalone(statement::kCloseAccountIfZeroBalance,
                         {std::string(id)}, "close the account"));
   return matched == 1;
 }
@@ -157,10 +156,7 @@ absl::StatusOr<std::vector<Transaction>> MysqlEngine::ListTransactions(std::stri
         LEDGER_ASSIGN_OR_RETURN(
             transactions,
             QueryTransactions(connection,
-                              "SELECT " LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
-                              " FROM (SELECT * FROM transactions WHERE id > ? ORDER BY id"
-                              " LIMIT ?) t" LEDGER_MYSQL_TRANSACTION_JOINS
-                              " ORDER BY t.id, e.entry_index",
+                              statement::kListTransactions,
                               {std::string(after_id), limit}, "list transactions",
                               ErrorContext::kStandalone));
         return absl::OkStatus();
@@ -174,9 +170,7 @@ absl::StatusOr<std::vector<HistoryEntry>> MysqlEngine::ListEntries(std::string_v
   std::vector<HistoryEntry> entries;
   LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
     entries.clear();
-    return connection.Query("SELECT " LEDGER_MYSQL_ENTRY_COLUMNS ", transaction_id, created_at"
-                            " FROM entries WHERE account_id = ? AND account_version > ?"
-                            " ORDER BY account_version LIMIT ?",
+    return connection.Query(statement::kListEntries,
                             {std::string(account_id), after_version, limit},
                             [&](const SqlRow& row) {
                               entries.push_back({ReadEntry(row, 0), row.String(5),
@@ -192,10 +186,7 @@ absl::StatusOr<std::optional<HistoryEntry>> MysqlEngine::EntryAsOf(std::string_v
   std::optional<HistoryEntry> found;
   LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
     found.reset();
-    // One backward step of entries_by_account_as_of (schema/mysql/0005_reads_indexes.sql).
-    return connection.Query("SELECT " LEDGER_MYSQL_ENTRY_COLUMNS ", transaction_id, created_at"
-                            " FROM entries WHERE account_id = ? AND created_at_running_max <= ?"
-                            " ORDER BY created_at_running_max DESC, account_version DESC LIMIT 1",
+    return connection.Query(statement::kSelectEntryAsOf,
                             {std::string(account_id), absl::ToUnixMicros(as_of)},
                             [&](const SqlRow& row) {
                               found = HistoryEntry{ReadEntry(row, 0), row.String(5),
@@ -238,8 +229,7 @@ absl::StatusOr<std::optional<KeyRecord>> MysqlEngine::GetKeyRecord(const KeyIden
         found.reset();
         absl::Status unreadable;
         LEDGER_RETURN_IF_ERROR(connection.Query(
-            "SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys"
-            " WHERE namespace = ? AND scope = ? AND `key` = ? AND state = 'committed'",
+            statement::kSelectCommittedKeyRecord,
             {identity.key_namespace, identity.scope.Encoded(), identity.key},
             [&](const SqlRow& row) {
               absl::StatusOr<std::optional<KeyRecord>> record = ReadKeyRecord(row);
@@ -271,12 +261,8 @@ absl::StatusOr<std::vector<KeyRecord>> MysqlEngine::ListKeyRecords(
   params.emplace_back(limit);
   const char* sql =
       after.has_value()
-          ? "SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys"
-            " WHERE state = 'committed' AND (namespace > ? OR (namespace = ? AND"
-            " (scope > ? OR (scope = ? AND `key` > ?))))"
-            " ORDER BY namespace, scope, `key` LIMIT ?"
-          : "SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys"
-            " WHERE state = 'committed' ORDER BY namespace, scope, `key` LIMIT ?";
+          ? statement::kListKeyRecordsAfter
+          : statement::kListKeyRecordsFirst;
   LEDGER_RETURN_IF_ERROR(
       RunStandalone(Access::kRead, [&](MysqlConnection& connection) -> absl::Status {
         records.clear();
@@ -301,15 +287,13 @@ absl::StatusOr<int64_t> MysqlEngine::PruneExpiredKeys(absl::Time now, int64_t li
   // Through the expiry index, oldest first. Placeholders carry the largest expires_at,
   // so the range never reaches a key that is being claimed.
   return ExecuteStandalone(
-      "DELETE FROM idempotency_keys WHERE expires_at <= ? AND state = 'committed'"
-      " ORDER BY expires_at LIMIT ?",
+      statement::kPruneExpiredKeys,
       {ToMicros(now), limit}, "prune expired keys");
 }
 
 absl::StatusOr<std::optional<Hold>> MysqlEngine::GetHold(std::string_view id) {
   LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> found,
-                          QueryHoldsStandalone("SELECT " LEDGER_MYSQL_HOLD_COLUMNS
-                                               " FROM holds WHERE id = ?",
+                          QueryHoldsStandalone(statement::kSelectHold,
                                                {std::string(id)}, "read the hold"));
   if (found.empty()) return std::nullopt;
   return std::move(found.front());
@@ -319,26 +303,20 @@ absl::StatusOr<std::vector<Hold>> MysqlEngine::ListHolds(std::string_view accoun
                                                          std::string_view after_id,
                                                          int64_t limit) {
   if (account_id.empty()) {
-    return QueryHoldsStandalone("SELECT " LEDGER_MYSQL_HOLD_COLUMNS
-                                " FROM holds WHERE id > ? ORDER BY id LIMIT ?",
+    return QueryHoldsStandalone(statement::kListHolds,
                                 {std::string(after_id), limit}, "list holds");
   }
   // One branch per side, each an ordered range of its (account, id) index; UNION drops
   // the second copy of a hold from an account to itself.
   const std::string account(account_id), after(after_id);
   return QueryHoldsStandalone(
-      "(SELECT " LEDGER_MYSQL_HOLD_COLUMNS " FROM holds"
-      " WHERE from_account = ? AND id > ? ORDER BY id LIMIT ?)"
-      " UNION (SELECT " LEDGER_MYSQL_HOLD_COLUMNS " FROM holds"
-      " WHERE to_account = ? AND id > ? ORDER BY id LIMIT ?) ORDER BY id LIMIT ?",
+      statement::kListAccountHolds,
       {account, after, limit, account, after, limit, limit}, "list an account's holds");
 }
 
 absl::StatusOr<std::vector<Hold>> MysqlEngine::ListLapsedHolds(absl::Time now, int64_t limit) {
   // A range of holds_pending_by_expiry, in its order.
-  return QueryHoldsStandalone("SELECT " LEDGER_MYSQL_HOLD_COLUMNS " FROM holds"
-                              " WHERE status = 'pending' AND expires_at <= ?"
-                              " ORDER BY expires_at, id LIMIT ?",
+  return QueryHoldsStandalone(statement::kListLapsedHolds,
                               {ToMicros(now), limit}, "list lapsed holds");
 }
 
@@ -388,22 +366,19 @@ absl::StatusOr<std::vector<OutboxEvent>> MysqlEngine::ListEvents(int64_t after_s
   // commit order and an event in flight is numbered only after it committed.
   LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kWrite, [&](MysqlConnection& connection) -> absl::Status {
     LEDGER_RETURN_IF_ERROR(connection.Query(
-        "SELECT id FROM outbox_sequencer WHERE id = 1 FOR UPDATE", {}, [](const SqlRow&) {},
+        statement::kLockEventSequencer, {}, [](const SqlRow&) {},
         "lock the event sequencer", ErrorContext::kStandalone));
     LEDGER_RETURN_IF_ERROR(connection.ExecuteText(
-        "SET @ledger_next_sequence = (SELECT COALESCE(MAX(`sequence`), 0) FROM outbox_events)",
+        statement::kReadLastEventSequence,
         "read the last event sequence", ErrorContext::kStandalone));
     return connection.ExecuteText(
-        "UPDATE outbox_events SET `sequence` = (@ledger_next_sequence := @ledger_next_sequence + 1)"
-        " WHERE `sequence` IS NULL ORDER BY insert_order LIMIT 10000",
+        statement::kSequenceCommittedEvents,
         "sequence committed events", ErrorContext::kStandalone);
   }));
   std::vector<OutboxEvent> events;
   LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
     events.clear();
-    return connection.Query("SELECT " LEDGER_MYSQL_OUTBOX_EVENT_COLUMNS
-                            " FROM outbox_events WHERE `sequence` > ?"
-                            " ORDER BY `sequence` LIMIT ?",
+    return connection.Query(statement::kListEvents,
                             {after_sequence, limit},
                             [&](const SqlRow& row) { events.push_back(ReadOutboxEvent(row)); },
                             "list events", ErrorContext::kStandalone);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "engines/common/row_readers.h"
+#include "engines/mysql/mysql_statements.h"
 #include "engines/mysql/mysql_write_batch.h"
 
 namespace ledger::mysql_internal {
@@ -113,28 +114,13 @@ absl::StatusOr<PendingHoldTotals> SelectPendingHoldTotals(MysqlConnection& conne
                                                           std::string_view account_id,
                                                           absl::Time now, absl::Time since,
                                                           ErrorContext context) {
-  // Two aggregates over the account's pending holds, each read from its covering index
-  // (holds_pending_by_from_account, holds_pending_by_to_account): out of the account,
-  // the lapsed amounts and the reserving holds placed since `since`; into it, the
-  // lapsed amounts. Derived tables of aggregates always give one row each.
-  constexpr char kSql[] =
-      "SELECT CAST(COALESCE(d.lapsed, 0) AS CHAR), CAST(COALESCE(c.lapsed, 0) AS CHAR),"
-      " d.reserving_count, CAST(COALESCE(d.reserving_amount, 0) AS CHAR)"
-      " FROM (SELECT SUM(CASE WHEN expires_at <= ? THEN amount END) AS lapsed,"
-      " COUNT(CASE WHEN (expires_at IS NULL OR expires_at > ?) AND created_at >= ?"
-      " THEN 1 END) AS reserving_count,"
-      " SUM(CASE WHEN (expires_at IS NULL OR expires_at > ?) AND created_at >= ?"
-      " THEN amount END) AS reserving_amount"
-      " FROM holds WHERE status = 'pending' AND from_account = ?) d"
-      " CROSS JOIN (SELECT SUM(amount) AS lapsed FROM holds"
-      " WHERE status = 'pending' AND to_account = ? AND expires_at <= ?) c";
   const int64_t now_micros = ToMicros(now);
   const int64_t since_micros = ToMicros(since);
   const std::string account(account_id);
   PendingHoldTotals totals;
   bool read = false;
   LEDGER_RETURN_IF_ERROR(connection.Query(
-      kSql,
+      statement::kHoldTotals,
       {now_micros, now_micros, since_micros, now_micros, since_micros, account, account,
        now_micros},
       [&](const SqlRow& row) {
@@ -203,9 +189,7 @@ absl::StatusOr<std::optional<Transaction>> SelectTransaction(MysqlConnection& co
   LEDGER_ASSIGN_OR_RETURN(
       std::vector<Transaction> found,
       QueryTransactions(connection,
-                        "SELECT " LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
-                        " FROM transactions t" LEDGER_MYSQL_TRANSACTION_JOINS
-                        " WHERE t.id = ? ORDER BY e.entry_index",
+                        statement::kSelectTransaction,
                         {std::string(id)}, "load transaction", context));
   if (found.empty()) return std::nullopt;
   return std::move(found.front());
@@ -221,11 +205,7 @@ absl::StatusOr<std::vector<Transaction>> SelectTransactions(MysqlConnection& con
     LEDGER_ASSIGN_OR_RETURN(
         std::vector<Transaction> some,
         QueryTransactions(connection,
-                          absl::StrCat("SELECT " LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
-                                       " FROM transactions t" LEDGER_MYSQL_TRANSACTION_JOINS
-                                       " WHERE t.id IN (",
-                                       Placeholders(end - begin),
-                                       ") ORDER BY t.id, e.entry_index"),
+                          SelectTransactionsSql(end - begin),
                           SqlParams(ids.begin() + begin, ids.begin() + end),
                           "load transactions", context));
     std::move(some.begin(), some.end(), std::back_inserter(found));

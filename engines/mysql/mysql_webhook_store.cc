@@ -5,6 +5,7 @@
 
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_rows.h"
+#include "engines/mysql/mysql_statements.h"
 #include "base/status.h"
 
 namespace ledger::mysql_internal {
@@ -13,7 +14,7 @@ absl::StatusOr<bool> MysqlWebhookStore::InsertWebhookEventIfAbsent(const std::st
                                                                    const std::string& event_id,
                                                                    absl::Time received_at) {
   absl::StatusOr<int64_t> inserted = engine_.ExecuteStandalone(
-      "INSERT INTO webhook_events (provider, event_id, received_at) VALUES (?, ?, ?)",
+      statement::kInsertWebhookEvent,
       {provider, event_id, ToMicros(received_at)}, "record the webhook event");
   if (absl::IsAlreadyExists(inserted.status())) return false;  // recorded before
   LEDGER_RETURN_IF_ERROR(inserted.status());
@@ -24,13 +25,13 @@ absl::StatusOr<bool> MysqlWebhookStore::DeleteWebhookEvent(const std::string& pr
                                                            const std::string& event_id) {
   LEDGER_ASSIGN_OR_RETURN(
       int64_t deleted,
-      engine_.ExecuteStandalone("DELETE FROM webhook_events WHERE provider = ? AND event_id = ?",
+      engine_.ExecuteStandalone(statement::kDeleteWebhookEvent,
                                 {provider, event_id}, "forget the webhook event"));
   return deleted > 0;
 }
 
 absl::StatusOr<int64_t> MysqlWebhookStore::PruneWebhookEvents(absl::Time before) {
-  return engine_.ExecuteStandalone("DELETE FROM webhook_events WHERE received_at < ?",
+  return engine_.ExecuteStandalone(statement::kPruneWebhookEvents,
                                    {ToMicros(before)}, "prune webhook events");
 }
 

@@ -8,6 +8,7 @@
 #include "engines/common/insert_or_read.h"
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_rows.h"
+#include "engines/mysql/mysql_statements.h"
 #include "base/status.h"
 
 namespace ledger::mysql_internal {
@@ -22,8 +23,7 @@ absl::StatusOr<WorkClaim> MysqlWorkClaimStore::InsertWorkClaimIfAbsent(const Wor
               stored.reset();
               absl::Status inserted =
                   connection
-                      .Execute("INSERT INTO work_claims (" LEDGER_MYSQL_WORK_CLAIM_COLUMNS
-                               ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      .Execute(statement::kInsertWorkClaim,
                                WorkClaimParams(fresh), "insert the work claim",
                                ErrorContext::kStandalone)
                       .status();
@@ -36,8 +36,7 @@ absl::StatusOr<WorkClaim> MysqlWorkClaimStore::InsertWorkClaimIfAbsent(const Wor
               // COMMITTED) sees the committed row.
               absl::Status unreadable;
               LEDGER_RETURN_IF_ERROR(connection.Query(
-                  "SELECT " LEDGER_MYSQL_WORK_CLAIM_COLUMNS
-                  " FROM work_claims WHERE " LEDGER_MYSQL_IDENTITY_MATCHES,
+                  statement::kSelectWorkClaim,
                   IdentityParams(fresh.identity),
                   [&](const SqlRow& row) {
                     absl::StatusOr<WorkClaim> claim = ReadWorkClaim(row);
@@ -68,9 +67,7 @@ absl::StatusOr<bool> MysqlWorkClaimStore::ReplaceWorkClaim(const KeyIdentity& id
   LEDGER_ASSIGN_OR_RETURN(
       int64_t matched,
       engine_.ExecuteStandalone(
-          "UPDATE work_claims SET fingerprint = ?, state = ?, owner = ?, attempt = ?,"
-          " lease_expires_at = ?, result = ?, created_at = ?, updated_at = ?,"
-          " expires_at = ? WHERE " LEDGER_MYSQL_IDENTITY_MATCHES " AND owner = ? AND attempt = ?",
+          statement::kReplaceWorkClaim,
           params, "replace the work claim"));
   return matched > 0;
 }
@@ -81,21 +78,19 @@ absl::StatusOr<bool> MysqlWorkClaimStore::DeleteWorkClaim(const KeyIdentity& ide
   params.push_back(owner);
   LEDGER_ASSIGN_OR_RETURN(
       int64_t deleted,
-      engine_.ExecuteStandalone("DELETE FROM work_claims WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
-                                " AND owner = ? AND state = 'pending'",
+      engine_.ExecuteStandalone(statement::kDeleteWorkClaim,
                                 params, "delete the work claim"));
   return deleted > 0;
 }
 
 absl::StatusOr<int64_t> MysqlWorkClaimStore::MarkAbandonedWorkClaims(absl::Time now) {
   return engine_.ExecuteStandalone(
-      "UPDATE work_claims SET state = 'abandoned', updated_at = ?"
-      " WHERE state = 'pending' AND lease_expires_at <= ?",
+      statement::kMarkAbandonedWorkClaims,
       {ToMicros(now), ToMicros(now)}, "mark abandoned work claims");
 }
 
 absl::StatusOr<int64_t> MysqlWorkClaimStore::PruneWorkClaims(absl::Time now) {
-  return engine_.ExecuteStandalone("DELETE FROM work_claims WHERE expires_at <= ?",
+  return engine_.ExecuteStandalone(statement::kPruneWorkClaims,
                                    {ToMicros(now)}, "prune work claims");
 }
 

@@ -11,6 +11,7 @@
 #include "engines/common/hold_writes.h"
 #include "engines/common/transaction_page.h"
 #include "engines/mysql/mysql_rows.h"
+#include "engines/mysql/mysql_statements.h"
 
 namespace ledger::mysql_internal {
 namespace {
@@ -183,8 +184,7 @@ absl::Status MysqlWriteBatch::SendTransactions(MysqlConnection& connection) cons
   // A taken id, reversal_of or hold_id fails here as a unique violation: retryable in
   // the write phase (mysql_errors.cc, docs/engines/errors.md).
   return InsertRows(connection,
-                    "INSERT INTO transactions (id, kind, created_at, metadata, reversal_of,"
-                    " fingerprint, hold_id) VALUES ",
+                    statement::kInsertTransactionsHead,
                     rows, "insert the transactions");
 }
 
@@ -198,8 +198,7 @@ absl::Status MysqlWriteBatch::SendHolds(MysqlConnection& connection) const {
                     std::string(HoldStatusName(HoldStatus::kPending))});
   }
   return InsertRows(connection,
-                    "INSERT INTO holds (id, from_account, to_account, asset, amount, expires_at,"
-                    " created_at, status) VALUES ",
+                    statement::kInsertHoldsHead,
                     rows, "insert the holds");
 }
 
@@ -228,8 +227,7 @@ absl::Status MysqlWriteBatch::FindUnsettledHold(MysqlConnection& connection,
   SqlParams ids;
   for (const Settlement& settlement : settlements) ids.push_back(settlement.hold_id);
   LEDGER_RETURN_IF_ERROR(connection.Query(
-      absl::StrCat("SELECT id, settled_by FROM holds WHERE id IN (", Placeholders(ids.size()),
-                   ")"),
+      SettledByOfHoldsSql(ids.size()),
       ids, [&](const SqlRow& row) { settled_by[row.String(0)] = row.OptionalString(1).value_or(""); },
       "find the hold not settled", ErrorContext::kWrite));
   for (const Settlement& settlement : settlements) {
@@ -255,8 +253,7 @@ absl::Status MysqlWriteBatch::SendMetadataMembers(MysqlConnection& connection) c
   // A plain INSERT: a transaction's member names are distinct, and its id is new (the
   // transactions INSERT above would have failed first), so no row can be there already.
   return InsertRows(connection,
-                    "INSERT INTO transaction_metadata (member_name, member_value, created_at,"
-                    " transaction_id) VALUES ",
+                    statement::kInsertMetadataHead,
                     rows, "index the metadata");
 }
 
@@ -274,9 +271,7 @@ absl::StatusOr<std::map<std::string, int64_t>> MysqlWriteBatch::ReadRunningMaxim
     std::string sql;
     for (size_t r = range.begin; r < range.end; ++r) {
       absl::StrAppend(&sql, r == range.begin ? "" : " UNION ALL ",
-                      "SELECT ?, (SELECT created_at_running_max FROM entries"
-                      " WHERE account_id = ? AND account_version < ?"
-                      " ORDER BY account_version DESC LIMIT 1)");
+                      statement::kSelectRunningMaxBefore);
     }
     return connection.Query(
         sql, Flatten(rows, range),
@@ -352,9 +347,7 @@ absl::StatusOr<std::map<std::string, int64_t>> MysqlWriteBatch::SendEntries(
                     row.running_max});
   }
   LEDGER_RETURN_IF_ERROR(InsertRows(connection,
-                                    "INSERT INTO entries (account_id, account_version,"
-                                    " transaction_id, entry_index, asset, amount, balance_after,"
-                                    " created_at, created_at_running_max) VALUES ",
+                                    statement::kInsertEntriesHead,
                                     rows, "insert the entries"));
   return running;
 }
@@ -407,7 +400,6 @@ absl::Status MysqlWriteBatch::SendReplacedKeyRows(MysqlConnection& connection) c
   // impossible; on a multi-writer Galera cluster it is how a claim lost to another node
   // shows (row locks are per node; certification would refuse this COMMIT anyway), so it
   // is retryable: the attempt rolls back and its retry replays the other node's commit.
-  constexpr char kReplaceable[] = "state = 'pending' OR expires_at <= VALUES(created_at)";
   return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
     const size_t count = range.end - range.begin;
     std::string values;
@@ -418,15 +410,7 @@ absl::Status MysqlWriteBatch::SendReplacedKeyRows(MysqlConnection& connection) c
     LEDGER_ASSIGN_OR_RETURN(
         const int64_t affected,
         connection.Execute(
-            absl::StrCat("INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint,"
-                         " state, transaction_id, created_at, expires_at) VALUES ",
-                         values, " ON DUPLICATE KEY UPDATE",
-                         " fingerprint = IF(", kReplaceable, ", VALUES(fingerprint), fingerprint),",
-                         " transaction_id = IF(", kReplaceable,
-                         ", VALUES(transaction_id), transaction_id),",
-                         " created_at = IF(", kReplaceable, ", VALUES(created_at), created_at),",
-                         " expires_at = IF(", kReplaceable, ", VALUES(expires_at), expires_at),",
-                         " state = 'committed'"),
+            RecordKeysSql(values),
             Flatten(rows, range), "record the keys", ErrorContext::kWrite));
     if (affected != 2 * static_cast<int64_t>(count)) {
       return RetryableError(absl::StrCat(
@@ -450,8 +434,7 @@ absl::Status MysqlWriteBatch::SendDroppedPlaceholders(MysqlConnection& connectio
     // Each is this transaction's own placeholder, locked since the claim: all are there.
     LEDGER_ASSIGN_OR_RETURN(
         const int64_t deleted,
-        connection.Execute(absl::StrCat("DELETE FROM idempotency_keys WHERE state = 'pending'"
-                                        " AND (", matches, ")"),
+        connection.Execute(DropPlaceholdersSql(matches),
                            Flatten(rows, range), "drop the unused placeholders",
                            ErrorContext::kWrite));
     if (deleted != static_cast<int64_t>(count)) {
@@ -474,18 +457,13 @@ absl::Status MysqlWriteBatch::SendLoneKeyRow(MysqlConnection& connection,
   // bypassed): the INSERT below then fails as a unique violation, as on the other engines.
   LEDGER_ASSIGN_OR_RETURN(
       const int64_t matched,
-      connection.Execute("UPDATE idempotency_keys SET fingerprint = ?, state = 'committed',"
-                         " transaction_id = ?, created_at = ?, expires_at = ?"
-                         " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
-                         " AND (state = 'pending' OR expires_at <= ?)",
+      connection.Execute(statement::kReplaceKey,
                          update, "record the key", ErrorContext::kWrite));
   if (matched > 0) return absl::OkStatus();
   SqlParams insert = std::move(identity);
   insert.insert(insert.end(), values.begin(), values.end());
   return connection
-      .Execute("INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint, state,"
-               " transaction_id, created_at, expires_at)"
-               " VALUES (?, ?, ?, ?, 'committed', ?, ?, ?)",
+      .Execute(statement::kInsertKey,
                insert, "record the key", ErrorContext::kWrite)
       .status();
 }
@@ -499,8 +477,7 @@ absl::Status MysqlWriteBatch::SendEvents(MysqlConnection& connection) const {
   // In the order appended: InnoDB hands out a multi-row INSERT's AUTO_INCREMENT values
   // in VALUES order, and the statements go in order too.
   return InsertRows(connection,
-                    "INSERT INTO outbox_events (transaction_id, type, payload, created_at)"
-                    " VALUES ",
+                    statement::kInsertEventsHead,
                     rows, "append the events");
 }
 

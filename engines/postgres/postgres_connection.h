@@ -1,9 +1,10 @@
 // One PostgreSQL session's setup: the connection string (its "claim=" and wait
-// parameters are the engine's, never libpq's; libpq's waits are added to it), the server version check, and the named prepared statements
-// declared on every new connection (libpqxx registers each with the server on its
-// first use). The session itself is a pqxx::connection held by the pool
-// (postgres_connection_pool.h): libpqxx already is the connection wrapper that
-// sqlite_connection.h and mysql_connection.h write by hand.
+// parameters are the engine's, never libpq's; libpq's waits are added to it), the server
+// version check, and the named prepared statements (postgres_statements.h) declared on
+// every new connection (libpqxx registers each with the server on its first use). The
+// session itself is a pqxx::connection held by the pool (postgres_connection_pool.h):
+// libpqxx already is the connection wrapper that sqlite_connection.h and
+// mysql_connection.h write by hand.
 //
 // Internal to engines/postgres. Thread-safe: constants and pure functions; SetUpSession
 // touches only the session it is given.
@@ -17,7 +18,6 @@
 #include "absl/status/statusor.h"
 #include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_engine.h"
-#include "pqxx/connection_base"
 
 namespace ledger::postgres_internal {
 
@@ -51,54 +51,6 @@ absl::StatusOr<ParsedPostgresConnection> ParsePostgresConnection(const PostgresO
 // in the session and sets the session's search_path to it alone; then declares the
 // prepared statements.
 absl::Status SetUpSession(PostgresSession& session, std::string_view schema = "");
-
-// The seed of every advisory lock key a ledger takes, hashtextextended(name, SEED), as
-// SQL: "0" without a schema (the keys every earlier version took, so old and new
-// processes on one ledger still exclude each other), else a hash of the schema's name,
-// so two schemas' ledgers in one database never take the same lock.
-std::string AdvisoryLockSeed(std::string_view schema);
-
-// Names of the prepared statements.
-namespace statement {
-inline constexpr char kPutAsset[] = "put_asset";
-inline constexpr char kSelectAsset[] = "select_asset";
-inline constexpr char kListAssets[] = "list_assets";
-inline constexpr char kInsertAccount[] = "insert_account";
-inline constexpr char kSelectAccount[] = "select_account";
-inline constexpr char kListAccounts[] = "list_accounts";
-inline constexpr char kCloseAccountIfZeroBalance[] = "close_account_if_zero_balance";
-inline constexpr char kSelectTransaction[] = "select_transaction";
-inline constexpr char kSelectTransactions[] = "select_transactions";
-inline constexpr char kListTransactions[] = "list_transactions";
-inline constexpr char kListEntries[] = "list_entries";
-inline constexpr char kListKeyRecordsFirst[] = "list_key_records_first";
-inline constexpr char kListKeyRecordsAfter[] = "list_key_records_after";
-inline constexpr char kPruneExpiredKeys[] = "prune_expired_keys";
-inline constexpr char kListEvents[] = "list_events";
-inline constexpr char kIsReversed[] = "is_reversed";
-inline constexpr char kLockAccounts[] = "lock_accounts";
-inline constexpr char kDebitUsage[] = "debit_usage";
-inline constexpr char kWriteBatch[] = "write_batch";
-inline constexpr char kWriteBatchWithHolds[] = "write_batch_with_holds";
-inline constexpr char kSelectHold[] = "select_hold";
-inline constexpr char kSelectHolds[] = "select_holds";
-inline constexpr char kListHolds[] = "list_holds";
-inline constexpr char kListAccountHolds[] = "list_account_holds";
-inline constexpr char kListLapsedHolds[] = "list_lapsed_holds";
-inline constexpr char kHoldTotals[] = "hold_totals";
-inline constexpr char kInsertWorkClaim[] = "insert_work_claim";
-inline constexpr char kReplaceWorkClaim[] = "replace_work_claim";
-inline constexpr char kDeleteWorkClaim[] = "delete_work_claim";
-inline constexpr char kMarkAbandonedWorkClaims[] = "mark_abandoned_work_claims";
-inline constexpr char kPruneWorkClaims[] = "prune_work_claims";
-inline constexpr char kInsertWebhookEvent[] = "insert_webhook_event";
-inline constexpr char kDeleteWebhookEvent[] = "delete_webhook_event";
-inline constexpr char kPruneWebhookEvents[] = "prune_webhook_events";
-}  // namespace statement
-
-// Declares every statement above on `connection` (no round trip: libpqxx prepares
-// lazily, so a connection opened before the migrations ran is still fine).
-void DeclareStatements(pqxx::connection_base& connection);
 
 }  // namespace ledger::postgres_internal
 

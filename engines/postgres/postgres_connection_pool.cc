@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "engines/common/waits.h"
 #include "engines/postgres/postgres_errors.h"
+#include "engines/postgres/postgres_statements.h"
 #include "base/status.h"
 #include "libpq-fe.h"
 #include "pqxx/except"
@@ -93,9 +94,8 @@ absl::StatusOr<std::unique_ptr<PostgresSession>> OpenSession(
   LEDGER_RETURN_IF_ERROR(
       GuardRoundTrip(*session, {.operation = "set the session's waits"}, [&]() -> absl::Status {
         pqxx::nontransaction work(session->connection());
-        work.exec(absl::StrCat("SET lock_timeout = '", session->lock_timeout_default,
-                               "'; SET statement_timeout = '",
-                               Milliseconds(waits.statement_timeout), "'"));
+        work.exec(SessionWaitsSql(session->lock_timeout_default,
+                                  Milliseconds(waits.statement_timeout)));
         return absl::OkStatus();
       }));
   if (setup) LEDGER_RETURN_IF_ERROR(setup(*session));

@@ -2,7 +2,7 @@
 // that runs one submit on one pooled connection.
 //
 // Round trips of a submit (READ COMMITTED):
-//   1. BEGIN + claim + key read: one multi-statement script (the claim scripts below)
+//   1. BEGIN + claim + key read: one multi-statement script (postgres_statements.h)
 //   2. LockAccounts: SELECT ... FOR UPDATE in the caller's sorted order
 //   (reversals and replays: LoadTransactions; reversals: IsReversed; holds: LoadHolds before and after the
 //   locks, LoadHoldTotals; velocity limits: LoadDebitUsage)
@@ -28,7 +28,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engines/common/key_placeholder.h"
 #include "engines/common/waits.h"
 #include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_connection_pool.h"
@@ -36,6 +35,7 @@
 #include "engines/postgres/postgres_errors.h"
 #include "engines/postgres/postgres_migrations.h"
 #include "engines/postgres/postgres_rows.h"
+#include "engines/postgres/postgres_statements.h"
 #include "engines/postgres/postgres_write_batch.h"
 #include "base/status.h"
 #include "pqxx/nontransaction"
@@ -45,146 +45,8 @@ namespace ledger {
 namespace postgres_internal {
 namespace {
 
-// ---- the claim scripts -------------------------------------------------------------------
-// The multi-statement claim scripts carry BEGIN, the lock timeout, the claim and the
-// read of the key row in ONE round trip.
-
 // The reads and locks of a submit before its writes: the error table's "lock accounts".
 constexpr engine_common::ErrorPhase kInTransaction = engine_common::ErrorPhase::kLockAccounts;
-
-// lock_timeout is an int of milliseconds on the server.
-constexpr int64_t kLockTimeoutMillisMax = 2'147'483'647;
-
-// One key of a claim script, as text (ClaimScriptParts::quote makes the literals).
-struct ClaimedKey {
-  std::string encoded_identity;  // "namespace|tenant/actor|key"
-  std::string key_namespace;
-  std::string scope;             // "tenant/actor"
-  std::string key;
-};
-
-// The parts of a claim script: one key, or a batch's keys in claim order.
-struct ClaimScriptParts {
-  std::function<std::string(const std::string&)> quote;  // a SQL literal (connection.quote)
-  bool begin = true;                 // the transaction's BEGIN rides along
-  std::string claim_lock_timeout;    // quoted, e.g. '250ms'
-  std::string default_lock_timeout;  // quoted: the session's own value, restored after
-  std::string lock_seed = "0";       // SQL: AdvisoryLockSeed of the session's schema
-  std::vector<ClaimedKey> keys;
-};
-
-std::string KeyRowCondition(const ClaimScriptParts& parts, const ClaimedKey& key) {
-  return absl::StrCat("namespace = ", parts.quote(key.key_namespace),
-                      " AND scope = ", parts.quote(key.scope), " AND key = ", parts.quote(key.key));
-}
-
-// One column of the keys as one array literal, '{...}'::text[]: the server reads it
-// faster than ARRAY['...', ...], whose every element is a constant to parse and fold.
-std::string KeyArray(const ClaimScriptParts& parts, std::string ClaimedKey::*column) {
-  std::vector<std::string> values;
-  values.reserve(parts.keys.size());
-  for (const ClaimedKey& key : parts.keys) values.push_back(key.*column);
-  return absl::StrCat(parts.quote(TextArrayLiteral(values)), "::text[]");
-}
-
-// The keys as a relation c(namespace, scope, key, position), position in claim order.
-std::string ClaimedKeysRelation(const ClaimScriptParts& parts) {
-  return absl::StrCat("unnest(", KeyArray(parts, &ClaimedKey::key_namespace), ", ",
-                      KeyArray(parts, &ClaimedKey::scope), ", ",
-                      KeyArray(parts, &ClaimedKey::key),
-                      ") WITH ORDINALITY AS c(namespace, scope, key, position)");
-}
-
-std::string ScriptStart(const ClaimScriptParts& parts) {
-  return absl::StrCat(parts.begin ? "BEGIN ISOLATION LEVEL READ COMMITTED;\n" : "",
-                      "SET LOCAL lock_timeout = ", parts.claim_lock_timeout, ";\n");
-}
-
-// The key row of each c (ClaimedKeysRelation), looked up by its primary key: a LATERAL
-// subquery with LIMIT (the key is unique) is not flattened into a join, which the
-// planner would answer with a scan of the whole table, as long as the table of every
-// key recorded within their TTL.
-std::string KeyRowOfEach(const char* columns, const char* locking) {
-  return absl::StrCat(" CROSS JOIN LATERAL (SELECT ", columns,
-                      " FROM idempotency_keys k WHERE k.namespace = c.namespace"
-                      " AND k.scope = c.scope AND k.key = c.key",
-                      locking, " LIMIT 1) AS k");
-}
-
-// Restores the lock timeout and reads the claimed keys' rows: one key by its primary
-// key, many by theirs, one after another.
-std::string ScriptEnd(const ClaimScriptParts& parts) {
-  std::string end = absl::StrCat("SET LOCAL lock_timeout = ", parts.default_lock_timeout, ";\n");
-  if (parts.keys.size() == 1) {
-    absl::StrAppend(&end, "SELECT ", kKeyColumns, " FROM idempotency_keys WHERE ",
-                    KeyRowCondition(parts, parts.keys.front()));
-    return end;
-  }
-  absl::StrAppend(&end, "SELECT k.* FROM ", ClaimedKeysRelation(parts),
-                  KeyRowOfEach(kKeyColumnsOfK, ""));
-  return end;
-}
-
-// Advisory mode: takes pg_advisory_xact_lock on each identity's hash, in order, then
-// reads the key rows in a new statement, whose READ COMMITTED snapshot is taken after
-// the locks were granted and so sees whatever the previous holders committed. Many keys
-// are locked by one statement over their array, in its order: the subquery's ORDER BY
-// keeps it from being flattened, so the locks are taken row by row as sorted, and a
-// statement per key would cost a parse, plan and execution each.
-std::string AdvisoryClaimScript(const ClaimScriptParts& parts) {
-  std::string script = ScriptStart(parts);
-  if (parts.keys.size() == 1) {
-    absl::StrAppend(&script, "SELECT pg_advisory_xact_lock(hashtextextended(",
-                    parts.quote(parts.keys.front().encoded_identity), ", ", parts.lock_seed, "));\n");
-  } else {
-    absl::StrAppend(&script,
-                    "SELECT pg_advisory_xact_lock(hashtextextended(c.identity, ", parts.lock_seed,
-                    ")) FROM "
-                    "(SELECT identity FROM unnest(", KeyArray(parts, &ClaimedKey::encoded_identity),
-                    ") WITH ORDINALITY AS u(identity, position) ORDER BY position) c;\n");
-  }
-  return absl::StrCat(script, ScriptEnd(parts));
-}
-
-// Row mode: inserts a 'pending' placeholder for each key unless its row exists (waiting
-// for a concurrent inserter of the same key to finish), then locks the rows FOR UPDATE
-// (waiting for a concurrent replacer), both in claim order; then restores the lock
-// timeout and reads the rows. Many keys take one INSERT and one locking SELECT over
-// their arrays (the rows locked one by one as the array lists them). A new key is claimed by its placeholder, which every other claimer of it
-// waits for in its own INSERT; the row locks of existing keys are taken in the global
-// order; a deadlock the server still finds is RetryableError, and the batch reruns.
-std::string RowClaimScript(const ClaimScriptParts& parts) {
-  constexpr char kInsertPlaceholders[] =
-      "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, "
-      "created_at, expires_at) ";
-  std::string script = ScriptStart(parts);
-  if (parts.keys.size() == 1) {
-    const ClaimedKey& key = parts.keys.front();
-    absl::StrAppend(&script, kInsertPlaceholders, "VALUES (", parts.quote(key.key_namespace),
-                    ", ", parts.quote(key.scope), ", ", parts.quote(key.key),
-                    ", '', 'pending', NULL, 0, ",
-                    engine_common::kPlaceholderExpiresAtMicros,
-                    ") ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
-                    "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(parts, key),
-                    " FOR UPDATE;\n");
-  } else {
-    const std::string keys = ClaimedKeysRelation(parts);
-    absl::StrAppend(&script, kInsertPlaceholders,
-                    "SELECT c.namespace, c.scope, c.key, '', 'pending', NULL, 0, ",
-                    engine_common::kPlaceholderExpiresAtMicros, " FROM ", keys,
-                    " ORDER BY c.position ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
-                    "SELECT 1 FROM ", keys, KeyRowOfEach("1", " FOR UPDATE"), ";\n");
-  }
-  return absl::StrCat(script, ScriptEnd(parts));
-}
-
-// The lock_timeout that bounds a claim's wait: at least 1 ms (0 would mean "wait
-// forever" to PostgreSQL), at most the server's maximum.
-std::string ClaimLockTimeout(absl::Duration wait_max) {
-  int64_t millis = absl::ToInt64Milliseconds(absl::Ceil(wait_max, absl::Milliseconds(1)));
-  millis = std::clamp<int64_t>(millis, 1, kLockTimeoutMillisMax);
-  return absl::StrCat(millis, "ms");
-}
 
 }  // namespace
 
@@ -226,7 +88,7 @@ absl::Status PostgresStorageTransaction::PrepareForStatement() {
     const PostgresErrorContext context{.operation = "begin", .phase = kInTransaction};
     LEDGER_RETURN_IF_ERROR(RoundTrip(context, [&]() -> absl::Status {
       begin_sent_ = true;
-      work_->exec("BEGIN ISOLATION LEVEL READ COMMITTED");
+      work_->exec(postgres_internal::kBeginReadCommitted);
       return absl::OkStatus();
     }));
   }
@@ -426,7 +288,7 @@ absl::Status PostgresStorageTransaction::SendCommit() {
   // and libpqxx 6 does not expose the command tag: Usable() guarantees that no
   // statement of this transaction failed before we get here.
   return RoundTrip(context, [&]() -> absl::Status {
-    work_->exec("COMMIT");
+    work_->exec(postgres_internal::kCommit);
     return absl::OkStatus();
   });
 }
@@ -456,7 +318,7 @@ void PostgresStorageTransaction::Rollback() {
   if (begin_sent_ && lease_.has_value() && !lease_->discarded()) {
     absl::Status rolled_back =
         GuardRoundTrip(**lease_, {.operation = "rollback"}, [&]() -> absl::Status {
-      work_->exec("ROLLBACK");
+      work_->exec(postgres_internal::kRollback);
       return absl::OkStatus();
     });
     // A session in an unknown state must not serve the next transaction.
@@ -489,7 +351,7 @@ absl::StatusOr<bool> PostgresStorageTransaction::StillUsable() {
   absl::Status probe = RoundTrip({.operation = "check the unit of work's transaction",
                                   .phase = kInTransaction},
                                  [&]() -> absl::Status {
-                                   work_->exec("SELECT 1");
+                                   work_->exec(postgres_internal::kProbeTransaction);
                                    return absl::OkStatus();
                                  });
   return probe.ok();

@@ -3,7 +3,7 @@
 // (assets, accounts, history, keys, holds, events) and its two stores,
 // postgres_work_claim_store.cc and postgres_webhook_store.cc. postgres_migrations.cc
 // applies the schema; postgres_connection.cc sets up each session (connection string,
-// prepared statements).
+// prepared statements); postgres_statements.cc holds every statement they send.
 //
 // Internal to engines/postgres. PostgresEngine is thread-safe; a
 // PostgresStorageTransaction belongs to the thread that began it.

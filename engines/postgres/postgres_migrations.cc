@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "engines/postgres/postgres_connection.h"
+#include "engines/postgres/postgres_statements.h"
 #include "engines/postgres/postgres_errors.h"
 #include "base/status.h"
 #include "pqxx/nontransaction"
@@ -18,12 +18,6 @@
 
 namespace ledger::postgres_internal {
 namespace {
-
-// The migration lock's key: AdvisoryLockSeed keeps two schemas' migrations apart.
-std::string MigrationLock(const PostgresSession& session) {
-  return absl::StrCat("hashtextextended('ledger.schema_migrations', ",
-                      AdvisoryLockSeed(session.schema), ")");
-}
 
 // One statement on the session, autocommit, under its reply deadline.
 absl::Status RoundTrip(PostgresSession& session, std::string_view operation,
@@ -47,10 +41,8 @@ absl::Status ApplyMigration(PostgresSession& session, const Migration& migration
   }
   return GuardRoundTrip(session, {.operation = "record migration"}, [&]() -> absl::Status {
     pqxx::nontransaction work(session.connection());
-    work.exec(absl::StrCat(
-        begin, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (",
-        migration.version, ", ", work.quote(std::string(migration.name)),
-        ", (extract(epoch FROM clock_timestamp()) * 1000000)::bigint);\nCOMMIT"));
+    work.exec(RecordMigrationSql(begin, migration.version,
+                                 work.quote(std::string(migration.name))));
     return absl::OkStatus();
   });
 }
@@ -65,26 +57,23 @@ absl::Status MigrateDatabase(PostgresSession& session, const std::vector<Migrati
     return GuardRoundTrip(session, {.operation = "take the migration lock"},
                           [&]() -> absl::StatusOr<bool> {
       pqxx::nontransaction work(session.connection());
-      return work.exec(absl::StrCat("SELECT pg_try_advisory_lock(", MigrationLock(session), ")"))
+      return work.exec(TryMigrationLockSql(session.schema))
           .at(0).at(0).as<bool>();
     });
   }));
   if (!session.schema.empty()) {
     // The session's search_path already names it (SetUpSession); the name is validated.
-    LEDGER_RETURN_IF_ERROR(RoundTrip(session, "create the schema",
-                                     absl::StrCat("CREATE SCHEMA IF NOT EXISTS ", session.schema)));
+    LEDGER_RETURN_IF_ERROR(RoundTrip(session, "create the schema", CreateSchemaSql(session.schema)));
   }
   LEDGER_RETURN_IF_ERROR(
-      RoundTrip(session, "create schema_migrations",
-                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-                "name TEXT NOT NULL, applied_at BIGINT NOT NULL)"));
+      RoundTrip(session, "create schema_migrations", kCreateSchemaMigrations));
   LEDGER_ASSIGN_OR_RETURN(
       std::set<int> applied,
       GuardRoundTrip(session, {.operation = "read applied migrations"},
                      [&]() -> absl::StatusOr<std::set<int>> {
         pqxx::nontransaction work(session.connection());
         std::set<int> versions;
-        for (const pqxx::row& row : work.exec("SELECT version FROM schema_migrations")) {
+        for (const pqxx::row& row : work.exec(kSelectAppliedMigrations)) {
           versions.insert(row[0].as<int>());
         }
         return versions;
@@ -92,8 +81,7 @@ absl::Status MigrateDatabase(PostgresSession& session, const std::vector<Migrati
   LEDGER_RETURN_IF_ERROR(ApplyPendingMigrations(
       migrations, applied,
       [&](const Migration& migration) { return ApplyMigration(session, migration); }));
-  return RoundTrip(session, "release the migration lock",
-                   absl::StrCat("SELECT pg_advisory_unlock(", MigrationLock(session), ")"));
+  return RoundTrip(session, "release the migration lock", ReleaseMigrationLockSql(session.schema));
 }
 
 }  // namespace ledger::postgres_internal

@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "engines/common/insert_or_read.h"
 #include "engines/common/transaction_page.h"
 #include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_engine_internal.h"
 #include "engines/postgres/postgres_rows.h"
+#include "engines/postgres/postgres_statements.h"
 #include "base/status.h"
 #include "pqxx/nontransaction"
 #include "pqxx/prepared_statement"
@@ -162,13 +162,8 @@ absl::StatusOr<std::optional<HistoryEntry>> PostgresEngine::EntryAsOf(std::strin
   return WithConnection(
       {.operation = "select entry as of"},
       [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<HistoryEntry>> {
-        // One backward step of entries_by_account_as_of (schema/postgres/0005_reads_indexes.sql).
-        const pqxx::result rows = work.exec_params(
-            "SELECT account_id, asset, amount, balance_after, account_version, "
-            "transaction_id, created_at FROM entries WHERE account_id = $1 "
-            "AND created_at_running_max <= $2 "
-            "ORDER BY created_at_running_max DESC, account_version DESC LIMIT 1",
-            std::string(account_id), absl::ToUnixMicros(as_of));
+        const pqxx::result rows = work.exec_prepared(
+            statement::kSelectEntryAsOf, std::string(account_id), absl::ToUnixMicros(as_of));
         if (rows.empty()) return std::nullopt;
         const pqxx::row row = rows[0];
         return HistoryEntry{postgres_internal::EntryFromRow(row, 0), row[5].as<std::string>(),
@@ -210,11 +205,9 @@ absl::StatusOr<std::optional<KeyRecord>> PostgresEngine::GetKeyRecord(const KeyI
   return WithConnection(
       {.operation = "select key record"},
       [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<KeyRecord>> {
-        const pqxx::result rows = work.exec_params(
-            absl::StrCat("SELECT ", postgres_internal::kKeyColumns,
-                         " FROM idempotency_keys WHERE namespace = $1 "
-                         "AND scope = $2 AND key = $3 AND state = 'committed'"),
-            identity.key_namespace, identity.scope.Encoded(), identity.key);
+        const pqxx::result rows =
+            work.exec_prepared(statement::kSelectCommittedKey, identity.key_namespace,
+                               identity.scope.Encoded(), identity.key);
         if (rows.empty()) return std::nullopt;
         return postgres_internal::KeyRecordFromRow(rows[0]);
       });
@@ -293,30 +286,14 @@ absl::StatusOr<PendingHoldTotals> PostgresEngine::HoldTotals(std::string_view ac
 
 namespace {
 
-// The sequencer (schema/postgres/0002): numbers the committed, unnumbered events in
-// insert order after the highest sequence, under one transaction-scoped advisory lock.
-// Each statement takes its own snapshot (READ COMMITTED), so the UPDATE sees every
-// number the previous sequencer committed: sequences follow commit order, and an event
-// in flight is numbered only once it committed, after every event already numbered.
-constexpr char kSequenceCommittedEvents[] = R"sql(
-BEGIN;
-SELECT pg_advisory_xact_lock(hashtextextended('ledger.outbox_sequencer', $LOCK_SEED));
-WITH unsequenced AS (
-  SELECT insert_order, row_number() OVER (ORDER BY insert_order) AS n
-  FROM outbox_events WHERE sequence IS NULL ORDER BY insert_order LIMIT 10000),
-last AS (SELECT COALESCE(max(sequence), 0) AS sequence FROM outbox_events)
-UPDATE outbox_events AS e SET sequence = last.sequence + unsequenced.n
-FROM unsequenced, last WHERE e.insert_order = unsequenced.insert_order;
-COMMIT;
-)sql";
-
+// The sequencer (schema/postgres/0002; SequenceCommittedEventsSql), then ROLLBACK if it
+// failed.
 void SequenceCommittedEvents(pqxx::nontransaction& work, std::string_view schema) {
   try {
-    work.exec(absl::StrReplaceAll(kSequenceCommittedEvents,
-                                  {{"$LOCK_SEED", AdvisoryLockSeed(schema)}}));
+    work.exec(SequenceCommittedEventsSql(schema));
   } catch (...) {
     try {
-      work.exec("ROLLBACK");  // leave no aborted transaction on a pooled session
+      work.exec(kRollback);  // leave no aborted transaction on a pooled session
     } catch (...) {
     }
     throw;

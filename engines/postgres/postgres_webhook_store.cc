@@ -3,7 +3,7 @@
 // webhook_guard.cc.
 #include "engines/postgres/postgres_webhook_store.h"
 
-#include "engines/postgres/postgres_connection.h"
+#include "engines/postgres/postgres_statements.h"
 #include "engines/postgres/postgres_engine_internal.h"
 #include "engines/postgres/postgres_rows.h"
 #include "base/status.h"

@@ -4,7 +4,7 @@
 #include "engines/postgres/postgres_work_claim_store.h"
 
 #include "engines/common/insert_or_read.h"
-#include "engines/postgres/postgres_connection.h"
+#include "engines/postgres/postgres_statements.h"
 #include "engines/postgres/postgres_engine_internal.h"
 #include "engines/postgres/postgres_rows.h"
 #include "base/status.h"

@@ -6,18 +6,14 @@
 #include "absl/strings/str_join.h"
 #include "base/status.h"
 #include "engines/common/hold_writes.h"
-#include "engines/postgres/postgres_connection.h"
 #include "engines/postgres/postgres_rows.h"
+#include "engines/postgres/postgres_statements.h"
 
 namespace ledger::postgres_internal {
 namespace {
 
 std::tuple<std::string, std::string, std::string> KeyOf(const KeyIdentity& identity) {
   return {identity.key_namespace, identity.scope.Encoded(), identity.key};
-}
-
-void Append(std::vector<std::string>& to, std::vector<std::string> more) {
-  for (std::string& value : more) to.push_back(std::move(value));
 }
 
 }  // namespace
@@ -91,18 +87,19 @@ const char* PostgresWriteBatch::Statement() const {
 }
 
 std::vector<std::string> PostgresWriteBatch::Parameters() const {
-  std::vector<std::string> parameters;
-  Append(parameters, TransactionParameters());
-  Append(parameters, EntryParameters());
-  Append(parameters, AccountParameters());
-  Append(parameters, KeyParameters());
-  Append(parameters, EventParameters());
-  Append(parameters, PlaceholderParameters());
-  if (WritesHolds()) Append(parameters, HoldParameters());
-  return parameters;
+  const bool with_holds = WritesHolds();
+  WriteParameters parameters(with_holds);
+  SetTransactionParameters(parameters);
+  SetEntryParameters(parameters);
+  SetAccountParameters(parameters);
+  SetKeyParameters(parameters);
+  SetEventParameters(parameters);
+  SetPlaceholderParameters(parameters);
+  if (with_holds) SetHoldParameters(parameters);
+  return std::move(parameters).Take();
 }
 
-std::vector<std::string> PostgresWriteBatch::TransactionParameters() const {
+void PostgresWriteBatch::SetTransactionParameters(WriteParameters& parameters) const {
   std::vector<std::string> ids, kinds, metadata, fingerprints;
   std::vector<std::optional<std::string>> reversal_of;
   std::vector<int64_t> created_at;
@@ -114,15 +111,15 @@ std::vector<std::string> PostgresWriteBatch::TransactionParameters() const {
     reversal_of.push_back(transaction.reversal_of);
     fingerprints.push_back(transaction.fingerprint);
   }
-  return {TextArrayLiteral(ids),
-          TextArrayLiteral(kinds),
-          IntegerArrayLiteral(created_at),
-          TextArrayLiteral(metadata),
-          NullableTextArrayLiteral(reversal_of),
-          TextArrayLiteral(fingerprints)};
+  parameters.Set(WriteParameter::kTransactionIds, TextArrayLiteral(ids));
+  parameters.Set(WriteParameter::kTransactionKinds, TextArrayLiteral(kinds));
+  parameters.Set(WriteParameter::kTransactionCreatedAt, IntegerArrayLiteral(created_at));
+  parameters.Set(WriteParameter::kTransactionMetadata, TextArrayLiteral(metadata));
+  parameters.Set(WriteParameter::kTransactionReversalOf, NullableTextArrayLiteral(reversal_of));
+  parameters.Set(WriteParameter::kTransactionFingerprints, TextArrayLiteral(fingerprints));
 }
 
-std::vector<std::string> PostgresWriteBatch::EntryParameters() const {
+void PostgresWriteBatch::SetEntryParameters(WriteParameters& parameters) const {
   std::vector<std::string> account_ids, transaction_ids, assets;
   std::vector<int64_t> versions, indexes, amounts, balances, created_at;
   for (const Transaction& transaction : transactions_) {
@@ -138,13 +135,17 @@ std::vector<std::string> PostgresWriteBatch::EntryParameters() const {
       created_at.push_back(Micros(transaction.created_at));
     }
   }
-  return {TextArrayLiteral(account_ids),     IntegerArrayLiteral(versions),
-          TextArrayLiteral(transaction_ids), IntegerArrayLiteral(indexes),
-          TextArrayLiteral(assets),          IntegerArrayLiteral(amounts),
-          IntegerArrayLiteral(balances),     IntegerArrayLiteral(created_at)};
+  parameters.Set(WriteParameter::kEntryAccountIds, TextArrayLiteral(account_ids));
+  parameters.Set(WriteParameter::kEntryAccountVersions, IntegerArrayLiteral(versions));
+  parameters.Set(WriteParameter::kEntryTransactionIds, TextArrayLiteral(transaction_ids));
+  parameters.Set(WriteParameter::kEntryIndexes, IntegerArrayLiteral(indexes));
+  parameters.Set(WriteParameter::kEntryAssets, TextArrayLiteral(assets));
+  parameters.Set(WriteParameter::kEntryAmounts, IntegerArrayLiteral(amounts));
+  parameters.Set(WriteParameter::kEntryBalancesAfter, IntegerArrayLiteral(balances));
+  parameters.Set(WriteParameter::kEntryCreatedAt, IntegerArrayLiteral(created_at));
 }
 
-std::vector<std::string> PostgresWriteBatch::AccountParameters() const {
+void PostgresWriteBatch::SetAccountParameters(WriteParameters& parameters) const {
   std::vector<std::string> ids;
   std::vector<int64_t> balances, versions;
   std::vector<std::optional<int64_t>> locked_versions;
@@ -156,11 +157,14 @@ std::vector<std::string> PostgresWriteBatch::AccountParameters() const {
                                   ? std::optional<int64_t>(update.locked->version)
                                   : std::nullopt);
   }
-  return {TextArrayLiteral(ids), IntegerArrayLiteral(balances), IntegerArrayLiteral(versions),
-          NullableIntegerArrayLiteral(locked_versions)};
+  parameters.Set(WriteParameter::kAccountIds, TextArrayLiteral(ids));
+  parameters.Set(WriteParameter::kAccountBalances, IntegerArrayLiteral(balances));
+  parameters.Set(WriteParameter::kAccountVersions, IntegerArrayLiteral(versions));
+  parameters.Set(WriteParameter::kAccountLockedVersions,
+                 NullableIntegerArrayLiteral(locked_versions));
 }
 
-std::vector<std::string> PostgresWriteBatch::KeyParameters() const {
+void PostgresWriteBatch::SetKeyParameters(WriteParameters& parameters) const {
   std::vector<std::string> namespaces, scopes, keys, fingerprints, transaction_ids;
   std::vector<int64_t> created_at, expires_at;
   std::vector<bool> claimed_without_row;
@@ -174,17 +178,17 @@ std::vector<std::string> PostgresWriteBatch::KeyParameters() const {
     created_at.push_back(Micros(record.created_at));
     expires_at.push_back(Micros(record.expires_at));
   }
-  return {TextArrayLiteral(namespaces),
-          TextArrayLiteral(scopes),
-          TextArrayLiteral(keys),
-          TextArrayLiteral(fingerprints),
-          TextArrayLiteral(transaction_ids),
-          IntegerArrayLiteral(created_at),
-          IntegerArrayLiteral(expires_at),
-          BooleanArrayLiteral(claimed_without_row)};
+  parameters.Set(WriteParameter::kKeyNamespaces, TextArrayLiteral(namespaces));
+  parameters.Set(WriteParameter::kKeyScopes, TextArrayLiteral(scopes));
+  parameters.Set(WriteParameter::kKeys, TextArrayLiteral(keys));
+  parameters.Set(WriteParameter::kKeyFingerprints, TextArrayLiteral(fingerprints));
+  parameters.Set(WriteParameter::kKeyTransactionIds, TextArrayLiteral(transaction_ids));
+  parameters.Set(WriteParameter::kKeyCreatedAt, IntegerArrayLiteral(created_at));
+  parameters.Set(WriteParameter::kKeyExpiresAt, IntegerArrayLiteral(expires_at));
+  parameters.Set(WriteParameter::kKeyClaimedWithoutRow, BooleanArrayLiteral(claimed_without_row));
 }
 
-std::vector<std::string> PostgresWriteBatch::EventParameters() const {
+void PostgresWriteBatch::SetEventParameters(WriteParameters& parameters) const {
   std::vector<std::string> transaction_ids, types, payloads;
   std::vector<int64_t> created_at;
   for (const OutboxEvent& event : events_) {
@@ -193,24 +197,28 @@ std::vector<std::string> PostgresWriteBatch::EventParameters() const {
     payloads.push_back(event.payload);
     created_at.push_back(Micros(event.created_at));
   }
-  return {TextArrayLiteral(transaction_ids), TextArrayLiteral(types), TextArrayLiteral(payloads),
-          IntegerArrayLiteral(created_at)};
+  parameters.Set(WriteParameter::kEventTransactionIds, TextArrayLiteral(transaction_ids));
+  parameters.Set(WriteParameter::kEventTypes, TextArrayLiteral(types));
+  parameters.Set(WriteParameter::kEventPayloads, TextArrayLiteral(payloads));
+  parameters.Set(WriteParameter::kEventCreatedAt, IntegerArrayLiteral(created_at));
 }
 
-std::vector<std::string> PostgresWriteBatch::PlaceholderParameters() const {
+void PostgresWriteBatch::SetPlaceholderParameters(WriteParameters& parameters) const {
   std::vector<std::string> namespaces, scopes, keys;
   for (const auto& [key_namespace, scope, key] : placeholders_) {
     namespaces.push_back(key_namespace);
     scopes.push_back(scope);
     keys.push_back(key);
   }
-  return {TextArrayLiteral(namespaces), TextArrayLiteral(scopes), TextArrayLiteral(keys)};
+  parameters.Set(WriteParameter::kPlaceholderNamespaces, TextArrayLiteral(namespaces));
+  parameters.Set(WriteParameter::kPlaceholderScopes, TextArrayLiteral(scopes));
+  parameters.Set(WriteParameter::kPlaceholderKeys, TextArrayLiteral(keys));
 }
 
-std::vector<std::string> PostgresWriteBatch::HoldParameters() const {
-  std::vector<std::optional<std::string>> hold_ids;  // per transaction, as $1
+void PostgresWriteBatch::SetHoldParameters(WriteParameters& parameters) const {
+  std::vector<std::optional<std::string>> hold_ids;  // per transaction, as kTransactionIds
   for (const Transaction& transaction : transactions_) hold_ids.push_back(transaction.hold_id);
-  std::vector<int64_t> pending_debits, pending_credits;  // per account, as $15
+  std::vector<int64_t> pending_debits, pending_credits;  // per account, as kAccountIds
   for (const auto& [id, update] : accounts_) {
     pending_debits.push_back(update.pending_debits);
     pending_credits.push_back(update.pending_credits);
@@ -239,19 +247,19 @@ std::vector<std::string> PostgresWriteBatch::HoldParameters() const {
       settled_by.push_back(transaction.id);
     }
   }
-  return {NullableTextArrayLiteral(hold_ids),
-          IntegerArrayLiteral(pending_debits),
-          IntegerArrayLiteral(pending_credits),
-          TextArrayLiteral(ids),
-          TextArrayLiteral(from),
-          TextArrayLiteral(to),
-          TextArrayLiteral(assets),
-          IntegerArrayLiteral(amounts),
-          NullableIntegerArrayLiteral(expires_at),
-          IntegerArrayLiteral(created_at),
-          TextArrayLiteral(settled),
-          TextArrayLiteral(statuses),
-          TextArrayLiteral(settled_by)};
+  parameters.Set(WriteParameter::kTransactionHoldIds, NullableTextArrayLiteral(hold_ids));
+  parameters.Set(WriteParameter::kAccountPendingDebits, IntegerArrayLiteral(pending_debits));
+  parameters.Set(WriteParameter::kAccountPendingCredits, IntegerArrayLiteral(pending_credits));
+  parameters.Set(WriteParameter::kHoldIds, TextArrayLiteral(ids));
+  parameters.Set(WriteParameter::kHoldFromAccounts, TextArrayLiteral(from));
+  parameters.Set(WriteParameter::kHoldToAccounts, TextArrayLiteral(to));
+  parameters.Set(WriteParameter::kHoldAssets, TextArrayLiteral(assets));
+  parameters.Set(WriteParameter::kHoldAmounts, IntegerArrayLiteral(amounts));
+  parameters.Set(WriteParameter::kHoldExpiresAt, NullableIntegerArrayLiteral(expires_at));
+  parameters.Set(WriteParameter::kHoldCreatedAt, IntegerArrayLiteral(created_at));
+  parameters.Set(WriteParameter::kSettledHoldIds, TextArrayLiteral(settled));
+  parameters.Set(WriteParameter::kSettledHoldStatuses, TextArrayLiteral(statuses));
+  parameters.Set(WriteParameter::kSettledHoldSettledBy, TextArrayLiteral(settled_by));
 }
 
 WriteBatchCounts PostgresWriteBatch::Expected() const {

@@ -1,5 +1,5 @@
 // The writes of one storage transaction, buffered until Commit and then sent as one
-// statement (postgres_connection.cc): a submit's transaction, entries, account updates,
+// statement (postgres_statements.h): a submit's transaction, entries, account updates,
 // key record and outbox events cost one round trip. A batch that places or settles a
 // hold, or changes an account's pending amounts, goes as write_batch_with_holds, which
 // also writes the holds rows, the hold_ids and the pending amounts; every other batch
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "engines/postgres/postgres_statements.h"
 #include "idempotency/key.h"
 #include "ledger/account.h"
 #include "ledger/engine.h"
@@ -77,9 +78,8 @@ class PostgresWriteBatch {
   bool WritesHolds() const;
   // The prepared statement to send: statement::kWriteBatch or kWriteBatchWithHolds.
   const char* Statement() const;
-  // Its parameters in statement order, as array literals: the 33 of write_batch, then
-  // for write_batch_with_holds 13 more (hold_ids, pending amounts, holds placed, holds
-  // settled).
+  // Its parameters in statement order, as array literals, each filled by its name
+  // (WriteParameter): the 33 of write_batch, or the 46 of write_batch_with_holds.
   std::vector<std::string> Parameters() const;
   WriteBatchCounts Expected() const;
   // Compares what the statement reports with Expected(): a key that did not land means
@@ -104,14 +104,14 @@ class PostgresWriteBatch {
     }
   };
 
-  std::vector<std::string> TransactionParameters() const;
-  std::vector<std::string> EntryParameters() const;
-  std::vector<std::string> AccountParameters() const;
-  std::vector<std::string> KeyParameters() const;
-  std::vector<std::string> EventParameters() const;
-  std::vector<std::string> PlaceholderParameters() const;
-  // write_batch_with_holds only: $34 to $46.
-  std::vector<std::string> HoldParameters() const;
+  void SetTransactionParameters(WriteParameters& parameters) const;
+  void SetEntryParameters(WriteParameters& parameters) const;
+  void SetAccountParameters(WriteParameters& parameters) const;
+  void SetKeyParameters(WriteParameters& parameters) const;
+  void SetEventParameters(WriteParameters& parameters) const;
+  void SetPlaceholderParameters(WriteParameters& parameters) const;
+  // write_batch_with_holds only: kTransactionHoldIds to kSettledHoldSettledBy.
+  void SetHoldParameters(WriteParameters& parameters) const;
 
   std::vector<Transaction> transactions_;
   bool places_or_settles_holds_ = false;

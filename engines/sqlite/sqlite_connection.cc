@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "base/check.h"
 #include "base/status.h"
+#include "engines/sqlite/sqlite_statements.h"
 
 namespace ledger::sqlite_internal {
 namespace {
@@ -175,10 +176,10 @@ absl::Status Connection::ApplySettings() {
         "sqlite: synchronous must be OFF, NORMAL, FULL or EXTRA, not \"", settings_.synchronous,
         "\""));
   }
-  LEDGER_RETURN_IF_ERROR(Execute("PRAGMA foreign_keys = ON", "enable foreign keys",
+  LEDGER_RETURN_IF_ERROR(Execute(statement::kEnableForeignKeys, "enable foreign keys",
                                  ErrorContext::kConnect));
   LEDGER_RETURN_IF_ERROR(EnableWriteAheadLog());
-  return Execute(absl::StrCat("PRAGMA synchronous = ", settings_.synchronous),
+  return Execute(absl::StrCat(statement::kSetSynchronousHead, settings_.synchronous),
                  "set synchronous", ErrorContext::kConnect);
 }
 
@@ -205,7 +206,7 @@ absl::Status Connection::EnableWriteAheadLog() {
 }
 
 absl::StatusOr<std::string> Connection::SetJournalModeToWal() {
-  LEDGER_ASSIGN_OR_RETURN(Query query, Prepare("PRAGMA journal_mode = WAL", "enable WAL",
+  LEDGER_ASSIGN_OR_RETURN(Query query, Prepare(statement::kEnableWriteAheadLog, "enable WAL",
                                                ErrorContext::kConnect));
   LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
   return has_row ? absl::AsciiStrToLower(query.Text(0)) : std::string();

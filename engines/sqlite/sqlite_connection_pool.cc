@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "base/status.h"
+#include "engines/sqlite/sqlite_statements.h"
 
 namespace ledger::sqlite_internal {
 
@@ -15,7 +16,8 @@ namespace {
 // restores the default busy timeout. False when it must be closed instead.
 bool ResetForReuse(Connection& connection) {
   if (!connection.broken() && connection.InTransaction()) {
-    if (!connection.Execute("ROLLBACK", "roll back on release", ErrorContext::kStandalone).ok() ||
+    if (!connection.Execute(statement::kRollback, "roll back on release",
+                            ErrorContext::kStandalone).ok() ||
         connection.InTransaction()) {
       connection.MarkBroken();
     }

@@ -24,6 +24,7 @@
 #include "engines/sqlite/sqlite_migrations.h"
 #include "engines/sqlite/sqlite_rows.h"
 #include "base/status.h"
+#include "engines/sqlite/sqlite_statements.h"
 
 namespace ledger {
 namespace sqlite_internal {
@@ -133,10 +134,7 @@ absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
   // Under the writer lock nothing can change this row until COMMIT: the read is the
   // claim's answer. Only committed rows count; this engine writes no placeholders.
   LEDGER_ASSIGN_OR_RETURN(
-      Query query, (*connection_)->Prepare("SELECT " LEDGER_SQLITE_KEY_RECORD_COLUMNS
-                                           " FROM idempotency_keys"
-                                           " WHERE namespace = ? AND scope = ? AND key = ?"
-                                           " AND state = 'committed'",
+      Query query, (*connection_)->Prepare(statement::kSelectCommittedKey,
                                            "select key record", ErrorContext::kTransaction));
   BindIdentity(query, identity);
   LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
@@ -155,7 +153,7 @@ absl::StatusOr<std::optional<Transaction>> SqliteStorageTransaction::LoadTransac
 absl::StatusOr<bool> SqliteStorageTransaction::IsReversed(std::string_view id) {
   LEDGER_RETURN_IF_ERROR(Ready());
   LEDGER_ASSIGN_OR_RETURN(
-      Query query, (*connection_)->Prepare("SELECT 1 FROM transactions WHERE reversal_of = ?",
+      Query query, (*connection_)->Prepare(statement::kIsReversed,
                                            "select reversal", ErrorContext::kTransaction));
   query.BindText(id);
   return query.Step();
@@ -182,9 +180,7 @@ absl::StatusOr<DebitUsage> SqliteStorageTransaction::LoadDebitUsage(std::string_
                                                                     absl::Time since) {
   LEDGER_RETURN_IF_ERROR(Ready());
   LEDGER_ASSIGN_OR_RETURN(
-      Query query, (*connection_)->Prepare("SELECT amount FROM entries"
-                                           " WHERE account_id = ? AND created_at >= ?"
-                                           " AND amount < 0",
+      Query query, (*connection_)->Prepare(statement::kSelectDebits,
                                            "select debits", ErrorContext::kTransaction));
   query.BindText(account_id).BindTime(since);
   // Summed here, not with SQL SUM(), which fails on overflow instead of saturating.
@@ -231,9 +227,7 @@ absl::Status SqliteStorageTransaction::UpdateAccount(const Transaction& transact
   const int64_t version_before = VersionBefore(transaction, account);
   LEDGER_ASSIGN_OR_RETURN(
       Query query,
-      (*connection_)->Prepare("UPDATE accounts SET balance = ?, version = ?,"
-                              " pending_debits = ?, pending_credits = ?"
-                              " WHERE id = ? AND version = ?",
+      (*connection_)->Prepare(statement::kUpdateAccount,
                               "update account balance", ErrorContext::kWrite));
   query.BindInt(account.balance)
       .BindInt(account.version)
@@ -258,14 +252,7 @@ absl::Status SqliteStorageTransaction::RecordKey(const KeyRecord& record) {
   LEDGER_ASSIGN_OR_RETURN(
       Query query,
       (*connection_)->Prepare(
-          "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state,"
-          " transaction_id, created_at, expires_at) VALUES (?, ?, ?, ?, 'committed', ?, ?, ?)"
-          " ON CONFLICT (namespace, scope, key) DO UPDATE SET"
-          " fingerprint = excluded.fingerprint, state = 'committed',"
-          " transaction_id = excluded.transaction_id, created_at = excluded.created_at,"
-          " expires_at = excluded.expires_at"
-          " WHERE idempotency_keys.state = 'pending'"
-          " OR idempotency_keys.expires_at <= excluded.created_at",
+          statement::kRecordKey,
           "record key", ErrorContext::kWrite));
   BindIdentity(query, record.identity);
   query.BindText(record.fingerprint)
@@ -287,8 +274,7 @@ absl::Status SqliteStorageTransaction::AppendEvent(const OutboxEvent& event) {
   LEDGER_RETURN_IF_ERROR(Ready());
   LEDGER_ASSIGN_OR_RETURN(
       Query query,
-      (*connection_)->Prepare("INSERT INTO outbox_events (transaction_id, type, payload, created_at)"
-                              " VALUES (?, ?, ?, ?)",
+      (*connection_)->Prepare(statement::kAppendEvent,
                               "append event", ErrorContext::kWrite));
   query.BindText(event.transaction_id)
       .BindText(event.type)
@@ -307,7 +293,7 @@ absl::Status SqliteStorageTransaction::Commit() {
     return ready;
   }
   Connection& connection = **connection_;
-  absl::Status committed = connection.Execute("COMMIT", "commit", ErrorContext::kCommit);
+  absl::Status committed = connection.Execute(statement::kCommit, "commit", ErrorContext::kCommit);
   // After a failed COMMIT that left the transaction open (SQLITE_BUSY) nothing was
   // written; roll back before letting the next writer in.
   if (connection.InTransaction()) RollBackQuietly(connection);
@@ -356,7 +342,7 @@ absl::StatusOr<WriterTurn> BeginImmediate(Connection& connection, WriterQueue& q
   // What is left of the bound goes to SQLite's busy handler, for writers in other
   // processes (or other engines on the same file).
   connection.SetBusyTimeout(deadline - absl::Now());
-  absl::Status begun = connection.Execute("BEGIN IMMEDIATE", "begin immediate", context);
+  absl::Status begun = connection.Execute(statement::kBeginImmediate, "begin immediate", context);
   connection.RestoreDefaultBusyTimeout();
   LEDGER_RETURN_IF_ERROR(begun);
   return turn;
@@ -364,7 +350,7 @@ absl::StatusOr<WriterTurn> BeginImmediate(Connection& connection, WriterQueue& q
 
 void RollBackQuietly(Connection& connection) {
   absl::Status rolled_back =
-      connection.Execute("ROLLBACK", "rollback", ErrorContext::kStandalone);
+      connection.Execute(statement::kRollback, "rollback", ErrorContext::kStandalone);
   if (!rolled_back.ok() || connection.InTransaction()) connection.MarkBroken();
 }
 
@@ -387,7 +373,8 @@ absl::Status SqliteEngine::InWriteTransaction(const ConnectionWork& work) {
     return absl::OkStatus();
   };
   steps.finish = [](PooledConnection& connection) {
-    absl::Status committed = connection->Execute("COMMIT", "commit", ErrorContext::kCommit);
+    absl::Status committed =
+        connection->Execute(statement::kCommit, "commit", ErrorContext::kCommit);
     RollBackIfOpen(connection);
     return committed;
   };
@@ -398,7 +385,7 @@ absl::Status SqliteEngine::InWriteTransaction(const ConnectionWork& work) {
 absl::Status SqliteEngine::InReadTransaction(const ConnectionWork& work) {
   engine_common::StandaloneSteps<PooledConnection> steps;
   steps.begin = [](PooledConnection& connection) {
-    return connection->Execute("BEGIN", "begin read", ErrorContext::kStandalone);
+    return connection->Execute(statement::kBeginRead, "begin read", ErrorContext::kStandalone);
   };
   // A read-only transaction ends the same way either way; ROLLBACK cannot be in doubt.
   steps.finish = [](PooledConnection& connection) {

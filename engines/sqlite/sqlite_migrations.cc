@@ -4,20 +4,18 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "engines/sqlite/sqlite_statements.h"
 
 namespace ledger::sqlite_internal {
 
 absl::Status CreateMigrationTable(Connection& connection) {
   return connection.Execute(
-      "CREATE TABLE IF NOT EXISTS schema_migrations ("
-      " version    INTEGER PRIMARY KEY,"
-      " name       TEXT NOT NULL,"
-      " applied_at INTEGER NOT NULL)",
+      statement::kCreateSchemaMigrations,
       "create schema_migrations", ErrorContext::kStandalone);
 }
 
 absl::StatusOr<std::set<int>> SelectAppliedVersions(Connection& connection) {
-  LEDGER_ASSIGN_OR_RETURN(Query query, connection.Prepare("SELECT version FROM schema_migrations",
+  LEDGER_ASSIGN_OR_RETURN(Query query, connection.Prepare(statement::kSelectAppliedMigrations,
                                                           "select applied migrations"));
   std::set<int> versions;
   while (true) {
@@ -35,7 +33,7 @@ absl::Status ApplyMigrationOnce(Connection& connection, const Migration& migrati
       connection.Execute(std::string(migration.sql), "apply migration", ErrorContext::kStandalone));
   LEDGER_ASSIGN_OR_RETURN(
       Query record,
-      connection.Prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+      connection.Prepare(statement::kRecordMigration,
                          "record migration"));
   record.BindInt(migration.version)
       .BindText(migration.name)

@@ -13,6 +13,7 @@
 #include "engines/sqlite/sqlite_engine_internal.h"
 #include "engines/sqlite/sqlite_rows.h"
 #include "base/status.h"
+#include "engines/sqlite/sqlite_statements.h"
 
 namespace ledger::sqlite_internal {
 namespace {
@@ -23,7 +24,7 @@ bool NothingToList(int64_t limit) { return limit <= 0; }
 absl::StatusOr<std::optional<int>> SelectAssetScale(Connection& connection,
                                                     std::string_view code) {
   LEDGER_ASSIGN_OR_RETURN(
-      Query query, connection.Prepare("SELECT scale FROM assets WHERE code = ?", "select asset"));
+      Query query, connection.Prepare(statement::kSelectAssetScale, "select asset"));
   query.BindText(code);
   LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
   if (!found) return std::nullopt;
@@ -38,7 +39,7 @@ absl::StatusOr<std::optional<Asset>> SqliteEngine::GetAsset(std::string_view cod
   LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
     LEDGER_ASSIGN_OR_RETURN(
         Query query,
-        connection.Prepare("SELECT code, scale FROM assets WHERE code = ?", "select asset"));
+        connection.Prepare(statement::kSelectAsset, "select asset"));
     query.BindText(code);
     LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
     if (found) asset = Asset{query.Text(0), static_cast<int>(query.Int(1))};
@@ -52,7 +53,7 @@ absl::StatusOr<std::vector<Asset>> SqliteEngine::ListAssets() {
   LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
     LEDGER_ASSIGN_OR_RETURN(
         Query query,
-        connection.Prepare("SELECT code, scale FROM assets ORDER BY code", "list assets"));
+        connection.Prepare(statement::kListAssets, "list assets"));
     while (true) {
       LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
       if (!has_row) return absl::OkStatus();
@@ -77,8 +78,7 @@ absl::StatusOr<std::vector<Account>> SqliteEngine::ListAccounts(std::string_view
   if (NothingToList(limit)) return accounts;
   LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
     LEDGER_ASSIGN_OR_RETURN(
-        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_ACCOUNT_COLUMNS
-                                        " FROM accounts WHERE id > ? ORDER BY id LIMIT ?",
+        Query query, connection.Prepare(statement::kListAccounts,
                                         "list accounts"));
     query.BindText(after_id).BindInt(limit);
     while (true) {
@@ -108,8 +108,7 @@ absl::StatusOr<std::vector<Transaction>> SqliteEngine::ListTransactions(std::str
     {
       LEDGER_ASSIGN_OR_RETURN(
           Query query,
-          connection.Prepare(LEDGER_SQLITE_SELECT_TRANSACTION
-                             " WHERE t.id > ? ORDER BY t.id LIMIT ?",
+          connection.Prepare(statement::kListTransactions,
                              "list transactions"));
       query.BindText(after_id).BindInt(limit);
       while (true) {
@@ -134,11 +133,7 @@ absl::StatusOr<std::vector<HistoryEntry>> SqliteEngine::ListEntries(std::string_
   if (NothingToList(limit)) return entries;
   LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
     LEDGER_ASSIGN_OR_RETURN(
-        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_ENTRY_COLUMNS
-                                        ", transaction_id, created_at"
-                                        " FROM entries WHERE account_id = ?"
-                                        " AND account_version > ?"
-                                        " ORDER BY account_version LIMIT ?",
+        Query query, connection.Prepare(statement::kListEntries,
                                         "list entries"));
     query.BindText(account_id).BindInt(after_version).BindInt(limit);
     while (true) {
@@ -154,15 +149,8 @@ absl::StatusOr<std::optional<HistoryEntry>> SqliteEngine::EntryAsOf(std::string_
                                                                     absl::Time as_of) {
   std::optional<HistoryEntry> found;
   LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
-    // One backward step of entries_by_account_as_of (schema/sqlite/0004_reads_indexes.sql).
     LEDGER_ASSIGN_OR_RETURN(
-        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_ENTRY_COLUMNS
-                                        ", transaction_id, created_at"
-                                        " FROM entries WHERE account_id = ?"
-                                        " AND created_at_running_max <= ?"
-                                        " ORDER BY created_at_running_max DESC,"
-                                        " account_version DESC LIMIT 1",
-                                        "select entry as of"));
+        Query query, connection.Prepare(statement::kSelectEntryAsOf, "select entry as of"));
     query.BindText(account_id).BindTime(as_of);
     LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
     if (has_row) found = HistoryEntry{ReadEntry(query), query.Text(5), query.Time(6)};
@@ -201,10 +189,7 @@ absl::StatusOr<std::optional<KeyRecord>> SqliteEngine::GetKeyRecord(const KeyIde
   std::optional<KeyRecord> record;
   LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
     LEDGER_ASSIGN_OR_RETURN(
-        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_KEY_RECORD_COLUMNS
-                                        " FROM idempotency_keys WHERE state = 'committed'"
-                                        " AND namespace = ? AND scope = ? AND key = ?",
-                                        "select key record"));
+        Query query, connection.Prepare(statement::kSelectCommittedKey, "select key record"));
     BindIdentity(query, identity);
     LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
     if (!has_row) return absl::OkStatus();
@@ -224,14 +209,9 @@ absl::StatusOr<std::vector<KeyRecord>> SqliteEngine::ListKeyRecords(
     LEDGER_ASSIGN_OR_RETURN(
         Query query,
         after.has_value()
-            ? connection.Prepare("SELECT " LEDGER_SQLITE_KEY_RECORD_COLUMNS
-                                 " FROM idempotency_keys WHERE state = 'committed'"
-                                 " AND (namespace, scope, key) > (?, ?, ?)"
-                                 " ORDER BY namespace, scope, key LIMIT ?",
+            ? connection.Prepare(statement::kListKeyRecordsAfter,
                                  "list key records after")
-            : connection.Prepare("SELECT " LEDGER_SQLITE_KEY_RECORD_COLUMNS
-                                 " FROM idempotency_keys WHERE state = 'committed'"
-                                 " ORDER BY namespace, scope, key LIMIT ?",
+            : connection.Prepare(statement::kListKeyRecordsFirst,
                                  "list key records"));
     if (after.has_value()) BindIdentity(query, *after);
     query.BindInt(limit);
@@ -267,16 +247,10 @@ absl::StatusOr<std::vector<Hold>> SqliteEngine::ListHolds(std::string_view accou
     LEDGER_ASSIGN_OR_RETURN(
         Query query,
         account_id.empty()
-            ? connection.Prepare("SELECT " LEDGER_SQLITE_HOLD_COLUMNS
-                                 " FROM holds WHERE id > ?2 ORDER BY id LIMIT ?3",
+            ? connection.Prepare(statement::kListHolds,
                                  "list holds")
             : connection.Prepare(
-                  "SELECT * FROM (SELECT " LEDGER_SQLITE_HOLD_COLUMNS " FROM holds"
-                  " WHERE from_account = ?1 AND id > ?2 ORDER BY id LIMIT ?3)"
-                  " UNION"
-                  " SELECT * FROM (SELECT " LEDGER_SQLITE_HOLD_COLUMNS " FROM holds"
-                  " WHERE to_account = ?1 AND id > ?2 ORDER BY id LIMIT ?3)"
-                  " ORDER BY id LIMIT ?3",
+                  statement::kListAccountHolds,
                   "list holds of account"));
     query.BindText(account_id).BindText(after_id).BindInt(limit);
     while (true) {
@@ -295,9 +269,7 @@ absl::StatusOr<std::vector<Hold>> SqliteEngine::ListLapsedHolds(absl::Time now, 
   LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
     // Walks holds_pending_by_expiry from its start: settled holds are not in it.
     LEDGER_ASSIGN_OR_RETURN(
-        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_HOLD_COLUMNS " FROM holds"
-                                        " WHERE status = 'pending' AND expires_at <= ?"
-                                        " ORDER BY expires_at, id LIMIT ?",
+        Query query, connection.Prepare(statement::kListLapsedHolds,
                                         "list lapsed holds"));
     query.BindTime(now).BindInt(limit);
     while (true) {
@@ -327,9 +299,7 @@ absl::StatusOr<std::vector<OutboxEvent>> SqliteEngine::ListEvents(int64_t after_
   if (NothingToList(limit)) return events;
   LEDGER_RETURN_IF_ERROR(WithConnection([&](Connection& connection) -> absl::Status {
     LEDGER_ASSIGN_OR_RETURN(
-        Query query, connection.Prepare("SELECT " LEDGER_SQLITE_OUTBOX_EVENT_COLUMNS
-                                        " FROM outbox_events WHERE sequence > ?"
-                                        " ORDER BY sequence LIMIT ?",
+        Query query, connection.Prepare(statement::kListEvents,
                                         "list events"));
     query.BindInt(after_sequence).BindInt(limit);
     while (true) {
@@ -366,7 +336,7 @@ absl::Status SqliteEngine::PutAsset(const Asset& asset) {
     }
     LEDGER_ASSIGN_OR_RETURN(
         Query query,
-        connection.Prepare("INSERT INTO assets (code, scale) VALUES (?, ?)", "insert asset"));
+        connection.Prepare(statement::kInsertAsset, "insert asset"));
     query.BindText(asset.code).BindInt(asset.scale);
     return query.Run();
   });
@@ -380,8 +350,7 @@ absl::Status SqliteEngine::InsertAccount(const Account& account) {
           absl::StrCat("account ", account.id, ": unknown asset ", account.asset));
     }
     LEDGER_ASSIGN_OR_RETURN(
-        Query query, connection.Prepare("INSERT INTO accounts (" LEDGER_SQLITE_ACCOUNT_COLUMNS
-                                        ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        Query query, connection.Prepare(statement::kInsertAccount,
                                         "insert account"));
     query.BindText(account.id)
         .BindText(account.asset)
@@ -400,8 +369,7 @@ absl::Status SqliteEngine::InsertAccount(const Account& account) {
 absl::StatusOr<bool> SqliteEngine::CloseAccountIfZeroBalance(std::string_view id) {
   LEDGER_ASSIGN_OR_RETURN(
       int64_t matched,  // counts matched rows, changed or not
-      WriteStatement("UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0"
-                     " AND pending_debits = 0 AND pending_credits = 0",
+      WriteStatement(statement::kCloseAccountIfZeroBalance,
                      "close account if zero balance", [&](Query& query) { query.BindText(id); }));
   return matched == 1;
 }
@@ -411,9 +379,7 @@ absl::StatusOr<int64_t> SqliteEngine::PruneExpiredKeys(absl::Time now, int64_t l
   // The subquery walks idempotency_keys_by_expiry; the batch bounds how long the writer
   // lock is held.
   return WriteStatement(
-      "DELETE FROM idempotency_keys WHERE (namespace, scope, key) IN"
-      " (SELECT namespace, scope, key FROM idempotency_keys"
-      " WHERE expires_at <= ? AND state = 'committed' ORDER BY expires_at LIMIT ?)",
+      statement::kPruneExpiredKeys,
       "prune expired keys", [&](Query& query) { query.BindTime(now).BindInt(limit); });
 }
 

@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "engines/common/hold_writes.h"
 #include "engines/common/row_readers.h"
+#include "engines/sqlite/sqlite_statements.h"
 
 namespace ledger::sqlite_internal {
 namespace {
@@ -20,8 +21,7 @@ const std::string& InsertEntriesSql(size_t rows) {
     std::array<std::string, kEntriesPerInsertMax + 1> built;
     for (size_t count = 1; count <= kEntriesPerInsertMax; ++count) {
       std::string& sql = built[count];
-      sql = "INSERT INTO entries (account_id, account_version, transaction_id, entry_index, "
-            "asset, amount, balance_after, created_at) VALUES ";
+      sql = statement::kInsertEntriesHead;
       for (size_t row = 0; row < count; ++row) {
         absl::StrAppend(&sql, row == 0 ? "" : ", ", "(?, ?, ?, ?, ?, ?, ?, ?)");
       }
@@ -38,7 +38,7 @@ const std::string& SelectHoldsSql(size_t rows) {
     std::array<std::string, kHoldsPerSelectMax + 1> built;
     for (size_t count = 1; count <= kHoldsPerSelectMax; ++count) {
       std::string& sql = built[count];
-      sql = "SELECT " LEDGER_SQLITE_HOLD_COLUMNS " FROM holds WHERE id IN (";
+      sql = statement::kSelectHoldsHead;
       for (size_t row = 0; row < count; ++row) absl::StrAppend(&sql, row == 0 ? "?" : ", ?");
       sql += ")";
     }
@@ -51,8 +51,7 @@ absl::Status InsertHold(Connection& connection, const Transaction& transaction) 
   const HoldTerms& terms = *transaction.hold;
   LEDGER_ASSIGN_OR_RETURN(
       Query query,
-      connection.Prepare("INSERT INTO holds (" LEDGER_SQLITE_HOLD_COLUMNS
-                         ") VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', NULL)",
+      connection.Prepare(statement::kInsertHold,
                          "insert hold", ErrorContext::kWrite));
   query.BindText(transaction.id)
       .BindText(terms.from)
@@ -68,8 +67,7 @@ absl::Status SettleHold(Connection& connection, const Transaction& transaction) 
   LEDGER_ASSIGN_OR_RETURN(HoldStatus status,
                           engine_common::SettledStatus("sqlite", transaction.kind));
   LEDGER_ASSIGN_OR_RETURN(
-      Query query, connection.Prepare("UPDATE holds SET status = ?, settled_by = ?"
-                                      " WHERE id = ? AND status = 'pending'",
+      Query query, connection.Prepare(statement::kSettleHold,
                                       "settle hold", ErrorContext::kWrite));
   query.BindText(HoldStatusName(status)).BindText(transaction.id).BindText(*transaction.hold_id);
   LEDGER_RETURN_IF_ERROR(query.Run());
@@ -143,7 +141,7 @@ absl::StatusOr<std::optional<Account>> SelectAccount(Connection& connection,
                                                      std::string_view id, ErrorContext context) {
   LEDGER_ASSIGN_OR_RETURN(
       Query query,
-      connection.Prepare("SELECT " LEDGER_SQLITE_ACCOUNT_COLUMNS " FROM accounts WHERE id = ?",
+      connection.Prepare(statement::kSelectAccount,
                          "select account", context));
   query.BindText(id);
   LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
@@ -154,9 +152,7 @@ absl::StatusOr<std::optional<Account>> SelectAccount(Connection& connection,
 absl::Status SelectEntriesInto(Connection& connection, Transaction& transaction,
                                ErrorContext context) {
   LEDGER_ASSIGN_OR_RETURN(
-      Query query, connection.Prepare("SELECT " LEDGER_SQLITE_ENTRY_COLUMNS
-                                      " FROM entries WHERE transaction_id = ?"
-                                      " ORDER BY entry_index",
+      Query query, connection.Prepare(statement::kSelectEntries,
                                       "select entries of transaction", context));
   query.BindText(transaction.id);
   transaction.entries.clear();
@@ -173,7 +169,7 @@ absl::StatusOr<std::optional<Transaction>> SelectTransaction(Connection& connect
   std::optional<Transaction> transaction;
   {
     LEDGER_ASSIGN_OR_RETURN(Query query,
-                            connection.Prepare(LEDGER_SQLITE_SELECT_TRANSACTION " WHERE t.id = ?",
+                            connection.Prepare(statement::kSelectTransaction,
                                                "select transaction", context));
     query.BindText(id);
     LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
@@ -188,8 +184,7 @@ absl::Status InsertTransactionRows(Connection& connection, const Transaction& tr
   {
     LEDGER_ASSIGN_OR_RETURN(
         Query query,
-        connection.Prepare("INSERT INTO transactions (" LEDGER_SQLITE_TRANSACTION_COLUMNS
-                           ") VALUES (?, ?, ?, ?, ?, ?, ?)",
+        connection.Prepare(statement::kInsertTransaction,
                            "insert transaction", ErrorContext::kWrite));
     query.BindText(transaction.id)
         .BindText(OperationKindName(transaction.kind))
@@ -229,7 +224,7 @@ absl::StatusOr<std::optional<Hold>> SelectHold(Connection& connection, std::stri
                                                ErrorContext context) {
   LEDGER_ASSIGN_OR_RETURN(
       Query query,
-      connection.Prepare("SELECT " LEDGER_SQLITE_HOLD_COLUMNS " FROM holds WHERE id = ?",
+      connection.Prepare(statement::kSelectHold,
                          "select hold", context));
   query.BindText(id);
   LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
@@ -265,12 +260,7 @@ absl::StatusOr<PendingHoldTotals> SelectHoldTotals(Connection& connection,
   LEDGER_ASSIGN_OR_RETURN(
       Query query,
       connection.Prepare(
-          "SELECT 1, amount, expires_at, created_at FROM holds"
-          " WHERE from_account = ?1 AND status = 'pending'"
-          " AND (expires_at <= ?2 OR created_at >= ?3)"
-          " UNION ALL"
-          " SELECT 0, amount, expires_at, created_at FROM holds"
-          " WHERE to_account = ?1 AND status = 'pending' AND expires_at <= ?2",
+          statement::kHoldTotals,
           "select hold totals", context));
   query.BindText(account_id).BindTime(now).BindTime(since);
   PendingHoldTotals totals;

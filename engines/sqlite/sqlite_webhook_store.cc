@@ -5,6 +5,7 @@
 
 #include "engines/sqlite/sqlite_engine_internal.h"
 #include "base/status.h"
+#include "engines/sqlite/sqlite_statements.h"
 
 namespace ledger::sqlite_internal {
 
@@ -13,8 +14,7 @@ absl::StatusOr<bool> SqliteWebhookStore::InsertWebhookEventIfAbsent(const std::s
                                                                     absl::Time received_at) {
   LEDGER_ASSIGN_OR_RETURN(
       int64_t inserted,
-      engine_.WriteStatement("INSERT INTO webhook_events (provider, event_id, received_at)"
-                             " VALUES (?, ?, ?) ON CONFLICT (provider, event_id) DO NOTHING",
+      engine_.WriteStatement(statement::kInsertWebhookEvent,
                              "insert webhook event", [&](Query& query) {
                                query.BindText(provider).BindText(event_id).BindTime(received_at);
                              }));
@@ -25,7 +25,7 @@ absl::StatusOr<bool> SqliteWebhookStore::DeleteWebhookEvent(const std::string& p
                                                             const std::string& event_id) {
   LEDGER_ASSIGN_OR_RETURN(
       int64_t deleted,
-      engine_.WriteStatement("DELETE FROM webhook_events WHERE provider = ? AND event_id = ?",
+      engine_.WriteStatement(statement::kDeleteWebhookEvent,
                              "delete webhook event", [&](Query& query) {
                                query.BindText(provider).BindText(event_id);
                              }));
@@ -33,7 +33,7 @@ absl::StatusOr<bool> SqliteWebhookStore::DeleteWebhookEvent(const std::string& p
 }
 
 absl::StatusOr<int64_t> SqliteWebhookStore::PruneWebhookEvents(absl::Time before) {
-  return engine_.WriteStatement("DELETE FROM webhook_events WHERE received_at < ?",
+  return engine_.WriteStatement(statement::kPruneWebhookEvents,
                                 "prune webhook events",
                                 [&](Query& query) { query.BindTime(before); });
 }

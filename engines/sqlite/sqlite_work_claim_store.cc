@@ -7,6 +7,7 @@
 #include "engines/sqlite/sqlite_engine_internal.h"
 #include "engines/sqlite/sqlite_rows.h"
 #include "base/status.h"
+#include "engines/sqlite/sqlite_statements.h"
 
 namespace ledger::sqlite_internal {
 namespace {
@@ -36,9 +37,7 @@ absl::StatusOr<WorkClaim> SqliteWorkClaimStore::InsertWorkClaimIfAbsent(const Wo
               {
                 LEDGER_ASSIGN_OR_RETURN(
                     Query insert,
-                    connection.Prepare("INSERT INTO work_claims (" LEDGER_SQLITE_WORK_CLAIM_COLUMNS
-                                       ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                                       " ON CONFLICT (namespace, scope, key) DO NOTHING",
+                    connection.Prepare(statement::kInsertWorkClaim,
                                        "insert work claim"));
                 BindIdentity(insert, fresh.identity);
                 BindWorkClaimState(insert, fresh);
@@ -46,8 +45,7 @@ absl::StatusOr<WorkClaim> SqliteWorkClaimStore::InsertWorkClaimIfAbsent(const Wo
               }
               LEDGER_ASSIGN_OR_RETURN(
                   Query select,
-                  connection.Prepare("SELECT " LEDGER_SQLITE_WORK_CLAIM_COLUMNS " FROM work_claims"
-                                     " WHERE namespace = ? AND scope = ? AND key = ?",
+                  connection.Prepare(statement::kSelectWorkClaim,
                                      "select work claim"));
               BindIdentity(select, fresh.identity);
               LEDGER_ASSIGN_OR_RETURN(bool found, select.Step());
@@ -66,9 +64,7 @@ absl::StatusOr<bool> SqliteWorkClaimStore::ReplaceWorkClaim(const KeyIdentity& i
   LEDGER_ASSIGN_OR_RETURN(
       int64_t replaced,
       engine_.WriteStatement(
-          "UPDATE work_claims SET fingerprint = ?, state = ?, owner = ?, attempt = ?,"
-          " lease_expires_at = ?, result = ?, created_at = ?, updated_at = ?, expires_at = ?"
-          " WHERE namespace = ? AND scope = ? AND key = ? AND owner = ? AND attempt = ?",
+          statement::kReplaceWorkClaim,
           "replace work claim", [&](Query& query) {
             BindWorkClaimState(query, replacement);
             BindIdentity(query, identity);
@@ -81,8 +77,7 @@ absl::StatusOr<bool> SqliteWorkClaimStore::DeleteWorkClaim(const KeyIdentity& id
                                                            const std::string& owner) {
   LEDGER_ASSIGN_OR_RETURN(
       int64_t deleted,
-      engine_.WriteStatement("DELETE FROM work_claims WHERE namespace = ? AND scope = ?"
-                             " AND key = ? AND state = 'pending' AND owner = ?",
+      engine_.WriteStatement(statement::kDeleteWorkClaim,
                              "delete work claim", [&](Query& query) {
                                BindIdentity(query, identity);
                                query.BindText(owner);
@@ -92,13 +87,12 @@ absl::StatusOr<bool> SqliteWorkClaimStore::DeleteWorkClaim(const KeyIdentity& id
 
 absl::StatusOr<int64_t> SqliteWorkClaimStore::MarkAbandonedWorkClaims(absl::Time now) {
   return engine_.WriteStatement(
-      "UPDATE work_claims SET state = 'abandoned', updated_at = ?"
-      " WHERE state = 'pending' AND lease_expires_at <= ?",
+      statement::kMarkAbandonedWorkClaims,
       "mark abandoned work claims", [&](Query& query) { query.BindTime(now).BindTime(now); });
 }
 
 absl::StatusOr<int64_t> SqliteWorkClaimStore::PruneWorkClaims(absl::Time now) {
-  return engine_.WriteStatement("DELETE FROM work_claims WHERE expires_at <= ?",
+  return engine_.WriteStatement(statement::kPruneWorkClaims,
                                 "prune work claims", [&](Query& query) { query.BindTime(now); });
 }
 

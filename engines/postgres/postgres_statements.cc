@@ -1,0 +1,582 @@
+// The engine's SQL (postgres_statements.h). The write statement's parameters are
+// written by name (WriteParameter); DeclareStatements checks their positions.
+#include "engines/postgres/postgres_statements.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "base/check.h"
+#include "base/status.h"
+#include "engines/common/key_placeholder.h"
+#include "engines/postgres/postgres_rows.h"
+
+namespace ledger::postgres_internal {
+namespace {
+
+using P = WriteParameter;
+
+// lock_timeout is an int of milliseconds on the server.
+constexpr int64_t kLockTimeoutMillisMax = 2'147'483'647;
+
+std::string KeyRowCondition(const ClaimScriptParts& parts, const ClaimedKey& key) {
+  return absl::StrCat("namespace = ", parts.quote(key.key_namespace),
+                      " AND scope = ", parts.quote(key.scope), " AND key = ", parts.quote(key.key));
+}
+
+// One column of the keys as one array literal, '{...}'::text[]: the server reads it
+// faster than ARRAY['...', ...], whose every element is a constant to parse and fold.
+std::string KeyArray(const ClaimScriptParts& parts, std::string ClaimedKey::*column) {
+  std::vector<std::string> values;
+  values.reserve(parts.keys.size());
+  for (const ClaimedKey& key : parts.keys) values.push_back(key.*column);
+  return absl::StrCat(parts.quote(TextArrayLiteral(values)), "::text[]");
+}
+
+// The keys as a relation c(namespace, scope, key, position), position in claim order.
+std::string ClaimedKeysRelation(const ClaimScriptParts& parts) {
+  return absl::StrCat("unnest(", KeyArray(parts, &ClaimedKey::key_namespace), ", ",
+                      KeyArray(parts, &ClaimedKey::scope), ", ",
+                      KeyArray(parts, &ClaimedKey::key),
+                      ") WITH ORDINALITY AS c(namespace, scope, key, position)");
+}
+
+std::string ScriptStart(const ClaimScriptParts& parts) {
+  return absl::StrCat(parts.begin ? "BEGIN ISOLATION LEVEL READ COMMITTED;\n" : "",
+                      "SET LOCAL lock_timeout = ", parts.claim_lock_timeout, ";\n");
+}
+
+// The key row of each c (ClaimedKeysRelation), looked up by its primary key: a LATERAL
+// subquery with LIMIT (the key is unique) is not flattened into a join, which the
+// planner would answer with a scan of the whole table, as long as the table of every
+// key recorded within their TTL.
+std::string KeyRowOfEach(const char* columns, const char* locking) {
+  return absl::StrCat(" CROSS JOIN LATERAL (SELECT ", columns,
+                      " FROM idempotency_keys k WHERE k.namespace = c.namespace"
+                      " AND k.scope = c.scope AND k.key = c.key",
+                      locking, " LIMIT 1) AS k");
+}
+
+// Restores the lock timeout and reads the claimed keys' rows: one key by its primary
+// key, many by theirs, one after another.
+std::string ScriptEnd(const ClaimScriptParts& parts) {
+  std::string end = absl::StrCat("SET LOCAL lock_timeout = ", parts.default_lock_timeout, ";\n");
+  if (parts.keys.size() == 1) {
+    absl::StrAppend(&end, "SELECT ", kKeyColumns, " FROM idempotency_keys WHERE ",
+                    KeyRowCondition(parts, parts.keys.front()));
+    return end;
+  }
+  absl::StrAppend(&end, "SELECT k.* FROM ", ClaimedKeysRelation(parts),
+                  KeyRowOfEach(kKeyColumnsOfK, ""));
+  return end;
+}
+
+std::string Sql(std::initializer_list<absl::string_view> parts) { return absl::StrJoin(parts, ""); }
+
+// The arrays of `parameters` as the statement reads them: "$7::text[], $8::bigint[]".
+std::string Arrays(std::initializer_list<std::pair<WriteParameter, absl::string_view>> parameters) {
+  std::vector<std::string> arrays;
+  for (const auto& [parameter, type] : parameters) {
+    arrays.push_back(absl::StrCat(WriteParameterSql(parameter), "::", type, "[]"));
+  }
+  return absl::StrJoin(arrays, ", ");
+}
+
+// One statement writes everything a submit posts: the transaction, its entries, the
+// accounts' new balances and versions, the key record and the outbox events, each
+// batch of rows carried as arrays. It is sent once, at Commit, so a submit costs the
+// same round trips whatever the number of entries. The SELECT returns the row count of
+// each part so the caller checks that every row landed.
+//
+// A key whose claim found no row is recorded by a plain INSERT (new_keys); only a key
+// whose row the claim saw (a row-mode placeholder, an expired record) takes the upsert
+// (replaced_keys). ON CONFLICT costs every row a second index probe and a confirm
+// record in the WAL; should a row have appeared since the claim after all, the plain
+// INSERT fails on the primary key and the batch is retried.
+//
+// The placeholders no record filled (row mode only) are deleted only when there are
+// some: `cardinality(kPlaceholderNamespaces) > 0` is a one-time filter, checked before
+// the key table is touched. The statement's generic plan is made once a session has run
+// it a few times and kept until the tables' statistics change; made while
+// idempotency_keys was small, it joined the empty array with a scan of the whole key
+// table, on every commit and growing with every key recorded, until an autoanalyze
+// replaced the plan: 0.7 ms of a write_batch's 0.9 ms at 32 clients (docs/benchmarks.md).
+//
+// Two shapes of it (PostgresWriteBatch::Statement picks one): write_batch for batches
+// that place or settle no hold, which writes exactly what a submit wrote before holds,
+// and write_batch_with_holds, which also stores each transaction's hold_id and each
+// account's pending amounts, inserts the holds placed and settles those captured,
+// voided or expired (only while still pending: the caller compares the count). Its
+// extra parameters follow write_batch's (WriteParameter), so both share the parts below.
+std::string WriteBatchSqlText(bool with_holds) {
+  // The key records' rows: new_keys inserts those whose claim found no row,
+  // replaced_keys upserts the rest.
+  constexpr absl::string_view kKeyColumnList = R"sql(
+    (namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at))sql";
+  const std::string key_record_rows = Sql({R"sql(
+  SELECT record.namespace, record.scope, record.key, record.fingerprint, 'committed',
+         record.transaction_id, record.created_at, record.expires_at
+  FROM unnest()sql",
+      Arrays({{P::kKeyNamespaces, "text"}, {P::kKeyScopes, "text"}, {P::kKeys, "text"},
+              {P::kKeyFingerprints, "text"}, {P::kKeyTransactionIds, "text"},
+              {P::kKeyCreatedAt, "bigint"}, {P::kKeyExpiresAt, "bigint"},
+              {P::kKeyClaimedWithoutRow, "boolean"}}),
+      R"sql()
+       AS record (namespace, scope, key, fingerprint, transaction_id, created_at, expires_at,
+                  claimed_without_row))sql"});
+  const absl::string_view hold_id_column = with_holds ? ", hold_id" : "";
+  const std::string hold_id_array =
+      with_holds ? absl::StrCat(", ", Arrays({{P::kTransactionHoldIds, "text"}})) : "";
+  const absl::string_view pending_columns =
+      with_holds ? ", pending_debits = changed.pending_debits, "
+                   "pending_credits = changed.pending_credits"
+                 : "";
+  const std::string pending_arrays =
+      with_holds ? absl::StrCat(", ", Arrays({{P::kAccountPendingDebits, "bigint"},
+                                              {P::kAccountPendingCredits, "bigint"}}))
+                 : "";
+  const absl::string_view pending_names = with_holds ? ", pending_debits, pending_credits" : "";
+  const std::string placeholder_namespaces = Arrays({{P::kPlaceholderNamespaces, "text"}});
+  std::string sql = Sql({R"sql(
+WITH new_transactions AS (
+  INSERT INTO transactions (id, kind, created_at, metadata, reversal_of, fingerprint)sql",
+                         hold_id_column, R"sql()
+  SELECT * FROM unnest()sql",
+                         Arrays({{P::kTransactionIds, "text"}, {P::kTransactionKinds, "text"},
+                                 {P::kTransactionCreatedAt, "bigint"},
+                                 {P::kTransactionMetadata, "text"},
+                                 {P::kTransactionReversalOf, "text"},
+                                 {P::kTransactionFingerprints, "text"}}),
+                         hold_id_array, R"sql()
+  RETURNING 1),
+new_entries AS (
+  INSERT INTO entries (account_id, account_version, transaction_id, entry_index, asset, amount,
+                       balance_after, created_at)
+  SELECT * FROM unnest()sql",
+                         Arrays({{P::kEntryAccountIds, "text"},
+                                 {P::kEntryAccountVersions, "bigint"},
+                                 {P::kEntryTransactionIds, "text"}, {P::kEntryIndexes, "integer"},
+                                 {P::kEntryAssets, "text"}, {P::kEntryAmounts, "bigint"},
+                                 {P::kEntryBalancesAfter, "bigint"},
+                                 {P::kEntryCreatedAt, "bigint"}}),
+                         R"sql()
+  RETURNING 1),
+updated_accounts AS (
+  UPDATE accounts SET balance = changed.balance, version = changed.version)sql",
+                         pending_columns, R"sql(
+  FROM unnest()sql",
+                         Arrays({{P::kAccountIds, "text"}, {P::kAccountBalances, "bigint"},
+                                 {P::kAccountVersions, "bigint"},
+                                 {P::kAccountLockedVersions, "bigint"}}),
+                         pending_arrays, R"sql()
+       AS changed (id, balance, version, locked_version)sql", pending_names, R"sql()
+  WHERE accounts.id = changed.id
+    AND (changed.locked_version IS NULL OR accounts.version = changed.locked_version)
+  RETURNING 1),
+new_keys AS (
+  INSERT INTO idempotency_keys)sql", kKeyColumnList, key_record_rows, R"sql(
+  WHERE record.claimed_without_row
+  RETURNING 1),
+replaced_keys AS (
+  INSERT INTO idempotency_keys AS existing)sql", kKeyColumnList, key_record_rows, R"sql(
+  WHERE NOT record.claimed_without_row
+  ON CONFLICT (namespace, scope, key) DO UPDATE
+    SET fingerprint = EXCLUDED.fingerprint, state = 'committed',
+        transaction_id = EXCLUDED.transaction_id, created_at = EXCLUDED.created_at,
+        expires_at = EXCLUDED.expires_at
+    WHERE existing.state = 'pending' OR existing.expires_at <= EXCLUDED.created_at
+  RETURNING 1),
+new_events AS (
+  INSERT INTO outbox_events (transaction_id, type, payload, created_at)
+  SELECT event.transaction_id, event.type, event.payload, event.created_at
+  FROM unnest()sql",
+                         Arrays({{P::kEventTransactionIds, "text"}, {P::kEventTypes, "text"},
+                                 {P::kEventPayloads, "text"}, {P::kEventCreatedAt, "bigint"}}),
+                         R"sql() WITH ORDINALITY
+       AS event (transaction_id, type, payload, created_at, position)
+  ORDER BY event.position
+  RETURNING 1),
+dropped_placeholders AS (
+  DELETE FROM idempotency_keys AS placeholder
+  USING unnest()sql",
+                         Arrays({{P::kPlaceholderNamespaces, "text"},
+                                 {P::kPlaceholderScopes, "text"}, {P::kPlaceholderKeys, "text"}}),
+                         R"sql() AS unused (namespace, scope, key)
+  WHERE cardinality()sql", placeholder_namespaces, R"sql() > 0
+    AND placeholder.namespace = unused.namespace AND placeholder.scope = unused.scope
+    AND placeholder.key = unused.key AND placeholder.state = 'pending'
+  RETURNING 1))sql"});
+  if (with_holds) {
+    // A settlement's UPDATE cannot see a hold inserted by this same statement; the
+    // pipeline never settles a hold placed in the same batch (it is not found yet). It
+    // runs only when there are settlements, for the reason dropped_placeholders does.
+    const std::string settled_hold_ids = Arrays({{P::kSettledHoldIds, "text"}});
+    absl::StrAppend(&sql, R"sql(,
+new_holds AS (
+  INSERT INTO holds (id, from_account, to_account, asset, amount, expires_at, created_at, status)
+  SELECT hold.*, 'pending'
+  FROM unnest()sql",
+                    Arrays({{P::kHoldIds, "text"}, {P::kHoldFromAccounts, "text"},
+                            {P::kHoldToAccounts, "text"}, {P::kHoldAssets, "text"},
+                            {P::kHoldAmounts, "bigint"}, {P::kHoldExpiresAt, "bigint"},
+                            {P::kHoldCreatedAt, "bigint"}}),
+                    R"sql()
+       AS hold (id, from_account, to_account, asset, amount, expires_at, created_at)
+  RETURNING 1),
+settled_holds AS (
+  UPDATE holds SET status = settled.status, settled_by = settled.settled_by
+  FROM unnest()sql",
+                    settled_hold_ids, ", ",
+                    Arrays({{P::kSettledHoldStatuses, "text"}, {P::kSettledHoldSettledBy, "text"}}),
+                    R"sql() AS settled (id, status, settled_by)
+  WHERE cardinality()sql", settled_hold_ids,
+                    R"sql() > 0 AND holds.id = settled.id AND holds.status = 'pending'
+  RETURNING 1))sql");
+  }
+  sql += R"sql(
+SELECT (SELECT count(*) FROM new_transactions), (SELECT count(*) FROM new_entries),
+       (SELECT count(*) FROM updated_accounts),
+       (SELECT count(*) FROM new_keys) + (SELECT count(*) FROM replaced_keys),
+       (SELECT count(*) FROM new_events), (SELECT count(*) FROM dropped_placeholders))sql";
+  if (with_holds) {
+    sql += ",\n       (SELECT count(*) FROM new_holds), (SELECT count(*) FROM settled_holds)";
+  }
+  return sql + "\n";
+}
+
+// An account's pending holds at $2 (PendingHoldTotals): out of it, the lapsed amounts
+// and the still-reserving holds placed since $3, in one pass over its pending holds
+// (holds_pending_by_from_account); into it, the lapsed amounts
+// (holds_pending_by_to_account). numeric sums cannot overflow; each saturates at the
+// bigint maximum.
+constexpr char kHoldTotalsSql[] =
+    "SELECT d.lapsed, c.lapsed, d.reserving_count, d.reserving_amount FROM "
+    "(SELECT LEAST(COALESCE(sum(amount::numeric) FILTER (WHERE expires_at <= $2), 0), "
+    "9223372036854775807)::bigint AS lapsed, "
+    "count(*) FILTER (WHERE (expires_at IS NULL OR expires_at > $2) AND created_at >= $3) "
+    "AS reserving_count, "
+    "LEAST(COALESCE(sum(amount::numeric) FILTER (WHERE (expires_at IS NULL OR expires_at > $2) "
+    "AND created_at >= $3), 0), 9223372036854775807)::bigint AS reserving_amount "
+    "FROM holds WHERE status = 'pending' AND from_account = $1) d, "
+    "(SELECT LEAST(COALESCE(sum(amount::numeric), 0), 9223372036854775807)::bigint AS lapsed "
+    "FROM holds WHERE status = 'pending' AND to_account = $1 AND expires_at <= $2) c";
+
+std::vector<std::pair<const char*, std::string>> Statements() {
+  return {
+      {statement::kPutAsset,
+       "WITH inserted AS (INSERT INTO assets (code, scale) VALUES ($1, $2) "
+       "ON CONFLICT (code) DO NOTHING RETURNING scale) "
+       "SELECT scale FROM inserted UNION ALL "
+       "SELECT scale FROM assets WHERE code = $1 AND NOT EXISTS (SELECT 1 FROM inserted)"},
+      {statement::kSelectAsset, Sql({"SELECT ", kAssetColumns, " FROM assets WHERE code = $1"})},
+      {statement::kListAssets, Sql({"SELECT ", kAssetColumns, " FROM assets ORDER BY code"})},
+      {statement::kInsertAccount,
+       Sql({"INSERT INTO accounts (", kAccountColumns,
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"})},
+      {statement::kSelectAccount,
+       Sql({"SELECT ", kAccountColumns, " FROM accounts WHERE id = $1"})},
+      {statement::kListAccounts,
+       Sql({"SELECT ", kAccountColumns, " FROM accounts WHERE id > $1 ORDER BY id LIMIT $2"})},
+      {statement::kCloseAccountIfZeroBalance,
+       "UPDATE accounts SET closed = TRUE WHERE id = $1 AND balance = 0 "
+       "AND pending_debits = 0 AND pending_credits = 0"},
+      {statement::kSelectTransaction,
+       Sql({"SELECT ", kTransactionWithEntryColumns, " FROM transactions t", kTransactionJoins,
+            " WHERE t.id = $1 ORDER BY e.entry_index"})},
+      // Each id by the indexes: LATERAL subqueries behind OFFSET 0 are not flattened into
+      // joins, which the planner answers with scans of the tables (they grow with history).
+      {statement::kSelectTransactions,
+       Sql({"SELECT ", kTransactionWithEntryColumns,
+            " FROM unnest($1::text[]) AS wanted (id)"
+            " CROSS JOIN LATERAL (SELECT * FROM transactions WHERE id = wanted.id OFFSET 0) t"
+            " LEFT JOIN LATERAL (SELECT * FROM holds WHERE id = t.id OFFSET 0) h ON true"
+            " LEFT JOIN LATERAL (SELECT * FROM entries WHERE transaction_id = t.id OFFSET 0) e"
+            " ON true ORDER BY t.id, e.entry_index"})},
+      {statement::kListTransactions,
+       Sql({"SELECT ", kTransactionWithEntryColumns,
+            " FROM (SELECT * FROM transactions WHERE id > $1 ORDER BY id LIMIT $2) t",
+            kTransactionJoins, " ORDER BY t.id, e.entry_index"})},
+      {statement::kListEntries,
+       "SELECT account_id, asset, amount, balance_after, account_version, transaction_id, "
+       "created_at FROM entries "
+       "WHERE account_id = $1 AND account_version > $2 ORDER BY account_version LIMIT $3"},
+      {statement::kListKeyRecordsFirst, Sql({"SELECT ", kKeyColumns,
+                                             " FROM idempotency_keys WHERE state = 'committed' "
+                                             "ORDER BY namespace, scope, key LIMIT $1"})},
+      {statement::kListKeyRecordsAfter,
+       Sql({"SELECT ", kKeyColumns,
+            " FROM idempotency_keys WHERE state = 'committed' "
+            "AND (namespace, scope, key) > ($1, $2, $3) ORDER BY namespace, scope, key LIMIT $4"})},
+      // SKIP LOCKED: a row a claimer holds (row mode) is being replaced; leave it to it.
+      {statement::kPruneExpiredKeys,
+       "DELETE FROM idempotency_keys AS k USING (SELECT namespace, scope, key "
+       "FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 "
+       "FOR UPDATE SKIP LOCKED) AS expired WHERE k.namespace = expired.namespace "
+       "AND k.scope = expired.scope AND k.key = expired.key"},
+      {statement::kListEvents,
+       Sql({"SELECT ", kEventColumns,
+            " FROM outbox_events WHERE sequence > $1 ORDER BY sequence LIMIT $2"})},
+      {statement::kIsReversed, "SELECT EXISTS (SELECT 1 FROM transactions WHERE reversal_of = $1)"},
+      // Rows are locked in the order LockRows receives them: the caller's order.
+      {statement::kLockAccounts,
+       Sql({"SELECT ", kAccountColumnsOfA,
+            " FROM unnest($1::text[]) WITH ORDINALITY AS wanted (id, position) "
+            "JOIN accounts a ON a.id = wanted.id ORDER BY wanted.position FOR UPDATE OF a"})},
+      // numeric sums cannot overflow; the total saturates at the bigint maximum.
+      {statement::kDebitUsage,
+       "SELECT count(*), LEAST(COALESCE(sum(-(amount::numeric)), 0), 9223372036854775807)::bigint "
+       "FROM entries WHERE account_id = $1 AND created_at >= $2 AND amount < 0"},
+      {statement::kWriteBatch, WriteBatchSql(/*with_holds=*/false)},
+      {statement::kWriteBatchWithHolds, WriteBatchSql(/*with_holds=*/true)},
+      {statement::kSelectHold, Sql({"SELECT ", kHoldColumns, " FROM holds WHERE id = $1"})},
+      // One backward step of entries_by_account_as_of (schema/postgres/0005_reads_indexes.sql).
+      {statement::kSelectEntryAsOf,
+       "SELECT account_id, asset, amount, balance_after, account_version, transaction_id,"
+       " created_at FROM entries WHERE account_id = $1 AND created_at_running_max <= $2"
+       " ORDER BY created_at_running_max DESC, account_version DESC LIMIT 1"},
+      {statement::kSelectCommittedKey,
+       Sql({"SELECT ", kKeyColumns, " FROM idempotency_keys WHERE namespace = $1",
+            " AND scope = $2 AND key = $3 AND state = 'committed'"})},
+      {statement::kSelectHolds,
+       Sql({"SELECT ", kHoldColumns, " FROM holds WHERE id = ANY ($1::text[])"})},
+      {statement::kListHolds,
+       Sql({"SELECT ", kHoldColumns, " FROM holds WHERE id > $1 ORDER BY id LIMIT $2"})},
+      // One branch per side, each an ordered range of its (account, id) index; UNION
+      // drops the second copy of a hold from an account to itself.
+      {statement::kListAccountHolds,
+       Sql({"(SELECT ", kHoldColumns,
+            " FROM holds WHERE from_account = $1 AND id > $2 ORDER BY id LIMIT $3) UNION "
+            "(SELECT ", kHoldColumns,
+            " FROM holds WHERE to_account = $1 AND id > $2 ORDER BY id LIMIT $3) "
+            "ORDER BY id LIMIT $3"})},
+      // A range of holds_pending_by_expiry, in its order.
+      {statement::kListLapsedHolds,
+       Sql({"SELECT ", kHoldColumns,
+            " FROM holds WHERE status = 'pending' AND expires_at IS NOT NULL "
+            "AND expires_at <= $1 ORDER BY expires_at, id LIMIT $2"})},
+      {statement::kHoldTotals, kHoldTotalsSql},
+      {statement::kInsertWorkClaim,
+       Sql({"WITH inserted AS (INSERT INTO work_claims (", kWorkClaimColumns,
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+            "ON CONFLICT (namespace, scope, key) DO NOTHING RETURNING ",
+            kWorkClaimColumns, ") SELECT ", kWorkClaimColumns, " FROM inserted UNION ALL SELECT ",
+            kWorkClaimColumns,
+            " FROM work_claims WHERE namespace = $1 AND scope = $2 AND key = $3 "
+            "AND NOT EXISTS (SELECT 1 FROM inserted)"})},
+      {statement::kReplaceWorkClaim,
+       "UPDATE work_claims SET fingerprint = $6, state = $7, owner = $8, attempt = $9, "
+       "lease_expires_at = $10, result = $11, created_at = $12, updated_at = $13, "
+       "expires_at = $14 WHERE namespace = $1 AND scope = $2 AND key = $3 AND owner = $4 "
+       "AND attempt = $5"},
+      {statement::kDeleteWorkClaim,
+       "DELETE FROM work_claims WHERE namespace = $1 AND scope = $2 AND key = $3 "
+       "AND owner = $4 AND state = 'pending'"},
+      {statement::kMarkAbandonedWorkClaims,
+       "UPDATE work_claims SET state = 'abandoned', updated_at = $1 "
+       "WHERE state = 'pending' AND lease_expires_at <= $1"},
+      {statement::kPruneWorkClaims, "DELETE FROM work_claims WHERE expires_at <= $1"},
+      {statement::kInsertWebhookEvent,
+       "INSERT INTO webhook_events (provider, event_id, received_at) VALUES ($1, $2, $3) "
+       "ON CONFLICT (provider, event_id) DO NOTHING"},
+      {statement::kDeleteWebhookEvent,
+       "DELETE FROM webhook_events WHERE provider = $1 AND event_id = $2"},
+      {statement::kPruneWebhookEvents, "DELETE FROM webhook_events WHERE received_at < $1"},
+  };
+}
+
+
+// The sequencer (schema/postgres/0002): numbers the committed, unnumbered events in
+// insert order after the highest sequence, under one transaction-scoped advisory lock.
+// Each statement takes its own snapshot (READ COMMITTED), so the UPDATE sees every
+// number the previous sequencer committed: sequences follow commit order, and an event
+// in flight is numbered only once it committed, after every event already numbered.
+constexpr char kSequenceCommittedEvents[] = R"sql(
+BEGIN;
+SELECT pg_advisory_xact_lock(hashtextextended('ledger.outbox_sequencer', $LOCK_SEED));
+WITH unsequenced AS (
+  SELECT insert_order, row_number() OVER (ORDER BY insert_order) AS n
+  FROM outbox_events WHERE sequence IS NULL ORDER BY insert_order LIMIT 10000),
+last AS (SELECT COALESCE(max(sequence), 0) AS sequence FROM outbox_events)
+UPDATE outbox_events AS e SET sequence = last.sequence + unsequenced.n
+FROM unsequenced, last WHERE e.insert_order = unsequenced.insert_order;
+COMMIT;
+)sql";
+
+}  // namespace
+
+std::string WriteBatchSql(bool with_holds) { return WriteBatchSqlText(with_holds); }
+
+std::string WriteParameterSql(WriteParameter parameter) {
+  return absl::StrCat("$", static_cast<int>(parameter) + 1);
+}
+
+WriteParameters::WriteParameters(bool with_holds)
+    : values_(with_holds ? kWriteBatchWithHoldsParameterCount : kWriteBatchParameterCount) {}
+
+void WriteParameters::Set(WriteParameter parameter, std::string value) {
+  const size_t position = static_cast<size_t>(parameter);
+  LEDGER_CHECK(position < values_.size())
+      << "write parameter " << position + 1 << " is not one of this statement's";
+  LEDGER_CHECK(!values_[position].has_value()) << "write parameter " << position + 1
+                                               << " set twice";
+  values_[position] = std::move(value);
+}
+
+std::vector<std::string> WriteParameters::Take() && {
+  std::vector<std::string> values;
+  values.reserve(values_.size());
+  for (size_t i = 0; i < values_.size(); ++i) {
+    LEDGER_CHECK(values_[i].has_value()) << "write parameter " << i + 1 << " was not set";
+    values.push_back(*std::move(values_[i]));
+  }
+  return values;
+}
+
+ParameterUse ParameterUseOf(std::string_view sql) {
+  std::set<int> used;
+  for (size_t i = 0; i < sql.size(); ++i) {
+    if (sql[i] != '$' || i + 1 >= sql.size() ||
+        !std::isdigit(static_cast<unsigned char>(sql[i + 1]))) {
+      continue;
+    }
+    int number = 0;
+    size_t j = i + 1;
+    for (; j < sql.size() && std::isdigit(static_cast<unsigned char>(sql[j])); ++j) {
+      number = number * 10 + (sql[j] - '0');
+    }
+    used.insert(number);
+    i = j - 1;
+  }
+  ParameterUse use;
+  if (used.empty()) return use;
+  use.highest = *used.rbegin();
+  use.contiguous = static_cast<int>(used.size()) == use.highest && *used.begin() == 1;
+  return use;
+}
+
+void DeclareStatements(pqxx::connection_base& connection) {
+  static const bool checked = [] {
+    const std::pair<bool, int> writes[] = {{false, kWriteBatchParameterCount},
+                                           {true, kWriteBatchWithHoldsParameterCount}};
+    for (const auto& [with_holds, count] : writes) {
+      const ParameterUse use = ParameterUseOf(WriteBatchSql(with_holds));
+      LEDGER_CHECK(use.highest == count && use.contiguous)
+          << "the write statement uses $1..$" << use.highest
+          << (use.contiguous ? "" : " with gaps") << ", not the " << count
+          << " WriteParameter names";
+    }
+    return true;
+  }();
+  (void)checked;
+  for (const auto& [name, sql] : Statements()) connection.prepare(name, sql);
+}
+
+// Advisory mode: takes pg_advisory_xact_lock on each identity's hash, in order, then
+// reads the key rows in a new statement, whose READ COMMITTED snapshot is taken after
+// the locks were granted and so sees whatever the previous holders committed. Many keys
+// are locked by one statement over their array, in its order: the subquery's ORDER BY
+// keeps it from being flattened, so the locks are taken row by row as sorted, and a
+// statement per key would cost a parse, plan and execution each.
+std::string AdvisoryClaimScript(const ClaimScriptParts& parts) {
+  std::string script = ScriptStart(parts);
+  if (parts.keys.size() == 1) {
+    absl::StrAppend(&script, "SELECT pg_advisory_xact_lock(hashtextextended(",
+                    parts.quote(parts.keys.front().encoded_identity), ", ", parts.lock_seed,
+                    "));\n");
+  } else {
+    absl::StrAppend(&script,
+                    "SELECT pg_advisory_xact_lock(hashtextextended(c.identity, ", parts.lock_seed,
+                    ")) FROM "
+                    "(SELECT identity FROM unnest(", KeyArray(parts, &ClaimedKey::encoded_identity),
+                    ") WITH ORDINALITY AS u(identity, position) ORDER BY position) c;\n");
+  }
+  return absl::StrCat(script, ScriptEnd(parts));
+}
+
+// Row mode: inserts a 'pending' placeholder for each key unless its row exists (waiting
+// for a concurrent inserter of the same key to finish), then locks the rows FOR UPDATE
+// (waiting for a concurrent replacer), both in claim order; then restores the lock
+// timeout and reads the rows. Many keys take one INSERT and one locking SELECT over
+// their arrays (the rows locked one by one as the array lists them). A new key is
+// claimed by its placeholder, which every other claimer of it waits for in its own
+// INSERT; the row locks of existing keys are taken in the global order; a deadlock the
+// server still finds is RetryableError, and the batch reruns.
+std::string RowClaimScript(const ClaimScriptParts& parts) {
+  constexpr char kInsertPlaceholders[] =
+      "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, "
+      "created_at, expires_at) ";
+  std::string script = ScriptStart(parts);
+  if (parts.keys.size() == 1) {
+    const ClaimedKey& key = parts.keys.front();
+    absl::StrAppend(&script, kInsertPlaceholders, "VALUES (", parts.quote(key.key_namespace),
+                    ", ", parts.quote(key.scope), ", ", parts.quote(key.key),
+                    ", '', 'pending', NULL, 0, ",
+                    engine_common::kPlaceholderExpiresAtMicros,
+                    ") ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
+                    "SELECT 1 FROM idempotency_keys WHERE ", KeyRowCondition(parts, key),
+                    " FOR UPDATE;\n");
+  } else {
+    const std::string keys = ClaimedKeysRelation(parts);
+    absl::StrAppend(&script, kInsertPlaceholders,
+                    "SELECT c.namespace, c.scope, c.key, '', 'pending', NULL, 0, ",
+                    engine_common::kPlaceholderExpiresAtMicros, " FROM ", keys,
+                    " ORDER BY c.position ON CONFLICT (namespace, scope, key) DO NOTHING;\n",
+                    "SELECT 1 FROM ", keys, KeyRowOfEach("1", " FOR UPDATE"), ";\n");
+  }
+  return absl::StrCat(script, ScriptEnd(parts));
+}
+
+std::string ClaimLockTimeout(absl::Duration wait_max) {
+  int64_t millis = absl::ToInt64Milliseconds(absl::Ceil(wait_max, absl::Milliseconds(1)));
+  millis = std::clamp<int64_t>(millis, 1, kLockTimeoutMillisMax);
+  return absl::StrCat(millis, "ms");
+}
+
+std::string SessionWaitsSql(std::string_view lock_timeout, std::string_view statement_timeout) {
+  return absl::StrCat("SET lock_timeout = '", View(lock_timeout), "'; SET statement_timeout = '",
+                      View(statement_timeout), "'");
+}
+
+std::string SearchPathSql(std::string_view schema) {
+  return absl::StrCat("SET search_path TO ", View(schema));
+}
+
+std::string AdvisoryLockSeed(std::string_view schema) {
+  if (schema.empty()) return "0";
+  return absl::StrCat("hashtextextended('", View(schema), "', 0)");
+}
+
+std::string SequenceCommittedEventsSql(std::string_view schema) {
+  return absl::StrReplaceAll(kSequenceCommittedEvents, {{"$LOCK_SEED", AdvisoryLockSeed(schema)}});
+}
+
+std::string MigrationLockSql(std::string_view schema) {
+  return absl::StrCat("hashtextextended('ledger.schema_migrations', ", AdvisoryLockSeed(schema),
+                      ")");
+}
+
+std::string TryMigrationLockSql(std::string_view schema) {
+  return absl::StrCat("SELECT pg_try_advisory_lock(", MigrationLockSql(schema), ")");
+}
+
+std::string ReleaseMigrationLockSql(std::string_view schema) {
+  return absl::StrCat("SELECT pg_advisory_unlock(", MigrationLockSql(schema), ")");
+}
+
+std::string CreateSchemaSql(std::string_view schema) {
+  return absl::StrCat("CREATE SCHEMA IF NOT EXISTS ", View(schema));
+}
+
+std::string RecordMigrationSql(std::string_view begin, int version,
+                               std::string_view quoted_name) {
+  return absl::StrCat(View(begin),
+                      "INSERT INTO schema_migrations (version, name, applied_at) VALUES (", version,
+                      ", ", View(quoted_name),
+                      ", (extract(epoch FROM clock_timestamp()) * 1000000)::bigint);\nCOMMIT");
+}
+
+}  // namespace ledger::postgres_internal

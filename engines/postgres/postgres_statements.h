@@ -1,0 +1,252 @@
+// Every SQL statement the PostgreSQL engine sends, in one place: the named prepared
+// statements declared on each session, the write statement and its parameter
+// positions, the multi-statement claim scripts built per submit, the transaction
+// control, the session set-up, the event sequencer and the migrations' bookkeeping.
+// (The column lists the rows are read back by live beside their readers, in
+// postgres_rows.h; a unit of work's own statements are the caller's.)
+//
+// The write statements (write_batch, write_batch_with_holds) carry each batch of rows
+// as arrays, 33 or 46 of them. Their positions are named once, by WriteParameter: the
+// SQL is written with the names (WriteParameterSql(WriteParameter::kEntryAmounts) is
+// "$12"), and postgres_write_batch.cc fills a WriteParameters slot by the same name, so
+// the two files cannot drift apart. A static_assert keeps the counts; DeclareStatements
+// checks at start-up that each write statement uses exactly $1..$count.
+//
+//   WriteParameters parameters(/*with_holds=*/false);
+//   parameters.Set(WriteParameter::kTransactionIds, TextArrayLiteral(ids));
+//   ...
+//   std::vector<std::string> values = std::move(parameters).Take();  // all set, in order
+//
+// Internal to engines/postgres. Thread-safe: constants and pure functions.
+#ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_STATEMENTS_H_
+#define LEDGER_ENGINES_POSTGRES_POSTGRES_STATEMENTS_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "pqxx/connection_base"
+
+namespace ledger::postgres_internal {
+
+// ---- the prepared statements -----------------------------------------------------------
+
+// Names of the prepared statements.
+namespace statement {
+inline constexpr char kPutAsset[] = "put_asset";
+inline constexpr char kSelectAsset[] = "select_asset";
+inline constexpr char kListAssets[] = "list_assets";
+inline constexpr char kInsertAccount[] = "insert_account";
+inline constexpr char kSelectAccount[] = "select_account";
+inline constexpr char kListAccounts[] = "list_accounts";
+inline constexpr char kCloseAccountIfZeroBalance[] = "close_account_if_zero_balance";
+inline constexpr char kSelectTransaction[] = "select_transaction";
+inline constexpr char kSelectTransactions[] = "select_transactions";
+inline constexpr char kListTransactions[] = "list_transactions";
+inline constexpr char kListEntries[] = "list_entries";
+inline constexpr char kListKeyRecordsFirst[] = "list_key_records_first";
+inline constexpr char kListKeyRecordsAfter[] = "list_key_records_after";
+inline constexpr char kPruneExpiredKeys[] = "prune_expired_keys";
+inline constexpr char kListEvents[] = "list_events";
+inline constexpr char kIsReversed[] = "is_reversed";
+inline constexpr char kLockAccounts[] = "lock_accounts";
+inline constexpr char kDebitUsage[] = "debit_usage";
+inline constexpr char kWriteBatch[] = "write_batch";
+inline constexpr char kWriteBatchWithHolds[] = "write_batch_with_holds";
+inline constexpr char kSelectHold[] = "select_hold";
+inline constexpr char kSelectEntryAsOf[] = "select_entry_as_of";
+inline constexpr char kSelectCommittedKey[] = "select_committed_key";
+inline constexpr char kSelectHolds[] = "select_holds";
+inline constexpr char kListHolds[] = "list_holds";
+inline constexpr char kListAccountHolds[] = "list_account_holds";
+inline constexpr char kListLapsedHolds[] = "list_lapsed_holds";
+inline constexpr char kHoldTotals[] = "hold_totals";
+inline constexpr char kInsertWorkClaim[] = "insert_work_claim";
+inline constexpr char kReplaceWorkClaim[] = "replace_work_claim";
+inline constexpr char kDeleteWorkClaim[] = "delete_work_claim";
+inline constexpr char kMarkAbandonedWorkClaims[] = "mark_abandoned_work_claims";
+inline constexpr char kPruneWorkClaims[] = "prune_work_claims";
+inline constexpr char kInsertWebhookEvent[] = "insert_webhook_event";
+inline constexpr char kDeleteWebhookEvent[] = "delete_webhook_event";
+inline constexpr char kPruneWebhookEvents[] = "prune_webhook_events";
+}  // namespace statement
+
+// Declares every statement above on `connection` (no round trip: libpqxx prepares
+// lazily, so a connection opened before the migrations ran is still fine). The first
+// call checks the write statements' parameter positions (a failed check is a
+// programming error: LEDGER_CHECK).
+void DeclareStatements(pqxx::connection_base& connection);
+
+// ---- the write statement's parameters -------------------------------------------------
+
+// The parameters of the write statements, in position order ($1 is the first). Both
+// statements take the positions up to kPlaceholderKeys; write_batch_with_holds also the
+// rest. Every one is an array with one element per row of its part.
+enum class WriteParameter : int {
+  // transactions: one per transaction
+  kTransactionIds,
+  kTransactionKinds,
+  kTransactionCreatedAt,
+  kTransactionMetadata,
+  kTransactionReversalOf,
+  kTransactionFingerprints,
+  // entries: one per entry
+  kEntryAccountIds,
+  kEntryAccountVersions,
+  kEntryTransactionIds,
+  kEntryIndexes,
+  kEntryAssets,
+  kEntryAmounts,
+  kEntryBalancesAfter,
+  kEntryCreatedAt,
+  // accounts: one per account updated
+  kAccountIds,
+  kAccountBalances,
+  kAccountVersions,
+  kAccountLockedVersions,
+  // key records: one per key recorded
+  kKeyNamespaces,
+  kKeyScopes,
+  kKeys,
+  kKeyFingerprints,
+  kKeyTransactionIds,
+  kKeyCreatedAt,
+  kKeyExpiresAt,
+  kKeyClaimedWithoutRow,
+  // outbox events: one per event
+  kEventTransactionIds,
+  kEventTypes,
+  kEventPayloads,
+  kEventCreatedAt,
+  // row-mode placeholders no record filled: one per placeholder
+  kPlaceholderNamespaces,
+  kPlaceholderScopes,
+  kPlaceholderKeys,
+  // write_batch_with_holds only
+  kTransactionHoldIds,    // one per transaction, as kTransactionIds
+  kAccountPendingDebits,  // one per account, as kAccountIds
+  kAccountPendingCredits,
+  kHoldIds,  // holds placed: one per hold
+  kHoldFromAccounts,
+  kHoldToAccounts,
+  kHoldAssets,
+  kHoldAmounts,
+  kHoldExpiresAt,
+  kHoldCreatedAt,
+  kSettledHoldIds,  // holds settled: one per settlement
+  kSettledHoldStatuses,
+  kSettledHoldSettledBy,
+};
+
+inline constexpr int kWriteBatchParameterCount =
+    static_cast<int>(WriteParameter::kPlaceholderKeys) + 1;
+inline constexpr int kWriteBatchWithHoldsParameterCount =
+    static_cast<int>(WriteParameter::kSettledHoldSettledBy) + 1;
+static_assert(kWriteBatchParameterCount == 33 && kWriteBatchWithHoldsParameterCount == 46,
+              "a write parameter was added or removed: check WriteBatchSql and "
+              "PostgresWriteBatch::Parameters, which name every position");
+
+// "$N" for a parameter: its position, 1-based.
+std::string WriteParameterSql(WriteParameter parameter);
+
+// The values of one write statement's parameters, filled by name in any order.
+class WriteParameters {
+ public:
+  explicit WriteParameters(bool with_holds);
+  // Checked: the parameter belongs to the statement and is set only once.
+  void Set(WriteParameter parameter, std::string value);
+  // The values in position order. Checked: every position was set.
+  std::vector<std::string> Take() &&;
+
+ private:
+  std::vector<std::optional<std::string>> values_;
+};
+
+// The highest $N in `sql`, and whether every $1..$N occurs: what DeclareStatements
+// checks of the write statements ({0, true} for none).
+struct ParameterUse {
+  int highest = 0;
+  bool contiguous = true;
+};
+ParameterUse ParameterUseOf(std::string_view sql);
+
+// The SQL of write_batch (with_holds false) or write_batch_with_holds.
+std::string WriteBatchSql(bool with_holds);
+
+// ---- the claim scripts ------------------------------------------------------------------
+// The multi-statement claim scripts carry BEGIN, the lock timeout, the claim and the
+// read of the key row in ONE round trip.
+
+// One key of a claim script, as text (ClaimScriptParts::quote makes the literals).
+struct ClaimedKey {
+  std::string encoded_identity;  // "namespace|tenant/actor|key"
+  std::string key_namespace;
+  std::string scope;  // "tenant/actor"
+  std::string key;
+};
+
+// The parts of a claim script: one key, or a batch's keys in claim order.
+struct ClaimScriptParts {
+  std::function<std::string(const std::string&)> quote;  // a SQL literal (connection.quote)
+  bool begin = true;                 // the transaction's BEGIN rides along
+  std::string claim_lock_timeout;    // quoted, e.g. '250ms'
+  std::string default_lock_timeout;  // quoted: the session's own value, restored after
+  std::string lock_seed = "0";       // SQL: AdvisoryLockSeed of the session's schema
+  std::vector<ClaimedKey> keys;
+};
+
+// Advisory mode: pg_advisory_xact_lock on each identity's hash, then the key rows.
+std::string AdvisoryClaimScript(const ClaimScriptParts& parts);
+// Row mode: a 'pending' placeholder per new key, the rows locked, then the key rows.
+std::string RowClaimScript(const ClaimScriptParts& parts);
+// The lock_timeout that bounds a claim's wait: at least 1 ms (0 would mean "wait
+// forever" to PostgreSQL), at most the server's maximum.
+std::string ClaimLockTimeout(absl::Duration wait_max);
+
+// ---- transaction control and the session ------------------------------------------------
+
+// A storage transaction's BEGIN when no claim script carries it.
+inline constexpr char kBeginReadCommitted[] = "BEGIN ISOLATION LEVEL READ COMMITTED";
+inline constexpr char kCommit[] = "COMMIT";
+inline constexpr char kRollback[] = "ROLLBACK";
+// Asks whether the open transaction still accepts statements (a unit of work's check).
+inline constexpr char kProbeTransaction[] = "SELECT 1";
+
+// The session's own waits, set once per new session (quoted by the caller's units:
+// "250ms").
+std::string SessionWaitsSql(std::string_view lock_timeout, std::string_view statement_timeout);
+// Names resolve in `schema` alone (validated by ValidateSchemaName).
+std::string SearchPathSql(std::string_view schema);
+
+// The seed of every advisory lock key a ledger takes, hashtextextended(name, SEED), as
+// SQL: "0" without a schema (the keys every earlier version took, so old and new
+// processes on one ledger still exclude each other), else a hash of the schema's name,
+// so two schemas' ledgers in one database never take the same lock.
+std::string AdvisoryLockSeed(std::string_view schema);
+
+// The outbox sequencer's script for a session on `schema` (its lock seeded as above).
+std::string SequenceCommittedEventsSql(std::string_view schema);
+
+// ---- the migrations' bookkeeping --------------------------------------------------------
+
+// The migration lock's key, as SQL: AdvisoryLockSeed keeps two schemas' migrations apart.
+std::string MigrationLockSql(std::string_view schema);
+std::string TryMigrationLockSql(std::string_view schema);      // one row: whether taken
+std::string ReleaseMigrationLockSql(std::string_view schema);
+std::string CreateSchemaSql(std::string_view schema);          // validated name
+inline constexpr char kCreateSchemaMigrations[] =
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+    "name TEXT NOT NULL, applied_at BIGINT NOT NULL)";
+inline constexpr char kSelectAppliedMigrations[] = "SELECT version FROM schema_migrations";
+// The version row of a migration, then COMMIT; `begin` is "BEGIN;\n" when the
+// migration sent no statement of its own. `quoted_name`: a SQL literal.
+std::string RecordMigrationSql(std::string_view begin, int version,
+                               std::string_view quoted_name);
+
+}  // namespace ledger::postgres_internal
+
+#endif  // LEDGER_ENGINES_POSTGRES_POSTGRES_STATEMENTS_H_
