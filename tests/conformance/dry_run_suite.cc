@@ -11,14 +11,19 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
 #include "ledger/json.h"
+#include "ledger/unit_of_work.h"
 #include "tests/conformance/conformance_fixture.h"
 
 namespace ledger::testing {
 namespace {
+
+// A bound for every wait between the threads of these tests.
+constexpr absl::Duration kStepWaitMax = absl::Seconds(60);
 
 SubmitRequest Request(const std::string& key, Operation operation) {
   return SubmitRequest{.key = key, .operation = std::move(operation)};
@@ -226,6 +231,46 @@ TEST_P(ConformanceTest, DryRunStopsABrokenPlanAsSubmitDoes) {
   absl::StatusOr<Outcome> dry = broken->DryRun(Request("order-5", Transfer("alice", "bob", 5)));
   EXPECT_TRUE(IsInvariantViolation(dry.status())) << Describe(dry);
   EXPECT_EQ(TakeSnapshot(), before);
+}
+
+TEST_P(ConformanceTest, DryRunOfAKeyAnotherTransactionHoldsIsInProgress) {
+  if (context().one_open_submit_at_a_time && !context().writers_serialized) {
+    GTEST_SKIP() << context().engine_name
+                 << " holds one transaction at a time: a second cannot meet the first's key";
+  }
+  Fund("alice", 100);
+  const SubmitRequest request = Request("busy", Transfer("alice", "bob", 1));
+  // A unit of work claims the key and keeps its transaction open until told.
+  absl::Notification claimed;
+  absl::Notification release;
+  absl::Status holder_status;
+  std::thread holder([&] {
+    holder_status = ledger().Transact([&](UnitOfWork& unit) -> absl::Status {
+      absl::StatusOr<Outcome> outcome = unit.Submit(request);
+      claimed.Notify();
+      release.WaitForNotificationWithTimeout(kStepWaitMax);
+      if (!outcome.ok()) return outcome.status();
+      return absl::CancelledError("the holder rolls back");
+    });
+  });
+  if (!claimed.WaitForNotificationWithTimeout(kStepWaitMax)) {
+    release.Notify();
+    holder.join();
+    FAIL() << "the holder never claimed the key: " << holder_status;
+  }
+  SubmitRequest fail_fast = request;
+  fail_fast.claim.wait = WaitPolicy::FailFast();
+  const Snapshot before = TakeSnapshot();
+  absl::StatusOr<Outcome> busy = ledger().DryRun(fail_fast);
+  release.Notify();
+  holder.join();
+  EXPECT_TRUE(IsInProgress(busy.status())) << Describe(busy);
+  EXPECT_TRUE(absl::IsCancelled(holder_status)) << holder_status;
+  EXPECT_EQ(TakeSnapshot(), before);
+  // Once the holder rolled back, the dry run decides.
+  absl::StatusOr<Outcome> free = ledger().DryRun(request);
+  ASSERT_TRUE(free.ok()) << free.status();
+  EXPECT_EQ(free->kind, OutcomeKind::kCommitted) << Describe(free);
 }
 
 TEST_P(ConformanceTest, DryRunNeverRidesOnGroupCommit) {
