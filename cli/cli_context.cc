@@ -57,8 +57,10 @@ ExitCode ReportError(const absl::Status& status) {
   return code;
 }
 
-ExitCode ReportSubmitError(const absl::Status& status) {
-  PrintJson(ErrorToJson(WithoutHiddenPassword(status)));
+ExitCode ReportSubmitError(const absl::Status& status, bool dry_run) {
+  nlohmann::json json = ErrorToJson(WithoutHiddenPassword(status));
+  if (dry_run) json["dry_run"] = true;
+  PrintJson(json);
   return ReportError(status);
 }
 

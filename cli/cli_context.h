@@ -61,8 +61,8 @@ int ScaleOf(const std::map<std::string, int>& scales, const std::string& asset);
 // returns the status's exit code.
 ExitCode ReportError(const absl::Status& status);
 // ReportError for a submit: also prints {"error", "kind"} on stdout, so a program reading
-// a submit's stdout always gets JSON (docs/cli.md).
-ExitCode ReportSubmitError(const absl::Status& status);
+// a submit's stdout always gets JSON (docs/cli.md); with "dry_run": true for --dry-run.
+ExitCode ReportSubmitError(const absl::Status& status, bool dry_run = false);
 
 using CommandAction = std::function<ExitCode()>;
 

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 #include <istream>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -76,11 +77,15 @@ absl::StatusOr<std::vector<BatchLine>> ReadBatchFile(const BatchFileOptions& opt
   return ReadLines(file, options.path, request_template);
 }
 
-// One JSON line for one input line; its exit code.
-ExitCode PrintLineResult(const BatchLine& line, const SubmitResult& result) {
+// One JSON line for one input line; its exit code. A dry run's line is DryRunToJson's.
+ExitCode PrintLineResult(const BatchLine& line, const SubmitResult& result, bool dry_run) {
   nlohmann::json json;
   ExitCode code;
-  if (result.ok()) {
+  std::optional<nlohmann::json> decided;
+  if (dry_run && (decided = DryRunToJson(result)).has_value()) {
+    json = *std::move(decided);
+    code = result.ok() ? ExitCodeForOutcome(*result) : ExitCodeForStatus(result.status());
+  } else if (result.ok()) {
     Outcome outcome = *result;
     outcome.fault = WithoutHiddenPassword(result->fault);
     json = OutcomeToJson(outcome);
@@ -88,6 +93,7 @@ ExitCode PrintLineResult(const BatchLine& line, const SubmitResult& result) {
   } else {
     json = ErrorToJson(WithoutHiddenPassword(result.status()));
     code = ExitCodeForStatus(result.status());
+    if (dry_run) json["dry_run"] = true;
   }
   json["line"] = line.number;
   json["key"] = line.request.key;
@@ -99,35 +105,42 @@ ExitCode PrintLineResult(const BatchLine& line, const SubmitResult& result) {
 
 ExitCode RunSubmitBatchFile(const GlobalOptions& global, const SubmitRequest& request_template,
                             const BatchFileOptions& options) {
+  const bool dry_run = options.dry_run;
   absl::StatusOr<std::vector<BatchLine>> lines = ReadBatchFile(options, request_template);
-  if (!lines.ok()) return ReportSubmitError(lines.status());
-  if (options.atomic && lines->size() > kBatchItemsMax) {
-    absl::Status too_many = absl::InvalidArgumentError(absl::StrCat(
-        "--atomic takes at most ", kBatchItemsMax, " lines (one transaction), not ", lines->size()));
-    return ReportSubmitError(too_many);
+  if (!lines.ok()) return ReportSubmitError(lines.status(), dry_run);
+  if ((options.atomic || dry_run) && lines->size() > kBatchItemsMax) {
+    absl::Status too_many = absl::InvalidArgumentError(
+        absl::StrCat(dry_run ? "--dry-run" : "--atomic", " takes at most ", kBatchItemsMax,
+                     " lines (one transaction), not ", lines->size()));
+    return ReportSubmitError(too_many, dry_run);
   }
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
-  if (!ledger.ok()) return ReportSubmitError(ledger.status());
-  const size_t chunk = options.atomic ? lines->size() : kBatchFileChunk;
+  if (!ledger.ok()) return ReportSubmitError(ledger.status(), dry_run);
+  // A dry run is one transaction, so each line sees the lines before it.
+  const size_t chunk = options.atomic || dry_run ? lines->size() : kBatchFileChunk;
   ExitCode first_failure = ExitCode::kOk;
   for (size_t begin = 0; begin < lines->size(); begin += chunk) {
     const size_t end = std::min(lines->size(), begin + chunk);
     SubmitBatchRequest batch{.atomic = options.atomic};
     for (size_t i = begin; i < end; ++i) batch.items.push_back((*lines)[i].request);
-    absl::StatusOr<std::vector<SubmitResult>> results = (*ledger)->SubmitBatch(batch);
+    absl::StatusOr<std::vector<SubmitResult>> results =
+        dry_run ? (*ledger)->DryRunBatch(batch) : (*ledger)->SubmitBatch(batch);
     if (!results.ok()) {
       absl::Status failed = Annotate(results.status(), absl::StrCat("lines from ", (*lines)[begin].number));
-      return ReportSubmitError(failed);
+      return ReportSubmitError(failed, dry_run);
     }
     for (size_t i = begin; i < end; ++i) {
-      ExitCode code = PrintLineResult((*lines)[i], (*results)[i - begin]);
+      ExitCode code = PrintLineResult((*lines)[i], (*results)[i - begin], dry_run);
       if (code != ExitCode::kOk && first_failure == ExitCode::kOk) first_failure = code;
     }
   }
   std::cout.flush();
   if (first_failure != ExitCode::kOk) {
-    std::cerr << "ledger: " << ExitCodeName(first_failure) << ": not every line of the batch "
-              << "committed; see each line's result on stdout (resending the file is safe)\n";
+    std::cerr << "ledger: " << ExitCodeName(first_failure)
+              << (dry_run ? ": dry run: not every line of the batch would commit; see each "
+                            "line's result on stdout (nothing was written)\n"
+                          : ": not every line of the batch committed; see each line's result "
+                            "on stdout (resending the file is safe)\n");
   }
   return first_failure;
 }

@@ -5,7 +5,8 @@
 //
 // The lines go through Ledger::SubmitBatch in chunks of kBatchFileChunk (each chunk one
 // database transaction), or all in one with --atomic (then at most kBatchItemsMax
-// lines, all committed or none). Prints one JSON line per input line, in order:
+// lines, all committed or none); with --dry-run, all in one dry run that writes nothing.
+// Prints one JSON line per input line, in order:
 // {"line": N, "key": K, ...the outcome, or "error" and "kind"}. Exits 0 when every line
 // committed or replayed, else with the exit code of the first line that did not.
 //
@@ -26,6 +27,9 @@ inline constexpr size_t kBatchFileChunk = 1000;
 struct BatchFileOptions {
   std::string path;  // "-": stdin
   bool atomic = false;
+  // --dry-run (also of a single submit): every line in ONE Ledger::DryRunBatch, so each
+  // sees the lines before it as the real run would; at most kBatchItemsMax lines.
+  bool dry_run = false;
 };
 
 // `request_template` carries what applies to every line (scope, namespace, ttl, wait,

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -58,7 +59,7 @@ struct SubmitArguments {
   std::string file;
   std::string json;
   OperationFlags flags;
-  BatchFileOptions batch;   // --batch FILE, --atomic
+  BatchFileOptions batch;   // --batch FILE, --atomic, --dry-run
   bool key_given = false;
 };
 
@@ -204,16 +205,38 @@ ExitCode ReportOutcome(const Outcome& reported) {
   return ExitCodeForOutcome(outcome);
 }
 
+// --dry-run: what the submit would do (DryRunToJson), with the exit code it would have.
+ExitCode ReportDryRun(const absl::StatusOr<Outcome>& result) {
+  std::optional<nlohmann::json> json = DryRunToJson(result);
+  if (!json.has_value()) return ReportSubmitError(result.status(), /*dry_run=*/true);
+  if (result.ok() && result->kind == OutcomeKind::kFaulted) {  // a unit never faults an item
+    return ReportSubmitError(result->fault, /*dry_run=*/true);
+  }
+  PrintJson(*json);
+  if (!result.ok()) {
+    std::cerr << "ledger: dry run: conflict: " << result.status().message()
+              << " (nothing was written)\n";
+    return ExitCodeForStatus(result.status());
+  }
+  if (result->kind == OutcomeKind::kRejected) {
+    std::cerr << "ledger: dry run: would be rejected: " << RejectionReasonName(result->reason)
+              << ": " << result->detail << " (nothing was written)\n";
+  }
+  return ExitCodeForOutcome(*result);
+}
+
 ExitCode RunSubmit(const GlobalOptions& global, const SubmitArguments& arguments) {
+  const bool dry_run = arguments.batch.dry_run;
   if (!arguments.batch.path.empty()) {
     absl::StatusOr<SubmitRequest> request_template = RequestTemplate(arguments);
-    if (!request_template.ok()) return ReportSubmitError(request_template.status());
+    if (!request_template.ok()) return ReportSubmitError(request_template.status(), dry_run);
     return RunSubmitBatchFile(global, *request_template, arguments.batch);
   }
   absl::StatusOr<SubmitRequest> request = BuildRequest(arguments);
-  if (!request.ok()) return ReportSubmitError(request.status());
+  if (!request.ok()) return ReportSubmitError(request.status(), dry_run);
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
-  if (!ledger.ok()) return ReportSubmitError(ledger.status());
+  if (!ledger.ok()) return ReportSubmitError(ledger.status(), dry_run);
+  if (dry_run) return ReportDryRun((*ledger)->DryRun(*request));
   absl::StatusOr<Outcome> outcome = (*ledger)->Submit(*request);
   if (!outcome.ok()) return ReportSubmitError(outcome.status());
   return ReportOutcome(*outcome);
@@ -298,6 +321,9 @@ void AddOperationOptions(CLI::App& submit, SubmitArguments& arguments) {
   submit.add_flag("--atomic", arguments.batch.atomic, "--batch: every line commits, or none")
       ->needs(batch)
       ->group("Batch");
+  submit.add_flag("--dry-run", arguments.batch.dry_run,
+                  "Decide against the current balances and print what the submit would do,\n"
+                  "with its exit code and \"dry_run\": true; writes nothing, key included");
 }
 
 }  // namespace
@@ -317,6 +343,7 @@ void AddSubmitCommand(CLI::App& app, const GlobalOptions& global, CommandSelecti
       "'{\"kind\":\"transfer\",\"from\":\"alice\",\"to\":\"bob\",\"asset\":\"USD\",\"amount\":"
       "\"250\"}'\n"
       "Many at once: ledger submit --batch orders.jsonl [--atomic].\n"
+      "What it would do, writing nothing: add --dry-run (either form).\n"
       "Holds: ledger submit --key p-1:hold --kind hold --from alice --to bob --asset USD "
       "--amount 250 --timeout-seconds 3600,\n"
       "then ledger submit --key p-1:capture --kind capture --hold-id ID (or --kind void).");

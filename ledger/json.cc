@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "base/status.h"
 #include "ledger/amount.h"
 
 namespace ledger {
@@ -68,6 +69,19 @@ nlohmann::json OutcomeToJson(const Outcome& outcome) {
       json["in_doubt"] = outcome.in_doubt;
       break;
   }
+  return json;
+}
+
+std::optional<nlohmann::json> DryRunToJson(const absl::StatusOr<Outcome>& result) {
+  nlohmann::json json;
+  if (result.ok()) {
+    json = OutcomeToJson(*result);
+  } else if (IsConflict(result.status())) {
+    json = {{"outcome", "conflict"}, {"detail", std::string(result.status().message())}};
+  } else {
+    return std::nullopt;
+  }
+  json["dry_run"] = true;
   return json;
 }
 

@@ -12,6 +12,9 @@
 #ifndef LEDGER_LEDGER_JSON_H_
 #define LEDGER_LEDGER_JSON_H_
 
+#include <optional>
+
+#include "absl/status/statusor.h"
 #include "ledger/account.h"
 #include "ledger/engine.h"
 #include "ledger/hold.h"
@@ -37,6 +40,11 @@ nlohmann::json HistoryEntryToJson(const HistoryEntry& line);
 nlohmann::json KeyRecordToJson(const KeyRecord& record);
 nlohmann::json EventToJson(const OutboxEvent& event);
 nlohmann::json AssetToJson(const Asset& asset);
+// A dry run's decision (Ledger::DryRun), one shape for the CLI and the HTTP service:
+// OutcomeToJson plus "dry_run": true, and a conflict (IsConflict) as {"dry_run": true,
+// "outcome": "conflict", "detail": ...}. Any other error decided nothing: nullopt, and
+// the caller reports it as it would for a submit.
+std::optional<nlohmann::json> DryRunToJson(const absl::StatusOr<Outcome>& result);
 
 }  // namespace ledger
 

@@ -229,6 +229,17 @@ class Ledger {
   absl::Status Transact(const std::function<absl::Status(UnitOfWork&)>& work,
                         const TransactOptions& options);
 
+  // Dry runs (ledger/dry_run.cc, docs/api.md "Dry runs"): what Submit and SubmitBatch
+  // would return for the same request now, writing nothing. The same validation (a key
+  // is required: it decides duplicate and conflict), claims, locks, rules and decisions
+  // run in a unit of work that is always rolled back: no key record, transaction, entry,
+  // hold, event or balance change stays, and group commit never takes part. `committed`
+  // means "would commit" (its id and created_at are the would-be ones); `duplicate`
+  // carries the transaction the key recorded; a conflict is IsConflict. In a unit, an
+  // engine error (a claim wait run out: IsInProgress) is the whole call's error.
+  absl::StatusOr<Outcome> DryRun(const SubmitRequest& request);
+  absl::StatusOr<std::vector<SubmitResult>> DryRunBatch(const SubmitBatchRequest& batch);
+
   absl::Status DefineAsset(const Asset& asset);
   absl::StatusOr<Account> OpenAccount(const AccountSpec& spec);
   // Closes an account whose balance is zero, atomically against concurrent submits:

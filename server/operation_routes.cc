@@ -4,7 +4,8 @@
 // requests into SubmitRequests. The tenant of every key is the API key's, never the
 // body's, and both routes use the ledger's one default key space (kDefaultKeyNamespace,
 // shared with the library and the CLI), so a batch item, a single POST and a
-// `ledger submit` with the same key in the same tenant are the same key.
+// `ledger submit` with the same key in the same tenant are the same key. `?dry_run=true`
+// on either route answers what the request would get (Ledger::DryRun), writing nothing.
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,34 +61,54 @@ SubmitRequest MakeSubmitRequest(std::string key, Operation operation, const Requ
   return request;
 }
 
-SubmitAnswer SubmitOne(RequestContext& context, ApiContext& api) {
+// `?dry_run=true` on either route: decide against the current balances and answer what
+// the request would get (AnswerDryRun, 200), writing nothing: the key is claimed only
+// inside a transaction that rolls back, so a later real request with it runs for real.
+absl::StatusOr<bool> DryRunRequested(const HttpRequest& request) {
+  if (!request.has_param("dry_run")) return false;
+  const std::string value = request.get_param_value("dry_run");
+  if (value == "true") return true;
+  if (value == "false") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("?dry_run= must be true or false, not \"", value, "\""));
+}
+
+SubmitAnswer SubmitOne(RequestContext& context, ApiContext& api, bool dry_run) {
   absl::StatusOr<std::string> key = IdempotencyKey(context.request);
   if (!key.ok()) return BadSubmitAnswer("idempotency_key_invalid", key.status());
   absl::StatusOr<Operation> operation = ParseOperationJson(context.request.body);
   if (!operation.ok()) return BadSubmitAnswer("invalid_operation", operation.status());
-  return AnswerSubmit(api.ledger.Submit(
-      MakeSubmitRequest(*std::move(key), *std::move(operation), context, api.options)));
+  SubmitRequest request =
+      MakeSubmitRequest(*std::move(key), *std::move(operation), context, api.options);
+  if (dry_run) return AnswerDryRun(api.ledger.DryRun(request));
+  return AnswerSubmit(api.ledger.Submit(request));
 }
 
 void HandleSubmit(RequestContext& context, ApiContext& api) {
-  SubmitAnswer answer = SubmitOne(context, api);
-  api.metrics.RecordSubmit(answer.outcome);
+  absl::StatusOr<bool> dry_run = DryRunRequested(context.request);
+  if (!dry_run.ok()) {
+    return WriteProblem(context.response,
+                        MakeProblem("invalid_request", std::string(dry_run.status().message())));
+  }
+  SubmitAnswer answer = SubmitOne(context, api, *dry_run);
+  if (!*dry_run) api.metrics.RecordSubmit(answer.outcome);  // a dry run submits nothing
   WriteSubmitAnswer(context.response, answer);
 }
 
 // What the ledger says of every valid item when the atomic batch holds an item it never
 // saw (a bad key or operation): the ledger's own batch_item_failed, in its words.
-SubmitAnswer LinkedToBadItem(size_t bad_index) {
-  return AnswerSubmit(Outcome::Rejected(
+SubmitAnswer LinkedToBadItem(size_t bad_index, bool dry_run) {
+  Outcome linked = Outcome::Rejected(
       RejectionReason::kBatchItemFailed,
-      absl::StrCat("item ", bad_index, " of the atomic batch was not committed, so none is")));
+      absl::StrCat("item ", bad_index, " of the atomic batch was not committed, so none is"));
+  return dry_run ? AnswerDryRun(linked) : AnswerSubmit(linked);
 }
 
 // One answer per item, in order, from ONE SubmitBatch call; an error when the ledger
 // refuses the batch as a whole (too many entries). Items the server cannot read answer
 // as the single route would and never reach the ledger.
 absl::StatusOr<std::vector<SubmitAnswer>> SubmitItems(BatchRequestBody& body, RequestContext& context,
-                                                      ApiContext& api) {
+                                                      ApiContext& api, bool dry_run) {
   std::vector<SubmitAnswer> answers(body.items.size());
   SubmitBatchRequest batch{.atomic = body.atomic};
   std::vector<size_t> positions;  // batch.items[j] is the request's item positions[j]
@@ -105,10 +126,15 @@ absl::StatusOr<std::vector<SubmitAnswer>> SubmitItems(BatchRequestBody& body, Re
     if (!first_bad.has_value()) first_bad = i;
   }
   if (body.atomic && first_bad.has_value()) {
-    for (size_t i : positions) answers[i] = LinkedToBadItem(*first_bad);
+    for (size_t i : positions) answers[i] = LinkedToBadItem(*first_bad, dry_run);
     return answers;
   }
   if (batch.items.empty()) return answers;
+  if (dry_run) {
+    LEDGER_ASSIGN_OR_RETURN(std::vector<SubmitResult> results, api.ledger.DryRunBatch(batch));
+    for (size_t j = 0; j < results.size(); ++j) answers[positions[j]] = AnswerDryRun(results[j]);
+    return answers;
+  }
   LEDGER_ASSIGN_OR_RETURN(std::vector<SubmitResult> results, api.ledger.SubmitBatch(batch));
   api.metrics.RecordBatch(batch.items.size());
   for (size_t j = 0; j < results.size(); ++j) answers[positions[j]] = AnswerSubmit(results[j]);
@@ -116,13 +142,18 @@ absl::StatusOr<std::vector<SubmitAnswer>> SubmitItems(BatchRequestBody& body, Re
 }
 
 void HandleBatch(RequestContext& context, ApiContext& api) {
+  absl::StatusOr<bool> dry_run = DryRunRequested(context.request);
+  if (!dry_run.ok()) {
+    return WriteProblem(context.response,
+                        MakeProblem("invalid_request", std::string(dry_run.status().message())));
+  }
   absl::StatusOr<BatchRequestBody> body = ParseBatchRequestBody(context.request.body);
   if (!body.ok()) {
     bool too_large = body.status().code() == absl::StatusCode::kOutOfRange;
     return WriteProblem(context.response, MakeProblem(too_large ? "batch_too_large" : "invalid_batch",
                                                       std::string(body.status().message())));
   }
-  absl::StatusOr<std::vector<SubmitAnswer>> answers = SubmitItems(*body, context, api);
+  absl::StatusOr<std::vector<SubmitAnswer>> answers = SubmitItems(*body, context, api, *dry_run);
   if (!answers.ok()) {
     // SubmitBatch refuses a whole call only for its limits; the item count is checked above.
     return WriteProblem(context.response,
@@ -132,10 +163,12 @@ void HandleBatch(RequestContext& context, ApiContext& api) {
   }
   nlohmann::json results = nlohmann::json::array();
   for (const SubmitAnswer& answer : *answers) {
-    api.metrics.RecordSubmit(answer.outcome);
+    if (!*dry_run) api.metrics.RecordSubmit(answer.outcome);
     results.push_back(SubmitAnswerJson(answer));
   }
-  WriteJson(context.response, 200, {{"results", std::move(results)}});
+  nlohmann::json response = {{"results", std::move(results)}};
+  if (*dry_run) response["dry_run"] = true;
+  WriteJson(context.response, 200, response);
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "server/submit_answer.h"
 
+#include <optional>
+#include <utility>
+
 #include "base/status.h"
 #include "ledger/json.h"
 #include "ledger/outcome.h"
@@ -8,6 +11,7 @@
 namespace ledger::server {
 namespace {
 
+constexpr int kOk = 200;
 constexpr int kCreated = 201;
 
 SubmitAnswer ProblemAnswer(const Problem& problem, std::string outcome) {
@@ -79,11 +83,22 @@ SubmitAnswer AnswerSubmit(const SubmitResult& result) {
   return ProblemAnswer(ProblemFromStatus(result.status()), ErrorLabel(result.status()));
 }
 
+SubmitAnswer AnswerDryRun(const SubmitResult& result) {
+  std::optional<nlohmann::json> decided = DryRunToJson(result);
+  // A unit of work never faults an item (its faults are the call's error), but if one
+  // did, it decided nothing.
+  if (!decided.has_value() || (result.ok() && result->kind == OutcomeKind::kFaulted)) {
+    return AnswerSubmit(result);
+  }
+  return SubmitAnswer{.status = kOk, .body = *std::move(decided), .outcome = "dry_run"};
+}
+
 void WriteSubmitAnswer(HttpResponse& response, const SubmitAnswer& answer) {
   for (const auto& [name, value] : answer.headers) response.set_header(name, value);
   response.status = answer.status;
   response.set_content(JsonText(answer.body),
-                       answer.status == kCreated ? kJsonContentType : kProblemContentType);
+                       answer.status == kCreated || answer.status == kOk ? kJsonContentType
+                                                                         : kProblemContentType);
 }
 
 nlohmann::json SubmitAnswerJson(const SubmitAnswer& answer) {

@@ -13,6 +13,7 @@
 //   409  the same key is still running (Retry-After)
 //   422  the same key was used with another payload
 //   503  faulted (Retry-After); "in_doubt" says whether it may have committed
+//   200  a dry run's decision (AnswerDryRun): nothing was written
 //
 // A 201 body is rendered from the recorded transaction alone (TransactionToJson, keys
 // sorted), so a replay is byte-identical to the first answer, on either route.
@@ -51,7 +52,13 @@ SubmitAnswer BadSubmitAnswer(std::string reason, const absl::Status& status);
 // The answer for what the ledger returned for one request.
 SubmitAnswer AnswerSubmit(const SubmitResult& result);
 
-// Status, headers and body (application/json for 201, else application/problem+json).
+// The answer for a dry run (`?dry_run=true`, Ledger::DryRun): 200 with DryRunToJson's
+// body for every decision (would commit, duplicate, rejected, conflict), never 201 and
+// no Location; what decided nothing (bad input, a busy key, a fault) answers as
+// AnswerSubmit does. Metrics label: dry_run.
+SubmitAnswer AnswerDryRun(const SubmitResult& result);
+
+// Status, headers and body (application/json for 2xx, else application/problem+json).
 void WriteSubmitAnswer(HttpResponse& response, const SubmitAnswer& answer);
 
 // One batch result: {"status":201,"headers":{...},"body":{...},"replayed":false}. The
