@@ -14,6 +14,7 @@
 #include "idempotency/fingerprint.h"
 #include "ledger/batch_attempt.h"
 #include "ledger/group_commit.h"
+#include "ledger/read_only_engine.h"
 #include "ledger/unit_of_work_internal.h"
 
 namespace ledger {
@@ -81,6 +82,11 @@ KeyIdentity KeyIdentityOf(const SubmitRequest& request) {
 absl::StatusOr<Ledger> Ledger::Open(std::shared_ptr<Engine> engine, LedgerOptions options) {
   if (engine == nullptr) return absl::InvalidArgumentError("Ledger::Open needs an engine, not null");
   LEDGER_RETURN_IF_ERROR(ValidateLedgerOptions(options));
+  if (options.read_engine == engine) {
+    return absl::InvalidArgumentError(
+        "LedgerOptions.read_engine must not be the primary engine itself (leave it null to read "
+        "from the primary)");
+  }
   return Ledger(std::move(engine), std::move(options));
 }
 
@@ -88,6 +94,10 @@ Ledger::Ledger(std::shared_ptr<Engine> engine, LedgerOptions options)
     : engine_(std::move(engine)),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : SystemClock::Default()) {
+  if (options_.read_engine != nullptr) {
+    read_engine_ = std::make_shared<internal::ReadOnlyEngine>(std::move(options_.read_engine));
+    options_.read_engine = nullptr;  // held only behind the wrapper
+  }
   if (options_.group_commit.enabled) {
     group_committer_ = std::make_unique<internal::GroupCommitter>(
         options_.group_commit.batch_items_max, options_.group_commit.transactions_in_flight_max);
@@ -292,7 +302,7 @@ absl::Status Ledger::CloseAccount(std::string_view id) {
                                                         stored->balance,
                                                         "; move it out before closing"));
     }
-    LEDGER_ASSIGN_OR_RETURN(Account now, AsOfNow(*stored, clock_->Now()));
+    LEDGER_ASSIGN_OR_RETURN(Account now, AsOfNow(*engine_, *stored, clock_->Now()));
     if (now.pending_debits != 0 || now.pending_credits != 0) {
       return absl::FailedPreconditionError(absl::StrCat(
           "account ", stored->id, " has pending holds (debits ", now.pending_debits,
@@ -306,19 +316,32 @@ absl::Status Ledger::CloseAccount(std::string_view id) {
   return absl::AbortedError(absl::StrCat("account ", View(id), " kept changing while closing; retry"));
 }
 
-absl::StatusOr<Account> Ledger::GetAccount(std::string_view id) {
+Engine& Ledger::ReadEngine(ReadConsistency consistency) {
+  if (consistency == ReadConsistency::kReplicaAllowed && read_engine_ != nullptr) {
+    return *read_engine_;
+  }
+  LEDGER_CHECK(consistency == ReadConsistency::kPrimary ||
+               consistency == ReadConsistency::kReplicaAllowed)
+      << "unknown ReadConsistency " << static_cast<int>(consistency);
+  return *engine_;
+}
+
+absl::StatusOr<Account> Ledger::GetAccount(std::string_view id, ReadConsistency consistency) {
   LEDGER_RETURN_IF_ERROR(ValidateAccountId(id));
-  LEDGER_ASSIGN_OR_RETURN(std::optional<Account> account, engine_->GetAccount(id));
+  Engine& engine = ReadEngine(consistency);
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Account> account, engine.GetAccount(id));
   if (!account.has_value()) {
     return absl::NotFoundError(absl::StrCat("account ", View(id), " does not exist"));
   }
-  return AsOfNow(*std::move(account), clock_->Now());
+  return AsOfNow(engine, *std::move(account), clock_->Now());
 }
 
-absl::StatusOr<std::vector<Asset>> Ledger::ListAssets() { return engine_->ListAssets(); }
+absl::StatusOr<std::vector<Asset>> Ledger::ListAssets(ReadConsistency consistency) {
+  return ReadEngine(consistency).ListAssets();
+}
 
-absl::StatusOr<Asset> Ledger::GetAsset(std::string_view code) {
-  LEDGER_ASSIGN_OR_RETURN(std::optional<Asset> asset, engine_->GetAsset(code));
+absl::StatusOr<Asset> Ledger::GetAsset(std::string_view code, ReadConsistency consistency) {
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Asset> asset, ReadEngine(consistency).GetAsset(code));
   if (!asset.has_value()) {
     return absl::NotFoundError(absl::StrCat("asset ", View(code), " is not defined"));
   }
@@ -326,22 +349,25 @@ absl::StatusOr<Asset> Ledger::GetAsset(std::string_view code) {
 }
 
 absl::StatusOr<std::vector<HistoryEntry>> Ledger::ListHistory(std::string_view account_id,
-                                                              int64_t after_version,
-                                                              int64_t limit) {
-  return engine_->ListEntries(account_id, after_version, limit);
+                                                              int64_t after_version, int64_t limit,
+                                                              ReadConsistency consistency) {
+  return ReadEngine(consistency).ListEntries(account_id, after_version, limit);
 }
 
-absl::StatusOr<std::vector<OutboxEvent>> Ledger::ListEvents(int64_t after_sequence, int64_t limit) {
-  return engine_->ListEvents(after_sequence, limit);
+absl::StatusOr<std::vector<OutboxEvent>> Ledger::ListEvents(int64_t after_sequence, int64_t limit,
+                                                            ReadConsistency consistency) {
+  return ReadEngine(consistency).ListEvents(after_sequence, limit);
 }
 
-absl::StatusOr<Amount> Ledger::BalanceAsOf(std::string_view account_id, absl::Time as_of) {
+absl::StatusOr<Amount> Ledger::BalanceAsOf(std::string_view account_id, absl::Time as_of,
+                                           ReadConsistency consistency) {
+  Engine& engine = ReadEngine(consistency);
   constexpr int64_t kPageRows = 1000;
   Amount balance = 0;
   int64_t after_version = 0;
   while (true) {
     LEDGER_ASSIGN_OR_RETURN(std::vector<HistoryEntry> page,
-                            engine_->ListEntries(account_id, after_version, kPageRows));
+                            engine.ListEntries(account_id, after_version, kPageRows));
     for (const HistoryEntry& line : page) {
       if (line.created_at > as_of) return balance;
       balance = line.entry.balance_after;
@@ -355,37 +381,38 @@ absl::StatusOr<VerifyReport> Ledger::Verify() { return VerifyLedger(*engine_); }
 
 std::string_view Ledger::engine_name() const { return engine_->name(); }
 
-absl::StatusOr<std::vector<Account>> Ledger::ListAccounts(std::string_view after_id,
-                                                          int64_t limit) {
-  LEDGER_ASSIGN_OR_RETURN(std::vector<Account> accounts, engine_->ListAccounts(after_id, limit));
+absl::StatusOr<std::vector<Account>> Ledger::ListAccounts(std::string_view after_id, int64_t limit,
+                                                          ReadConsistency consistency) {
+  Engine& engine = ReadEngine(consistency);
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Account> accounts, engine.ListAccounts(after_id, limit));
   absl::Time now = clock_->Now();
   for (Account& account : accounts) {
-    LEDGER_ASSIGN_OR_RETURN(account, AsOfNow(std::move(account), now));
+    LEDGER_ASSIGN_OR_RETURN(account, AsOfNow(engine, std::move(account), now));
   }
   return accounts;
 }
 
-absl::StatusOr<Account> Ledger::AsOfNow(Account account, absl::Time now) {
+absl::StatusOr<Account> Ledger::AsOfNow(Engine& engine, Account account, absl::Time now) {
   if (account.pending_debits == 0 && account.pending_credits == 0) return account;
-  LEDGER_ASSIGN_OR_RETURN(PendingHoldTotals totals,
-                          engine_->HoldTotals(account.id, now, now));
+  LEDGER_ASSIGN_OR_RETURN(PendingHoldTotals totals, engine.HoldTotals(account.id, now, now));
   account.pending_debits -= totals.lapsed_debits;
   account.pending_credits -= totals.lapsed_credits;
   return account;
 }
 
-absl::StatusOr<Hold> Ledger::GetHold(std::string_view id) {
-  LEDGER_ASSIGN_OR_RETURN(std::optional<Hold> hold, engine_->GetHold(id));
+absl::StatusOr<Hold> Ledger::GetHold(std::string_view id, ReadConsistency consistency) {
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Hold> hold, ReadEngine(consistency).GetHold(id));
   if (!hold.has_value()) return absl::NotFoundError(absl::StrCat("hold ", View(id), " does not exist"));
   if (hold->LapsedAt(clock_->Now())) hold->status = HoldStatus::kExpired;
   return *std::move(hold);
 }
 
 absl::StatusOr<std::vector<Hold>> Ledger::ListHolds(std::string_view account_id,
-                                                    std::string_view after_id, int64_t limit) {
-  if (!account_id.empty()) LEDGER_RETURN_IF_ERROR(GetAccount(account_id).status());
+                                                    std::string_view after_id, int64_t limit,
+                                                    ReadConsistency consistency) {
+  if (!account_id.empty()) LEDGER_RETURN_IF_ERROR(GetAccount(account_id, consistency).status());
   LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> holds,
-                          engine_->ListHolds(account_id, after_id, limit));
+                          ReadEngine(consistency).ListHolds(account_id, after_id, limit));
   absl::Time now = clock_->Now();
   for (Hold& hold : holds) {
     if (hold.LapsedAt(now)) hold.status = HoldStatus::kExpired;
@@ -393,8 +420,10 @@ absl::StatusOr<std::vector<Hold>> Ledger::ListHolds(std::string_view account_id,
   return holds;
 }
 
-absl::StatusOr<Transaction> Ledger::GetTransaction(std::string_view id) {
-  LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction, engine_->GetTransaction(id));
+absl::StatusOr<Transaction> Ledger::GetTransaction(std::string_view id,
+                                                   ReadConsistency consistency) {
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction,
+                          ReadEngine(consistency).GetTransaction(id));
   if (!transaction.has_value()) {
     return absl::NotFoundError(absl::StrCat("transaction ", View(id), " does not exist"));
   }
