@@ -19,7 +19,7 @@ void WriteError(RequestContext& context, const absl::Status& status) {
 }
 
 void HandleGetHold(RequestContext& context, ApiContext& api) {
-  absl::StatusOr<Hold> hold = api.ledger.GetHold(context.path_parameters[0]);
+  absl::StatusOr<Hold> hold = api.ledger.GetHold(context.path_parameters[0], api.consistency);
   if (!hold.ok()) return WriteError(context, hold.status());
   WriteJson(context.response, 200, HoldToJson(*hold));
 }
@@ -31,7 +31,7 @@ void HandleListHolds(RequestContext& context, ApiContext& api) {
   if (!limit.ok()) return WriteError(context, limit.status());
   std::string after = context.request.get_param_value("after");
   absl::StatusOr<std::vector<Hold>> holds =
-      api.ledger.ListHolds(context.path_parameters[0], after, *limit);
+      api.ledger.ListHolds(context.path_parameters[0], after, *limit, api.consistency);
   if (!holds.ok()) return WriteError(context, holds.status());
   nlohmann::json items = nlohmann::json::array();
   for (const Hold& hold : *holds) items.push_back(HoldToJson(hold));
