@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -189,19 +190,21 @@ void AddAccountWriteRoutes(Router& router, ApiContext& api) {
 // An event committed meanwhile is seen within about two poll intervals.
 constexpr absl::Duration kEventsPollInterval = absl::Milliseconds(50);
 
-// Waiting long polls of one ledger with the same `after` share one look at the outbox
-// per poll interval: 256 readers caught up at the head cost 20 reads a second, not 5,120.
+// Waiting long polls of one ledger with the same `after` (and the same Consistency: the
+// primary and a lagging standby may answer differently) share one look at the outbox per
+// poll interval: 256 readers caught up at the head cost 20 reads a second, not 5,120.
 class EmptyOutboxLooks {
  public:
   // True when a look after `after` found nothing less than a poll interval ago.
-  bool SeenEmptyRecently(const Ledger* ledger, int64_t after, absl::Time now) {
+  bool SeenEmptyRecently(const Ledger* ledger, ReadConsistency consistency, int64_t after,
+                         absl::Time now) {
     absl::MutexLock lock(&mutex_);
-    auto look = looked_.find({ledger, after});
+    auto look = looked_.find({ledger, consistency, after});
     return look != looked_.end() && now - look->second < kEventsPollInterval;
   }
-  void RecordEmpty(const Ledger* ledger, int64_t after, absl::Time now) {
+  void RecordEmpty(const Ledger* ledger, ReadConsistency consistency, int64_t after, absl::Time now) {
     absl::MutexLock lock(&mutex_);
-    looked_[{ledger, after}] = now;
+    looked_[{ledger, consistency, after}] = now;
     // Bounded by the distinct `after` values in flight (at most --in-flight-max).
     for (auto look = looked_.begin(); look != looked_.end();) {
       look = now - look->second > absl::Seconds(1) ? looked_.erase(look) : std::next(look);
@@ -210,7 +213,8 @@ class EmptyOutboxLooks {
 
  private:
   absl::Mutex mutex_;
-  std::map<std::pair<const Ledger*, int64_t>, absl::Time> looked_ ABSL_GUARDED_BY(mutex_);
+  std::map<std::tuple<const Ledger*, ReadConsistency, int64_t>, absl::Time> looked_
+      ABSL_GUARDED_BY(mutex_);
 };
 
 void AddEventRoutes(Router& router, ApiContext& api) {
@@ -225,12 +229,12 @@ void AddEventRoutes(Router& router, ApiContext& api) {
         context.request.received + std::min(absl::Seconds(*wait_seconds), api.options.events_wait_max);
     static EmptyOutboxLooks* const empty_looks = new EmptyOutboxLooks();
     auto waiting = [&] { return absl::Now() < deadline && !api.stopping.load(); };
-    if (waiting() && empty_looks->SeenEmptyRecently(&api.ledger, *after, absl::Now())) {
+    if (waiting() && empty_looks->SeenEmptyRecently(&api.ledger, api.consistency, *after, absl::Now())) {
       return context.response.CallAgainAfter(std::min(kEventsPollInterval, deadline - absl::Now()));
     }
     absl::StatusOr<std::vector<OutboxEvent>> events = api.ledger.ListEvents(*after, *limit, api.consistency);
     if (!events.ok()) return WriteError(context, events.status());
-    if (events->empty()) empty_looks->RecordEmpty(&api.ledger, *after, absl::Now());
+    if (events->empty()) empty_looks->RecordEmpty(&api.ledger, api.consistency, *after, absl::Now());
     if (events->empty() && waiting()) {
       return context.response.CallAgainAfter(std::min(kEventsPollInterval, deadline - absl::Now()));
     }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "tests/cli/cli_runner.h"
+#include "tests/server/server_fixture.h"
 #include "tests/server/server_process.h"
 
 namespace ledger::testing {
@@ -30,19 +32,23 @@ class ServerReadEngineTest : public ::testing::Test {
     primary_ = "sqlite:" + (folder_ / "primary.db").string();
     replica_ = "sqlite:" + (folder_ / "replica.db").string();
     // Both ledgers written with the CLI: alice has 100 on the primary, 7 on the replica.
-    for (const auto& [url, amount] : {std::pair{primary_, "100"}, std::pair{replica_, "7"}}) {
-      for (const std::vector<std::string>& command : std::vector<std::vector<std::string>>{
-               {"migrate"},
-               {"asset", "define", "CREDITS", "--scale", "0"},
-               {"account", "open", "issuance", "--asset", "CREDITS", "--allow-negative"},
-               {"account", "open", "alice", "--asset", "CREDITS"},
-               {"submit", "--key", "fund-1", "--json",
-                absl::StrCat(R"({"kind":"top_up","asset":"CREDITS","from":"issuance","to":"alice","amount":")",
-                             amount, R"("})")}}) {
-        std::vector<std::string> arguments = command;
-        arguments.insert(arguments.end(), {"--db", url});
-        ASSERT_EQ(RunLedgerToExit(arguments, folder_ / "cli.log"), 0) << command[0] << " on " << url;
-      }
+    WriteSmallLedger(primary_, "100");
+    WriteSmallLedger(replica_, "7");
+  }
+
+  // CREDITS, issuance and alice at `url`, alice topped up by `amount`, with the CLI.
+  void WriteSmallLedger(const std::string& url, const std::string& amount) {
+    for (const std::vector<std::string>& command : std::vector<std::vector<std::string>>{
+             {"migrate"},
+             {"asset", "define", "CREDITS", "--scale", "0"},
+             {"account", "open", "issuance", "--asset", "CREDITS", "--allow-negative"},
+             {"account", "open", "alice", "--asset", "CREDITS"},
+             {"submit", "--key", "fund-1", "--json",
+              absl::StrCat(R"({"kind":"top_up","asset":"CREDITS","from":"issuance","to":"alice","amount":")",
+                           amount, R"("})")}}) {
+      std::vector<std::string> arguments = command;
+      arguments.insert(arguments.end(), {"--db", url});
+      ASSERT_EQ(RunLedgerToExit(arguments, folder_ / "cli.log"), 0) << command[0] << " on " << url;
     }
   }
   void TearDown() override { std::filesystem::remove_all(folder_); }
@@ -100,6 +106,27 @@ TEST_F(ServerReadEngineTest, WithoutReadDbEveryReadIsThePrimarys) {
   std::unique_ptr<httplib::Client> client = server->Client();
   EXPECT_EQ(BalanceIn(client->Get("/v1/accounts/alice/balance")), "100");
   EXPECT_EQ(BalanceIn(client->Get("/v1/accounts/alice/balance", {{"Consistency", "primary"}})), "100");
+}
+
+// A tenant's read database is derived from --read-db as its database is from --db
+// (server/tenant_ledgers.h): sqlite:DIR/replica.db gives tenant acme DIR/replica.acme.db.
+TEST_F(ServerReadEngineTest, EachTenantReadsItsOwnReadDatabase) {
+  WriteSmallLedger("sqlite:" + (folder_ / "primary.acme.db").string(), "100");
+  WriteSmallLedger("sqlite:" + (folder_ / "replica.acme.db").string(), "7");
+  {
+    std::ofstream keys(folder_ / "keys");
+    keys << Sha256Hex("acme-secret") << " acme admin\n";
+  }
+  std::unique_ptr<ServerProcess> server = ServerProcess::Start(
+      primary_, folder_ / "serve.log",
+      {"--read-db", replica_, "--api-keys-file", (folder_ / "keys").string()});
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<httplib::Client> client = server->Client();
+  const httplib::Headers acme = {{"Authorization", "Bearer acme-secret"}};
+  httplib::Headers acme_primary = acme;
+  acme_primary.emplace("Consistency", "primary");
+  EXPECT_EQ(BalanceIn(client->Get("/v1/accounts/alice/balance", acme)), "7");
+  EXPECT_EQ(BalanceIn(client->Get("/v1/accounts/alice/balance", acme_primary)), "100");
 }
 
 TEST_F(ServerReadEngineTest, TheCliReadsTheReadDatabaseAndWritesThePrimary) {
