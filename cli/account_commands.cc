@@ -51,7 +51,7 @@ ExitCode RunAccountClose(const GlobalOptions& global, const std::string& id) {
   absl::StatusOr<std::unique_ptr<Ledger>> ledger = OpenLedger(global);
   if (!ledger.ok()) return ReportError(ledger.status());
   if (absl::Status closed = (*ledger)->CloseAccount(id); !closed.ok()) return ReportError(closed);
-  absl::StatusOr<Account> account = (*ledger)->GetAccount(id);
+  absl::StatusOr<Account> account = (*ledger)->GetAccount(id, ReadConsistency::kPrimary);
   if (!account.ok()) return ReportError(account.status());
   PrintJson(AccountToJson(*account));
   return ExitCode::kOk;

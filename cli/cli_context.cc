@@ -32,9 +32,19 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenEngineAt(std::string_view url, OpenC
   return status;
 }
 
-absl::StatusOr<std::unique_ptr<Ledger>> OpenLedgerAt(std::string_view url) {
+absl::StatusOr<std::unique_ptr<Ledger>> OpenLedgerAt(std::string_view url, std::string_view read_url) {
   LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, OpenEngineAt(url));
-  LEDGER_ASSIGN_OR_RETURN(Ledger ledger, Ledger::Open(std::shared_ptr<Engine>(std::move(engine))));
+  LedgerOptions options;
+  if (!read_url.empty()) {
+    HidePasswordOf(read_url);
+    absl::StatusOr<std::unique_ptr<Engine>> reads = OpenReadEngine(read_url);
+    if (!reads.ok()) {
+      return Annotate(reads.status(), "opening --read-db " + RedactDatabaseUrl(read_url));
+    }
+    options.read_engine = *std::move(reads);
+  }
+  LEDGER_ASSIGN_OR_RETURN(Ledger ledger,
+                          Ledger::Open(std::shared_ptr<Engine>(std::move(engine)), std::move(options)));
   return std::make_unique<Ledger>(std::move(ledger));
 }
 

@@ -29,6 +29,9 @@ inline constexpr int64_t kPageLimitMax = 1000;  // rows per page of list, histor
 
 struct GlobalOptions {
   std::string database_url;  // --db; empty: $LEDGER_DB, then kDatabaseUrlDefault
+  // --read-db: reads off the primary (LedgerOptions::read_engine); empty: every read from
+  // --db. A command that reads what it just wrote reads the primary either way.
+  std::string read_database_url;
 };
 
 // --db if given, else $LEDGER_DB if set and non-empty, else sqlite:ledger.db.
@@ -46,10 +49,12 @@ struct OpenChoices {
 // shows its password.
 absl::StatusOr<std::unique_ptr<Engine>> OpenEngineAt(std::string_view url,
                                                      OpenChoices choices = {});
-// OpenEngineAt(url) wrapped in a Ledger.
-absl::StatusOr<std::unique_ptr<Ledger>> OpenLedgerAt(std::string_view url);
+// OpenEngineAt(url) wrapped in a Ledger, with a read engine at `read_url` unless it is
+// empty (OpenReadEngine: never migrated or created).
+absl::StatusOr<std::unique_ptr<Ledger>> OpenLedgerAt(std::string_view url,
+                                                     std::string_view read_url = "");
 inline absl::StatusOr<std::unique_ptr<Ledger>> OpenLedger(const GlobalOptions& global) {
-  return OpenLedgerAt(ResolveDatabaseUrl(global));
+  return OpenLedgerAt(ResolveDatabaseUrl(global), global.read_database_url);
 }
 
 // The scale of every defined asset, by code, for printing major units.

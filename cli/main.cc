@@ -41,6 +41,10 @@ void AddGlobalOptions(CLI::App& app, ledger::cli::GlobalOptions& global) {
   app.add_option("--db", global.database_url,
                  "Database URL: sqlite:PATH (default sqlite:ledger.db), memory:, "
                  "postgres://..., mysql://...; default from $LEDGER_DB");
+  app.add_option("--read-db", global.read_database_url,
+                 "Reads off the primary: balances, accounts, history, holds, transactions and "
+                 "events from this URL (a PostgreSQL standby, another Galera node); writes, and "
+                 "a read right after a write, stay on --db (docs/scaling.md)");
   // Subcommands accept the global options too: `ledger account list --db memory:`.
   app.fallthrough();
   app.require_subcommand(1);

@@ -23,6 +23,7 @@ struct ServeArguments {
 ExitCode RunServe(const GlobalOptions& global, ServeArguments arguments) {
   server::ServerOptions& options = arguments.options;
   options.database_url = ResolveDatabaseUrl(global);
+  options.read_database_url = global.read_database_url;
   struct DurationFlag {
     const char* flag;
     const std::string& text;

@@ -93,4 +93,12 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenEngine(std::string_view url,
   return engine;
 }
 
+absl::StatusOr<std::unique_ptr<Engine>> OpenReadEngine(std::string_view url,
+                                                       const OpenEngineOptions& options) {
+  OpenEngineOptions reads = options;
+  reads.migrate = false;
+  reads.create_database = false;
+  return OpenEngine(url, reads);
+}
+
 }  // namespace ledger

@@ -36,6 +36,15 @@ struct OpenEngineOptions {
 absl::StatusOr<std::unique_ptr<Engine>> OpenEngine(std::string_view url,
                                                    const OpenEngineOptions& options = {});
 
+// Opens the engine for LedgerOptions::read_engine (reads off the primary,
+// docs/scaling.md): OpenEngine with migrate and create_database off, whatever `options`
+// says, so opening it never writes (a standby would refuse). Which node it reaches is the
+// URL's: PostgreSQL "postgres://...@standby:5432/db", or a host list with
+// "target_session_attrs=prefer-standby" (libpq 14+: also standby, read-only, any);
+// MySQL/MariaDB Galera "mysql://...@another-node/db".
+absl::StatusOr<std::unique_ptr<Engine>> OpenReadEngine(std::string_view url,
+                                                       const OpenEngineOptions& options = {});
+
 }  // namespace ledger
 
 #endif  // LEDGER_ENGINES_OPEN_ENGINE_H_

@@ -15,6 +15,7 @@
 #include "idempotency/fingerprint.h"
 #include "ledger/batch_attempt.h"
 #include "ledger/group_commit.h"
+#include "ledger/read_only_engine.h"
 #include "ledger/unit_of_work_internal.h"
 
 namespace ledger {
@@ -128,6 +129,11 @@ absl::Status ValidateTransactionQuery(const TransactionQuery& query) {
 absl::StatusOr<Ledger> Ledger::Open(std::shared_ptr<Engine> engine, LedgerOptions options) {
   if (engine == nullptr) return absl::InvalidArgumentError("Ledger::Open needs an engine, not null");
   LEDGER_RETURN_IF_ERROR(ValidateLedgerOptions(options));
+  if (options.read_engine == engine) {
+    return absl::InvalidArgumentError(
+        "LedgerOptions.read_engine must not be the primary engine itself (leave it null to read "
+        "from the primary)");
+  }
   return Ledger(std::move(engine), std::move(options));
 }
 
@@ -135,6 +141,10 @@ Ledger::Ledger(std::shared_ptr<Engine> engine, LedgerOptions options)
     : engine_(std::move(engine)),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : SystemClock::Default()) {
+  if (options_.read_engine != nullptr) {
+    read_engine_ = std::make_shared<internal::ReadOnlyEngine>(std::move(options_.read_engine));
+    options_.read_engine = nullptr;  // held only behind the wrapper
+  }
   if (options_.group_commit.enabled) {
     group_committer_ = std::make_unique<internal::GroupCommitter>(
         options_.group_commit.batch_items_max, options_.group_commit.transactions_in_flight_max);
@@ -339,7 +349,7 @@ absl::Status Ledger::CloseAccount(std::string_view id) {
                                                         stored->balance,
                                                         "; move it out before closing"));
     }
-    LEDGER_ASSIGN_OR_RETURN(Account now, AsOfNow(*stored, clock_->Now()));
+    LEDGER_ASSIGN_OR_RETURN(Account now, AsOfNow(*engine_, *stored, clock_->Now()));
     if (now.pending_debits != 0 || now.pending_credits != 0) {
       return absl::FailedPreconditionError(absl::StrCat(
           "account ", stored->id, " has pending holds (debits ", now.pending_debits,
@@ -353,19 +363,32 @@ absl::Status Ledger::CloseAccount(std::string_view id) {
   return absl::AbortedError(absl::StrCat("account ", View(id), " kept changing while closing; retry"));
 }
 
-absl::StatusOr<Account> Ledger::GetAccount(std::string_view id) {
+Engine& Ledger::ReadEngine(ReadConsistency consistency) {
+  if (consistency == ReadConsistency::kReplicaAllowed && read_engine_ != nullptr) {
+    return *read_engine_;
+  }
+  LEDGER_CHECK(consistency == ReadConsistency::kPrimary ||
+               consistency == ReadConsistency::kReplicaAllowed)
+      << "unknown ReadConsistency " << static_cast<int>(consistency);
+  return *engine_;
+}
+
+absl::StatusOr<Account> Ledger::GetAccount(std::string_view id, ReadConsistency consistency) {
   LEDGER_RETURN_IF_ERROR(ValidateAccountId(id));
-  LEDGER_ASSIGN_OR_RETURN(std::optional<Account> account, engine_->GetAccount(id));
+  Engine& engine = ReadEngine(consistency);
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Account> account, engine.GetAccount(id));
   if (!account.has_value()) {
     return absl::NotFoundError(absl::StrCat("account ", View(id), " does not exist"));
   }
-  return AsOfNow(*std::move(account), clock_->Now());
+  return AsOfNow(engine, *std::move(account), clock_->Now());
 }
 
-absl::StatusOr<std::vector<Asset>> Ledger::ListAssets() { return engine_->ListAssets(); }
+absl::StatusOr<std::vector<Asset>> Ledger::ListAssets(ReadConsistency consistency) {
+  return ReadEngine(consistency).ListAssets();
+}
 
-absl::StatusOr<Asset> Ledger::GetAsset(std::string_view code) {
-  LEDGER_ASSIGN_OR_RETURN(std::optional<Asset> asset, engine_->GetAsset(code));
+absl::StatusOr<Asset> Ledger::GetAsset(std::string_view code, ReadConsistency consistency) {
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Asset> asset, ReadEngine(consistency).GetAsset(code));
   if (!asset.has_value()) {
     return absl::NotFoundError(absl::StrCat("asset ", View(code), " is not defined"));
   }
@@ -374,16 +397,17 @@ absl::StatusOr<Asset> Ledger::GetAsset(std::string_view code) {
 
 absl::StatusOr<std::vector<HistoryEntry>> Ledger::ListHistory(std::string_view account_id,
                                                               int64_t after_version,
-                                                              int64_t limit) {
+                                                              int64_t limit,
+                                                              ReadConsistency consistency) {
   LEDGER_ASSIGN_OR_RETURN(std::vector<HistoryEntry> lines,
-                          engine_->ListEntries(account_id, after_version, limit));
+                          ReadEngine(consistency).ListEntries(account_id, after_version, limit));
   std::vector<std::string> ids;
   for (const HistoryEntry& line : lines) {
     if (ids.empty() || ids.back() != line.transaction_id) ids.push_back(line.transaction_id);
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> transactions, engine_->GetTransactions(ids));
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> transactions, ReadEngine(consistency).GetTransactions(ids));
   std::map<std::string, const Transaction*> by_id;
   for (const Transaction& transaction : transactions) by_id[transaction.id] = &transaction;
   for (HistoryEntry& line : lines) {
@@ -407,12 +431,14 @@ absl::StatusOr<std::vector<HistoryEntry>> Ledger::ListHistory(std::string_view a
   return lines;
 }
 
-absl::StatusOr<std::vector<OutboxEvent>> Ledger::ListEvents(int64_t after_sequence, int64_t limit) {
-  return engine_->ListEvents(after_sequence, limit);
+absl::StatusOr<std::vector<OutboxEvent>> Ledger::ListEvents(int64_t after_sequence, int64_t limit,
+                                                            ReadConsistency consistency) {
+  return ReadEngine(consistency).ListEvents(after_sequence, limit);
 }
 
-absl::StatusOr<Amount> Ledger::BalanceAsOf(std::string_view account_id, absl::Time as_of) {
-  LEDGER_ASSIGN_OR_RETURN(std::optional<HistoryEntry> entry, engine_->EntryAsOf(account_id, as_of));
+absl::StatusOr<Amount> Ledger::BalanceAsOf(std::string_view account_id, absl::Time as_of,
+                                           ReadConsistency consistency) {
+  LEDGER_ASSIGN_OR_RETURN(std::optional<HistoryEntry> entry, ReadEngine(consistency).EntryAsOf(account_id, as_of));
   if (!entry.has_value()) return Amount{0};
   LEDGER_CHECK(entry->entry.account_id == account_id && entry->created_at <= as_of)
       << "EntryAsOf(" << account_id << ", " << FormatTimestamp(as_of) << ") returned an entry of "
@@ -420,7 +446,8 @@ absl::StatusOr<Amount> Ledger::BalanceAsOf(std::string_view account_id, absl::Ti
   return entry->entry.balance_after;
 }
 
-absl::StatusOr<TransactionPage> Ledger::ListTransactions(const TransactionQuery& query) {
+absl::StatusOr<TransactionPage> Ledger::ListTransactions(const TransactionQuery& query,
+                                                       ReadConsistency consistency) {
   LEDGER_RETURN_IF_ERROR(ValidateTransactionQuery(query));
   std::optional<TransactionCursor> after;
   if (!query.cursor.empty()) {
@@ -428,7 +455,7 @@ absl::StatusOr<TransactionPage> Ledger::ListTransactions(const TransactionQuery&
   }
   if (!query.filter.account_id.empty()) {
     LEDGER_ASSIGN_OR_RETURN(std::optional<Account> account,
-                            engine_->GetAccount(query.filter.account_id));
+                            ReadEngine(consistency).GetAccount(query.filter.account_id));
     if (!account.has_value()) {
       return absl::NotFoundError(
           absl::StrCat("account ", query.filter.account_id, " does not exist"));
@@ -436,7 +463,7 @@ absl::StatusOr<TransactionPage> Ledger::ListTransactions(const TransactionQuery&
   }
   TransactionPage page;
   LEDGER_ASSIGN_OR_RETURN(page.transactions,
-                          engine_->FindTransactions(query.filter, after, query.limit));
+                          ReadEngine(consistency).FindTransactions(query.filter, after, query.limit));
   LEDGER_CHECK(static_cast<int64_t>(page.transactions.size()) <= query.limit)
       << "FindTransactions returned " << page.transactions.size() << " for a limit of "
       << query.limit;
@@ -446,18 +473,19 @@ absl::StatusOr<TransactionPage> Ledger::ListTransactions(const TransactionQuery&
   return page;
 }
 
-absl::StatusOr<KeyLookup> Ledger::LookUpKey(const KeyIdentity& identity) {
+absl::StatusOr<KeyLookup> Ledger::LookUpKey(const KeyIdentity& identity,
+                                           ReadConsistency consistency) {
   LEDGER_RETURN_IF_ERROR(ValidateKey(identity.key));
   LEDGER_RETURN_IF_ERROR(ValidateScope(identity.scope));
   LEDGER_RETURN_IF_ERROR(ValidateNamespace(identity.key_namespace));
-  LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record, engine_->GetKeyRecord(identity));
+  LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record, ReadEngine(consistency).GetKeyRecord(identity));
   if (!record.has_value() || record->ExpiredAt(clock_->Now())) {
     return absl::NotFoundError(absl::StrCat("key ", identity.key, " in namespace ",
                                             identity.key_namespace,
                                             " has committed nothing within its TTL"));
   }
   LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction,
-                          engine_->GetTransaction(record->transaction_id));
+                          ReadEngine(consistency).GetTransaction(record->transaction_id));
   if (!transaction.has_value()) {
     return absl::DataLossError(absl::StrCat("key ", identity.key, " names transaction ",
                                             record->transaction_id, ", which does not exist"));
@@ -469,27 +497,27 @@ absl::StatusOr<VerifyReport> Ledger::Verify() { return VerifyLedger(*engine_); }
 
 std::string_view Ledger::engine_name() const { return engine_->name(); }
 
-absl::StatusOr<std::vector<Account>> Ledger::ListAccounts(std::string_view after_id,
-                                                          int64_t limit) {
-  LEDGER_ASSIGN_OR_RETURN(std::vector<Account> accounts, engine_->ListAccounts(after_id, limit));
+absl::StatusOr<std::vector<Account>> Ledger::ListAccounts(std::string_view after_id, int64_t limit,
+                                                          ReadConsistency consistency) {
+  Engine& engine = ReadEngine(consistency);
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Account> accounts, engine.ListAccounts(after_id, limit));
   absl::Time now = clock_->Now();
   for (Account& account : accounts) {
-    LEDGER_ASSIGN_OR_RETURN(account, AsOfNow(std::move(account), now));
+    LEDGER_ASSIGN_OR_RETURN(account, AsOfNow(engine, std::move(account), now));
   }
   return accounts;
 }
 
-absl::StatusOr<Account> Ledger::AsOfNow(Account account, absl::Time now) {
+absl::StatusOr<Account> Ledger::AsOfNow(Engine& engine, Account account, absl::Time now) {
   if (account.pending_debits == 0 && account.pending_credits == 0) return account;
-  LEDGER_ASSIGN_OR_RETURN(PendingHoldTotals totals,
-                          engine_->HoldTotals(account.id, now, now));
+  LEDGER_ASSIGN_OR_RETURN(PendingHoldTotals totals, engine.HoldTotals(account.id, now, now));
   account.pending_debits -= totals.lapsed_debits;
   account.pending_credits -= totals.lapsed_credits;
   return account;
 }
 
-absl::StatusOr<Hold> Ledger::GetHold(std::string_view id) {
-  LEDGER_ASSIGN_OR_RETURN(std::optional<Hold> hold, engine_->GetHold(id));
+absl::StatusOr<Hold> Ledger::GetHold(std::string_view id, ReadConsistency consistency) {
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Hold> hold, ReadEngine(consistency).GetHold(id));
   if (!hold.has_value()) return absl::NotFoundError(absl::StrCat("hold ", View(id), " does not exist"));
   if (hold->LapsedAt(clock_->Now())) hold->status = HoldStatus::kExpired;
   return *std::move(hold);
@@ -497,14 +525,15 @@ absl::StatusOr<Hold> Ledger::GetHold(std::string_view id) {
 
 absl::StatusOr<std::vector<Hold>> Ledger::ListHolds(std::string_view account_id,
                                                     std::string_view after_id, int64_t limit,
-                                                    std::optional<HoldStatus> status) {
-  if (!account_id.empty()) LEDGER_RETURN_IF_ERROR(GetAccount(account_id).status());
+                                                    std::optional<HoldStatus> status,
+                                                    ReadConsistency consistency) {
+  if (!account_id.empty()) LEDGER_RETURN_IF_ERROR(GetAccount(account_id, consistency).status());
   std::vector<Hold> matching;
   std::string after(after_id);
   const absl::Time now = clock_->Now();
   while (static_cast<int64_t>(matching.size()) < limit) {
     const int64_t wanted = limit - static_cast<int64_t>(matching.size());
-    LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> holds, engine_->ListHolds(account_id, after, wanted));
+    LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> holds, ReadEngine(consistency).ListHolds(account_id, after, wanted));
     for (Hold& hold : holds) {
       if (hold.LapsedAt(now)) hold.status = HoldStatus::kExpired;
       if (!status.has_value() || hold.status == *status) matching.push_back(std::move(hold));
@@ -515,8 +544,10 @@ absl::StatusOr<std::vector<Hold>> Ledger::ListHolds(std::string_view account_id,
   return matching;
 }
 
-absl::StatusOr<Transaction> Ledger::GetTransaction(std::string_view id) {
-  LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction, engine_->GetTransaction(id));
+absl::StatusOr<Transaction> Ledger::GetTransaction(std::string_view id,
+                                                   ReadConsistency consistency) {
+  LEDGER_ASSIGN_OR_RETURN(std::optional<Transaction> transaction,
+                          ReadEngine(consistency).GetTransaction(id));
   if (!transaction.has_value()) {
     return absl::NotFoundError(absl::StrCat("transaction ", View(id), " does not exist"));
   }

@@ -96,6 +96,17 @@ struct GroupCommitOptions {
   int transactions_in_flight_max = 2;
 };
 
+// Where a read may be answered from (docs/scaling.md, "Reads off the primary").
+enum class ReadConsistency {
+  // The read engine (LedgerOptions::read_engine) when the ledger has one: a standby or
+  // another Galera node, which may not have applied the latest commits yet; the
+  // primary when it has none. The default of every read.
+  kReplicaAllowed,
+  // The primary, the engine every write goes to: a caller that must see its own write
+  // (read-your-writes) asks for it.
+  kPrimary,
+};
+
 // Checked by Ledger::Open: a bad field is InvalidArgument naming it, never clamped.
 struct LedgerOptions {
   // Where time comes from; not owned, must outlive the Ledger. Default: nullptr, the
@@ -109,6 +120,15 @@ struct LedgerOptions {
   int attempts_max = 8;
   // Default: off (GroupCommitOptions).
   GroupCommitOptions group_commit;
+  // Reads off the primary: an engine on a standby (PostgreSQL, e.g. OpenReadEngine of a
+  // URL with target_session_attrs=prefer-standby, engines/open_engine.h) or on another
+  // node (Galera) of the same database. Reads with ReadConsistency::kReplicaAllowed
+  // (balances, accounts, assets, history, holds, transactions, events) go there; claims,
+  // submits, units of work, sweeps, verify and every write stay on the primary: the
+  // Ledger holds it behind a wrapper that stops the process (LEDGER_CHECK) if a write
+  // ever reaches it (ledger/read_only_engine.h). Must not be the primary engine itself.
+  // Default: nullptr, every read from the primary.
+  std::shared_ptr<Engine> read_engine;
 };
 
 // OK, or InvalidArgument naming the first bad field ("LedgerOptions.attempts_max ...").
@@ -248,21 +268,27 @@ class Ledger {
   absl::Status CloseAccount(std::string_view id);
   // Accounts as they stand now: pending amounts count only holds still reserving (a hold
   // past its expires_at is released even before ExpireHolds records it).
-  absl::StatusOr<Account> GetAccount(std::string_view id);
+  absl::StatusOr<Account> GetAccount(std::string_view id,
+                                     ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
   // By id, strictly after `after_id` ("" for the start).
-  absl::StatusOr<std::vector<Account>> ListAccounts(std::string_view after_id, int64_t limit);
-  absl::StatusOr<Transaction> GetTransaction(std::string_view id);
+  absl::StatusOr<std::vector<Account>> ListAccounts(
+      std::string_view after_id, int64_t limit,
+      ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
+  absl::StatusOr<Transaction> GetTransaction(
+      std::string_view id, ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
 
   // Holds as they stand now: a pending hold past its expires_at reads as expired.
   // NotFound if there is no hold `id`.
-  absl::StatusOr<Hold> GetHold(std::string_view id);
+  absl::StatusOr<Hold> GetHold(std::string_view id,
+                              ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
   // The holds from or to the account ("" for every hold), by id, strictly after
   // `after_id`, at most `limit`; with `status`, only those with that status as of now
   // (read in id order until `limit` match: a rare status may take many engine pages).
   // NotFound if the account does not exist.
-  absl::StatusOr<std::vector<Hold>> ListHolds(std::string_view account_id,
-                                              std::string_view after_id, int64_t limit,
-                                              std::optional<HoldStatus> status = std::nullopt);
+  absl::StatusOr<std::vector<Hold>> ListHolds(
+      std::string_view account_id, std::string_view after_id, int64_t limit,
+      std::optional<HoldStatus> status = std::nullopt,
+      ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
   // Records the expiry of every hold past its expires_at, in pages: each page is a batch
   // of expire items without keys through the submit pipeline (its retries, lock order and
   // invariant checks), in one database transaction that locks the holds' accounts,
@@ -277,35 +303,47 @@ class Ledger {
   absl::StatusOr<int64_t> PruneExpiredKeys();
 
   // Reads for programs (the CLI, the HTTP service), straight from what is committed.
+  // Every read takes a ReadConsistency: by default the read engine when the ledger has
+  // one (LedgerOptions::read_engine), kPrimary for read-your-writes.
   // Assets by code; NotFound naming the code when it is not defined.
-  absl::StatusOr<std::vector<Asset>> ListAssets();
-  absl::StatusOr<Asset> GetAsset(std::string_view code);
+  absl::StatusOr<std::vector<Asset>> ListAssets(
+      ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
+  absl::StatusOr<Asset> GetAsset(std::string_view code,
+                                 ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
   // The account's entries with account_version > after_version, ascending, at most
   // `limit` (none for an account that does not exist: ask GetAccount first), each with its
   // transaction's story (kind, counterparties, metadata: HistoryEntry).
-  absl::StatusOr<std::vector<HistoryEntry>> ListHistory(std::string_view account_id,
-                                                        int64_t after_version, int64_t limit);
+  absl::StatusOr<std::vector<HistoryEntry>> ListHistory(
+      std::string_view account_id, int64_t after_version, int64_t limit,
+      ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
   // Transactions by (created_at, id), filtered (TransactionQuery), a page at a time.
   // InvalidArgument for a bad query (ValidateTransactionQuery), NotFound for a filter
   // account that does not exist. Each page is a range of one index (docs/api.md).
-  absl::StatusOr<TransactionPage> ListTransactions(const TransactionQuery& query);
+  absl::StatusOr<TransactionPage> ListTransactions(
+      const TransactionQuery& query, ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
   // The record a key committed under `identity` and its transaction, while the key is
   // within its TTL. NotFound when no committed key is stored there, or it expired (it
   // may be pruned any time, and a new submit would run again). Bad identity:
   // InvalidArgument.
-  absl::StatusOr<KeyLookup> LookUpKey(const KeyIdentity& identity);
+  absl::StatusOr<KeyLookup> LookUpKey(
+      const KeyIdentity& identity, ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
   // Outbox events with sequence > after_sequence, in commit order, at most `limit`.
-  absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence, int64_t limit);
-  // The verify audit (ledger/verify.h) over the whole database.
+  absl::StatusOr<std::vector<OutboxEvent>> ListEvents(
+      int64_t after_sequence, int64_t limit,
+      ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
+  // The verify audit (ledger/verify.h) over the whole database, on the primary.
   absl::StatusOr<VerifyReport> Verify();
   // The posted balance at `as_of`: the balance_after of the account's last entry, in
   // commit order (account_version), before its first entry created after `as_of`
   // (entries store their running balance), or 0 before the first entry. One index
   // lookup (Engine::EntryAsOf), whatever the length of the history. Holds keep no
   // history, so there is no pending amount as of a past instant.
-  absl::StatusOr<Amount> BalanceAsOf(std::string_view account_id, absl::Time as_of);
+  absl::StatusOr<Amount> BalanceAsOf(std::string_view account_id, absl::Time as_of,
+                                     ReadConsistency consistency = ReadConsistency::kReplicaAllowed);
   // The engine's name ("sqlite", "postgres", ...), for logs and health answers.
   std::string_view engine_name() const;
+  // Whether reads that allow a replica go to a read engine (LedgerOptions::read_engine).
+  bool has_read_engine() const { return read_engine_ != nullptr; }
 
   Clock& clock() { return *clock_; }
 
@@ -330,10 +368,17 @@ class Ledger {
   absl::Status RunInOwnTransaction(BatchAttempt& attempt);
   // Expires the lapsed holds among `holds` in one batch attempt (ledger/hold_sweep.cc).
   absl::StatusOr<int64_t> ExpireHoldPage(const std::vector<Hold>& holds);
-  // The account with its lapsed holds no longer counted as pending, at `now`.
-  absl::StatusOr<Account> AsOfNow(Account account, absl::Time now);
+  // The account with its lapsed holds no longer counted as pending, at `now`, read from
+  // `engine` (the one the account was read from).
+  absl::StatusOr<Account> AsOfNow(Engine& engine, Account account, absl::Time now);
+  // The ONE place a read picks its engine: the read engine for kReplicaAllowed when there
+  // is one, else the primary. Writes never call it: they use engine_.
+  Engine& ReadEngine(ReadConsistency consistency);
 
+  // The primary: every write, claim and transaction.
   std::shared_ptr<Engine> engine_;
+  // Reads that allow a replica, behind internal::ReadOnlyEngine; null without one.
+  std::shared_ptr<Engine> read_engine_;
   LedgerOptions options_;
   Clock* clock_;
   // Set only by LedgerTestingHooks::OpenWithoutIdempotency: no claim, no key record.

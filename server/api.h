@@ -33,10 +33,15 @@ struct ApiContext {
   Metrics& metrics;
   const std::atomic<bool>& stopping;  // set on SIGTERM: long polls return early
   TenantLedgers* tenants = nullptr;   // null: every request uses `ledger`
+  // Where this request's reads go (the Consistency header, RequestedConsistency): a GET
+  // route passes it to every Ledger read; a write route reads the primary.
+  ReadConsistency consistency = ReadConsistency::kReplicaAllowed;
 };
 
+
 // A route handler that gets the caller's tenant's ApiContext: `api.ledger` is the
-// ledger of the request's principal's tenant, opened on first use. A tenant whose
+// ledger of the request's principal's tenant, opened on first use, and
+// `api.consistency` the request's Consistency header. A tenant whose
 // ledger cannot be opened is answered with that error (503 for an unreachable database).
 using TenantRouteHandler = std::function<void(RequestContext&, ApiContext&)>;
 RouteHandler ForTenant(ApiContext& api, TenantRouteHandler handler);

@@ -10,7 +10,8 @@ void AddHealthRoutes(Router& router, ApiContext& api) {
   });
   // Database reachable: one cheap read through the engine.
   router.Get("/readyz", std::nullopt, [&api](RequestContext& context) {
-    absl::StatusOr<std::vector<Asset>> assets = api.ledger.ListAssets();
+    // The primary: ready means writes can go through.
+    absl::StatusOr<std::vector<Asset>> assets = api.ledger.ListAssets(ReadConsistency::kPrimary);
     if (!assets.ok() || api.stopping.load()) {
       WriteProblem(context.response,
                    MakeProblem("not_ready", api.stopping.load() ? "shutting down"

@@ -21,7 +21,7 @@ void WriteError(RequestContext& context, const absl::Status& status) {
 }
 
 void HandleGetHold(RequestContext& context, ApiContext& api) {
-  absl::StatusOr<Hold> hold = api.ledger.GetHold(context.path_parameters[0]);
+  absl::StatusOr<Hold> hold = api.ledger.GetHold(context.path_parameters[0], api.consistency);
   if (!hold.ok()) return WriteError(context, hold.status());
   WriteJson(context.response, 200, HoldToJson(*hold));
 }
@@ -44,7 +44,8 @@ void HandleListHolds(RequestContext& context, ApiContext& api, const std::string
     status = *parsed;
   }
   std::string after = context.request.get_param_value("after");
-  absl::StatusOr<std::vector<Hold>> holds = api.ledger.ListHolds(account_id, after, *limit, status);
+  absl::StatusOr<std::vector<Hold>> holds =
+      api.ledger.ListHolds(account_id, after, *limit, status, api.consistency);
   if (!holds.ok()) return WriteError(context, holds.status());
   nlohmann::json items = nlohmann::json::array();
   for (const Hold& hold : *holds) items.push_back(HoldToJson(hold));

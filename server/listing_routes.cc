@@ -74,7 +74,7 @@ void HandleListTransactions(RequestContext& context, ApiContext& api) {
   absl::StatusOr<TransactionQuery> query = TransactionQueryOf(context.request);
   if (!query.ok()) return WriteBadFilter(context, query.status());
   query->limit = *limit;
-  absl::StatusOr<TransactionPage> page = api.ledger.ListTransactions(*query);
+  absl::StatusOr<TransactionPage> page = api.ledger.ListTransactions(*query, api.consistency);
   if (!page.ok()) return WriteError(context, page.status());
   nlohmann::json items = nlohmann::json::array();
   for (const Transaction& transaction : page->transactions) {
@@ -92,7 +92,7 @@ void HandleGetKey(RequestContext& context, ApiContext& api) {
   const KeyIdentity identity{std::string(kDefaultKeyNamespace),
                              Scope{.tenant = context.principal.tenant},
                              context.path_parameters[0]};
-  absl::StatusOr<KeyLookup> found = api.ledger.LookUpKey(identity);
+  absl::StatusOr<KeyLookup> found = api.ledger.LookUpKey(identity, api.consistency);
   if (!found.ok()) return WriteError(context, found.status());
   WriteJson(context.response, 200,
             {{"key", KeyRecordToJson(found->record)},

@@ -1,5 +1,6 @@
 #include "server/query.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
@@ -24,6 +25,16 @@ absl::StatusOr<int64_t> PageLimit(const HttpRequest& request) {
     return absl::InvalidArgumentError(absl::StrCat("?limit= must be 1..", kPageLimitMax));
   }
   return limit;
+}
+
+absl::StatusOr<ReadConsistency> RequestedConsistency(const HttpRequest& request) {
+  const size_t given = request.get_header_value_count(kConsistencyHeader);
+  if (given == 0) return ReadConsistency::kReplicaAllowed;
+  const std::string value = absl::AsciiStrToLower(request.get_header_value(kConsistencyHeader));
+  if (given == 1 && value == "primary") return ReadConsistency::kPrimary;
+  if (given == 1 && value == "replica") return ReadConsistency::kReplicaAllowed;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the ", kConsistencyHeader, " header must be given once, as primary or replica"));
 }
 
 absl::StatusOr<nlohmann::json> JsonObjectBody(const HttpRequest& request) {

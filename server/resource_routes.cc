@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -85,7 +86,7 @@ void AddAssetRoutes(Router& router, ApiContext& api) {
   router.Post("/v1/assets", Role::kAdmin, ForTenant(api, [](RequestContext& context, ApiContext& api) {
     absl::StatusOr<Asset> asset = AssetFromBody(context.request);
     if (!asset.ok()) return WriteError(context, asset.status());
-    absl::StatusOr<Asset> before = api.ledger.GetAsset(asset->code);
+    absl::StatusOr<Asset> before = api.ledger.GetAsset(asset->code, ReadConsistency::kPrimary);
     if (!before.ok() && !absl::IsNotFound(before.status())) return WriteError(context, before.status());
     if (absl::Status defined = api.ledger.DefineAsset(*asset); !defined.ok()) {
       return WriteError(context, defined);
@@ -94,7 +95,7 @@ void AddAssetRoutes(Router& router, ApiContext& api) {
     WriteJson(context.response, before.ok() ? 200 : 201, AssetToJson(*asset));
   }));
   router.Get("/v1/assets", Role::kRead, ForTenant(api, [](RequestContext& context, ApiContext& api) {
-    absl::StatusOr<std::vector<Asset>> assets = api.ledger.ListAssets();
+    absl::StatusOr<std::vector<Asset>> assets = api.ledger.ListAssets(api.consistency);
     if (!assets.ok()) return WriteError(context, assets.status());
     nlohmann::json items = nlohmann::json::array();
     for (const Asset& asset : *assets) items.push_back(AssetToJson(asset));
@@ -107,7 +108,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     absl::StatusOr<int64_t> limit = PageLimit(context.request);
     if (!limit.ok()) return WriteError(context, limit.status());
     std::string after = context.request.get_param_value("after");
-    absl::StatusOr<std::vector<Account>> accounts = api.ledger.ListAccounts(after, *limit);
+    absl::StatusOr<std::vector<Account>> accounts = api.ledger.ListAccounts(after, *limit, api.consistency);
     if (!accounts.ok()) return WriteError(context, accounts.status());
     nlohmann::json items = nlohmann::json::array();
     for (const Account& account : *accounts) items.push_back(AccountToJson(account));
@@ -116,7 +117,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     WriteJson(context.response, 200, {{"accounts", std::move(items)}, {"next_after", std::move(next)}});
   }));
   router.Get("/v1/accounts/{id}", Role::kRead, ForTenant(api, [](RequestContext& context, ApiContext& api) {
-    absl::StatusOr<Account> account = api.ledger.GetAccount(context.path_parameters[0]);
+    absl::StatusOr<Account> account = api.ledger.GetAccount(context.path_parameters[0], api.consistency);
     if (!account.ok()) return WriteError(context, account.status());
     WriteJson(context.response, 200, AccountToJson(*account));
   }));
@@ -126,10 +127,10 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     absl::StatusOr<int64_t> after = NonNegativeParameter(context.request, "after", 0);
     if (!after.ok()) return WriteError(context, after.status());
     const std::string& id = context.path_parameters[0];
-    if (absl::StatusOr<Account> account = api.ledger.GetAccount(id); !account.ok()) {
+    if (absl::StatusOr<Account> account = api.ledger.GetAccount(id, api.consistency); !account.ok()) {
       return WriteError(context, account.status());
     }
-    absl::StatusOr<std::vector<HistoryEntry>> lines = api.ledger.ListHistory(id, *after, *limit);
+    absl::StatusOr<std::vector<HistoryEntry>> lines = api.ledger.ListHistory(id, *after, *limit, api.consistency);
     if (!lines.ok()) return WriteError(context, lines.status());
     nlohmann::json items = nlohmann::json::array();
     for (const HistoryEntry& line : *lines) items.push_back(HistoryEntryToJson(line));
@@ -138,7 +139,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
     WriteJson(context.response, 200, {{"entries", std::move(items)}, {"next_after", std::move(next)}});
   }));
   router.Get("/v1/accounts/{id}/balance", Role::kRead, ForTenant(api, [](RequestContext& context, ApiContext& api) {
-    absl::StatusOr<Account> account = api.ledger.GetAccount(context.path_parameters[0]);
+    absl::StatusOr<Account> account = api.ledger.GetAccount(context.path_parameters[0], api.consistency);
     if (!account.ok()) return WriteError(context, account.status());
     nlohmann::json body = {{"account", account->id}, {"asset", account->asset}};
     if (!context.request.has_param("as_of")) {
@@ -154,7 +155,7 @@ void AddAccountReadRoutes(Router& router, ApiContext& api) {
       return WriteError(context, absl::InvalidArgumentError(
                                      "?as_of= must be an RFC 3339 time (2026-01-31T23:59:59Z)"));
     }
-    absl::StatusOr<Amount> balance = api.ledger.BalanceAsOf(account->id, as_of);
+    absl::StatusOr<Amount> balance = api.ledger.BalanceAsOf(account->id, as_of, api.consistency);
     if (!balance.ok()) return WriteError(context, balance.status());
     body["balance"] = FormatAmount(*balance);
     body["as_of"] = FormatTimestamp(as_of);
@@ -177,7 +178,7 @@ void AddAccountWriteRoutes(Router& router, ApiContext& api) {
     if (absl::Status closed = api.ledger.CloseAccount(id); !closed.ok()) {
       return WriteError(context, closed);
     }
-    absl::StatusOr<Account> account = api.ledger.GetAccount(id);
+    absl::StatusOr<Account> account = api.ledger.GetAccount(id, ReadConsistency::kPrimary);
     if (!account.ok()) return WriteError(context, account.status());
     WriteJson(context.response, 200, AccountToJson(*account));
   }));
@@ -189,19 +190,21 @@ void AddAccountWriteRoutes(Router& router, ApiContext& api) {
 // An event committed meanwhile is seen within about two poll intervals.
 constexpr absl::Duration kEventsPollInterval = absl::Milliseconds(50);
 
-// Waiting long polls of one ledger with the same `after` share one look at the outbox
-// per poll interval: 256 readers caught up at the head cost 20 reads a second, not 5,120.
+// Waiting long polls of one ledger with the same `after` (and the same Consistency: the
+// primary and a lagging standby may answer differently) share one look at the outbox per
+// poll interval: 256 readers caught up at the head cost 20 reads a second, not 5,120.
 class EmptyOutboxLooks {
  public:
   // True when a look after `after` found nothing less than a poll interval ago.
-  bool SeenEmptyRecently(const Ledger* ledger, int64_t after, absl::Time now) {
+  bool SeenEmptyRecently(const Ledger* ledger, ReadConsistency consistency, int64_t after,
+                         absl::Time now) {
     absl::MutexLock lock(&mutex_);
-    auto look = looked_.find({ledger, after});
+    auto look = looked_.find({ledger, consistency, after});
     return look != looked_.end() && now - look->second < kEventsPollInterval;
   }
-  void RecordEmpty(const Ledger* ledger, int64_t after, absl::Time now) {
+  void RecordEmpty(const Ledger* ledger, ReadConsistency consistency, int64_t after, absl::Time now) {
     absl::MutexLock lock(&mutex_);
-    looked_[{ledger, after}] = now;
+    looked_[{ledger, consistency, after}] = now;
     // Bounded by the distinct `after` values in flight (at most --in-flight-max).
     for (auto look = looked_.begin(); look != looked_.end();) {
       look = now - look->second > absl::Seconds(1) ? looked_.erase(look) : std::next(look);
@@ -210,7 +213,8 @@ class EmptyOutboxLooks {
 
  private:
   absl::Mutex mutex_;
-  std::map<std::pair<const Ledger*, int64_t>, absl::Time> looked_ ABSL_GUARDED_BY(mutex_);
+  std::map<std::tuple<const Ledger*, ReadConsistency, int64_t>, absl::Time> looked_
+      ABSL_GUARDED_BY(mutex_);
 };
 
 void AddEventRoutes(Router& router, ApiContext& api) {
@@ -225,12 +229,12 @@ void AddEventRoutes(Router& router, ApiContext& api) {
         context.request.received + std::min(absl::Seconds(*wait_seconds), api.options.events_wait_max);
     static EmptyOutboxLooks* const empty_looks = new EmptyOutboxLooks();
     auto waiting = [&] { return absl::Now() < deadline && !api.stopping.load(); };
-    if (waiting() && empty_looks->SeenEmptyRecently(&api.ledger, *after, absl::Now())) {
+    if (waiting() && empty_looks->SeenEmptyRecently(&api.ledger, api.consistency, *after, absl::Now())) {
       return context.response.CallAgainAfter(std::min(kEventsPollInterval, deadline - absl::Now()));
     }
-    absl::StatusOr<std::vector<OutboxEvent>> events = api.ledger.ListEvents(*after, *limit);
+    absl::StatusOr<std::vector<OutboxEvent>> events = api.ledger.ListEvents(*after, *limit, api.consistency);
     if (!events.ok()) return WriteError(context, events.status());
-    if (events->empty()) empty_looks->RecordEmpty(&api.ledger, *after, absl::Now());
+    if (events->empty()) empty_looks->RecordEmpty(&api.ledger, api.consistency, *after, absl::Now());
     if (events->empty() && waiting()) {
       return context.response.CallAgainAfter(std::min(kEventsPollInterval, deadline - absl::Now()));
     }
@@ -248,7 +252,7 @@ void AddResourceRoutes(Router& router, ApiContext& api) {
   AddAccountReadRoutes(router, api);
   AddAccountWriteRoutes(router, api);
   router.Get("/v1/transactions/{id}", Role::kRead, ForTenant(api, [](RequestContext& context, ApiContext& api) {
-    absl::StatusOr<Transaction> transaction = api.ledger.GetTransaction(context.path_parameters[0]);
+    absl::StatusOr<Transaction> transaction = api.ledger.GetTransaction(context.path_parameters[0], api.consistency);
     if (!transaction.ok()) return WriteError(context, transaction.status());
     WriteJson(context.response, 200, TransactionToJson(*transaction));
   }));

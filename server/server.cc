@@ -142,13 +142,22 @@ absl::Status Serve(const ServerOptions& options) {
     return absl::InvalidArgumentError("--hold-sweep-interval must be whole seconds, 0 or more");
   }
   HidePasswordOf(options.database_url);  // in every problem detail and log line
+  if (!options.read_database_url.empty()) HidePasswordOf(options.read_database_url);
   OpenEngineOptions engine_options{.pool_size = options.worker_threads};
   absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(options.database_url, engine_options);
   if (!engine.ok()) return Annotate(engine.status(), "opening the database");
   LedgerOptions ledger_options;
   ledger_options.group_commit = {.enabled = options.group_commit,
                                  .batch_items_max = options.group_commit_batch_items_max};
-  absl::StatusOr<Ledger> opened = Ledger::Open(std::shared_ptr<Engine>(*std::move(engine)), ledger_options);
+  LedgerOptions default_ledger_options = ledger_options;
+  if (!options.read_database_url.empty()) {
+    absl::StatusOr<std::unique_ptr<Engine>> reads =
+        OpenReadEngine(options.read_database_url, engine_options);
+    if (!reads.ok()) return Annotate(reads.status(), "opening the read database (--read-db)");
+    default_ledger_options.read_engine = *std::move(reads);
+  }
+  absl::StatusOr<Ledger> opened =
+      Ledger::Open(std::shared_ptr<Engine>(*std::move(engine)), std::move(default_ledger_options));
   if (!opened.ok()) return Annotate(opened.status(), "--group-commit-max");
   Ledger& ledger = *opened;
   Metrics metrics(options.worker_threads, options.in_flight_max,
@@ -158,7 +167,8 @@ absl::Status Serve(const ServerOptions& options) {
   // Every other tenant of the keys file: a ledger of its own, opened on first use.
   absl::StatusOr<std::unique_ptr<TenantLedgers>> tenants = TenantLedgers::Create(
       ledger, api_keys.has_value() ? api_keys->tenants() : std::set<std::string>{},
-      {.database_url = options.database_url, .engine = engine_options, .ledger = ledger_options,
+      {.database_url = options.database_url, .read_database_url = options.read_database_url,
+       .engine = engine_options, .ledger = ledger_options,
        .hold_sweep_interval = options.hold_sweep_interval},
       metrics, LogEvent);
   if (!tenants.ok()) return Annotate(tenants.status(), "the API keys' tenants");
@@ -178,6 +188,7 @@ absl::Status Serve(const ServerOptions& options) {
       "\"event\":\"listening\",\"scheme\":\"",
       options.tls_certificate_file.empty() ? "http" : "https", "\",\"host\":\"", address.host, "\",\"port\":", port, ",\"engine\":\"",
       View(ledger.engine_name()), "\",\"threads\":", options.worker_threads, ",\"connections_max\":", options.connections_max,
+      ",\"read_engine\":", ledger.has_read_engine() ? "true" : "false",
       ",\"group_commit\":", options.group_commit ? "true" : "false", ",\"group_commit_max\":",
       options.group_commit_batch_items_max, ",\"hold_sweep_interval_seconds\":",
       absl::ToInt64Seconds(options.hold_sweep_interval), ",\"auth\":\"",

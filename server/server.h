@@ -31,6 +31,11 @@ inline constexpr char kListenDefault[] = "127.0.0.1:8080";
 struct ServerOptions {
   std::string listen = kListenDefault;  // HOST:PORT; port 0 picks a free port (logged)
   std::string database_url;             // required: the engine to open
+  // Reads off the primary (--read-db, docs/scaling.md): a standby or another Galera node
+  // that GET routes read from unless the request says `Consistency: primary`; writes and
+  // the reads of a write route stay on database_url. Each tenant's is derived from it as
+  // its database_url is. Empty: every read from database_url.
+  std::string read_database_url;
   // API keys (docs/http.md "Auth"): a file, or the name of an environment variable
   // holding the same lines. Neither: unauthenticated, one default tenant, loopback only.
   std::string api_keys_file;

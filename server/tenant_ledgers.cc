@@ -10,6 +10,7 @@
 #include "engines/common/database_url.h"
 #include "server/api.h"
 #include "server/problem.h"
+#include "server/query.h"
 
 namespace ledger::server {
 namespace {
@@ -114,6 +115,10 @@ absl::StatusOr<std::unique_ptr<TenantLedgers>> TenantLedgers::Create(
     auto tenant = std::make_unique<Tenant>();
     LEDGER_ASSIGN_OR_RETURN(tenant->database_url,
                             TenantDatabaseUrl(ledgers->options_.database_url, name));
+    if (!ledgers->options_.read_database_url.empty()) {
+      LEDGER_ASSIGN_OR_RETURN(tenant->read_database_url,
+                              TenantDatabaseUrl(ledgers->options_.read_database_url, name));
+    }
     ledgers->tenants_.emplace(name, std::move(tenant));
   }
   return ledgers;
@@ -136,8 +141,18 @@ absl::StatusOr<Ledger*> TenantLedgers::Open(std::string_view name, Tenant& tenan
   absl::MutexLock lock(&tenant.mutex);
   if (tenant.ledger != nullptr) return tenant.ledger.get();
   absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(tenant.database_url, options_.engine);
+  LedgerOptions ledger_options = options_.ledger;
+  if (engine.ok() && !tenant.read_database_url.empty()) {
+    absl::StatusOr<std::unique_ptr<Engine>> reads =
+        OpenReadEngine(tenant.read_database_url, options_.engine);
+    if (reads.ok()) {
+      ledger_options.read_engine = *std::move(reads);
+    } else {
+      engine = Annotate(reads.status(), "opening the read database");
+    }
+  }
   absl::StatusOr<Ledger> ledger =
-      engine.ok() ? Ledger::Open(std::shared_ptr<Engine>(*std::move(engine)), options_.ledger)
+      engine.ok() ? Ledger::Open(std::shared_ptr<Engine>(*std::move(engine)), std::move(ledger_options))
                   : absl::StatusOr<Ledger>(engine.status());
   if (!ledger.ok()) {
     // The code only: the message may carry database details.
@@ -166,11 +181,18 @@ void TenantLedgers::StopSweepers() {
 
 RouteHandler ForTenant(ApiContext& api, TenantRouteHandler handler) {
   return [&api, handler = std::move(handler)](RequestContext& context) {
-    if (api.tenants == nullptr) return handler(context, api);
-    absl::StatusOr<Ledger*> ledger = api.tenants->For(context.principal.tenant);
-    if (!ledger.ok()) return WriteProblem(context.response, ProblemFromStatus(ledger.status()));
-    ApiContext tenant_api{**ledger, api.options, api.metrics, api.stopping, api.tenants};
-    handler(context, tenant_api);
+    absl::StatusOr<ReadConsistency> consistency = RequestedConsistency(context.request);
+    if (!consistency.ok()) return WriteProblem(context.response, ProblemFromStatus(consistency.status()));
+    Ledger* ledger = &api.ledger;
+    if (api.tenants != nullptr) {
+      absl::StatusOr<Ledger*> tenant_ledger = api.tenants->For(context.principal.tenant);
+      if (!tenant_ledger.ok()) {
+        return WriteProblem(context.response, ProblemFromStatus(tenant_ledger.status()));
+      }
+      ledger = *tenant_ledger;
+    }
+    ApiContext request_api{*ledger, api.options, api.metrics, api.stopping, api.tenants, *consistency};
+    handler(context, request_api);
   };
 }
 

@@ -52,6 +52,7 @@ class TenantLedgers {
  public:
   struct Options {
     std::string database_url;        // --db: the default tenant's ledger
+    std::string read_database_url;   // --read-db: each tenant's read engine derived from it; "" none
     OpenEngineOptions engine;        // each tenant's engine (pool size, migrate)
     LedgerOptions ledger;            // each tenant's ledger (group commit)
     absl::Duration hold_sweep_interval = absl::Seconds(30);  // zero: no sweeper
@@ -76,6 +77,7 @@ class TenantLedgers {
  private:
   struct Tenant {
     std::string database_url;
+    std::string read_database_url;  // "" without --read-db
     absl::Mutex mutex;  // held while opening, so concurrent first requests open once
     std::atomic<Ledger*> opened{nullptr};
     std::unique_ptr<Ledger> ledger ABSL_GUARDED_BY(mutex);

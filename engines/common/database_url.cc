@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
@@ -227,20 +228,27 @@ std::string RedactDatabaseUrl(std::string_view url_text) {
 namespace {
 
 absl::Mutex hidden_url_mutex(absl::kConstInit);
-std::string* hidden_url ABSL_GUARDED_BY(hidden_url_mutex) = nullptr;
+// Never destroyed: used at exit.
+std::vector<std::string>* hidden_urls ABSL_GUARDED_BY(hidden_url_mutex) = nullptr;
 
 }  // namespace
 
 void HidePasswordOf(std::string_view url) {
   absl::MutexLock lock(&hidden_url_mutex);
-  if (hidden_url == nullptr) hidden_url = new std::string;  // never destroyed: used at exit
-  *hidden_url = std::string(url);
+  if (hidden_urls == nullptr) hidden_urls = new std::vector<std::string>;
+  if (std::find(hidden_urls->begin(), hidden_urls->end(), url) == hidden_urls->end()) {
+    hidden_urls->emplace_back(url);
+  }
 }
 
 absl::Status WithoutHiddenPassword(const absl::Status& status) {
   absl::MutexLock lock(&hidden_url_mutex);
-  if (hidden_url == nullptr || hidden_url->empty()) return status;
-  return RedactPasswordInStatus(status, *hidden_url);
+  if (hidden_urls == nullptr) return status;
+  absl::Status redacted = status;
+  for (const std::string& url : *hidden_urls) {
+    if (!url.empty()) redacted = RedactPasswordInStatus(redacted, url);
+  }
+  return redacted;
 }
 
 absl::Status RedactPasswordInStatus(const absl::Status& status, std::string_view url_text) {

@@ -62,12 +62,13 @@ std::string RedactDatabaseUrl(std::string_view url);
 // whose message comes from a driver that may echo connection details.
 absl::Status RedactPasswordInStatus(const absl::Status& status, std::string_view url);
 
-// The process's one database URL whose password nothing it reports may show: the CLI
-// and `ledger serve` name their --db here before they open it, and every message they
-// print, log or answer goes through WithoutHiddenPassword. Thread-safe (a mutex).
+// The process's database URLs whose passwords nothing it reports may show: the CLI and
+// `ledger serve` name their --db (and --read-db) here before they open them, and every
+// message they print, log or answer goes through WithoutHiddenPassword. Each call adds
+// one. Thread-safe (a mutex).
 void HidePasswordOf(std::string_view url);
-// `status` with the hidden URL's password cut from its message (RedactPasswordInStatus);
-// unchanged while no URL is hidden.
+// `status` with every hidden URL's password cut from its message
+// (RedactPasswordInStatus); unchanged while no URL is hidden.
 absl::Status WithoutHiddenPassword(const absl::Status& status);
 
 }  // namespace ledger

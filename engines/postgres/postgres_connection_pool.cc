@@ -122,6 +122,7 @@ std::vector<std::string> ConnectionStringPerHost(const std::string& connection_s
     return {connection_string};  // libpq's own connect says what is wrong with it
   }
   std::vector<std::string> hosts, addresses, ports, rest;
+  bool prefer_standby = false;
   for (PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
     if (option->val == nullptr) continue;
     const std::string_view keyword = option->keyword;
@@ -131,6 +132,8 @@ std::vector<std::string> ConnectionStringPerHost(const std::string& connection_s
                                                              : nullptr;
     if (list != nullptr) {
       *list = absl::StrSplit(option->val, ',');
+    } else if (keyword == "target_session_attrs" && std::string_view(option->val) == "prefer-standby") {
+      prefer_standby = true;  // kept out of `rest`: each pass below names its own
     } else {
       rest.push_back(absl::StrCat(option->keyword, "=", QuotedConnectionValue(option->val)));
     }
@@ -142,9 +145,16 @@ std::vector<std::string> ConnectionStringPerHost(const std::string& connection_s
                        (addresses.empty() || addresses.size() == count) &&
                        (ports.size() <= 1 || ports.size() == count);
   if (count <= 1 || !matched) return {connection_string};
+  // prefer-standby over a host list: one host at a time, libpq would take the first host
+  // it reaches, primary or not. So every host as a standby first, then every host as any
+  // server, which is what libpq does with the whole list.
+  std::vector<std::string> passes = {""};
+  if (prefer_standby) passes = {"target_session_attrs=standby", "target_session_attrs=any"};
   std::vector<std::string> per_host;
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t attempt = 0; attempt < passes.size() * count; ++attempt) {
+    const size_t i = attempt % count;
     std::vector<std::string> words = rest;
+    if (!passes[attempt / count].empty()) words.push_back(passes[attempt / count]);
     if (!hosts.empty()) words.push_back(absl::StrCat("host=", QuotedConnectionValue(hosts[i])));
     if (!addresses.empty()) {
       words.push_back(absl::StrCat("hostaddr=", QuotedConnectionValue(addresses[i])));

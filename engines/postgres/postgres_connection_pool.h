@@ -95,7 +95,8 @@ class BoundedConnection : public pqxx::connection_base {
 // `connection_string` (key=value or URI) as one key=value string per host of its host
 // list, each naming that host (and its hostaddr and port) with every other option kept.
 // The string itself when it names one host, or lists libpq refuses (2 ports for 3
-// hosts: libpq's connect says so).
+// hosts: libpq's connect says so). With target_session_attrs=prefer-standby, every host
+// with target_session_attrs=standby, then every host with =any, as libpq orders it.
 std::vector<std::string> ConnectionStringPerHost(const std::string& connection_string);
 
 // One server session and what was learned about it when it opened.

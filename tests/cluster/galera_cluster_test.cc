@@ -159,6 +159,58 @@ class GaleraClusterTest : public ::testing::Test {
   std::vector<std::unique_ptr<Ledger>> ledgers_;
 };
 
+// Reads off the primary (LedgerOptions::read_engine, docs/scaling.md) on Galera: the
+// ledger writes through galera1 and reads through galera2. Proven with a row only galera2
+// holds (written with wsrep_on=OFF, so it is not replicated, and removed the same way):
+// a read that allows a replica sees it, a read that asks for the primary does not. A
+// submit goes to galera1; with wsrep_sync_wait=1 (cluster-servers.sh) galera2's next
+// read waits until it applied it, so even the replica read sees the caller's write.
+TEST_F(GaleraClusterTest, ReadsAllowingAReplicaReachAnotherNodeAndWritesThePrimaryNode) {
+  absl::StatusOr<std::shared_ptr<Engine>> primary = OpenNode(1);
+  ASSERT_TRUE(primary.ok()) << primary.status();
+  MysqlOptions read_options;
+  read_options.connection = NodeUrl(2);
+  read_options.pool_size = 2;
+  read_options.connect_timeout = kConnectTimeout;
+  read_options.account_lock_wait = kAccountLockWait;
+  read_options.statement_timeout = kStatementTimeout;
+  read_options.read_timeout = kReadTimeout;
+  read_options.write_timeout = kReadTimeout;
+  read_options.migrate = false;  // as OpenReadEngine opens it
+  absl::StatusOr<std::unique_ptr<Engine>> reads = OpenMysqlEngine(read_options);
+  ASSERT_TRUE(reads.ok()) << reads.status();
+  Ledger ledger = OpenTestLedger(*primary, {.read_engine = std::shared_ptr<Engine>(*std::move(reads))});
+
+  const std::string kNodeOnly = "NODE2ONLY";
+  ASSERT_TRUE(cluster
+                  ->GaleraSql(2, absl::StrCat("SET SESSION wsrep_on = OFF; INSERT INTO ledger_test.assets "
+                                              "(code, scale) VALUES ('", kNodeOnly, "', 0)"))
+                  .ok());
+  struct RemoveNodeOnlyRow {  // whatever fails below, the nodes hold the same rows again
+    std::string code;
+    ~RemoveNodeOnlyRow() {
+      (void)cluster->GaleraSql(2, absl::StrCat("SET SESSION wsrep_on = OFF; DELETE FROM "
+                                               "ledger_test.assets WHERE code = '", code, "'"));
+    }
+  } remove{kNodeOnly};
+  EXPECT_TRUE(ledger.GetAsset(kNodeOnly).ok()) << "the read did not reach galera2";
+  EXPECT_TRUE(absl::IsNotFound(ledger.GetAsset(kNodeOnly, ReadConsistency::kPrimary).status()));
+
+  ASSERT_TRUE(ledger.DefineAsset({"GREADS", 0}).ok());
+  ASSERT_TRUE(ledger.OpenAccount({.id = "greads-issuance", .asset = "GREADS", .allow_negative = true}).ok());
+  ASSERT_TRUE(ledger.OpenAccount({.id = "greads-alice", .asset = "GREADS"}).ok());
+  absl::StatusOr<Outcome> topped_up = ledger.Submit(
+      {.key = "greads-1", .operation = Operation::TopUp("greads-issuance", "greads-alice", "GREADS", 40)});
+  ASSERT_TRUE(topped_up.ok()) << topped_up.status();
+  ASSERT_EQ(topped_up->kind, OutcomeKind::kCommitted);
+  absl::StatusOr<Account> on_primary = ledger.GetAccount("greads-alice", ReadConsistency::kPrimary);
+  absl::StatusOr<Account> on_replica = ledger.GetAccount("greads-alice");
+  ASSERT_TRUE(on_primary.ok()) << on_primary.status();
+  ASSERT_TRUE(on_replica.ok()) << on_replica.status();
+  EXPECT_EQ(on_primary->balance, 40);
+  EXPECT_EQ(on_replica->balance, 40) << "wsrep_sync_wait=1: galera2 applies before it reads";
+}
+
 TEST_F(GaleraClusterTest, TheSameKeySentToAllThreeNodesAtOnceCommitsExactlyOnce) {
   ClusterWorkload setup({.prefix = "same", .clients = 1}, nullptr);
   ASSERT_TRUE(setup.Prepare(On(1)).ok());

@@ -301,6 +301,89 @@ TEST(PostgresHostListTest, AMultiHostUrlIsParsedAndItsPasswordHidden) {
       ParseDatabaseUrl("postgresql://app:p@ss@10.0.0.1,10.0.0.2/books").status()));
 }
 
+TEST(PostgresHostListTest, PreferStandbyTriesEveryHostAsAStandbyBeforeAnyHost) {
+  std::vector<std::string> per_host = ConnectionStringPerHost(
+      "postgresql://app@10.0.0.1:5433,10.0.0.2:5434/books?target_session_attrs=prefer-standby");
+  ASSERT_EQ(per_host.size(), 4u);
+  for (size_t i = 0; i < per_host.size(); ++i) {
+    EXPECT_NE(per_host[i].find(i % 2 == 0 ? "host='10.0.0.1'" : "host='10.0.0.2'"), std::string::npos)
+        << per_host[i];
+    EXPECT_NE(per_host[i].find(i < 2 ? "target_session_attrs=standby" : "target_session_attrs=any"),
+              std::string::npos)
+        << per_host[i];
+    EXPECT_EQ(per_host[i].find("prefer-standby"), std::string::npos) << per_host[i];
+  }
+}
+
+// "host:port" of a node's URL (postgresql://postgres@HOST:PORT/ledger_test).
+std::string HostPortOf(const std::string& node_url) {
+  const size_t at = node_url.find('@');
+  const size_t slash = node_url.find('/', at);
+  return node_url.substr(at + 1, slash - at - 1);
+}
+
+// Reads off the primary (LedgerOptions::read_engine, docs/scaling.md) on the cluster:
+// the read URL lists the primary FIRST with target_session_attrs=prefer-standby, yet its
+// reads reach the standby. Proven by staleness: with the standby's replay paused, a
+// commit is still acknowledged (synchronous_commit=on waits for the standby's flush, not
+// its replay), a read that allows a replica does not see it, and the same read asking
+// for the primary does; once replay resumes, the replica read catches up.
+TEST_F(PostgresFailoverTest, ReadsAllowingAReplicaReachTheStandbyAndPrimaryReadsSeeTheWrite) {
+  absl::StatusOr<std::string> primary = WaitForHealthyPrimary();
+  ASSERT_TRUE(primary.ok()) << primary.status();
+  const std::string standby = Other(*primary);
+  std::shared_ptr<Engine> engine = OpenClusterEngine(cluster->Exported("LEDGER_TEST_PATRONI_DSN"));
+  ASSERT_NE(engine, nullptr);
+  PostgresOptions read_options = ClusterOptions(absl::StrCat(
+      "postgresql://postgres@", HostPortOf(NodeUrl(*primary)), ",", HostPortOf(NodeUrl(standby)),
+      "/ledger_test?target_session_attrs=prefer-standby"));
+  read_options.migrate = false;  // a standby refuses writes; OpenReadEngine does the same
+  absl::StatusOr<std::unique_ptr<Engine>> reads = OpenPostgresEngine(read_options);
+  ASSERT_TRUE(reads.ok()) << reads.status();
+  Ledger ledger = OpenTestLedger(engine, {.read_engine = std::shared_ptr<Engine>(*std::move(reads))});
+  ASSERT_TRUE(ledger.DefineAsset({"READS", 0}).ok());
+  ASSERT_TRUE(ledger.OpenAccount({.id = "reads-issuance", .asset = "READS", .allow_negative = true}).ok());
+  ASSERT_TRUE(ledger.OpenAccount({.id = "reads-alice", .asset = "READS"}).ok());
+  auto top_up = [&](const std::string& key, Amount amount) {
+    absl::StatusOr<Outcome> outcome = ledger.Submit(
+        {.key = key, .operation = Operation::TopUp("reads-issuance", "reads-alice", "READS", amount)});
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    ASSERT_EQ(outcome->kind, OutcomeKind::kCommitted);
+  };
+  auto balance = [&](ReadConsistency consistency) -> Amount {
+    absl::StatusOr<Account> account = ledger.GetAccount("reads-alice", consistency);
+    return account.ok() ? account->balance : -1;
+  };
+  top_up("reads-1", 100);
+  ASSERT_TRUE(WaitUntil([&] { return balance(ReadConsistency::kReplicaAllowed) == 100; },
+                        absl::Seconds(30)))
+      << "the standby never showed the first commit";
+
+  ASSERT_TRUE(NodeSql(standby, "SELECT pg_wal_replay_pause()").ok());
+  struct ResumeReplay {  // whatever fails below, the standby replays again
+    std::string node;
+    ~ResumeReplay() { (void)NodeSql(node, "SELECT pg_wal_replay_resume()"); }
+  } resume{standby};
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        absl::StatusOr<std::string> state = NodeSql(standby, "SELECT pg_get_wal_replay_pause_state()");
+        return state.ok() && *state == "paused";
+      },
+      absl::Seconds(30)));
+  top_up("reads-2", 5);  // acknowledged: the standby flushed it, it has not replayed it
+  EXPECT_EQ(balance(ReadConsistency::kPrimary), 105) << "read-your-writes on the primary";
+  EXPECT_EQ(balance(ReadConsistency::kReplicaAllowed), 100) << "the read did not reach the standby";
+  absl::StatusOr<std::vector<HistoryEntry>> stale = ledger.ListHistory("reads-alice", 0, 10);
+  ASSERT_TRUE(stale.ok()) << stale.status();
+  EXPECT_EQ(stale->size(), 1u);
+  EXPECT_EQ(ledger.ListHistory("reads-alice", 0, 10, ReadConsistency::kPrimary)->size(), 2u);
+
+  ASSERT_TRUE(NodeSql(standby, "SELECT pg_wal_replay_resume()").ok());
+  EXPECT_TRUE(WaitUntil([&] { return balance(ReadConsistency::kReplicaAllowed) == 105; },
+                        absl::Seconds(30)))
+      << "the standby did not catch up once replay resumed";
+}
+
 // SIGKILL of Patroni and its postmaster (killing only the postmaster lets Patroni restart
 // it in place). The standby is promoted once the leader key expires.
 TEST_F(PostgresFailoverTest, PrimaryKilledUnderLoadEveryKeyCommitsExactlyOnce) {
