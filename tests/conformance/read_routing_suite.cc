@@ -3,6 +3,7 @@
 // asks for the primary and every write by the primary. The read engine here is a memory
 // database holding a different ledger, so each answer shows where it came from.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,19 @@ TEST_P(ConformanceTest, ReadsAllowingAReplicaGoToTheReadEngineAndPrimaryReadsAnd
   EXPECT_TRUE(book->GetTransaction(transaction_id, kPrimary).ok());
   EXPECT_EQ(book->ListEvents(0, 100)->size(), 1u);
   EXPECT_EQ(book->ListEvents(0, 100, kPrimary)->back().transaction_id, transaction_id);
+  // The listing and the key lookup too.
+  const TransactionQuery bobs{.filter = {.account_id = "bob"}, .limit = 10};
+  EXPECT_TRUE(absl::IsNotFound(book->ListTransactions(bobs).status())) << "no bob on the replica";
+  ASSERT_TRUE(book->ListTransactions(bobs, kPrimary).ok());
+  EXPECT_EQ(book->ListTransactions(bobs, kPrimary)->transactions.back().id, transaction_id);
+  absl::StatusOr<Outcome> replayed = book->Submit(
+      {.key = "routed-1", .operation = Operation::Transfer("alice", "bob", "CREDITS", 30)});
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  const KeyIdentity routed_key = KeyIdentityOf(SubmitRequest{
+      .key = "routed-1", .operation = Operation::Transfer("alice", "bob", "CREDITS", 30)});
+  EXPECT_TRUE(absl::IsNotFound(book->LookUpKey(routed_key).status()));
+  ASSERT_TRUE(book->LookUpKey(routed_key, kPrimary).ok());
+  EXPECT_EQ(book->LookUpKey(routed_key, kPrimary)->transaction.id, transaction_id);
 
   // Holds: placed on the primary, read where asked.
   absl::StatusOr<Outcome> held = book->Submit(
@@ -83,7 +97,7 @@ TEST_P(ConformanceTest, ReadsAllowingAReplicaGoToTheReadEngineAndPrimaryReadsAnd
   EXPECT_TRUE(absl::IsNotFound(book->GetHold(hold_id).status()));
   EXPECT_TRUE(book->GetHold(hold_id, kPrimary).ok());
   EXPECT_TRUE(book->ListHolds("alice", "", 10)->empty());
-  EXPECT_EQ(book->ListHolds("alice", "", 10, kPrimary)->size(), 1u);
+  EXPECT_EQ(book->ListHolds("alice", "", 10, std::nullopt, kPrimary)->size(), 1u);
   EXPECT_EQ(book->GetAccount("alice", kPrimary)->pending_debits, 10);
 
   absl::StatusOr<VerifyReport> report = book->Verify();  // the primary's audit
