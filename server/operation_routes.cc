@@ -60,19 +60,34 @@ SubmitRequest MakeSubmitRequest(std::string key, Operation operation, const Requ
   return request;
 }
 
-SubmitAnswer SubmitOne(RequestContext& context, ApiContext& api) {
-  absl::StatusOr<std::string> key = IdempotencyKey(context.request);
-  if (!key.ok()) return BadSubmitAnswer("idempotency_key_invalid", key.status());
-  absl::StatusOr<Operation> operation = ParseOperationJson(context.request.body);
-  if (!operation.ok()) return BadSubmitAnswer("invalid_operation", operation.status());
-  return AnswerSubmit(api.ledger.Submit(
-      MakeSubmitRequest(*std::move(key), *std::move(operation), context, api.options)));
+void WriteCountedSubmitAnswer(HttpResponse& response, Metrics& metrics, const SubmitAnswer& answer) {
+  metrics.RecordSubmit(answer.outcome);
+  WriteSubmitAnswer(response, answer);
 }
 
+// The parsed submit goes straight to the ledger's group committer (Ledger::SubmitAsync)
+// and the handler returns: the request holds no worker while its batch commits, and is
+// answered from the committer's thread through the event loop. The ledger completes
+// the submit whatever becomes of the connection meanwhile.
 void HandleSubmit(RequestContext& context, ApiContext& api) {
-  SubmitAnswer answer = SubmitOne(context, api);
-  api.metrics.RecordSubmit(answer.outcome);
-  WriteSubmitAnswer(context.response, answer);
+  absl::StatusOr<std::string> key = IdempotencyKey(context.request);
+  if (!key.ok()) {
+    return WriteCountedSubmitAnswer(context.response, api.metrics,
+                                    BadSubmitAnswer("idempotency_key_invalid", key.status()));
+  }
+  absl::StatusOr<Operation> operation = ParseOperationJson(context.request.body);
+  if (!operation.ok()) {
+    return WriteCountedSubmitAnswer(context.response, api.metrics,
+                                    BadSubmitAnswer("invalid_operation", operation.status()));
+  }
+  SubmitRequest request = MakeSubmitRequest(*std::move(key), *std::move(operation), context, api.options);
+  LaterAnswer answer = context.AnswerLater();
+  Metrics& metrics = api.metrics;
+  api.ledger.SubmitAsync(std::move(request), [answer, &metrics](SubmitResult result) {
+    answer([result = std::move(result), &metrics](HttpResponse& response) {
+      WriteCountedSubmitAnswer(response, metrics, AnswerSubmit(result));
+    });
+  });
 }
 
 // What the ledger says of every valid item when the atomic batch holds an item it never

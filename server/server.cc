@@ -142,12 +142,16 @@ absl::Status Serve(const ServerOptions& options) {
     return absl::InvalidArgumentError("--hold-sweep-interval must be whole seconds, 0 or more");
   }
   HidePasswordOf(options.database_url);  // in every problem detail and log line
-  OpenEngineOptions engine_options{.pool_size = options.worker_threads};
-  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(options.database_url, engine_options);
-  if (!engine.ok()) return Annotate(engine.status(), "opening the database");
   LedgerOptions ledger_options;
   ledger_options.group_commit = {.enabled = options.group_commit,
                                  .batch_items_max = options.group_commit_batch_items_max};
+  // A connection for each worker, and for each shared transaction the group committer's
+  // threads run: a submit waiting there never takes a worker's connection.
+  OpenEngineOptions engine_options{
+      .pool_size = options.worker_threads +
+                   (options.group_commit ? ledger_options.group_commit.transactions_in_flight_max : 0)};
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(options.database_url, engine_options);
+  if (!engine.ok()) return Annotate(engine.status(), "opening the database");
   absl::StatusOr<Ledger> opened = Ledger::Open(std::shared_ptr<Engine>(*std::move(engine)), ledger_options);
   if (!opened.ok()) return Annotate(opened.status(), "--group-commit-max");
   Ledger& ledger = *opened;
