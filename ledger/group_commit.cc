@@ -1,57 +1,131 @@
 #include "ledger/group_commit.h"
 
+#include <utility>
+
 #include "base/check.h"
 
 namespace ledger::internal {
 
-void GroupCommitter::Submit(BatchItem& item, const BatchRunner& run) {
-  Waiter self{&item};
+GroupCommitter::~GroupCommitter() {
+  std::vector<std::thread> committers;
+  {
+    absl::MutexLock lock(&mutex_);
+    stopping_ = true;
+    committer_wake_.SignalAll();
+    mutex_.Await(absl::Condition(this, &GroupCommitter::Drained));
+    // Idle committers see stopping_ and an empty queue, and end; busy ones end after
+    // their batch's `done`s.
+    committer_wake_.SignalAll();
+    committers.swap(committers_);
+  }
+  for (std::thread& committer : committers) committer.join();
+}
+
+void GroupCommitter::SubmitAsync(BatchItem& item, BatchRunner run, Done done) {
+  LEDGER_CHECK(done != nullptr) << "an asynchronous submit needs its done";
   absl::MutexLock lock(&mutex_);
-  queue_.push_back(&self);
+  LEDGER_CHECK(!stopping_) << "a submit after the committer began to stop";
+  queue_.push_back(Waiter{&item, std::move(run), std::move(done), nullptr});
+  WakeLeader();
+}
+
+void GroupCommitter::Submit(BatchItem& item, BatchRunner run) {
+  Caller self;
+  absl::MutexLock lock(&mutex_);
+  LEDGER_CHECK(!stopping_) << "a submit after the committer began to stop";
+  // No WakeLeader: this thread leads at once if a slot is free, and waits otherwise.
+  queue_.push_back(Waiter{&item, std::move(run), nullptr, &self});
   while (!self.done) {
     if (self.taken || in_flight_ >= in_flight_max_) {
       self.wake.Wait(&mutex_);
       continue;
     }
-    in_flight_ += 1;  // this thread leads the next batch
-    std::vector<Waiter*> batch = TakeBatch();
-    // Callers the batch left behind (another claim wait, past a bound) lead at once while
-    // a slot is free.
-    if (in_flight_ < in_flight_max_ && !queue_.empty()) queue_.front()->wake.Signal();
-    std::vector<BatchItem*> items;
-    for (Waiter* waiter : batch) items.push_back(waiter->item);
-    mutex_.Unlock();
-    run(items);  // sets every item's result; waiters read them only once marked done
-    mutex_.Lock();
-    in_flight_ -= 1;
-    for (Waiter* waiter : batch) {
-      waiter->done = true;
-      waiter->wake.Signal();
-    }
-    // The caller at the head leads next (a slot is free). If another leader takes it
-    // first, that leader wakes the next head when its own batch ends.
-    if (!queue_.empty()) queue_.front()->wake.Signal();
+    LeadOneBatch();  // this thread leads the next batch, which holds its item or is ahead of it
   }
 }
 
-std::vector<GroupCommitter::Waiter*> GroupCommitter::TakeBatch() {
-  std::vector<Waiter*> batch;
+void GroupCommitter::LeadOneBatch() {
+  LEDGER_CHECK(in_flight_ < in_flight_max_ && !queue_.empty()) << "a leader needs a slot and items";
+  in_flight_ += 1;
+  std::vector<Waiter> batch = TakeBatch();
+  // Items the batch left behind (another claim wait, past a bound) get a leader at once
+  // while a slot is free.
+  WakeLeader();
+  std::vector<BatchItem*> items;
+  items.reserve(batch.size());
+  for (Waiter& waiter : batch) items.push_back(waiter.item);
+  mutex_.Unlock();
+  batch.front().run(items);  // sets every item's result; nobody reads one before it is done
+  mutex_.Lock();
+  in_flight_ -= 1;
+  for (Waiter& waiter : batch) {
+    LEDGER_CHECK(waiter.item->result.has_value()) << "a batch left an item undecided";
+    if (waiter.caller != nullptr) {
+      waiter.caller->done = true;  // the caller may return (and free it) once we unlock
+      waiter.caller->wake.Signal();
+    }
+  }
+  // A slot is free: the next batch gets its leader.
+  WakeLeader();
+  mutex_.Unlock();
+  for (Waiter& waiter : batch) {
+    if (waiter.done != nullptr) waiter.done();
+  }
+  mutex_.Lock();
+}
+
+std::vector<GroupCommitter::Waiter> GroupCommitter::TakeBatch() {
+  std::vector<Waiter> batch;
   size_t entries = 0;
-  LEDGER_CHECK(!queue_.empty()) << "a leader takes a batch while its own item is queued";
-  const absl::Duration wait = queue_.front()->item->request->claim.wait.wait_max;
+  LEDGER_CHECK(!queue_.empty()) << "a leader takes a batch from an empty queue";
+  const absl::Duration wait = queue_.front().item->request->claim.wait.wait_max;
   for (auto it = queue_.begin(); it != queue_.end() && batch.size() < batch_items_max_;) {
-    const size_t item_entries = EntriesBoundOf(*(*it)->item);
-    if ((*it)->item->request->claim.wait.wait_max != wait ||
+    const size_t item_entries = EntriesBoundOf(*it->item);
+    if (it->item->request->claim.wait.wait_max != wait ||
         (!batch.empty() && entries + item_entries > batch_entries_max_)) {
       ++it;
       continue;
     }
     entries += item_entries;
-    (*it)->taken = true;
-    batch.push_back(*it);
+    if (it->caller != nullptr) it->caller->taken = true;
+    batch.push_back(std::move(*it));
     it = queue_.erase(it);
   }
   return batch;
 }
+
+void GroupCommitter::WakeLeader() {
+  if (in_flight_ >= in_flight_max_ || queue_.empty()) return;
+  // A caller at the head leads its own batch: no hand-off.
+  if (Caller* caller = queue_.front().caller; caller != nullptr) {
+    caller->wake.Signal();
+    return;
+  }
+  if (committers_idle_ > 0) {
+    committer_wake_.Signal();
+    return;
+  }
+  // Every committer is busy (or none was needed yet): one more, up to one per slot. A
+  // busy one looks at the queue again before it waits, so none is needed past that.
+  if (committers_.size() < static_cast<size_t>(in_flight_max_)) {
+    committers_.emplace_back([this] { CommitterThread(); });
+  }
+}
+
+void GroupCommitter::CommitterThread() {
+  absl::MutexLock lock(&mutex_);
+  while (true) {
+    if (in_flight_ < in_flight_max_ && !queue_.empty()) {
+      LeadOneBatch();
+      continue;
+    }
+    if (stopping_ && queue_.empty()) return;
+    committers_idle_ += 1;
+    committer_wake_.Wait(&mutex_);
+    committers_idle_ -= 1;
+  }
+}
+
+bool GroupCommitter::Drained() const { return queue_.empty() && in_flight_ == 0; }
 
 }  // namespace ledger::internal

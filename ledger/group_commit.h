@@ -1,19 +1,32 @@
 // Group commit: concurrent single submits share one batch transaction.
 //
-// A submit joins the queue. If fewer shared transactions than the bound are in flight,
-// its thread becomes a leader at once: it takes the queue's head (up to the batch bound,
-// all with the same claim wait as the first), runs them as one batch, hands every item
-// its result and wakes their callers and the caller now at the queue's head, which
-// leads the next batch. So a lone submit waits for nobody, batches form only while
-// commits are in flight, and a caller wakes only for its result or to lead.
+// A submit joins one queue, whichever form it comes in. A batch is the queue's head (up
+// to the batch bound, all with the same claim wait as the first), run as one
+// transaction by a leader: any thread that holds one of the in_flight_max slots. When it
+// ends, every item of it has its result and its `done` is called. So batches form only
+// while commits are in flight, and a lone submit waits for nobody.
 //
-// Internal to ledger/. Thread-safe.
+//   SubmitAsync(item, run, done)  queues the item and returns at once; its batch runs on
+//                                 one of the committer's own threads (at most
+//                                 in_flight_max, started as they are first needed), and
+//                                 `done` is called there: a caller that must not block
+//                                 (the HTTP service's event loop, issue 28) parks no
+//                                 thread while the batch commits.
+//   Submit(item, run)             the same, then waits for `done`; while it waits with
+//                                 its item still queued and a slot free, it leads the
+//                                 next batch itself, so a lone caller runs on its own
+//                                 thread with no hand-off, and a caller wakes only for
+//                                 its result or to lead.
+//
+// Internal to ledger/. Thread-safe. The destructor waits for every queued item's batch
+// and `done`.
 #ifndef LEDGER_LEDGER_GROUP_COMMIT_H_
 #define LEDGER_LEDGER_GROUP_COMMIT_H_
 
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -26,6 +39,10 @@ class GroupCommitter {
  public:
   // Decides every item it is given, each with its own result.
   using BatchRunner = std::function<void(const std::vector<BatchItem*>&)>;
+  // Called once the item has its result: on the thread that ran its batch, never under
+  // the committer's lock (it may submit again). It should be quick: the committer's
+  // thread leads no other batch meanwhile.
+  using Done = std::function<void()>;
 
   // `batch_entries_max`: the entries a shared batch may post (EntriesBoundOf), as
   // SubmitBatch allows; an item over it alone still runs, alone.
@@ -34,31 +51,65 @@ class GroupCommitter {
       : batch_items_max_(batch_items_max),
         in_flight_max_(in_flight_max),
         batch_entries_max_(batch_entries_max) {}
+  ~GroupCommitter();
+  GroupCommitter(const GroupCommitter&) = delete;
+  GroupCommitter& operator=(const GroupCommitter&) = delete;
 
-  // Returns once `item` has its result, run in some batch by `run` (on this thread or
-  // another submitter's).
-  void Submit(BatchItem& item, const BatchRunner& run);
+  // Queues `item` and returns at once. `run` decides its batch (the batch runs with its
+  // head's runner: a committer serves one ledger, so every runner is the same) on a
+  // committer thread; `done` is called there once `item` has its result. `item` must
+  // live until then.
+  void SubmitAsync(BatchItem& item, BatchRunner run, Done done) ABSL_LOCKS_EXCLUDED(mutex_);
+
+  // Returns once `item` has its result: queued as SubmitAsync queues it, marked done
+  // where SubmitAsync's `done` is called, and waited for; this thread leads batches
+  // while the item is queued and a slot is free.
+  void Submit(BatchItem& item, BatchRunner run) ABSL_LOCKS_EXCLUDED(mutex_);
 
  private:
-  struct Waiter {
-    BatchItem* item;
-    bool taken = false;  // guarded by mutex_: in some leader's batch
-    bool done = false;   // guarded by mutex_: the item's result is set and may be read
-    // Signalled when the item is done, or when it heads the queue as a shared
-    // transaction ends: one wake-up per caller and batch, not one per queued caller.
+  // What a blocking Submit waits on.
+  struct Caller {
+    bool taken = false;  // guarded by mutex_: its item is in some leader's batch
+    bool done = false;   // guarded by mutex_: its item's result is set and may be read
+    // Signalled when the item is done, or when the item heads the queue as a slot comes
+    // free (the caller leads): one wake-up per caller and batch.
     absl::CondVar wake;
   };
+  struct Waiter {
+    BatchItem* item;
+    BatchRunner run;
+    Done done;
+    Caller* caller;  // null for SubmitAsync: no thread waits on the item
+  };
 
+  void Enqueue(Waiter waiter) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Takes a slot and the next batch, runs it with the lock released, hands every item
+  // its result and calls their `done`s (also with the lock released). Needs a free slot
+  // and a non-empty queue.
+  void LeadOneBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes the next batch off the queue: its head, and the items after it with the same
   // claim wait, up to the bounds (items, entries).
-  std::vector<Waiter*> TakeBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  std::vector<Waiter> TakeBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // When a slot is free and items are queued, wakes a thread to lead: the caller whose
+  // item heads the queue, else the idle committer threads (or starts one).
+  void WakeLeader() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // A committer thread: leads batches while there are any, until stopping_ and the queue
+  // is empty.
+  void CommitterThread() ABSL_LOCKS_EXCLUDED(mutex_);
+  // No item queued and no batch running.
+  bool Drained() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const size_t batch_items_max_;
   const int in_flight_max_;
   const size_t batch_entries_max_;
   absl::Mutex mutex_;
-  std::deque<Waiter*> queue_ ABSL_GUARDED_BY(mutex_);
+  std::deque<Waiter> queue_ ABSL_GUARDED_BY(mutex_);
   int in_flight_ ABSL_GUARDED_BY(mutex_) = 0;  // shared transactions running
+  // Signalled (all) when a slot is free, items are queued and no caller heads the queue.
+  absl::CondVar committer_wake_;
+  int committers_idle_ ABSL_GUARDED_BY(mutex_) = 0;  // committer threads waiting for work
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  std::vector<std::thread> committers_ ABSL_GUARDED_BY(mutex_);  // at most in_flight_max_
 };
 
 }  // namespace ledger::internal

@@ -4,6 +4,7 @@
 #include <limits>
 #include <variant>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -203,6 +204,34 @@ absl::StatusOr<Outcome> Ledger::Submit(const SubmitRequest& request) {
     }
   }
   return *std::move(item.result);
+}
+
+namespace {
+
+// One SubmitAsync: what it owns until its `done` is called.
+struct AsyncSubmit {
+  SubmitRequest request;
+  internal::BatchItem item;
+  std::function<void(SubmitResult)> done;
+};
+
+}  // namespace
+
+void Ledger::SubmitAsync(SubmitRequest request, std::function<void(SubmitResult)> done) {
+  LEDGER_CHECK(done != nullptr) << "SubmitAsync needs a done callback";
+  auto submit = std::make_shared<AsyncSubmit>();
+  submit->request = std::move(request);
+  submit->done = std::move(done);
+  PrepareItem(submit->request, 0, submit->item);
+  if (!submit->item.result.has_value() && group_committer_ != nullptr) {
+    group_committer_->SubmitAsync(
+        submit->item,
+        [this](const std::vector<internal::BatchItem*>& batch) { RunBatch(batch, false); },
+        [submit] { submit->done(*std::move(submit->item.result)); });
+    return;
+  }
+  if (!submit->item.result.has_value()) RunBatch({&submit->item}, /*atomic=*/false);
+  submit->done(*std::move(submit->item.result));
 }
 
 absl::StatusOr<std::vector<SubmitResult>> Ledger::SubmitBatch(const SubmitBatchRequest& batch) {

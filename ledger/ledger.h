@@ -230,6 +230,17 @@ class Ledger {
   // IsInvariantViolation. Otherwise an Outcome.
   absl::StatusOr<Outcome> Submit(const SubmitRequest& request);
 
+  // Submit without waiting for the commit: `done` gets exactly what Submit would have
+  // returned, once. With group commit on, the request joins the group committer's queue
+  // and this returns at once; its batch runs, and `done` is called, on one of the
+  // committer's own threads (at most transactions_in_flight_max), so no thread of the
+  // caller's is parked while the batch commits. `done` should be quick (that thread
+  // leads no other batch meanwhile); it may submit again. Bad input, or group commit
+  // off: the submit runs on this thread and `done` is called before SubmitAsync
+  // returns. Every `done` is called before the Ledger's destructor returns; the Ledger
+  // is not moved while one is pending.
+  void SubmitAsync(SubmitRequest request, std::function<void(SubmitResult)> done);
+
   // Many operations in one database transaction (see SubmitBatchRequest), each item's
   // result what Submit would return for it alone. Lock order, so two batches never
   // deadlock: every key first, in (namespace, scope, key) byte order, then every

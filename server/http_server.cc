@@ -302,15 +302,26 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     RunOnWorker();
   }
 
+  // The handler runs on a worker. It answers at once, or hands its work on (a submit to
+  // the group committer) and answers later through call_->resume: the connection then
+  // holds no worker, only its in-flight slot and a hold on the event loop (so Run does
+  // not return before the answer is written). A client that closes meanwhile is seen
+  // only when the answer is written: the submit completes either way, and its outcome is
+  // what a resend with the same key gets.
   void RunOnWorker() {
     state_ = State::kHandling;
-    core_.workers.Submit([self = this->shared_from_this(), work = net::make_work_guard(core_.io)] {
-      self->core_.router.Run(*self->call_);
+    call_->resume = [self = this->shared_from_this(), work = net::make_work_guard(core_.io)] {
       net::post(self->stream_.get_executor(), [self] { self->AfterRun(); });
+    };
+    core_.workers.Submit([self = this->shared_from_this(), work = net::make_work_guard(core_.io)] {
+      if (self->core_.router.Run(*self->call_)) {
+        net::post(self->stream_.get_executor(), [self] { self->AfterRun(); });
+      }
     });
   }
 
   void AfterRun() {
+    core_.router.Complete(*call_);
     std::optional<absl::Duration> again = call_->response.call_again_after;
     if (!again.has_value()) return Respond(/*closing_unread=*/false);
     state_ = State::kWaiting;

@@ -1,6 +1,7 @@
 // The HTTP/1.1 front end of `ledger serve` (issue 28): Boost.Beast on Asio, an event loop
 // that reads, parses and writes every connection, and a bounded pool of worker threads
-// that runs the route handlers (which block on the ledger: group commit, the database).
+// that runs the route handlers (which may block on the database; a submit is handed to
+// the group committer instead, and answered when its shared transaction ends).
 //
 //   LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> http,
 //                           HttpServer::Bind("127.0.0.1", 0, options, router, LogEvent));

@@ -73,26 +73,42 @@ absl::StatusOr<bool> DryRunRequested(const HttpRequest& request) {
       absl::StrCat("?dry_run= must be true or false, not \"", value, "\""));
 }
 
-SubmitAnswer SubmitOne(RequestContext& context, ApiContext& api, bool dry_run) {
-  absl::StatusOr<std::string> key = IdempotencyKey(context.request);
-  if (!key.ok()) return BadSubmitAnswer("idempotency_key_invalid", key.status());
-  absl::StatusOr<Operation> operation = ParseOperationJson(context.request.body);
-  if (!operation.ok()) return BadSubmitAnswer("invalid_operation", operation.status());
-  SubmitRequest request =
-      MakeSubmitRequest(*std::move(key), *std::move(operation), context, api.options);
-  if (dry_run) return AnswerDryRun(api.ledger.DryRun(request));
-  return AnswerSubmit(api.ledger.Submit(request));
+void WriteCountedSubmitAnswer(HttpResponse& response, Metrics& metrics, const SubmitAnswer& answer) {
+  metrics.RecordSubmit(answer.outcome);
+  WriteSubmitAnswer(response, answer);
 }
 
+// The parsed submit goes straight to the ledger's group committer (Ledger::SubmitAsync)
+// and the handler returns: the request holds no worker while its batch commits, and is
+// answered from the committer's thread through the event loop. The ledger completes
+// the submit whatever becomes of the connection meanwhile.
 void HandleSubmit(RequestContext& context, ApiContext& api) {
   absl::StatusOr<bool> dry_run = DryRunRequested(context.request);
   if (!dry_run.ok()) {
     return WriteProblem(context.response,
                         MakeProblem("invalid_request", std::string(dry_run.status().message())));
   }
-  SubmitAnswer answer = SubmitOne(context, api, *dry_run);
-  if (!*dry_run) api.metrics.RecordSubmit(answer.outcome);  // a dry run submits nothing
-  WriteSubmitAnswer(context.response, answer);
+  absl::StatusOr<std::string> key = IdempotencyKey(context.request);
+  if (!key.ok()) {
+    return WriteCountedSubmitAnswer(context.response, api.metrics,
+                                    BadSubmitAnswer("idempotency_key_invalid", key.status()));
+  }
+  absl::StatusOr<Operation> operation = ParseOperationJson(context.request.body);
+  if (!operation.ok()) {
+    return WriteCountedSubmitAnswer(context.response, api.metrics,
+                                    BadSubmitAnswer("invalid_operation", operation.status()));
+  }
+  SubmitRequest request = MakeSubmitRequest(*std::move(key), *std::move(operation), context, api.options);
+  if (*dry_run) {  // decided in a transaction that rolls back; a dry run submits nothing
+    return WriteSubmitAnswer(context.response, AnswerDryRun(api.ledger.DryRun(request)));
+  }
+  LaterAnswer answer = context.AnswerLater();
+  Metrics& metrics = api.metrics;
+  api.ledger.SubmitAsync(std::move(request), [answer, &metrics](SubmitResult result) {
+    answer([result = std::move(result), &metrics](HttpResponse& response) {
+      WriteCountedSubmitAnswer(response, metrics, AnswerSubmit(result));
+    });
+  });
 }
 
 // What the ledger says of every valid item when the atomic batch holds an item it never

@@ -96,12 +96,66 @@ bool Router::Admit(RouterCall& call) const {
   return true;
 }
 
-void Router::Run(RouterCall& call) const {
+struct LaterAnswer::State {
+  explicit State(RouterCall& call) : call(call) {}
+  ~State() {
+    if (!answered.load()) {
+      Answer([](HttpResponse& response) {
+        WriteProblem(response, MakeProblem("internal", "internal error"));
+      });
+    }
+  }
+  void Answer(std::function<void(HttpResponse&)> write) {
+    if (answered.exchange(true)) return;
+    call.later_write = std::move(write);
+    if (call.later_parties.fetch_sub(1) == 1) call.resume();  // the handler has returned
+  }
+
+  RouterCall& call;  // not touched once answered: the connection may have freed it
+  std::atomic<bool> answered{false};
+};
+
+void LaterAnswer::operator()(std::function<void(HttpResponse&)> write) const {
+  state_->Answer(std::move(write));
+}
+
+LaterAnswer RequestContext::AnswerLater() {
+  LEDGER_CHECK(!call.answers_later) << "a handler answers later once";
+  call.answers_later = true;
+  return LaterAnswer(std::make_shared<LaterAnswer::State>(call));
+}
+
+bool Router::Run(RouterCall& call) const {
   LEDGER_CHECK(call.route.has_value() && call.holds_slot) << "Run before Admit";
+  LEDGER_CHECK(call.resume != nullptr) << "Run without a way to resume the call";
   call.response = HttpResponse{};
-  RequestContext context{call.request, call.response, call.principal, call.path_parameters};
+  call.later_write = nullptr;
+  call.answers_later = false;
+  call.later_parties.store(2);
+  RequestContext context{call.request, call.response, call.principal, call.path_parameters, call};
   try {
     route_handlers_[*call.route](context);
+  } catch (const std::exception&) {
+    // A handler that answers later answers even so (a dropped LaterAnswer is a 500).
+    if (!call.answers_later) {
+      call.response = HttpResponse{};
+      WriteProblem(call.response, MakeProblem("internal", "internal error"));
+    }
+  }
+  if (!call.answers_later) return true;
+  // The later answer may have come already (bad input, or no group commit): then the
+  // answer is ready now; else its LaterAnswer resumes the call. Nothing of `call` is
+  // touched after this, as the connection may then complete and free it.
+  return call.later_parties.fetch_sub(1) == 1;
+}
+
+void Router::Complete(RouterCall& call) const {
+  if (call.later_write == nullptr) return;
+  std::function<void(HttpResponse&)> write = std::move(call.later_write);
+  call.later_write = nullptr;
+  call.response = HttpResponse{};
+  try {
+    write(call.response);
   } catch (const std::exception&) {
     call.response = HttpResponse{};
     WriteProblem(call.response, MakeProblem("internal", "internal error"));

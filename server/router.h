@@ -10,13 +10,17 @@
 //
 // One request goes through Admit (on the event loop: cheap checks, no database), Run (on
 // a worker thread, the handler; again after a delay when the handler asks for it with
-// HttpResponse::CallAgainAfter) and Finish (once, before the answer is written).
+// HttpResponse::CallAgainAfter; or the handler hands its work on and answers later,
+// RequestContext::AnswerLater, holding no worker meanwhile), Complete and Finish (once,
+// before the answer is written).
 //
 // Routes are added before serving; after that every member is thread-safe.
 #ifndef LEDGER_SERVER_ROUTER_H_
 #define LEDGER_SERVER_ROUTER_H_
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <string>
@@ -30,11 +34,35 @@
 
 namespace ledger::server {
 
+struct RouterCall;
+
+// An answer a handler gives after it has returned (RequestContext::AnswerLater), from
+// any thread: a submit handed to the group committer. Until then the call keeps its
+// in-flight slot and holds no worker. Copies share one answer; when every copy is gone
+// unanswered (a bug), the answer is a 500, so no call waits forever.
+class LaterAnswer {
+ public:
+  // Hands the call back to its connection, where `write` fills its response (on the
+  // event loop: keep it quick). Only the first call counts.
+  void operator()(std::function<void(HttpResponse&)> write) const;
+
+ private:
+  friend struct RequestContext;
+  struct State;
+  explicit LaterAnswer(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  std::shared_ptr<State> state_;
+};
+
 struct RequestContext {
   const HttpRequest& request;
   HttpResponse& response;
   const Principal& principal;
   std::vector<std::string> path_parameters;
+  RouterCall& call;
+
+  // The handler answers later, through the returned LaterAnswer, instead of in
+  // `response` (which it then leaves alone).
+  LaterAnswer AnswerLater();
 };
 
 using RouteHandler = std::function<void(RequestContext&)>;
@@ -54,6 +82,14 @@ struct RouterCall {
   std::vector<std::string> path_parameters;
   bool holds_slot = false;  // entered the in-flight limit: Finish leaves it
   absl::Time started = absl::Now();
+  // Set by the HTTP stack before Run: hands the call back to its connection once an
+  // answer given later is ready (Run returned false). Called once, from any thread.
+  std::function<void()> resume;
+  // An answer given later: set by the handler's LaterAnswer, run by Complete.
+  std::function<void(HttpResponse&)> later_write;
+  bool answers_later = false;  // the running handler called AnswerLater
+  // The handler's return and its later answer: the second of the two resumes the call.
+  std::atomic<int> later_parties{0};
 };
 
 class Router {
@@ -69,9 +105,13 @@ class Router {
   // slot. True: Run the call on a worker. False: call.response is the answer (404, 405,
   // 401, 403, 415, 429).
   bool Admit(RouterCall& call) const;
-  // Runs the route's handler (Admit returned true); an exception is a 500. When the
-  // handler set call.response.call_again_after, Run it again after that delay.
-  void Run(RouterCall& call) const;
+  // Runs the route's handler (Admit returned true); an exception is a 500. True: the
+  // answer is in call.response (Complete it; when the handler set
+  // call.response.call_again_after, Run it again after that delay). False: the handler
+  // answers later, and call.resume is called once it has (Complete it then).
+  bool Run(RouterCall& call) const;
+  // On the connection, before Finish: fills call.response from an answer given later.
+  void Complete(RouterCall& call) const;
   // Once per call, its answer final: frees its slot, counts and logs it. Also for a
   // request the HTTP stack answered itself (413, 431, 400, ...), never admitted.
   void Finish(RouterCall& call) const;

@@ -143,12 +143,16 @@ absl::Status Serve(const ServerOptions& options) {
   }
   HidePasswordOf(options.database_url);  // in every problem detail and log line
   if (!options.read_database_url.empty()) HidePasswordOf(options.read_database_url);
-  OpenEngineOptions engine_options{.pool_size = options.worker_threads};
-  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(options.database_url, engine_options);
-  if (!engine.ok()) return Annotate(engine.status(), "opening the database");
   LedgerOptions ledger_options;
   ledger_options.group_commit = {.enabled = options.group_commit,
                                  .batch_items_max = options.group_commit_batch_items_max};
+  // A connection for each worker, and for each shared transaction the group committer's
+  // threads run: a submit waiting there never takes a worker's connection.
+  OpenEngineOptions engine_options{
+      .pool_size = options.worker_threads +
+                   (options.group_commit ? ledger_options.group_commit.transactions_in_flight_max : 0)};
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(options.database_url, engine_options);
+  if (!engine.ok()) return Annotate(engine.status(), "opening the database");
   LedgerOptions default_ledger_options = ledger_options;
   if (!options.read_database_url.empty()) {
     absl::StatusOr<std::unique_ptr<Engine>> reads =

@@ -44,10 +44,12 @@ struct ServerOptions {
   std::string tls_certificate_file;
   std::string tls_private_key_file;
   // Threads that run handlers (each may block on the database); the engine's pool gets
-  // as many connections. Independent of how many client connections are open.
+  // as many connections, plus one per group commit transaction in flight (the
+  // committer's own threads run those). Independent of how many client connections are
+  // open.
   int worker_threads = 32;
-  // Requests admitted at once (waiting for a worker, running, or in a long poll); one
-  // more gets 429 with Retry-After.
+  // Requests admitted at once (waiting for a worker, running, waiting in the group
+  // committer, or in a long poll); one more gets 429 with Retry-After.
   int in_flight_max = 256;
   int connections_max = 4096;                  // client connections open at once, else 503
   size_t body_bytes_max = 1 << 20;             // else 413 (chunked bodies too)

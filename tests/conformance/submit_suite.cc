@@ -1,6 +1,7 @@
 // The submit contract (design.md), checked identically on every engine.
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/barrier.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "base/status.h"
@@ -214,6 +216,66 @@ TEST_P(ConformanceTest, OneKeyNamespaceForEveryKindMakesAnotherKindAConflict) {
   EXPECT_EQ(TakeSnapshot(), before);
 }
 
+// Ledger::SubmitAsync, waited for: what its `done` got (DeadlineExceeded if it never came).
+SubmitResult SubmitAsyncAndWait(Ledger& ledger, const SubmitRequest& request) {
+  struct Wait {
+    absl::Notification done;
+    std::optional<SubmitResult> result;
+  };
+  auto wait = std::make_shared<Wait>();
+  ledger.SubmitAsync(request, [wait](SubmitResult result) {
+    wait->result = std::move(result);
+    wait->done.Notify();
+  });
+  if (!wait->done.WaitForNotificationWithTimeout(absl::Seconds(60))) {
+    return absl::DeadlineExceededError("SubmitAsync's done was not called");
+  }
+  return *wait->result;
+}
+
+// Issue 28: SubmitAsync with group commit returns before the commit, and each `done`
+// gets exactly what Submit would have returned: submits queued while others commit
+// share transactions, each committed once; bad input is answered at once, on the
+// calling thread.
+TEST_P(ConformanceTest, SubmitAsyncGivesEachCallerWhatSubmitWould) {
+  std::unique_ptr<Ledger> grouped = LedgerWith({.group_commit = {.enabled = true}});
+  constexpr int kSubmits = 40;
+  absl::Mutex mutex;
+  std::vector<std::optional<SubmitResult>> results(kSubmits);
+  int done = 0;
+  for (int i = 0; i < kSubmits; ++i) {
+    grouped->SubmitAsync(
+        {.key = absl::StrCat("async-", i), .operation = Operation::TopUp("issuance", "alice", "CREDITS", 1)},
+        [&, i](SubmitResult result) {
+          absl::MutexLock lock(&mutex);
+          results[i] = std::move(result);
+          done += 1;
+        });
+  }
+  std::optional<SubmitResult> bad;
+  std::thread::id bad_answered_on;
+  grouped->SubmitAsync({.key = "", .operation = Operation::TopUp("issuance", "alice", "CREDITS", 1)},
+                       [&](SubmitResult result) {
+                         bad = std::move(result);
+                         bad_answered_on = std::this_thread::get_id();
+                       });
+  ASSERT_TRUE(bad.has_value()) << "bad input is answered before SubmitAsync returns";
+  EXPECT_EQ(bad->status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad_answered_on, std::this_thread::get_id());
+  {
+    absl::MutexLock lock(&mutex);
+    ASSERT_TRUE(mutex.AwaitWithTimeout(absl::Condition(+[](int* count) { return *count == kSubmits; }, &done),
+                                       absl::Seconds(60)))
+        << done << " of " << kSubmits << " done";
+  }
+  for (int i = 0; i < kSubmits; ++i) ASSERT_OUTCOME(*results[i], OutcomeKind::kCommitted);
+  absl::StatusOr<Outcome> again = SubmitAsyncAndWait(
+      *grouped, {.key = "async-0", .operation = Operation::TopUp("issuance", "alice", "CREDITS", 1)});
+  ASSERT_OUTCOME(again, OutcomeKind::kDuplicate);
+  EXPECT_EQ(again->transaction, (*results[0])->transaction);
+  EXPECT_EQ(BalanceOf("alice"), kSubmits);
+}
+
 // Issue 30: one key is one operation whichever library door it comes through (Submit,
 // SubmitBatch, atomic or not, group commit, the default space named explicitly as the
 // HTTP service's requests used to): the first commits, every other replays it.
@@ -228,11 +290,20 @@ TEST_P(ConformanceTest, TheSameKeyThroughEveryEntryPointCommitsOnce) {
       return results->at(0);
     };
   };
+  // SubmitAsync, waited for here: with group commit on its committer's thread, without
+  // on the calling thread.
+  auto through_async = [](Ledger& ledger) -> Door {
+    return [&ledger](const SubmitRequest& request) -> absl::StatusOr<Outcome> {
+      return SubmitAsyncAndWait(ledger, request);
+    };
+  };
   const std::vector<std::pair<std::string, Door>> doors = {
       {"Submit", [this](const SubmitRequest& r) { return ledger().Submit(r); }},
       {"SubmitBatch", through_batch(false)},
       {"atomic SubmitBatch", through_batch(true)},
       {"group commit", [&grouped](const SubmitRequest& r) { return grouped->Submit(r); }},
+      {"SubmitAsync, group commit", through_async(*grouped)},
+      {"SubmitAsync", through_async(ledger())},
       {"named default space", [this](const SubmitRequest& r) {
          SubmitRequest named = r;
          named.key_namespace = std::string(kDefaultKeyNamespace);

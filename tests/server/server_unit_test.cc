@@ -2,9 +2,12 @@
 // file, that the served routes and docs/openapi.json list the same operations, and the
 // hold sweeper over the memory engine with a manual clock, and the one problem table
 // (every reason, every library error) against docs/http.md.
+#include <atomic>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -23,6 +26,7 @@
 #include "server/http_message.h"
 #include "server/idempotency_key_header.h"
 #include "server/problem.h"
+#include "server/router.h"
 #include "server/tenant_ledgers.h"
 #include "tests/support/fault_injecting_engine.h"
 
@@ -355,6 +359,63 @@ TEST(OpenApi, TheDocumentAndTheRoutesListTheSameOperations) {
     }
   }
   EXPECT_EQ(served, documented);
+}
+
+// A call admitted by `router` for GET /later, whose resume counts its calls.
+struct LaterCall {
+  explicit LaterCall(const Router& router) {
+    call.request.method = "GET";
+    call.request.target = "/later";
+    EXPECT_TRUE(call.request.SplitTarget());
+    EXPECT_TRUE(router.Admit(call));
+    call.resume = [this] { resumed += 1; };
+  }
+  RouterCall call;
+  std::atomic<int> resumed{0};
+};
+
+// A handler that answers later holds its call until the answer comes, from another
+// thread, after it returned (resumed once), or before it returned (no resume: the
+// answer is ready when Run returns); one whose LaterAnswer is dropped unanswered gets
+// a 500 instead of a call that waits forever.
+TEST(Router, AnAnswerGivenLaterResumesTheCallOnce) {
+  ServerOptions options;
+  Metrics metrics(1, 8, std::nullopt, absl::ZeroDuration());
+  Router router(options, nullptr, metrics);
+  enum class Mode { kAfterReturn, kBeforeReturn, kDropped } mode = Mode::kAfterReturn;
+  std::optional<LaterAnswer> pending;
+  router.Get("/later", std::nullopt, [&](RequestContext& context) {
+    LaterAnswer answer = context.AnswerLater();
+    if (mode == Mode::kAfterReturn) pending = answer;
+    if (mode == Mode::kBeforeReturn) answer([](HttpResponse& response) { response.status = 202; });
+  });
+
+  LaterCall after(router);
+  EXPECT_FALSE(router.Run(after.call));
+  EXPECT_EQ(after.resumed.load(), 0);
+  std::thread([&] {
+    (*pending)([](HttpResponse& response) { response.status = 201; });
+    (*pending)([](HttpResponse& response) { response.status = 500; });  // only the first counts
+  }).join();
+  pending.reset();
+  EXPECT_EQ(after.resumed.load(), 1);
+  router.Complete(after.call);
+  EXPECT_EQ(after.call.response.status, 201);
+
+  mode = Mode::kBeforeReturn;
+  LaterCall before(router);
+  EXPECT_TRUE(router.Run(before.call));
+  router.Complete(before.call);
+  EXPECT_EQ(before.resumed.load(), 0);
+  EXPECT_EQ(before.call.response.status, 202);
+
+  mode = Mode::kDropped;
+  LaterCall dropped(router);
+  EXPECT_TRUE(router.Run(dropped.call));
+  router.Complete(dropped.call);
+  EXPECT_EQ(dropped.resumed.load(), 0);
+  EXPECT_EQ(dropped.call.response.status, 500);
+  for (LaterCall* done : {&after, &before, &dropped}) router.Finish(done->call);
 }
 
 // A ledger on the memory engine behind a fault injector, with a manual clock, holding

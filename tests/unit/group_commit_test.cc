@@ -122,5 +122,97 @@ TEST(GroupCommitter, QueuedSubmitsShareBatchesWithinTheItemAndEntryBounds) {
   EXPECT_GT(largest, 1u) << "no submits were grouped";
 }
 
+// SubmitAsync returns before its batch runs: the batch runs on a committer thread, and
+// `done` is called there, once, after the item has its result. Submits queued while that
+// batch is held go together, up to the item bound, and the committer's destructor waits
+// for every `done`.
+TEST(GroupCommitter, AsyncSubmitsRunOnTheCommittersThreadsAndCallDoneOnce) {
+  constexpr size_t kItemsMax = 4;
+  constexpr int kSubmits = 10;
+  std::vector<std::unique_ptr<PreparedSubmit>> submits;
+  for (int i = 0; i < kSubmits; ++i) {
+    submits.push_back(std::make_unique<PreparedSubmit>(
+        Operation::Transfer("alice", "bob", "CREDITS", 1), static_cast<size_t>(i)));
+  }
+  BatchRecorder recorder;
+  absl::Mutex mutex;
+  bool release_first = false;
+  std::vector<int> done_calls(kSubmits, 0);
+  std::set<std::thread::id> ran_on;
+  {
+    GroupCommitter committer(kItemsMax, /*in_flight_max=*/1);
+    std::atomic<bool> first{true};
+    auto run = [&](const std::vector<BatchItem*>& items) {
+      {
+        absl::MutexLock lock(&mutex);
+        ran_on.insert(std::this_thread::get_id());
+        // The first batch is held until every submit has queued: SubmitAsync returned
+        // while it was running, so none of them waited for it.
+        if (first.exchange(false)) mutex.Await(absl::Condition(&release_first));
+      }
+      recorder.Run(items);
+    };
+    for (int i = 0; i < kSubmits; ++i) {
+      committer.SubmitAsync(submits[i]->item, run, [&, i] {
+        EXPECT_TRUE(submits[i]->item.result.has_value()) << "done before the result";
+        absl::MutexLock lock(&mutex);
+        done_calls[i] += 1;
+      });
+    }
+    absl::MutexLock lock(&mutex);
+    release_first = true;
+  }  // the destructor returns once every batch ran and every done was called
+
+  EXPECT_EQ(ran_on.count(std::this_thread::get_id()), 0u) << "a batch ran on the submitting thread";
+  for (int i = 0; i < kSubmits; ++i) EXPECT_EQ(done_calls[i], 1) << "submit " << i;
+  std::set<size_t> ran;
+  size_t largest = 0;
+  for (const std::vector<size_t>& batch : recorder.batches()) {
+    for (size_t index : batch) EXPECT_TRUE(ran.insert(index).second) << "item " << index << " ran twice";
+    EXPECT_LE(batch.size(), kItemsMax);
+    largest = std::max(largest, batch.size());
+  }
+  EXPECT_EQ(ran.size(), static_cast<size_t>(kSubmits));
+  EXPECT_EQ(largest, kItemsMax) << "the queued submits were not grouped";
+}
+
+// Both forms share one queue: a blocking Submit that arrives while async batches run
+// gets its result, whoever leads its batch.
+TEST(GroupCommitter, BlockingAndAsyncSubmitsShareOneQueue) {
+  constexpr int kSubmits = 40;
+  std::vector<std::unique_ptr<PreparedSubmit>> submits;
+  for (int i = 0; i < kSubmits; ++i) {
+    submits.push_back(std::make_unique<PreparedSubmit>(
+        Operation::Transfer("alice", "bob", "CREDITS", 1), static_cast<size_t>(i)));
+  }
+  BatchRecorder recorder;
+  std::atomic<int> done_calls{0};
+  {
+    GroupCommitter committer(/*batch_items_max=*/8, /*in_flight_max=*/2);
+    auto run = [&](const std::vector<BatchItem*>& items) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      recorder.Run(items);
+    };
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kSubmits; ++i) {
+      if (i % 2 == 0) {
+        committer.SubmitAsync(submits[i]->item, run, [&] { done_calls.fetch_add(1); });
+      } else {
+        threads.emplace_back([&, i] {
+          committer.Submit(submits[i]->item, run);
+          EXPECT_TRUE(submits[i]->item.result.has_value());
+        });
+      }
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+  EXPECT_EQ(done_calls.load(), kSubmits / 2);
+  std::set<size_t> ran;
+  for (const std::vector<size_t>& batch : recorder.batches()) {
+    for (size_t index : batch) EXPECT_TRUE(ran.insert(index).second) << "item " << index << " ran twice";
+  }
+  EXPECT_EQ(ran.size(), static_cast<size_t>(kSubmits));
+}
+
 }  // namespace
 }  // namespace ledger::internal

@@ -1,0 +1,163 @@
+// A submit handed to the group committer holds no worker thread (issue 28), against the
+// real `ledger serve` process over real sockets on every engine: with ONE worker and
+// group commit on, more concurrent submits than workers wait on a lock the test's own
+// transaction holds, and a read is still answered meanwhile; once the lock goes, every
+// submit commits once, and a submit whose client closed its connection while it waited
+// commits too (its resend replays it). The server before this, which ran each submit on
+// a worker until its batch committed, answered the read only after the lock went.
+// Waits are bounded generously; nothing here asserts on speed.
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "engines/open_engine.h"
+#include "gtest/gtest.h"
+#include "ledger/ledger.h"
+#include "ledger/unit_of_work.h"
+#include "nlohmann/json.hpp"
+#include "tests/server/raw_http.h"
+#include "tests/server/server_fixture.h"
+
+namespace ledger::testing {
+namespace {
+
+// Far below every lock wait of the engines (10 s: the server's submits would give up
+// after it) and far above any healthy answer; it only stops a hung test.
+constexpr absl::Duration kReadAnsweredWithin = absl::Seconds(5);
+constexpr absl::Duration kAnswerWithin = absl::Seconds(30);
+constexpr int kSubmits = 8;  // against --threads 1
+constexpr int64_t kAmount = 100;
+
+std::string SubmitBytes(const std::string& key, const nlohmann::json& operation) {
+  std::string body = operation.dump();
+  return absl::StrCat("POST /v1/operations HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n",
+                      "Idempotency-Key: \"", key, "\"\r\nContent-Length: ", body.size(), "\r\n\r\n", body);
+}
+
+// Holds the locks a top-up to `to` takes (SQLite: the database's writer lock; PostgreSQL
+// and MariaDB: the two accounts' rows), in a unit of work of the test's own ledger on
+// the server's database, from construction until Release.
+class LockHolder {
+ public:
+  LockHolder(const std::string& database_url, SubmitRequest top_up) {
+    thread_ = std::thread([this, database_url, top_up = std::move(top_up)] {
+      absl::Status status = Hold(database_url, top_up);
+      if (!locked_.HasBeenNotified()) {  // it failed before the locks were taken
+        lock_status_ = status;
+        locked_.Notify();
+      }
+    });
+  }
+  ~LockHolder() { Release(); }
+
+  // OK once the locks are held; else why the unit could not take them.
+  absl::Status WaitUntilLocked() {
+    locked_.WaitForNotification();
+    return lock_status_;
+  }
+  // Lets the unit of work commit, and waits for it.
+  void Release() {
+    if (!release_.HasBeenNotified()) release_.Notify();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  absl::Status Hold(const std::string& database_url, const SubmitRequest& top_up) {
+    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenEngine(database_url);
+    if (!engine.ok()) return engine.status();
+    absl::StatusOr<Ledger> ledger = Ledger::Open(std::shared_ptr<Engine>(*std::move(engine)));
+    if (!ledger.ok()) return ledger.status();
+    return ledger->Transact([&](UnitOfWork& work) -> absl::Status {
+      absl::StatusOr<Outcome> outcome = work.Submit(top_up);
+      lock_status_ = !outcome.ok() ? outcome.status()
+                     : outcome->kind != OutcomeKind::kCommitted ? absl::AbortedError(outcome->detail)
+                                                                : absl::OkStatus();
+      locked_.Notify();
+      if (!lock_status_.ok()) return lock_status_;
+      release_.WaitForNotificationWithTimeout(kAnswerWithin);
+      return absl::OkStatus();
+    });
+  }
+
+  absl::Notification locked_;
+  absl::Notification release_;
+  absl::Status lock_status_;  // written before locked_ is notified
+  std::thread thread_;
+};
+
+int64_t CommittedSubmits(const std::string& metrics) {
+  const std::string line = "ledger_submits_total{outcome=\"committed\"} ";
+  size_t at = metrics.find(line);
+  if (at == std::string::npos) return 0;
+  return std::stoll(metrics.substr(at + line.size()));
+}
+
+TEST_P(ServerTest, SubmitsWaitingInTheGroupCommitterHoldNoWorker) {
+  StartServer({"--threads", "1", "--group-commit"});
+  OpenAccounts();
+  const std::string alice = Name("alice");
+
+  LockHolder holder(database_url_, SubmitRequest{.key = Name("holder"),
+                                                 .operation = Operation::TopUp(
+                                                     Name("issuance"), alice, "USD", kAmount)});
+  ASSERT_TRUE(holder.WaitUntilLocked().ok()) << holder.WaitUntilLocked();
+
+  std::vector<std::unique_ptr<RawConnection>> submits;
+  for (int i = 0; i < kSubmits; ++i) {
+    submits.push_back(RawConnection::Open(server_->port()));
+    ASSERT_NE(submits.back(), nullptr);
+    ASSERT_TRUE(submits.back()->Send(SubmitBytes(Name(absl::StrCat("submit-", i)), TopUp(alice, kAmount))));
+  }
+  // One more, whose client goes away while it waits: the server still commits it.
+  {
+    std::unique_ptr<RawConnection> abandoned = RawConnection::Open(server_->port());
+    ASSERT_NE(abandoned, nullptr);
+    ASSERT_TRUE(abandoned->Send(SubmitBytes(Name("abandoned"), TopUp(alice, kAmount))));
+  }
+
+  // The one worker is free: a read (of the account the submits wait on) is answered while
+  // they wait.
+  std::unique_ptr<RawConnection> read = RawConnection::Open(server_->port());
+  ASSERT_NE(read, nullptr);
+  ASSERT_TRUE(read->Send(absl::StrCat("GET /v1/accounts/", alice, " HTTP/1.1\r\nHost: test\r\n\r\n")));
+  std::optional<RawResponse> read_answer = read->ReadResponse(kReadAnsweredWithin);
+  const bool read_answered_while_locked = read_answer.has_value();
+  holder.Release();
+  EXPECT_TRUE(read_answered_while_locked)
+      << "a read was not answered while " << kSubmits << " submits waited on one worker";
+  if (read_answered_while_locked) {
+    EXPECT_EQ(read_answer->status, 200) << read_answer->body;
+  }
+
+  for (int i = 0; i < kSubmits; ++i) {
+    std::optional<RawResponse> answer = submits[i]->ReadResponse(kAnswerWithin);
+    ASSERT_TRUE(answer.has_value()) << "submit " << i << " was not answered";
+    EXPECT_EQ(answer->status, 201) << answer->body;
+    EXPECT_EQ(answer->Header("Idempotent-Replayed"), "") << "submit " << i;
+  }
+  // The abandoned submit commits too: once it has (the counter), its resend replays it.
+  int64_t committed = 0;
+  for (absl::Time deadline = absl::Now() + kAnswerWithin;
+       committed < kSubmits + 1 && absl::Now() < deadline;
+       absl::SleepFor(absl::Milliseconds(20))) {
+    httplib::Result metrics = Get("/metrics");
+    ASSERT_TRUE(metrics);
+    committed = CommittedSubmits(metrics->body);
+  }
+  ASSERT_EQ(committed, kSubmits + 1) << "the abandoned submit did not commit";
+  httplib::Result resend = Submit(Name("abandoned"), TopUp(alice, kAmount));
+  ASSERT_TRUE(resend);
+  EXPECT_EQ(resend->status, 201) << resend->body;
+  EXPECT_EQ(resend->get_header_value("Idempotent-Replayed"), "true");
+  // The holder's top-up, the submits and the abandoned one: each once.
+  EXPECT_EQ(Balance(alice), std::to_string(kAmount * (kSubmits + 2)));
+}
+
+}  // namespace
+}  // namespace ledger::testing
