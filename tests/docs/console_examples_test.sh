@@ -11,7 +11,9 @@
 #                        "..." inside a line for any text. Ids (UUIDs) and RFC 3339 times
 #                        match any id and time.
 # Commands run with the tool first on PATH as `ledger`, LEDGER_DB unset, and variables
-# kept from one command to the next, as a reader's shell would.
+# kept from one command to the next, as a reader's shell would. The docs' example address
+# 127.0.0.1:8080 is replaced by a free loopback port picked for the run, so a server
+# already listening on 8080 does not fail the test.
 #
 # Usage: console_examples_test.sh LEDGER_BINARY FILE.md...
 set -uo pipefail
@@ -58,12 +60,14 @@ glob_of() {
 
 examples=0 failures=0
 last_status=0
+free_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # Runs one command in this shell (its variables persist) and checks its output.
 check_example() {
   local command=$1 expected_file=$2 shown=$3 output_file error_file
   output_file=$(mktemp)
   error_file=$(mktemp)
   ( exit "$last_status" )
+  command=${command//127.0.0.1:8080/127.0.0.1:$free_port}
   eval "$command" >"$output_file" 2>"$error_file" </dev/null
   last_status=$?
   cat "$error_file" >>"$output_file"
