@@ -69,7 +69,8 @@ bool IsPlainDatabaseName(absl::string_view name) {
   return true;
 }
 
-absl::StatusOr<std::string> MysqlTenantUrl(DatabaseUrl url, std::string_view tenant) {
+absl::StatusOr<std::string> MysqlTenantUrl(DatabaseUrl url, std::string_view tenant,
+                                           TenantUrlFor use) {
   const size_t slash = url.base.rfind('/');
   const size_t at = url.base.rfind('@');
   const std::string database =
@@ -86,13 +87,14 @@ absl::StatusOr<std::string> MysqlTenantUrl(DatabaseUrl url, std::string_view ten
         "tenant ", View(tenant), ": its database name ", tenant_database, " is longer than MySQL's ",
         kMysqlDatabaseNameBytesMax, " bytes; use a shorter tenant name or --db database"));
   }
-  SetParameter(url.parameters, "create_database", "true");
+  if (use == TenantUrlFor::kWrites) SetParameter(url.parameters, "create_database", "true");
   return absl::StrCat(url.base.substr(0, slash + 1), tenant_database, QueryString(url.parameters));
 }
 
 }  // namespace
 
-absl::StatusOr<std::string> TenantDatabaseUrl(std::string_view database_url, std::string_view tenant) {
+absl::StatusOr<std::string> TenantDatabaseUrl(std::string_view database_url, std::string_view tenant,
+                                              TenantUrlFor use) {
   if (tenant == kDefaultTenant) return std::string(database_url);
   if (database_url == "memory:" || database_url == "memory") return std::string(database_url);
   LEDGER_ASSIGN_OR_RETURN(DatabaseUrl url, ParseDatabaseUrl(database_url));
@@ -100,7 +102,7 @@ absl::StatusOr<std::string> TenantDatabaseUrl(std::string_view database_url, std
     return SqliteTenantUrl(url, database_url.substr(url.base.size()), tenant);
   }
   if (url.scheme == "postgres" || url.scheme == "postgresql") return PostgresTenantUrl(url, tenant);
-  if (url.scheme == "mysql") return MysqlTenantUrl(url, tenant);
+  if (url.scheme == "mysql") return MysqlTenantUrl(url, tenant, use);
   return absl::InvalidArgumentError(absl::StrCat(
       "tenant ", View(tenant), ": cannot derive its ledger from a ", url.scheme, " URL"));
 }
@@ -117,7 +119,8 @@ absl::StatusOr<std::unique_ptr<TenantLedgers>> TenantLedgers::Create(
                             TenantDatabaseUrl(ledgers->options_.database_url, name));
     if (!ledgers->options_.read_database_url.empty()) {
       LEDGER_ASSIGN_OR_RETURN(tenant->read_database_url,
-                              TenantDatabaseUrl(ledgers->options_.read_database_url, name));
+                              TenantDatabaseUrl(ledgers->options_.read_database_url, name,
+                                                TenantUrlFor::kReads));
     }
     ledgers->tenants_.emplace(name, std::move(tenant));
   }

@@ -42,11 +42,15 @@ inline constexpr char kDefaultTenant[] = "default";
 //   postgres://...[?schema=S&...]   the same with schema=S_TENANT (S absent: public_TENANT)
 //   mysql://.../DB[?...]            mysql://.../DB_TENANT?...&create_database=true
 //   memory:                         memory: (a ledger of its own, in memory)
-// `default` is `database_url` itself. InvalidArgument when the derived schema or
+// For kReads (a --read-db replica's URL) nothing is created: the MySQL URL carries no
+// create_database, since a read_only replica refuses CREATE DATABASE and gets the tenant's
+// database from its primary. `default` is `database_url` itself. InvalidArgument when the derived schema or
 // database name would be longer than the engine allows (63 bytes for PostgreSQL, 64 for
 // MySQL) or the MySQL database name is not plain ([A-Za-z0-9_]).
+enum class TenantUrlFor { kWrites, kReads };
 absl::StatusOr<std::string> TenantDatabaseUrl(std::string_view database_url,
-                                              std::string_view tenant);
+                                              std::string_view tenant,
+                                              TenantUrlFor use = TenantUrlFor::kWrites);
 
 class TenantLedgers {
  public:

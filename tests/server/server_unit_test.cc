@@ -248,6 +248,15 @@ TEST(TenantDatabaseUrl, DerivesEachTenantsLedgerFromTheDbUrl) {
   EXPECT_EQ(*TenantDatabaseUrl("postgresql://app@db/books", "default"), "postgresql://app@db/books");
 }
 
+// A --read-db replica's URL creates nothing: a read_only MySQL replica refuses CREATE DATABASE.
+TEST(TenantDatabaseUrl, AReplicasUrlCreatesNothing) {
+  EXPECT_EQ(*TenantDatabaseUrl("mysql://app@replica/books?ssl_mode=required", "acme",
+                               TenantUrlFor::kReads),
+            "mysql://app@replica/books_acme?ssl_mode=required");
+  EXPECT_EQ(*TenantDatabaseUrl("postgresql://app@replica/books", "acme", TenantUrlFor::kReads),
+            "postgresql://app@replica/books?schema=public_acme");
+}
+
 TEST(TenantDatabaseUrl, RefusesNamesTheEngineCannotHold) {
   const std::string tenant(32, 't');
   EXPECT_EQ(TenantDatabaseUrl("postgresql://app@db/b?schema=" + std::string(31, 's'), tenant).status().code(),
