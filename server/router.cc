@@ -47,19 +47,22 @@ Router::Router(const ServerOptions& options, const ApiKeys* api_keys, Metrics& m
     : options_(options), api_keys_(api_keys), metrics_(metrics) {}
 
 void Router::Get(const std::string& path_template, std::optional<Role> role, RouteHandler handler) {
-  Add("GET", path_template, role, std::move(handler));
+  Add("GET", path_template, role, std::move(handler), nullptr);
 }
 
-void Router::Post(const std::string& path_template, std::optional<Role> role, RouteHandler handler) {
-  Add("POST", path_template, role, std::move(handler));
+void Router::Post(const std::string& path_template, std::optional<Role> role, RouteHandler handler,
+                  LoopRouteHandler on_loop) {
+  Add("POST", path_template, role, std::move(handler), std::move(on_loop));
 }
 
 void Router::Add(const std::string& method, const std::string& path_template,
-                 std::optional<Role> role, RouteHandler handler) {
+                 std::optional<Role> role, RouteHandler handler, LoopRouteHandler on_loop) {
+  LEDGER_CHECK(handler != nullptr) << "a route needs a handler for its workers";
   routes_.push_back(RouteInfo{method, path_template});
   route_patterns_.emplace_back(PatternFromTemplate(path_template));
   route_roles_.push_back(role);
   route_handlers_.push_back(std::move(handler));
+  route_loop_handlers_.push_back(std::move(on_loop));
 }
 
 bool Router::Admit(RouterCall& call) const {
@@ -126,6 +129,25 @@ LaterAnswer RequestContext::AnswerLater() {
 }
 
 bool Router::Run(RouterCall& call) const {
+  const RouteHandler& handler = route_handlers_[call.route.value_or(0)];
+  std::optional<bool> ready = Invoke(call, [&handler](RequestContext& context) {
+    handler(context);
+    return true;
+  });
+  LEDGER_CHECK(ready.has_value()) << "a worker's handler always answers";
+  return *ready;
+}
+
+Router::LoopResult Router::RunOnLoop(RouterCall& call) const {
+  LEDGER_CHECK(call.route.has_value()) << "RunOnLoop before Admit";
+  const LoopRouteHandler& handler = route_loop_handlers_[*call.route];
+  if (handler == nullptr) return LoopResult::kNeedsWorker;
+  std::optional<bool> ready = Invoke(call, handler);
+  if (!ready.has_value()) return LoopResult::kNeedsWorker;
+  return *ready ? LoopResult::kAnswered : LoopResult::kAnswersLater;
+}
+
+std::optional<bool> Router::Invoke(RouterCall& call, const LoopRouteHandler& handler) const {
   LEDGER_CHECK(call.route.has_value() && call.holds_slot) << "Run before Admit";
   LEDGER_CHECK(call.resume != nullptr) << "Run without a way to resume the call";
   call.response = HttpResponse{};
@@ -134,7 +156,10 @@ bool Router::Run(RouterCall& call) const {
   call.later_parties.store(2);
   RequestContext context{call.request, call.response, call.principal, call.path_parameters, call};
   try {
-    route_handlers_[*call.route](context);
+    if (!handler(context)) {
+      LEDGER_CHECK(!call.answers_later) << "a handler that declines must not answer later";
+      return std::nullopt;
+    }
   } catch (const std::exception&) {
     // A handler that answers later answers even so (a dropped LaterAnswer is a 500).
     if (!call.answers_later) {
