@@ -107,7 +107,7 @@ void HandleSubmit(RequestContext& context, ApiContext& api) {
   Metrics& metrics = api.metrics;
   api.ledger.SubmitAsync(std::move(request), [answer, &metrics](SubmitResult result) {
     answer([result = std::move(result), &metrics](HttpResponse& response) {
-      WriteCountedSubmitAnswer(response, metrics, AnswerSubmit(result));
+      metrics.RecordSubmit(WriteSubmitResult(response, result));
     });
   });
 }
