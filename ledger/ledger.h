@@ -240,6 +240,9 @@ class Ledger {
   // returns. Every `done` is called before the Ledger's destructor returns; the Ledger
   // is not moved while one is pending.
   void SubmitAsync(SubmitRequest request, std::function<void(SubmitResult)> done);
+  // Whether SubmitAsync returns before the submit touches the database (group commit
+  // on): a caller that must not block, such as an event loop, calls it only then.
+  bool group_commit_enabled() const { return group_committer_ != nullptr; }
 
   // Many operations in one database transaction (see SubmitBatchRequest), each item's
   // result what Submit would return for it alone. Lock order, so two batches never

@@ -46,6 +46,13 @@ struct ApiContext {
 using TenantRouteHandler = std::function<void(RequestContext&, ApiContext&)>;
 RouteHandler ForTenant(ApiContext& api, TenantRouteHandler handler);
 
+// ForTenant for the event loop (Router's LoopRouteHandler): the handler runs only when
+// the caller's tenant's ledger is open already, and returns false (the request then
+// goes to the route's ForTenant handler on a worker) for anything that could block.
+// A tenant's first request therefore opens its ledger on a worker, never on the loop.
+using TenantLoopRouteHandler = std::function<bool(RequestContext&, ApiContext&)>;
+LoopRouteHandler ForOpenTenant(ApiContext& api, TenantLoopRouteHandler handler);
+
 void AddHealthRoutes(Router& router, ApiContext& api);
 void AddResourceRoutes(Router& router, ApiContext& api);
 void AddOperationRoutes(Router& router, ApiContext& api);

@@ -299,7 +299,30 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       return Respond(/*closing_unread=*/false);
     }
     if (!core_.router.Admit(*call_)) return Respond(/*closing_unread=*/false);
-    RunOnWorker();
+    RunOnLoop();
+  }
+
+  // A route's handler for the event loop (a submit handed to the group committer) takes
+  // the request right here when nothing on its way can block: one hand-off fewer than
+  // a worker. The next request of the connection is read only once this one is answered,
+  // as on a worker, so pipelined requests stay in order whichever runs them.
+  void RunOnLoop() {
+    state_ = State::kHandling;
+    SetResume();
+    switch (core_.router.RunOnLoop(*call_)) {
+      case Router::LoopResult::kNeedsWorker:
+        return RunOnWorker();
+      case Router::LoopResult::kAnswered:
+        return AfterRun();
+      case Router::LoopResult::kAnswersLater:
+        return;  // call_->resume brings it back
+    }
+  }
+
+  void SetResume() {
+    call_->resume = [self = this->shared_from_this(), work = net::make_work_guard(core_.io)] {
+      net::post(self->stream_.get_executor(), [self] { self->AfterRun(); });
+    };
   }
 
   // The handler runs on a worker. It answers at once, or hands its work on (a submit to
@@ -310,9 +333,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   // what a resend with the same key gets.
   void RunOnWorker() {
     state_ = State::kHandling;
-    call_->resume = [self = this->shared_from_this(), work = net::make_work_guard(core_.io)] {
-      net::post(self->stream_.get_executor(), [self] { self->AfterRun(); });
-    };
+    SetResume();
     core_.workers.Submit([self = this->shared_from_this(), work = net::make_work_guard(core_.io)] {
       if (self->core_.router.Run(*self->call_)) {
         net::post(self->stream_.get_executor(), [self] { self->AfterRun(); });

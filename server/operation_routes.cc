@@ -79,9 +79,10 @@ void WriteCountedSubmitAnswer(HttpResponse& response, Metrics& metrics, const Su
 }
 
 // The parsed submit goes straight to the ledger's group committer (Ledger::SubmitAsync)
-// and the handler returns: the request holds no worker while its batch commits, and is
+// and the handler returns: the request holds no thread while its batch commits, and is
 // answered from the committer's thread through the event loop. The ledger completes
-// the submit whatever becomes of the connection meanwhile.
+// the submit whatever becomes of the connection meanwhile. Runs on the event loop
+// (HandleSubmitOnLoop) when it cannot block, else on a worker.
 void HandleSubmit(RequestContext& context, ApiContext& api) {
   absl::StatusOr<bool> dry_run = DryRunRequested(context.request);
   if (!dry_run.ok()) {
@@ -106,9 +107,21 @@ void HandleSubmit(RequestContext& context, ApiContext& api) {
   Metrics& metrics = api.metrics;
   api.ledger.SubmitAsync(std::move(request), [answer, &metrics](SubmitResult result) {
     answer([result = std::move(result), &metrics](HttpResponse& response) {
-      WriteCountedSubmitAnswer(response, metrics, AnswerSubmit(result));
+      metrics.RecordSubmit(WriteSubmitResult(response, result));
     });
   });
+}
+
+// The single submit on the event loop (issue 28): parsed, validated and handed to the
+// group committer right where it was read, so it costs no hand-off to a worker and
+// back. Only when nothing on the way can block: with group commit off SubmitAsync runs
+// the submit on the calling thread, and a dry run reads the database (both go to a
+// worker, HandleSubmit, as does a tenant's first request, ForOpenTenant). Every answer
+// is HandleSubmit's, as it is HandleSubmit that runs.
+bool HandleSubmitOnLoop(RequestContext& context, ApiContext& api) {
+  if (context.request.has_param("dry_run") || !api.ledger.group_commit_enabled()) return false;
+  HandleSubmit(context, api);
+  return true;
 }
 
 // What the ledger says of every valid item when the atomic batch holds an item it never
@@ -191,7 +204,7 @@ void HandleBatch(RequestContext& context, ApiContext& api) {
 
 void AddOperationRoutes(Router& router, ApiContext& api) {
   router.Post("/v1/operations", Role::kSubmit,
-              ForTenant(api, HandleSubmit));
+              ForTenant(api, HandleSubmit), ForOpenTenant(api, HandleSubmitOnLoop));
   router.Post("/v1/operations/batch", Role::kSubmit,
               ForTenant(api, HandleBatch));
 }

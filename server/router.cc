@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <utility>
 
@@ -41,25 +42,41 @@ bool IsJsonContentType(const std::string& content_type) {
 
 std::mutex log_mutex;
 
+// absl::FormatTime(absl::RFC3339_sec, now, UTC), formatted once a second per thread: a
+// request's log line needs it, and formatting is most of the line's cost.
+const std::string& LogTime(absl::Time now) {
+  thread_local int64_t second = std::numeric_limits<int64_t>::min();
+  thread_local std::string text;
+  const int64_t now_second = absl::ToUnixSeconds(now);
+  if (now_second != second) {
+    second = now_second;
+    text = absl::FormatTime(absl::RFC3339_sec, now, absl::UTCTimeZone());
+  }
+  return text;
+}
+
 }  // namespace
 
 Router::Router(const ServerOptions& options, const ApiKeys* api_keys, Metrics& metrics)
     : options_(options), api_keys_(api_keys), metrics_(metrics) {}
 
 void Router::Get(const std::string& path_template, std::optional<Role> role, RouteHandler handler) {
-  Add("GET", path_template, role, std::move(handler));
+  Add("GET", path_template, role, std::move(handler), nullptr);
 }
 
-void Router::Post(const std::string& path_template, std::optional<Role> role, RouteHandler handler) {
-  Add("POST", path_template, role, std::move(handler));
+void Router::Post(const std::string& path_template, std::optional<Role> role, RouteHandler handler,
+                  LoopRouteHandler on_loop) {
+  Add("POST", path_template, role, std::move(handler), std::move(on_loop));
 }
 
 void Router::Add(const std::string& method, const std::string& path_template,
-                 std::optional<Role> role, RouteHandler handler) {
+                 std::optional<Role> role, RouteHandler handler, LoopRouteHandler on_loop) {
+  LEDGER_CHECK(handler != nullptr) << "a route needs a handler for its workers";
   routes_.push_back(RouteInfo{method, path_template});
   route_patterns_.emplace_back(PatternFromTemplate(path_template));
   route_roles_.push_back(role);
   route_handlers_.push_back(std::move(handler));
+  route_loop_handlers_.push_back(std::move(on_loop));
 }
 
 bool Router::Admit(RouterCall& call) const {
@@ -126,6 +143,25 @@ LaterAnswer RequestContext::AnswerLater() {
 }
 
 bool Router::Run(RouterCall& call) const {
+  const RouteHandler& handler = route_handlers_[call.route.value_or(0)];
+  std::optional<bool> ready = Invoke(call, [&handler](RequestContext& context) {
+    handler(context);
+    return true;
+  });
+  LEDGER_CHECK(ready.has_value()) << "a worker's handler always answers";
+  return *ready;
+}
+
+Router::LoopResult Router::RunOnLoop(RouterCall& call) const {
+  LEDGER_CHECK(call.route.has_value()) << "RunOnLoop before Admit";
+  const LoopRouteHandler& handler = route_loop_handlers_[*call.route];
+  if (handler == nullptr) return LoopResult::kNeedsWorker;
+  std::optional<bool> ready = Invoke(call, handler);
+  if (!ready.has_value()) return LoopResult::kNeedsWorker;
+  return *ready ? LoopResult::kAnswered : LoopResult::kAnswersLater;
+}
+
+std::optional<bool> Router::Invoke(RouterCall& call, const LoopRouteHandler& handler) const {
   LEDGER_CHECK(call.route.has_value() && call.holds_slot) << "Run before Admit";
   LEDGER_CHECK(call.resume != nullptr) << "Run without a way to resume the call";
   call.response = HttpResponse{};
@@ -134,7 +170,10 @@ bool Router::Run(RouterCall& call) const {
   call.later_parties.store(2);
   RequestContext context{call.request, call.response, call.principal, call.path_parameters, call};
   try {
-    route_handlers_[*call.route](context);
+    if (!handler(context)) {
+      LEDGER_CHECK(!call.answers_later) << "a handler that declines must not answer later";
+      return std::nullopt;
+    }
   } catch (const std::exception&) {
     // A handler that answers later answers even so (a dropped LaterAnswer is a 500).
     if (!call.answers_later) {
@@ -214,16 +253,19 @@ void Router::Finish(RouterCall& call) const {
     call.holds_slot = false;
     metrics_.Leave();
   }
+  static const std::string kUnmatched = "unmatched";
+  static const std::string kOtherMethod = "OTHER";
   const HttpRequest& request = call.request;
   const HttpResponse& response = call.response;
-  const std::string route = call.route.has_value() ? routes_[*call.route].path_template : "unmatched";
-  absl::Duration latency = absl::Now() - call.started;
+  const std::string& route = call.route.has_value() ? routes_[*call.route].path_template : kUnmatched;
+  const absl::Time now = absl::Now();
+  absl::Duration latency = now - call.started;
   // A method the stack could not parse, or one no route has, stays out of the labels.
-  const std::string method = request.method == "GET" || request.method == "POST" ? request.method : "OTHER";
+  const std::string& method = request.method == "GET" || request.method == "POST" ? request.method : kOtherMethod;
   metrics_.RecordRequest(method, route, response.status, latency);
   // Only fixed vocabulary goes into the line: no path values, bodies, keys or headers.
   std::string line = absl::StrCat(
-      "{\"time\":\"", absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone()),
+      "{\"time\":\"", LogTime(now),
       "\",\"method\":\"", method,
       "\",\"route\":\"", route, "\",\"status\":", response.status, ",\"latency_ms\":",
       absl::ToDoubleMilliseconds(latency), "}\n");

@@ -12,7 +12,10 @@
 // a worker thread, the handler; again after a delay when the handler asks for it with
 // HttpResponse::CallAgainAfter; or the handler hands its work on and answers later,
 // RequestContext::AnswerLater, holding no worker meanwhile), Complete and Finish (once,
-// before the answer is written).
+// before the answer is written). A route may also have a handler for the event loop
+// (RunOnLoop): it takes the requests it can answer or hand on without blocking (a
+// submit to the group committer) and leaves the others to Run, which saves the
+// hand-off to a worker and back.
 //
 // Routes are added before serving; after that every member is thread-safe.
 #ifndef LEDGER_SERVER_ROUTER_H_
@@ -66,6 +69,10 @@ struct RequestContext {
 };
 
 using RouteHandler = std::function<void(RequestContext&)>;
+// Runs on the event loop, so it must never block (no database, no lock held for long):
+// true when it answered (in `response`, or through AnswerLater); false, having touched
+// nothing, when the request needs the route's RouteHandler on a worker.
+using LoopRouteHandler = std::function<bool(RequestContext&)>;
 
 struct RouteInfo {
   std::string method;         // GET, POST
@@ -99,7 +106,9 @@ class Router {
 
   // `role` nullopt: public. POST routes with a body require Content-Type application/json.
   void Get(const std::string& path_template, std::optional<Role> role, RouteHandler handler);
-  void Post(const std::string& path_template, std::optional<Role> role, RouteHandler handler);
+  // `on_loop`, when given, is tried on the event loop first (RunOnLoop).
+  void Post(const std::string& path_template, std::optional<Role> role, RouteHandler handler,
+            LoopRouteHandler on_loop = nullptr);
 
   // Matches the route, authenticates, checks the Content-Type and takes an in-flight
   // slot. True: Run the call on a worker. False: call.response is the answer (404, 405,
@@ -110,6 +119,11 @@ class Router {
   // call.response.call_again_after, Run it again after that delay). False: the handler
   // answers later, and call.resume is called once it has (Complete it then).
   bool Run(RouterCall& call) const;
+  // On the event loop, after Admit returned true and call.resume is set: the route's
+  // LoopRouteHandler, when it has one. kNeedsWorker: Run the call on a worker as usual
+  // (nothing was done); else as Run's true (kAnswered) or false (kAnswersLater).
+  enum class LoopResult { kNeedsWorker, kAnswered, kAnswersLater };
+  LoopResult RunOnLoop(RouterCall& call) const;
   // On the connection, before Finish: fills call.response from an answer given later.
   void Complete(RouterCall& call) const;
   // Once per call, its answer final: frees its slot, counts and logs it. Also for a
@@ -120,7 +134,10 @@ class Router {
 
  private:
   void Add(const std::string& method, const std::string& path_template, std::optional<Role> role,
-           RouteHandler handler);
+           RouteHandler handler, LoopRouteHandler on_loop);
+  // Runs `handler` on `call` (Run's and RunOnLoop's common part); nullopt when it
+  // declined (returned false), else whether the answer is ready now.
+  std::optional<bool> Invoke(RouterCall& call, const LoopRouteHandler& handler) const;
   // nullopt after writing the 401/403 problem.
   std::optional<Principal> Authenticate(const std::optional<Role>& role, const HttpRequest& request,
                                         HttpResponse& response) const;
@@ -135,6 +152,7 @@ class Router {
   std::vector<std::regex> route_patterns_;
   std::vector<std::optional<Role>> route_roles_;
   std::vector<RouteHandler> route_handlers_;
+  std::vector<LoopRouteHandler> route_loop_handlers_;  // null: the route runs on workers only
 };
 
 }  // namespace ledger::server

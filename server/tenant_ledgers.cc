@@ -140,6 +140,13 @@ absl::StatusOr<Ledger*> TenantLedgers::For(std::string_view name) {
   return Open(name, tenant);
 }
 
+Ledger* TenantLedgers::OpenedOrNull(std::string_view name) const {
+  if (name == kDefaultTenant) return &default_ledger_;
+  auto found = tenants_.find(name);
+  if (found == tenants_.end()) return nullptr;  // For answers it
+  return found->second->opened.load(std::memory_order_acquire);
+}
+
 absl::StatusOr<Ledger*> TenantLedgers::Open(std::string_view name, Tenant& tenant) {
   absl::MutexLock lock(&tenant.mutex);
   if (tenant.ledger != nullptr) return tenant.ledger.get();
@@ -196,6 +203,23 @@ RouteHandler ForTenant(ApiContext& api, TenantRouteHandler handler) {
     }
     ApiContext request_api{*ledger, api.options, api.metrics, api.stopping, api.tenants, *consistency};
     handler(context, request_api);
+  };
+}
+
+LoopRouteHandler ForOpenTenant(ApiContext& api, TenantLoopRouteHandler handler) {
+  return [&api, handler = std::move(handler)](RequestContext& context) {
+    Ledger* ledger = &api.ledger;
+    if (api.tenants != nullptr) {
+      ledger = api.tenants->OpenedOrNull(context.principal.tenant);
+      if (ledger == nullptr) return false;  // opened (and migrated) on a worker, by ForTenant
+    }
+    absl::StatusOr<ReadConsistency> consistency = RequestedConsistency(context.request);
+    if (!consistency.ok()) {
+      WriteProblem(context.response, ProblemFromStatus(consistency.status()));
+      return true;
+    }
+    ApiContext request_api{*ledger, api.options, api.metrics, api.stopping, api.tenants, *consistency};
+    return handler(context, request_api);
   };
 }
 

@@ -73,6 +73,9 @@ class TenantLedgers {
   // given to Create (a programming error: principals come from the same keys);
   // otherwise the open's error, annotated with the tenant.
   absl::StatusOr<Ledger*> For(std::string_view tenant);
+  // `tenant`'s ledger when it is open already, else null; never opens one, never waits
+  // (for the event loop: a request whose ledger is not open goes to a worker, For).
+  Ledger* OpenedOrNull(std::string_view tenant) const;
 
   // Stops every tenant's hold sweeper (the default ledger's is the server's own);
   // ledgers opened after this run none. Idempotent.

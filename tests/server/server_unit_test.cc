@@ -1,7 +1,8 @@
 // In-process tests of the server's pure parts: the Idempotency-Key grammar, the API key
 // file, that the served routes and docs/openapi.json list the same operations, and the
-// hold sweeper over the memory engine with a manual clock, and the one problem table
-// (every reason, every library error) against docs/http.md.
+// hold sweeper over the memory engine with a manual clock, the one problem table
+// (every reason, every library error) against docs/http.md, and the single submit's
+// direct 201 rendering against the JSON tree's, byte for byte.
 #include <atomic>
 #include <fstream>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "engines/common/database_url.h"
 #include "engines/memory/memory_engine.h"
 #include "gtest/gtest.h"
+#include "ledger/json.h"
 #include "ledger/outcome.h"
 #include "nlohmann/json.hpp"
 #include "server/api.h"
@@ -27,6 +29,7 @@
 #include "server/idempotency_key_header.h"
 #include "server/problem.h"
 #include "server/router.h"
+#include "server/submit_answer.h"
 #include "server/tenant_ledgers.h"
 #include "tests/support/fault_injecting_engine.h"
 
@@ -111,6 +114,82 @@ TEST(ProblemTable, RetryAfterGoesWithTheRowsThatSayRetry) {
 
 // What the route files read off a request: the decoded path, query parameters in
 // order (the first of a repeated name wins), headers whatever their case.
+// The hot path's 201 (WriteSubmitResult, TransactionJsonText) is the JSON tree's
+// (WriteSubmitAnswer(AnswerSubmit(...))) to the byte, so a replay still matches the
+// first answer whichever wrote it, and the batch route's copy of each body too.
+TEST(SubmitAnswer, TheDirect201BodyIsTheJsonTreesToTheByte) {
+  std::string every_ascii;
+  for (int c = 1; c < 0x80; ++c) every_ascii += static_cast<char>(c);
+  Transaction base{.id = "0193d6a0-0000-7000-8000-000000000001",
+                   .kind = OperationKind::kTransfer,
+                   .created_at = absl::FromUnixMicros(1764190000123456),
+                   .fingerprint = "sha256:abc",
+                   .entries = {{.account_id = "alice", .asset = "USD", .amount = -150,
+                                .balance_after = 850, .account_version = 7},
+                               {.account_id = "bob", .asset = "USD", .amount = 150,
+                                .balance_after = 1150, .account_version = 1}}};
+  std::vector<Transaction> transactions = {base};
+  Transaction odd = base;  // every ASCII byte, quotes and control characters in the strings
+  odd.entries[0].account_id = every_ascii;
+  odd.entries[1].asset = "a\"b\\c\x01\x1f\x7f";
+  odd.fingerprint = "\t\n\r\b\f";
+  transactions.push_back(odd);
+  Transaction unicode = base;  // non-ASCII, valid and not
+  unicode.entries[0].account_id = "caf\u00e9-\u20ac-\U0001F600";
+  unicode.entries[1].account_id = std::string("bad\xff\xfe-utf8");
+  transactions.push_back(unicode);
+  Transaction with_metadata = base;
+  with_metadata.metadata = R"({"order":{"id":1001,"tags":["a","\u00e9"],"x":null,"y":1.5,"z":true}})";
+  transactions.push_back(with_metadata);
+  Transaction unparsable = base;
+  unparsable.metadata = "{not json";
+  transactions.push_back(unparsable);
+  Transaction reversal = base;
+  reversal.kind = OperationKind::kReverse;
+  reversal.reversal_of = "0193d6a0-0000-7000-8000-000000000000";
+  transactions.push_back(reversal);
+  Transaction capture = base;
+  capture.kind = OperationKind::kCapture;
+  capture.hold_id = "hold-1";
+  capture.entries.clear();
+  transactions.push_back(capture);
+  Transaction hold = base;
+  hold.kind = OperationKind::kHold;
+  hold.entries.clear();
+  hold.hold = HoldTerms{.from = "alice", .to = "bob", .asset = "USD", .amount = 5};
+  transactions.push_back(hold);
+
+  for (const Transaction& transaction : transactions) {
+    EXPECT_EQ(TransactionJsonText(transaction), JsonText(TransactionToJson(transaction)));
+    for (OutcomeKind kind : {OutcomeKind::kCommitted, OutcomeKind::kDuplicate}) {
+      Outcome outcome{.kind = kind, .transaction = transaction};
+      HttpResponse direct;
+      HttpResponse tree;
+      const std::string label = WriteSubmitResult(direct, outcome);
+      const SubmitAnswer answer = AnswerSubmit(outcome);
+      WriteSubmitAnswer(tree, answer);
+      EXPECT_EQ(direct.status, tree.status);
+      EXPECT_EQ(direct.headers, tree.headers);
+      EXPECT_EQ(direct.content_type, tree.content_type);
+      EXPECT_EQ(direct.body, tree.body);
+      EXPECT_EQ(label, answer.outcome);
+    }
+  }
+  // What is not a 201 goes the tree's way.
+  for (const SubmitResult& result :
+       {SubmitResult(Outcome::Rejected(RejectionReason::kInsufficientFunds, "short")),
+        SubmitResult(absl::InvalidArgumentError("bad amount"))}) {
+    HttpResponse direct;
+    HttpResponse tree;
+    const std::string label = WriteSubmitResult(direct, result);
+    const SubmitAnswer answer = AnswerSubmit(result);
+    WriteSubmitAnswer(tree, answer);
+    EXPECT_EQ(direct.status, tree.status);
+    EXPECT_EQ(direct.body, tree.body);
+    EXPECT_EQ(label, answer.outcome);
+  }
+}
+
 TEST(HttpRequest, SplitsTheTargetAndDecodesPercentEscapes) {
   HttpRequest request{.target = "/v1/accounts/a%2Fb/history?after=3&as_of=2026-01-31T23%3A59%3A59Z&q=a+b&after=9&flag"};
   ASSERT_TRUE(request.SplitTarget());
