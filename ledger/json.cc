@@ -1,13 +1,62 @@
 #include "ledger/json.h"
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/status.h"
 #include "ledger/amount.h"
 
 namespace ledger {
+namespace {
+
+// Compact, keys in std::map order, invalid UTF-8 replaced: how both programs print JSON.
+std::string Dump(const nlohmann::json& json) {
+  return json.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
+// `text` as a JSON string, as Dump writes it: `"`, `\` and the control characters
+// escaped (\b \f \n \r \t, else \u00xx), the rest as is. Text with a byte over 0x7F
+// goes to nlohmann's renderer, which checks its UTF-8 and replaces what is invalid.
+void AppendJsonString(std::string& out, std::string_view text) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      out += Dump(nlohmann::json(std::string(text)));
+      return;
+    }
+  }
+  out += '"';
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+void AppendJsonMember(std::string& out, std::string_view name, std::string_view value) {
+  out += '"';
+  out.append(name);
+  out += "\":";
+  AppendJsonString(out, value);
+}
+
+}  // namespace
 
 nlohmann::json HoldTermsToJson(const HoldTerms& terms) {
   nlohmann::json json = {{"from", terms.from},
@@ -50,6 +99,46 @@ nlohmann::json TransactionToJson(const Transaction& transaction) {
   if (transaction.hold.has_value()) json["hold"] = HoldTermsToJson(*transaction.hold);
   if (transaction.hold_id.has_value()) json["hold_id"] = *transaction.hold_id;
   return json;
+}
+
+std::string TransactionToJsonText(const Transaction& transaction) {
+  if (transaction.hold.has_value()) return Dump(TransactionToJson(transaction));
+  // The members in nlohmann's (std::map's) order: by name, bytewise.
+  std::string out = "{";
+  AppendJsonMember(out, "created_at", FormatTimestamp(transaction.created_at));
+  out += ",\"entries\":[";
+  for (size_t i = 0; i < transaction.entries.size(); ++i) {
+    const Entry& entry = transaction.entries[i];
+    out += i == 0 ? "{" : ",{";
+    AppendJsonMember(out, "account", entry.account_id);
+    absl::StrAppend(&out, ",\"account_version\":", entry.account_version, ",");
+    AppendJsonMember(out, "amount", FormatAmount(entry.amount));
+    out += ',';
+    AppendJsonMember(out, "asset", entry.asset);
+    out += ',';
+    AppendJsonMember(out, "balance_after", FormatAmount(entry.balance_after));
+    out += '}';
+  }
+  out += "],";
+  AppendJsonMember(out, "fingerprint", transaction.fingerprint);
+  if (transaction.hold_id.has_value()) {
+    out += ',';
+    AppendJsonMember(out, "hold_id", *transaction.hold_id);
+  }
+  out += ',';
+  AppendJsonMember(out, "id", transaction.id);
+  out += ',';
+  AppendJsonMember(out, "kind", OperationKindName(transaction.kind));
+  out += ",\"metadata\":";
+  out += transaction.metadata == "{}"
+             ? std::string("{}")
+             : Dump(nlohmann::json::parse(transaction.metadata, nullptr, /*allow_exceptions=*/false));
+  if (transaction.reversal_of.has_value()) {
+    out += ',';
+    AppendJsonMember(out, "reversal_of", *transaction.reversal_of);
+  }
+  out += '}';
+  return out;
 }
 
 nlohmann::json OutcomeToJson(const Outcome& outcome) {

@@ -13,6 +13,7 @@
 #define LEDGER_LEDGER_JSON_H_
 
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "ledger/account.h"
@@ -25,6 +26,11 @@
 namespace ledger {
 
 nlohmann::json TransactionToJson(const Transaction& transaction);
+// TransactionToJson(transaction) printed compact (keys sorted, UTF-8 kept, invalid UTF-8
+// replaced), to the byte, but written without building the tree: the HTTP service's
+// 201 hot path. What it does not write itself (a hold's terms, non-ASCII text, metadata
+// other than {}) it leaves to the tree.
+std::string TransactionToJsonText(const Transaction& transaction);
 // A hold as stored, with its status (its terms alone are part of the hold transaction).
 nlohmann::json HoldToJson(const Hold& hold);
 nlohmann::json HoldTermsToJson(const HoldTerms& terms);

@@ -4,9 +4,6 @@
 #include <string_view>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-
 #include "base/status.h"
 #include "ledger/json.h"
 #include "ledger/outcome.h"
@@ -34,44 +31,6 @@ SubmitAnswer TransactionAnswer(const Outcome& outcome) {
                       .outcome = std::string(OutcomeKindName(outcome.kind))};
   if (replayed) answer.headers.emplace_back("Idempotent-Replayed", "true");
   return answer;
-}
-
-// `text` as a JSON string, as JsonText writes it: `"`, `\` and the control characters
-// escaped (\b \f \n \r \t, else \u00xx), the rest as is. Text with a byte over 0x7F
-// goes to nlohmann's renderer, which checks its UTF-8 and replaces what is invalid.
-void AppendJsonString(std::string& out, std::string_view text) {
-  for (char c : text) {
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      out += JsonText(nlohmann::json(std::string(text)));
-      return;
-    }
-  }
-  out += '"';
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
-
-void AppendJsonMember(std::string& out, std::string_view name, std::string_view value) {
-  out += '"';
-  out.append(name);
-  out += "\":";
-  AppendJsonString(out, value);
 }
 
 Problem RejectionProblem(const Outcome& outcome) {
@@ -143,46 +102,6 @@ void WriteSubmitAnswer(HttpResponse& response, const SubmitAnswer& answer) {
                                                                          : kProblemContentType);
 }
 
-std::string TransactionJsonText(const Transaction& transaction) {
-  if (transaction.hold.has_value()) return JsonText(TransactionToJson(transaction));
-  // The members in nlohmann's (std::map's) order: by name, bytewise.
-  std::string out = "{";
-  AppendJsonMember(out, "created_at", FormatTimestamp(transaction.created_at));
-  out += ",\"entries\":[";
-  for (size_t i = 0; i < transaction.entries.size(); ++i) {
-    const Entry& entry = transaction.entries[i];
-    out += i == 0 ? "{" : ",{";
-    AppendJsonMember(out, "account", entry.account_id);
-    absl::StrAppend(&out, ",\"account_version\":", entry.account_version, ",");
-    AppendJsonMember(out, "amount", FormatAmount(entry.amount));
-    out += ',';
-    AppendJsonMember(out, "asset", entry.asset);
-    out += ',';
-    AppendJsonMember(out, "balance_after", FormatAmount(entry.balance_after));
-    out += '}';
-  }
-  out += "],";
-  AppendJsonMember(out, "fingerprint", transaction.fingerprint);
-  if (transaction.hold_id.has_value()) {
-    out += ',';
-    AppendJsonMember(out, "hold_id", *transaction.hold_id);
-  }
-  out += ',';
-  AppendJsonMember(out, "id", transaction.id);
-  out += ',';
-  AppendJsonMember(out, "kind", OperationKindName(transaction.kind));
-  out += ",\"metadata\":";
-  out += transaction.metadata == "{}"
-             ? std::string("{}")
-             : JsonText(nlohmann::json::parse(transaction.metadata, nullptr, /*allow_exceptions=*/false));
-  if (transaction.reversal_of.has_value()) {
-    out += ',';
-    AppendJsonMember(out, "reversal_of", *transaction.reversal_of);
-  }
-  out += '}';
-  return out;
-}
-
 std::string WriteSubmitResult(HttpResponse& response, const SubmitResult& result) {
   if (!result.ok() || (result->kind != OutcomeKind::kCommitted && result->kind != OutcomeKind::kDuplicate)) {
     SubmitAnswer answer = AnswerSubmit(result);
@@ -194,7 +113,7 @@ std::string WriteSubmitResult(HttpResponse& response, const SubmitResult& result
   response.set_header("Location", "/v1/transactions/" + result->transaction.id);
   if (replayed) response.set_header("Idempotent-Replayed", "true");
   response.status = kCreated;
-  response.set_content(TransactionJsonText(result->transaction), kJsonContentType);
+  response.set_content(TransactionToJsonText(result->transaction), kJsonContentType);
   return std::string(OutcomeKindName(result->kind));
 }
 

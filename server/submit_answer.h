@@ -63,14 +63,9 @@ void WriteSubmitAnswer(HttpResponse& response, const SubmitAnswer& answer);
 
 // WriteSubmitAnswer(response, AnswerSubmit(result)) to the byte, for the single route's
 // hot path: a 201's body is written straight from the transaction
-// (TransactionJsonText) instead of through a JSON tree. Returns the answer's metrics
+// (TransactionToJsonText, ledger/json.h) instead of through a JSON tree. Returns the answer's metrics
 // label (SubmitAnswer::outcome).
 std::string WriteSubmitResult(HttpResponse& response, const SubmitResult& result);
-
-// JsonText(TransactionToJson(transaction)) to the byte (compact, keys sorted, UTF-8
-// kept), built without the tree; what it does not write itself (a hold's terms,
-// non-ASCII text, metadata other than {}) it leaves to nlohmann's own rendering.
-std::string TransactionJsonText(const Transaction& transaction);
 
 // One batch result: {"status":201,"headers":{...},"body":{...},"replayed":false}. The
 // body is the same JSON value the single route sends, so the compact, key-sorted

@@ -114,7 +114,7 @@ TEST(ProblemTable, RetryAfterGoesWithTheRowsThatSayRetry) {
 
 // What the route files read off a request: the decoded path, query parameters in
 // order (the first of a repeated name wins), headers whatever their case.
-// The hot path's 201 (WriteSubmitResult, TransactionJsonText) is the JSON tree's
+// The hot path's 201 (WriteSubmitResult, TransactionToJsonText) is the JSON tree's
 // (WriteSubmitAnswer(AnswerSubmit(...))) to the byte, so a replay still matches the
 // first answer whichever wrote it, and the batch route's copy of each body too.
 TEST(SubmitAnswer, TheDirect201BodyIsTheJsonTreesToTheByte) {
@@ -160,7 +160,7 @@ TEST(SubmitAnswer, TheDirect201BodyIsTheJsonTreesToTheByte) {
   transactions.push_back(hold);
 
   for (const Transaction& transaction : transactions) {
-    EXPECT_EQ(TransactionJsonText(transaction), JsonText(TransactionToJson(transaction)));
+    EXPECT_EQ(TransactionToJsonText(transaction), JsonText(TransactionToJson(transaction)));
     for (OutcomeKind kind : {OutcomeKind::kCommitted, OutcomeKind::kDuplicate}) {
       Outcome outcome{.kind = kind, .transaction = transaction};
       HttpResponse direct;
