@@ -10,9 +10,9 @@
 // The time range and the cursor narrow that index's range; the other filters are checked
 // on the rows it yields. Each engine runs the statement with its driver, binding the
 // parameters in order, then loads the transactions with its GetTransactions.
-// IndexedMetadataMembers says which rows of transaction_metadata a transaction has, for
-// an engine that writes them itself (MySQL; SQLite and PostgreSQL use a trigger with the
-// same rule).
+// IndexedMetadataMembers says which rows of transaction_metadata a transaction has: every
+// SQL engine's write path inserts them (PostgreSQL skips metadata naming \u0000, which
+// its text cannot hold).
 //
 // Internal to engines/. Thread-safe: pure functions.
 #ifndef LEDGER_ENGINES_COMMON_TRANSACTION_PAGE_H_

@@ -418,18 +418,19 @@ absl::StatusOr<std::vector<Account>> MysqlStorageTransaction::LockAccounts(
     std::vector<Account> found;
     if (sorted_ids.empty()) return found;
     std::map<std::string, Account, std::less<>> by_id;
-    // One statement (LockAccountsSql). Its last column, the running maximum of each
-    // account's latest entry, the batch continues along the entries it writes
-    // (mysql_write_batch.h), so writing them costs no read of its own.
+    // One statement (LockAccountsSql). Its last column, the account's
+    // entries_running_max, the batch continues along the entries it writes
+    // (engines/common/entry_running_max.h), so writing them costs no read of its own.
     LEDGER_RETURN_IF_ERROR(connection.Query(
         LockAccountsSql(sorted_ids.size()),
         SqlParams(sorted_ids.begin(), sorted_ids.end()),
         [&](const SqlRow& row) {
           Account account = ReadAccount(row);
-          writes_.NoteLatestRunningMaximum(
-              account.id, row.IsNull(kLockAccountsRunningMaxColumn)
-                              ? std::nullopt
-                              : std::optional<int64_t>(row.Int64(kLockAccountsRunningMaxColumn)));
+          writes_.NoteLocked(account.id,
+                             row.IsNull(kLockAccountsRunningMaxColumn)
+                                 ? std::nullopt
+                                 : std::optional<absl::Time>(
+                                       FromMicros(row.Int64(kLockAccountsRunningMaxColumn))));
           by_id.emplace(account.id, std::move(account));
         },
         "lock accounts", ErrorContext::kTransaction));
@@ -479,6 +480,11 @@ absl::StatusOr<PendingHoldTotals> MysqlStorageTransaction::LoadHoldTotals(
 absl::Status MysqlStorageTransaction::WriteTransaction(
     const Transaction& transaction, const std::vector<Account>& updated_accounts) {
   if (!connection_.has_value()) return EndedError();
+  // A caller of the storage contract that skipped LockAccounts: its accounts are locked
+  // (and their running maxima read) now.
+  if (std::vector<std::string> unnoted = writes_.Unnoted(transaction); !unnoted.empty()) {
+    LEDGER_RETURN_IF_ERROR(LockAccounts(unnoted).status());
+  }
   return writes_.AddTransaction(transaction, updated_accounts);
 }
 

@@ -29,10 +29,7 @@ std::string LockAccountsSql(size_t count) {
   // InnoDB locks the rows as the primary-key range scan meets them, in ascending byte
   // order, which is the sorted order of the ids. FORCE INDEX keeps the optimizer off a
   // table scan, which would lock (wait for) unrelated rows.
-  return absl::StrCat("SELECT " LEDGER_MYSQL_ACCOUNT_COLUMNS
-                      ", (SELECT latest.created_at_running_max FROM entries AS latest"
-                      " WHERE latest.account_id = accounts.id"
-                      " ORDER BY latest.account_version DESC LIMIT 1)"
+  return absl::StrCat("SELECT " LEDGER_MYSQL_ACCOUNT_COLUMNS ", entries_running_max"
                       " FROM accounts FORCE INDEX (PRIMARY) WHERE id IN (",
                       Placeholders(count), ") ORDER BY id FOR UPDATE");
 }

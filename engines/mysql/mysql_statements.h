@@ -109,12 +109,6 @@ inline constexpr char kInsertEntriesHead[] =
 inline constexpr char kInsertMetadataHead[] =
     "INSERT INTO transaction_metadata (member_name, member_value, created_at,"
     " transaction_id) VALUES ";
-// one "(account_id, running max)" row per account: its latest entry's running maximum
-// before a version (one backward step of the entries' primary key); joined by UNION ALL
-inline constexpr char kSelectRunningMaxBefore[] =
-    "SELECT ?, (SELECT created_at_running_max FROM entries"
-    " WHERE account_id = ? AND account_version < ?"
-    " ORDER BY account_version DESC LIMIT 1)";
 inline constexpr char kInsertEventsHead[] =
     "INSERT INTO outbox_events (transaction_id, type, payload, created_at)"
     " VALUES ";
@@ -222,7 +216,7 @@ inline constexpr char kRecordMigration[] =
 // The key rows matching `matches` ("(identity) OR (identity) ..."), locked.
 std::string LockKeyRowsSql(std::string_view matches);
 // `count` accounts by id, locked in primary-key (sorted id) order, each row followed by
-// the running maximum of the account's latest entry (kLockAccountsRunningMaxColumn).
+// its entries_running_max (kLockAccountsRunningMaxColumn; engines/common/entry_running_max.h).
 std::string LockAccountsSql(size_t count);
 inline constexpr int kLockAccountsRunningMaxColumn = 10;  // after LEDGER_MYSQL_ACCOUNT_COLUMNS
 // `count` holds by id.

@@ -58,12 +58,21 @@ absl::Status InsertRows(MysqlConnection& connection, const char* insert_into,
   });
 }
 
+// A column UpdateById sets; one kept when null keeps the row's own value where the new
+// one is NULL.
+struct UpdateColumn {
+  UpdateColumn(const char* column_name) : name(column_name) {}  // NOLINT: a plain column
+  UpdateColumn(const char* column_name, bool keep) : name(column_name), kept_when_null(keep) {}
+  absl::string_view name;
+  bool kept_when_null = false;
+};
+
 // One UPDATE of `table` over the rows `range` of `rows` (each: the id, then a value per
 // column of `columns`, in order): `SET column = CASE id WHEN ? THEN ? ... END` for each
 // column (no MySQL-8-only row aliases), `WHERE id IN (...)` and `condition` if any.
 // Returns the rows matched.
 absl::StatusOr<int64_t> UpdateById(MysqlConnection& connection, absl::string_view table,
-                                   const std::vector<absl::string_view>& columns,
+                                   const std::vector<UpdateColumn>& columns,
                                    absl::string_view condition, const std::vector<SqlParams>& rows,
                                    RowRange range, std::string_view what) {
   const size_t count = range.end - range.begin;
@@ -73,7 +82,13 @@ absl::StatusOr<int64_t> UpdateById(MysqlConnection& connection, absl::string_vie
   SqlParams params;
   params.reserve(count * (2 * columns.size() + 1));
   for (size_t column = 0; column < columns.size(); ++column) {
-    absl::StrAppend(&sql, column == 0 ? "" : ", ", columns[column], " = CASE id", cases, " END");
+    const UpdateColumn& set = columns[column];
+    if (set.kept_when_null) {
+      absl::StrAppend(&sql, column == 0 ? "" : ", ", set.name, " = COALESCE(CASE id", cases,
+                      " END, ", set.name, ")");
+    } else {
+      absl::StrAppend(&sql, column == 0 ? "" : ", ", set.name, " = CASE id", cases, " END");
+    }
     for (size_t r = range.begin; r < range.end; ++r) {
       params.insert(params.end(), {rows[r][0], rows[r][column + 1]});
     }
@@ -121,13 +136,18 @@ absl::Status MysqlWriteBatch::AddTransaction(const Transaction& transaction,
           absl::StrCat("mysql: account ", account.id, " is updated twice in one write"));
     }
   }
+  // Last of the checks: from here on the batch and the running maxima move together.
+  LEDGER_ASSIGN_OR_RETURN(std::vector<absl::Time> running_maxima,
+                          running_maxima_.Continue(transaction));
+  entry_running_maxima_.push_back(std::move(running_maxima));
   transactions_.push_back(transaction);
   if (settlement.has_value()) settlements_.push_back(*std::move(settlement));
   for (const Account& account : updated_accounts) {
     // A later transaction of the batch on the same account carries the earlier one's
     // effects: its values are the account's final ones.
-    accounts_[account.id] = AccountValues{account.balance, account.version,
-                                          account.pending_debits, account.pending_credits};
+    accounts_[account.id] =
+        AccountValues{account.balance, account.version, account.pending_debits,
+                      account.pending_credits, running_maxima_.Latest(account.id)};
   }
   return absl::OkStatus();
 }
@@ -142,11 +162,6 @@ void MysqlWriteBatch::DropPlaceholder(const KeyIdentity& identity) {
 
 void MysqlWriteBatch::AddEvent(const OutboxEvent& event) { events_.push_back(event); }
 
-void MysqlWriteBatch::NoteLatestRunningMaximum(const std::string& account_id,
-                                               std::optional<int64_t> running_max) {
-  latest_running_maxima_[account_id] = running_max;
-}
-
 bool MysqlWriteBatch::empty() const {
   return transactions_.empty() && accounts_.empty() && replaced_keys_.empty() &&
          lone_keys_.empty() && dropped_placeholders_.empty() && events_.empty();
@@ -159,16 +174,14 @@ absl::Status MysqlWriteBatch::Send(MysqlConnection& connection) {
   LEDGER_RETURN_IF_ERROR(SendMetadataMembers(connection));
   LEDGER_RETURN_IF_ERROR(SendHolds(connection));
   LEDGER_RETURN_IF_ERROR(SendSettlements(connection));
-  using RunningMaxima = std::map<std::string, int64_t>;
-  LEDGER_ASSIGN_OR_RETURN(RunningMaxima sent, SendEntries(connection));
+  LEDGER_RETURN_IF_ERROR(SendEntries(connection));
   LEDGER_RETURN_IF_ERROR(SendAccounts(connection));
   LEDGER_RETURN_IF_ERROR(SendKeyRows(connection));
   LEDGER_RETURN_IF_ERROR(SendEvents(connection));
   // Only once every write went: a failed Send leaves the transaction to roll back.
-  std::map<std::string, std::optional<int64_t>> latest = std::move(latest_running_maxima_);
-  for (const auto& [account_id, running_max] : sent) latest[account_id] = running_max;
+  engine_common::EntryRunningMaxima running_maxima = std::move(running_maxima_);
   *this = MysqlWriteBatch();
-  latest_running_maxima_ = std::move(latest);
+  running_maxima_ = std::move(running_maxima);
   return absl::OkStatus();
 }
 
@@ -257,99 +270,19 @@ absl::Status MysqlWriteBatch::SendMetadataMembers(MysqlConnection& connection) c
                     rows, "index the metadata");
 }
 
-absl::StatusOr<std::map<std::string, int64_t>> MysqlWriteBatch::ReadRunningMaxima(
-    MysqlConnection& connection, const std::map<std::string, int64_t>& first_versions) const {
+absl::Status MysqlWriteBatch::SendEntries(MysqlConnection& connection) const {
   std::vector<SqlParams> rows;
-  rows.reserve(first_versions.size());
-  for (const auto& [account_id, version] : first_versions) {
-    rows.push_back({account_id, account_id, version});
-  }
-  std::map<std::string, int64_t> maxima;
-  size_t answered = 0;
-  LEDGER_RETURN_IF_ERROR(ForEachStatement(rows, [&](RowRange range) -> absl::Status {
-    // One backward step of the primary key per account, all in one statement.
-    std::string sql;
-    for (size_t r = range.begin; r < range.end; ++r) {
-      absl::StrAppend(&sql, r == range.begin ? "" : " UNION ALL ",
-                      statement::kSelectRunningMaxBefore);
-    }
-    return connection.Query(
-        sql, Flatten(rows, range),
-        [&](const SqlRow& row) {
-          ++answered;
-          if (!row.IsNull(1)) maxima[row.String(0)] = row.Int64(1);
-        },
-        "read the running maxima", ErrorContext::kWrite);
-  }));
-  if (answered != first_versions.size()) {
-    return absl::InternalError(absl::StrCat("mysql: read the running maximum of ", answered,
-                                            " of ", first_versions.size(), " accounts"));
-  }
-  return maxima;
-}
-
-absl::StatusOr<std::map<std::string, int64_t>> MysqlWriteBatch::SendEntries(
-    MysqlConnection& connection) const {
-  struct Row {
-    const Entry* entry;
-    const Transaction* transaction;
-    int64_t index;
-    int64_t created_at;
-    int64_t running_max = 0;
-  };
-  std::vector<Row> entries;
-  std::map<std::string, int64_t> running;         // each account's, as the entries go
-  std::map<std::string, int64_t> first_versions;  // of the accounts not noted
-  for (const Transaction& transaction : transactions_) {
+  for (size_t t = 0; t < transactions_.size(); ++t) {
+    const Transaction& transaction = transactions_[t];
+    const int64_t created_at = ToMicros(transaction.created_at);
     for (size_t index = 0; index < transaction.entries.size(); ++index) {
       const Entry& entry = transaction.entries[index];
-      entries.push_back({&entry, &transaction, static_cast<int64_t>(index),
-                         ToMicros(transaction.created_at)});
-      auto noted = latest_running_maxima_.find(entry.account_id);
-      if (noted != latest_running_maxima_.end()) {
-        if (noted->second.has_value()) running.emplace(entry.account_id, *noted->second);
-        continue;
-      }
-      auto [first, inserted] = first_versions.emplace(entry.account_id, entry.account_version);
-      if (!inserted) first->second = std::min(first->second, entry.account_version);
+      rows.push_back({entry.account_id, entry.account_version, transaction.id,
+                      static_cast<int64_t>(index), entry.asset, entry.amount, entry.balance_after,
+                      created_at, ToMicros(entry_running_maxima_[t][index])});
     }
   }
-  if (entries.empty()) return running;
-  // created_at_running_max (schema/mysql/0005_reads_indexes.sql): the latest created_at
-  // among the entry and every earlier entry of its account, so it continues from the
-  // account's latest entry before this batch. LockAccounts noted that entry's for every
-  // account it locked, and no other writer adds an entry to a locked account (on Galera,
-  // a write from another node to the same account fails certification, as any conflict
-  // does); an account not noted is read here.
-  if (!first_versions.empty()) {
-    using RunningMaxima = std::map<std::string, int64_t>;
-    LEDGER_ASSIGN_OR_RETURN(RunningMaxima read, ReadRunningMaxima(connection, first_versions));
-    running.insert(read.begin(), read.end());
-  }
-  std::vector<Row*> by_version;
-  by_version.reserve(entries.size());
-  for (Row& row : entries) by_version.push_back(&row);
-  std::sort(by_version.begin(), by_version.end(), [](const Row* a, const Row* b) {
-    return std::tie(a->entry->account_id, a->entry->account_version) <
-           std::tie(b->entry->account_id, b->entry->account_version);
-  });
-  for (Row* row : by_version) {
-    int64_t& previous = running.emplace(row->entry->account_id, row->created_at).first->second;
-    previous = std::max(previous, row->created_at);
-    row->running_max = previous;
-  }
-  std::vector<SqlParams> rows;
-  rows.reserve(entries.size());
-  for (const Row& row : entries) {
-    const Entry& entry = *row.entry;
-    rows.push_back({entry.account_id, entry.account_version, row.transaction->id, row.index,
-                    entry.asset, entry.amount, entry.balance_after, row.created_at,
-                    row.running_max});
-  }
-  LEDGER_RETURN_IF_ERROR(InsertRows(connection,
-                                    statement::kInsertEntriesHead,
-                                    rows, "insert the entries"));
-  return running;
+  return InsertRows(connection, statement::kInsertEntriesHead, rows, "insert the entries");
 }
 
 absl::Status MysqlWriteBatch::SendAccounts(MysqlConnection& connection) const {
@@ -357,15 +290,16 @@ absl::Status MysqlWriteBatch::SendAccounts(MysqlConnection& connection) const {
   rows.reserve(accounts_.size());
   for (const auto& [id, values] : accounts_) {
     rows.push_back({id, values.balance, values.version, values.pending_debits,
-                    values.pending_credits});
+                    values.pending_credits, NullableMicros(values.entries_running_max)});
   }
   return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
     const size_t count = range.end - range.begin;
     LEDGER_ASSIGN_OR_RETURN(
         const int64_t matched,
         UpdateById(connection, "accounts",
-                   {"balance", "version", "pending_debits", "pending_credits"}, "", rows, range,
-                   "update balances"));
+                   {"balance", "version", "pending_debits", "pending_credits",
+                    {"entries_running_max", /*kept_when_null=*/true}},
+                   "", rows, range, "update balances"));
     if (matched != static_cast<int64_t>(count)) {
       return absl::InternalError(absl::StrCat("mysql: updated ", matched, " of ", count,
                                               " locked accounts"));

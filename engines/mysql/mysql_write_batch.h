@@ -2,11 +2,11 @@
 // RecordKey and AppendEvent and sent before the transaction's next statement (a read or
 // COMMIT) as a constant number of multi-row statements, however many items the batch
 // has: one INSERT of the transactions, one of their metadata members (transaction_metadata),
-// one of the holds placed, one UPDATE of the holds settled, one SELECT of each account's
-// running maximum before the batch and one INSERT of the entries carrying theirs
-// (created_at_running_max), one UPDATE of the accounts (each at its final
-// values), one INSERT ... ON DUPLICATE KEY UPDATE of the key records over the rows the
-// claims hold (their placeholders, the expired records they locked), one DELETE of the
+// one of the holds placed, one UPDATE of the holds settled, one INSERT of the entries
+// (each with its created_at_running_max, engines/common/entry_running_max.h), one UPDATE
+// of the accounts (each at its final values, entries_running_max too), one INSERT ... ON
+// DUPLICATE KEY UPDATE of the key records over the rows the claims hold (their
+// placeholders, the expired records they locked), one DELETE of the
 // placeholders no record filled, one INSERT of the events (in order: the AUTO_INCREMENT
 // insert order follows VALUES).
 // Each is split into statements of at most kRowsPerStatementMax rows and about
@@ -33,6 +33,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "engines/common/entry_running_max.h"
 #include "engines/mysql/mysql_connection.h"
 #include "idempotency/key.h"
 #include "ledger/account.h"
@@ -60,7 +62,8 @@ std::vector<RowRange> SplitIntoStatements(const std::vector<size_t>& row_bytes);
 class MysqlWriteBatch {
  public:
   // InvalidArgument, nothing buffered, for hold fields that do not fit the kind, a
-  // settlement of an unknown kind, or an account listed twice.
+  // settlement of an unknown kind, or an account listed twice; Internal for an entry of
+  // an account not noted (NoteLocked).
   absl::Status AddTransaction(const Transaction& transaction,
                               const std::vector<Account>& updated_accounts);
   // A record whose row this transaction holds: its own placeholder, or the expired record
@@ -73,13 +76,16 @@ class MysqlWriteBatch {
   // This transaction's placeholder that no record filled: deleted, so the key stays unused.
   void DropPlaceholder(const KeyIdentity& identity);
   void AddEvent(const OutboxEvent& event);
-  // What the storage transaction read of `account_id`'s latest entry: the running maximum
-  // it carries (schema/mysql/0005_reads_indexes.sql), or nullopt when the account has no
-  // entry. LockAccounts reads it with the lock, and the account stays locked until the
-  // transaction ends, so no other writer adds an entry meanwhile; each Send then moves it
-  // on to the last entry it wrote. An account not noted is read before its entries go.
-  void NoteLatestRunningMaximum(const std::string& account_id,
-                                std::optional<int64_t> running_max);
+  // The account's entries_running_max as LockAccounts read it (nullopt: no entry yet):
+  // each entry added continues it (engines/common/entry_running_max.h). Kept when a Send
+  // empties the batch: the account stays locked until the transaction ends.
+  void NoteLocked(const std::string& account_id, std::optional<absl::Time> running_max) {
+    running_maxima_.NoteLocked(account_id, running_max);
+  }
+  // The accounts of `transaction`'s entries not noted, sorted: to lock before adding it.
+  std::vector<std::string> Unnoted(const Transaction& transaction) const {
+    return running_maxima_.Unnoted(transaction);
+  }
 
   bool empty() const;
   // Sends every buffered write, then empties the batch. On failure the batch is kept
@@ -92,6 +98,7 @@ class MysqlWriteBatch {
     int64_t version = 0;
     Amount pending_debits = 0;
     Amount pending_credits = 0;
+    std::optional<absl::Time> entries_running_max;  // nullopt: the row keeps its own
   };
   struct Settlement {
     std::string hold_id;
@@ -107,13 +114,7 @@ class MysqlWriteBatch {
   // The hold of `settlements` that this batch did not settle (its UPDATE matched fewer).
   absl::Status FindUnsettledHold(MysqlConnection& connection,
                                  const std::vector<Settlement>& settlements) const;
-  // The running maximum of each account's latest entry below its version in
-  // `first_versions` (account id -> this batch's lowest version of it); accounts with no
-  // earlier entry are absent.
-  absl::StatusOr<std::map<std::string, int64_t>> ReadRunningMaxima(
-      MysqlConnection& connection, const std::map<std::string, int64_t>& first_versions) const;
-  // Returns the running maximum of each account's last entry sent.
-  absl::StatusOr<std::map<std::string, int64_t>> SendEntries(MysqlConnection& connection) const;
+  absl::Status SendEntries(MysqlConnection& connection) const;
   absl::Status SendAccounts(MysqlConnection& connection) const;
   absl::Status SendKeyRows(MysqlConnection& connection) const;
   absl::Status SendReplacedKeyRows(MysqlConnection& connection) const;
@@ -122,14 +123,15 @@ class MysqlWriteBatch {
   absl::Status SendEvents(MysqlConnection& connection) const;
 
   std::vector<Transaction> transactions_;
+  // Each transaction's entries' created_at_running_max, as transactions_.
+  std::vector<std::vector<absl::Time>> entry_running_maxima_;
   std::vector<Settlement> settlements_;
   std::map<std::string, AccountValues> accounts_;  // the final values, by id
   std::vector<KeyRecord> replaced_keys_;
   std::vector<KeyRecord> lone_keys_;
   std::vector<KeyIdentity> dropped_placeholders_;
   std::vector<OutboxEvent> events_;
-  // NoteLatestRunningMaximum's, by account id; kept when a Send empties the batch.
-  std::map<std::string, std::optional<int64_t>> latest_running_maxima_;
+  engine_common::EntryRunningMaxima running_maxima_;  // kept when a Send empties the batch
 };
 
 }  // namespace ledger::mysql_internal

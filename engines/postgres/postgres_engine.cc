@@ -197,6 +197,13 @@ absl::StatusOr<std::vector<Account>> PostgresStorageTransaction::LockAccounts(
       const Account& account = accounts.back();
       locked_accounts_[account.id] = {account.version, account.pending_debits,
                                       account.pending_credits};
+      // The same read carries the account's entries_running_max for the entries it takes.
+      const pqxx::field running_max = row[postgres_internal::kLockAccountsRunningMaxColumn];
+      batch_.NoteLocked(account.id,
+                        running_max.is_null()
+                            ? std::nullopt
+                            : std::optional<absl::Time>(postgres_internal::TimeFromMicros(
+                                  running_max.as<int64_t>())));
     }
     return accounts;
   });
@@ -242,6 +249,11 @@ absl::StatusOr<PendingHoldTotals> PostgresStorageTransaction::LoadHoldTotals(
 absl::Status PostgresStorageTransaction::WriteTransaction(
     const Transaction& transaction, const std::vector<Account>& updated_accounts) {
   LEDGER_RETURN_IF_ERROR(Usable());
+  // A caller of the storage contract that skipped LockAccounts: its accounts are locked
+  // (and their running maxima read) now.
+  if (std::vector<std::string> unnoted = batch_.Unnoted(transaction); !unnoted.empty()) {
+    LEDGER_RETURN_IF_ERROR(LockAccounts(unnoted).status());
+  }
   return batch_.AddTransaction(transaction, updated_accounts, locked_accounts_);
 }
 

@@ -153,27 +153,38 @@ WITH new_transactions AS (
                                  {P::kTransactionFingerprints, "text"}}),
                          hold_id_array, R"sql()
   RETURNING 1),
+new_metadata AS (
+  INSERT INTO transaction_metadata (member_name, member_value, created_at, transaction_id)
+  SELECT * FROM unnest()sql",
+                         Arrays({{P::kMetadataNames, "text"}, {P::kMetadataValues, "text"},
+                                 {P::kMetadataCreatedAt, "bigint"},
+                                 {P::kMetadataTransactionIds, "text"}}),
+                         R"sql()
+  RETURNING 1),
 new_entries AS (
   INSERT INTO entries (account_id, account_version, transaction_id, entry_index, asset, amount,
-                       balance_after, created_at)
+                       balance_after, created_at, created_at_running_max)
   SELECT * FROM unnest()sql",
                          Arrays({{P::kEntryAccountIds, "text"},
                                  {P::kEntryAccountVersions, "bigint"},
                                  {P::kEntryTransactionIds, "text"}, {P::kEntryIndexes, "integer"},
                                  {P::kEntryAssets, "text"}, {P::kEntryAmounts, "bigint"},
                                  {P::kEntryBalancesAfter, "bigint"},
-                                 {P::kEntryCreatedAt, "bigint"}}),
+                                 {P::kEntryCreatedAt, "bigint"},
+                                 {P::kEntryRunningMaxima, "bigint"}}),
                          R"sql()
   RETURNING 1),
 updated_accounts AS (
-  UPDATE accounts SET balance = changed.balance, version = changed.version)sql",
+  UPDATE accounts SET balance = changed.balance, version = changed.version,
+    entries_running_max = COALESCE(changed.entries_running_max, accounts.entries_running_max))sql",
                          pending_columns, R"sql(
   FROM unnest()sql",
                          Arrays({{P::kAccountIds, "text"}, {P::kAccountBalances, "bigint"},
                                  {P::kAccountVersions, "bigint"},
-                                 {P::kAccountLockedVersions, "bigint"}}),
+                                 {P::kAccountLockedVersions, "bigint"},
+                                 {P::kAccountEntriesRunningMax, "bigint"}}),
                          pending_arrays, R"sql()
-       AS changed (id, balance, version, locked_version)sql", pending_names, R"sql()
+       AS changed (id, balance, version, locked_version, entries_running_max)sql", pending_names, R"sql()
   WHERE accounts.id = changed.id
     AND (changed.locked_version IS NULL OR accounts.version = changed.locked_version)
   RETURNING 1),
@@ -323,7 +334,7 @@ std::vector<std::pair<const char*, std::string>> Statements() {
       {statement::kIsReversed, "SELECT EXISTS (SELECT 1 FROM transactions WHERE reversal_of = $1)"},
       // Rows are locked in the order LockRows receives them: the caller's order.
       {statement::kLockAccounts,
-       Sql({"SELECT ", kAccountColumnsOfA,
+       Sql({"SELECT ", kAccountColumnsOfA, ", a.entries_running_max"
             " FROM unnest($1::text[]) WITH ORDINALITY AS wanted (id, position) "
             "JOIN accounts a ON a.id = wanted.id ORDER BY wanted.position FOR UPDATE OF a"})},
       // numeric sums cannot overflow; the total saturates at the bigint maximum.

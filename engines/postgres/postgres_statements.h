@@ -6,9 +6,9 @@
 // postgres_rows.h; a unit of work's own statements are the caller's.)
 //
 // The write statements (write_batch, write_batch_with_holds) carry each batch of rows
-// as arrays, 33 or 46 of them. Their positions are named once, by WriteParameter: the
+// as arrays, 39 or 52 of them. Their positions are named once, by WriteParameter: the
 // SQL is written with the names (WriteParameterSql(WriteParameter::kEntryAmounts) is
-// "$12"), and postgres_write_batch.cc fills a WriteParameters slot by the same name, so
+// "$16"), and postgres_write_batch.cc fills a WriteParameters slot by the same name, so
 // the two files cannot drift apart. A static_assert keeps the counts; DeclareStatements
 // checks at start-up that each write statement uses exactly $1..$count.
 //
@@ -53,7 +53,7 @@ inline constexpr char kListKeyRecordsAfter[] = "list_key_records_after";
 inline constexpr char kPruneExpiredKeys[] = "prune_expired_keys";
 inline constexpr char kListEvents[] = "list_events";
 inline constexpr char kIsReversed[] = "is_reversed";
-inline constexpr char kLockAccounts[] = "lock_accounts";
+inline constexpr char kLockAccounts[] = "lock_accounts";  // then entries_running_max
 inline constexpr char kDebitUsage[] = "debit_usage";
 inline constexpr char kWriteBatch[] = "write_batch";
 inline constexpr char kWriteBatchWithHolds[] = "write_batch_with_holds";
@@ -75,6 +75,10 @@ inline constexpr char kDeleteWebhookEvent[] = "delete_webhook_event";
 inline constexpr char kPruneWebhookEvents[] = "prune_webhook_events";
 }  // namespace statement
 
+// lock_accounts' column after the account's (postgres_rows.h, kAccountColumns): its
+// entries_running_max (engines/common/entry_running_max.h).
+inline constexpr int kLockAccountsRunningMaxColumn = 10;
+
 // Declares every statement above on `connection` (no round trip: libpqxx prepares
 // lazily, so a connection opened before the migrations ran is still fine). The first
 // call checks the write statements' parameter positions (a failed check is a
@@ -94,6 +98,11 @@ enum class WriteParameter : int {
   kTransactionMetadata,
   kTransactionReversalOf,
   kTransactionFingerprints,
+  // transaction_metadata: one per member indexed (engine_common::IndexedMetadataMembers)
+  kMetadataNames,
+  kMetadataValues,
+  kMetadataCreatedAt,
+  kMetadataTransactionIds,
   // entries: one per entry
   kEntryAccountIds,
   kEntryAccountVersions,
@@ -103,11 +112,13 @@ enum class WriteParameter : int {
   kEntryAmounts,
   kEntryBalancesAfter,
   kEntryCreatedAt,
+  kEntryRunningMaxima,  // created_at_running_max (engines/common/entry_running_max.h)
   // accounts: one per account updated
   kAccountIds,
   kAccountBalances,
   kAccountVersions,
   kAccountLockedVersions,
+  kAccountEntriesRunningMax,  // NULL: the account's own is kept
   // key records: one per key recorded
   kKeyNamespaces,
   kKeyScopes,
@@ -146,7 +157,7 @@ inline constexpr int kWriteBatchParameterCount =
     static_cast<int>(WriteParameter::kPlaceholderKeys) + 1;
 inline constexpr int kWriteBatchWithHoldsParameterCount =
     static_cast<int>(WriteParameter::kSettledHoldSettledBy) + 1;
-static_assert(kWriteBatchParameterCount == 33 && kWriteBatchWithHoldsParameterCount == 46,
+static_assert(kWriteBatchParameterCount == 39 && kWriteBatchWithHoldsParameterCount == 52,
               "a write parameter was added or removed: check WriteBatchSql and "
               "PostgresWriteBatch::Parameters, which name every position");
 

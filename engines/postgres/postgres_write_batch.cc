@@ -3,9 +3,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "base/status.h"
 #include "engines/common/hold_writes.h"
+#include "engines/common/transaction_page.h"
 #include "engines/postgres/postgres_rows.h"
 #include "engines/postgres/postgres_statements.h"
 
@@ -33,6 +35,10 @@ absl::Status PostgresWriteBatch::AddTransaction(
           absl::StrCat("postgres: account ", account.id, " is updated twice in one write"));
     }
   }
+  // Last of the checks: from here on the batch and the running maxima move together.
+  LEDGER_ASSIGN_OR_RETURN(std::vector<absl::Time> running_maxima,
+                          running_maxima_.Continue(transaction));
+  entry_running_maxima_.push_back(std::move(running_maxima));
   transactions_.push_back(transaction);
   if (transaction.hold.has_value() || transaction.hold_id.has_value()) {
     places_or_settles_holds_ = true;
@@ -47,6 +53,7 @@ absl::Status PostgresWriteBatch::AddTransaction(
     update.pending_credits = account.pending_credits;
     auto found = locked.find(account.id);
     if (found != locked.end()) update.locked = found->second;
+    update.entries_running_max = running_maxima_.Latest(account.id);
   }
   return absl::OkStatus();
 }
@@ -117,14 +124,38 @@ void PostgresWriteBatch::SetTransactionParameters(WriteParameters& parameters) c
   parameters.Set(WriteParameter::kTransactionMetadata, TextArrayLiteral(metadata));
   parameters.Set(WriteParameter::kTransactionReversalOf, NullableTextArrayLiteral(reversal_of));
   parameters.Set(WriteParameter::kTransactionFingerprints, TextArrayLiteral(fingerprints));
+  SetMetadataParameters(parameters);
+}
+
+void PostgresWriteBatch::SetMetadataParameters(WriteParameters& parameters) const {
+  std::vector<std::string> names, values, transaction_ids;
+  std::vector<int64_t> created_at;
+  for (const Transaction& transaction : transactions_) {
+    // text cannot hold \u0000 (nor can jsonb): metadata naming it indexes nothing, as
+    // before 0006 (the rule of 0005's ledger_transaction_metadata_members).
+    if (absl::StrContains(transaction.metadata, "\\u0000")) continue;
+    for (engine_common::MetadataMember& member :
+         engine_common::IndexedMetadataMembers(transaction.metadata)) {
+      names.push_back(std::move(member.name));
+      values.push_back(std::move(member.value));
+      created_at.push_back(Micros(transaction.created_at));
+      transaction_ids.push_back(transaction.id);
+    }
+  }
+  parameters.Set(WriteParameter::kMetadataNames, TextArrayLiteral(names));
+  parameters.Set(WriteParameter::kMetadataValues, TextArrayLiteral(values));
+  parameters.Set(WriteParameter::kMetadataCreatedAt, IntegerArrayLiteral(created_at));
+  parameters.Set(WriteParameter::kMetadataTransactionIds, TextArrayLiteral(transaction_ids));
 }
 
 void PostgresWriteBatch::SetEntryParameters(WriteParameters& parameters) const {
   std::vector<std::string> account_ids, transaction_ids, assets;
-  std::vector<int64_t> versions, indexes, amounts, balances, created_at;
-  for (const Transaction& transaction : transactions_) {
+  std::vector<int64_t> versions, indexes, amounts, balances, created_at, running_maxima;
+  for (size_t t = 0; t < transactions_.size(); ++t) {
+    const Transaction& transaction = transactions_[t];
     for (size_t i = 0; i < transaction.entries.size(); ++i) {
       const Entry& entry = transaction.entries[i];
+      running_maxima.push_back(Micros(entry_running_maxima_[t][i]));
       account_ids.push_back(entry.account_id);
       versions.push_back(entry.account_version);
       transaction_ids.push_back(transaction.id);
@@ -143,13 +174,17 @@ void PostgresWriteBatch::SetEntryParameters(WriteParameters& parameters) const {
   parameters.Set(WriteParameter::kEntryAmounts, IntegerArrayLiteral(amounts));
   parameters.Set(WriteParameter::kEntryBalancesAfter, IntegerArrayLiteral(balances));
   parameters.Set(WriteParameter::kEntryCreatedAt, IntegerArrayLiteral(created_at));
+  parameters.Set(WriteParameter::kEntryRunningMaxima, IntegerArrayLiteral(running_maxima));
 }
 
 void PostgresWriteBatch::SetAccountParameters(WriteParameters& parameters) const {
   std::vector<std::string> ids;
   std::vector<int64_t> balances, versions;
-  std::vector<std::optional<int64_t>> locked_versions;
+  std::vector<std::optional<int64_t>> locked_versions, running_maxima;
   for (const auto& [id, update] : accounts_) {
+    running_maxima.push_back(update.entries_running_max.has_value()
+                                 ? std::optional<int64_t>(Micros(*update.entries_running_max))
+                                 : std::nullopt);
     ids.push_back(id);
     balances.push_back(update.balance);
     versions.push_back(update.version);
@@ -162,6 +197,8 @@ void PostgresWriteBatch::SetAccountParameters(WriteParameters& parameters) const
   parameters.Set(WriteParameter::kAccountVersions, IntegerArrayLiteral(versions));
   parameters.Set(WriteParameter::kAccountLockedVersions,
                  NullableIntegerArrayLiteral(locked_versions));
+  parameters.Set(WriteParameter::kAccountEntriesRunningMax,
+                 NullableIntegerArrayLiteral(running_maxima));
 }
 
 void PostgresWriteBatch::SetKeyParameters(WriteParameters& parameters) const {
@@ -311,6 +348,7 @@ absl::Status PostgresWriteBatch::CheckApplied(const WriteBatchCounts& applied) c
 }
 
 void PostgresWriteBatch::Clear() {
+  entry_running_maxima_.clear();
   transactions_.clear();
   places_or_settles_holds_ = false;
   accounts_.clear();

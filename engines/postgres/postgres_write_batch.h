@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "engines/common/entry_running_max.h"
 #include "engines/postgres/postgres_statements.h"
 #include "idempotency/key.h"
 #include "ledger/account.h"
@@ -58,9 +60,20 @@ struct LockedAccount {
 
 class PostgresWriteBatch {
  public:
+  // The account's entries_running_max as LockAccounts read it (nullopt: no entry yet):
+  // each entry added continues it (engines/common/entry_running_max.h). Kept by Clear: a
+  // unit of work's later batches continue it too.
+  void NoteLocked(const std::string& account_id, std::optional<absl::Time> running_max) {
+    running_maxima_.NoteLocked(account_id, running_max);
+  }
+  // The accounts of `transaction`'s entries not noted, sorted: to lock before adding it.
+  std::vector<std::string> Unnoted(const Transaction& transaction) const {
+    return running_maxima_.Unnoted(transaction);
+  }
   // `locked`: each account as LockAccounts read it; the update then only applies if
   // the version is unchanged (checked again in the database). InvalidArgument, nothing
-  // added, for an account updated twice or hold fields that do not fit the kind.
+  // added, for an account updated twice or hold fields that do not fit the kind;
+  // Internal for an entry of an account not noted (NoteLocked).
   absl::Status AddTransaction(const Transaction& transaction,
                               const std::vector<Account>& updated_accounts,
                               const std::map<std::string, LockedAccount>& locked);
@@ -79,7 +92,7 @@ class PostgresWriteBatch {
   // The prepared statement to send: statement::kWriteBatch or kWriteBatchWithHolds.
   const char* Statement() const;
   // Its parameters in statement order, as array literals, each filled by its name
-  // (WriteParameter): the 33 of write_batch, or the 46 of write_batch_with_holds.
+  // (WriteParameter): the 39 of write_batch, or the 52 of write_batch_with_holds.
   std::vector<std::string> Parameters() const;
   WriteBatchCounts Expected() const;
   // Compares what the statement reports with Expected(): a key that did not land means
@@ -96,6 +109,7 @@ class PostgresWriteBatch {
     Amount pending_debits = 0;
     Amount pending_credits = 0;
     std::optional<LockedAccount> locked;
+    std::optional<absl::Time> entries_running_max;  // nullopt: the row keeps its own
     // Not as locked (or not locked by this transaction): only the holds statement
     // stores pending amounts.
     bool PendingChanged() const {
@@ -105,6 +119,8 @@ class PostgresWriteBatch {
   };
 
   void SetTransactionParameters(WriteParameters& parameters) const;
+  // The transactions' rows of transaction_metadata (IndexedMetadataMembers).
+  void SetMetadataParameters(WriteParameters& parameters) const;
   void SetEntryParameters(WriteParameters& parameters) const;
   void SetAccountParameters(WriteParameters& parameters) const;
   void SetKeyParameters(WriteParameters& parameters) const;
@@ -113,6 +129,8 @@ class PostgresWriteBatch {
   // write_batch_with_holds only: kTransactionHoldIds to kSettledHoldSettledBy.
   void SetHoldParameters(WriteParameters& parameters) const;
 
+  // Each transaction's entries' created_at_running_max, as transactions_.
+  std::vector<std::vector<absl::Time>> entry_running_maxima_;
   std::vector<Transaction> transactions_;
   bool places_or_settles_holds_ = false;
   std::map<std::string, AccountUpdate> accounts_;
@@ -120,6 +138,7 @@ class PostgresWriteBatch {
   std::set<IdentityKey> keys_claimed_without_row_;
   std::vector<OutboxEvent> events_;
   std::set<IdentityKey> placeholders_;
+  engine_common::EntryRunningMaxima running_maxima_;  // kept by Clear
 };
 
 }  // namespace ledger::postgres_internal

@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "base/check.h"
 #include "engines/common/database_url.h"
+#include "engines/common/entry_running_max.h"
 #include "engines/common/error_table.h"
 #include "engines/common/hold_writes.h"
 #include "engines/common/standalone.h"
@@ -102,6 +103,9 @@ class SqliteStorageTransaction final : public StorageTransaction {
   // otherwise run in autocommit mode, outside the claim.
   absl::Status Ready();
   absl::Status UpdateAccount(const Transaction& transaction, const Account& account);
+  // Locks (reads) the accounts of `transaction`'s entries that LockAccounts did not: a
+  // caller of the storage contract that skipped it.
+  absl::Status NoteUnlockedAccounts(const Transaction& transaction);
   // Ends the transaction's hold: writer turn first, then the connection to the pool.
   void Finish();
 
@@ -110,6 +114,8 @@ class SqliteStorageTransaction final : public StorageTransaction {
   WriterTurn turn_;
   const BeginOptions options_;
   State state_ = State::kNotBegun;
+  // Each locked account's latest entry running maximum, continued along the writes.
+  engine_common::EntryRunningMaxima running_maxima_;
 };
 
 absl::Status SqliteStorageTransaction::Ready() {
@@ -166,12 +172,21 @@ absl::StatusOr<std::vector<Account>> SqliteStorageTransaction::LockAccounts(
   // SQLite has no row locks and needs none: the writer lock taken by BEGIN IMMEDIATE
   // already excludes every other writer until COMMIT. Reading in the given order
   // keeps the result's order the caller's.
+  // The same read notes each account's entries_running_max for the entries it will write.
   std::vector<Account> accounts;
   accounts.reserve(sorted_ids.size());
   for (const std::string& id : sorted_ids) {
-    LEDGER_ASSIGN_OR_RETURN(std::optional<Account> account,
-                            SelectAccount(**connection_, id, ErrorContext::kTransaction));
-    if (account.has_value()) accounts.push_back(*std::move(account));
+    LEDGER_ASSIGN_OR_RETURN(Query query,
+                            (*connection_)->Prepare(statement::kLockAccount, "lock account",
+                                                    ErrorContext::kTransaction));
+    query.BindText(id);
+    LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
+    if (!found) continue;
+    accounts.push_back(ReadAccount(query));
+    running_maxima_.NoteLocked(
+        id, query.IsNull(statement::kLockAccountRunningMaxColumn)
+                ? std::nullopt
+                : std::optional<absl::Time>(query.Time(statement::kLockAccountRunningMaxColumn)));
   }
   return accounts;
 }
@@ -215,11 +230,20 @@ absl::Status SqliteStorageTransaction::WriteTransaction(
   // A taken id, reversal_of or hold_id is retryable (the error table): writers are
   // serialized, so it cannot happen after the pipeline's checks under this same lock,
   // unless a writer outside this engine (another process) got in first.
-  LEDGER_RETURN_IF_ERROR(InsertTransactionRows(**connection_, transaction));
+  LEDGER_RETURN_IF_ERROR(NoteUnlockedAccounts(transaction));
+  LEDGER_ASSIGN_OR_RETURN(const std::vector<absl::Time> running_maxima,
+                          running_maxima_.Continue(transaction));
+  LEDGER_RETURN_IF_ERROR(InsertTransactionRows(**connection_, transaction, running_maxima));
   for (const Account& account : updated_accounts) {
     LEDGER_RETURN_IF_ERROR(UpdateAccount(transaction, account));
   }
   return absl::OkStatus();
+}
+
+absl::Status SqliteStorageTransaction::NoteUnlockedAccounts(const Transaction& transaction) {
+  const std::vector<std::string> unnoted = running_maxima_.Unnoted(transaction);
+  if (unnoted.empty()) return absl::OkStatus();
+  return LockAccounts(unnoted).status();
 }
 
 absl::Status SqliteStorageTransaction::UpdateAccount(const Transaction& transaction,
@@ -233,6 +257,7 @@ absl::Status SqliteStorageTransaction::UpdateAccount(const Transaction& transact
       .BindInt(account.version)
       .BindInt(account.pending_debits)
       .BindInt(account.pending_credits)
+      .BindOptionalTime(running_maxima_.Latest(account.id))
       .BindText(account.id)
       .BindInt(version_before);
   LEDGER_RETURN_IF_ERROR(query.Run());

@@ -7,9 +7,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/status.h"
 #include "engines/common/hold_writes.h"
 #include "engines/common/row_readers.h"
+#include "engines/common/transaction_page.h"
 #include "engines/sqlite/sqlite_statements.h"
 
 namespace ledger::sqlite_internal {
@@ -23,7 +25,7 @@ const std::string& InsertEntriesSql(size_t rows) {
       std::string& sql = built[count];
       sql = statement::kInsertEntriesHead;
       for (size_t row = 0; row < count; ++row) {
-        absl::StrAppend(&sql, row == 0 ? "" : ", ", "(?, ?, ?, ?, ?, ?, ?, ?)");
+        absl::StrAppend(&sql, row == 0 ? "" : ", ", "(?, ?, ?, ?, ?, ?, ?, ?, ?)");
       }
     }
     return built;
@@ -180,7 +182,11 @@ absl::StatusOr<std::optional<Transaction>> SelectTransaction(Connection& connect
   return transaction;
 }
 
-absl::Status InsertTransactionRows(Connection& connection, const Transaction& transaction) {
+absl::Status InsertTransactionRows(Connection& connection, const Transaction& transaction,
+                                   const std::vector<absl::Time>& running_maxima) {
+  LEDGER_CHECK(running_maxima.size() == transaction.entries.size())
+      << running_maxima.size() << " running maxima for " << transaction.entries.size()
+      << " entries";
   {
     LEDGER_ASSIGN_OR_RETURN(
         Query query,
@@ -197,6 +203,19 @@ absl::Status InsertTransactionRows(Connection& connection, const Transaction& tr
     // during the write, retryable.
     LEDGER_RETURN_IF_ERROR(query.Run());
   }
+  // The id is new (the INSERT above would have failed), and a transaction's member names
+  // are distinct: no row can be there already.
+  for (const engine_common::MetadataMember& member :
+       engine_common::IndexedMetadataMembers(transaction.metadata)) {
+    LEDGER_ASSIGN_OR_RETURN(Query query, connection.Prepare(statement::kInsertMetadataMember,
+                                                            "index the metadata",
+                                                            ErrorContext::kWrite));
+    query.BindText(member.name)
+        .BindText(member.value)
+        .BindTime(transaction.created_at)
+        .BindText(transaction.id);
+    LEDGER_RETURN_IF_ERROR(query.Run());
+  }
   const std::vector<Entry>& entries = transaction.entries;
   for (size_t first = 0; first < entries.size(); first += kEntriesPerInsertMax) {
     const size_t rows = std::min(kEntriesPerInsertMax, entries.size() - first);
@@ -211,7 +230,8 @@ absl::Status InsertTransactionRows(Connection& connection, const Transaction& tr
           .BindText(entry.asset)
           .BindInt(entry.amount)
           .BindInt(entry.balance_after)
-          .BindTime(transaction.created_at);
+          .BindTime(transaction.created_at)
+          .BindTime(running_maxima[index]);
     }
     LEDGER_RETURN_IF_ERROR(query.Run());
   }

@@ -79,12 +79,16 @@ absl::StatusOr<std::optional<Transaction>> SelectTransaction(Connection& connect
 absl::Status SelectEntriesInto(Connection& connection, Transaction& transaction,
                                ErrorContext context);
 
-// The transaction row and its entries (multi-row INSERTs of up to kEntriesPerInsertMax),
-// then what it does to a hold: a hold inserts its holds row, pending; a capture, void or
+// The transaction row, its rows of transaction_metadata
+// (engine_common::IndexedMetadataMembers) and its entries (multi-row INSERTs of up to
+// kEntriesPerInsertMax), each with its created_at_running_max from `running_maxima` (one
+// per entry, in entry order: engine_common::EntryRunningMaxima), then what it does to a
+// hold: a hold inserts its holds row, pending; a capture, void or
 // expire settles the hold it names (RetryableError if that hold is not pending: the
 // pipeline saw it pending under the writer lock, so a rerun re-checks). The caller checks
 // the hold fields fit the kind (engine_common::CheckHoldFields) first.
-absl::Status InsertTransactionRows(Connection& connection, const Transaction& transaction);
+absl::Status InsertTransactionRows(Connection& connection, const Transaction& transaction,
+                                   const std::vector<absl::Time>& running_maxima);
 
 absl::StatusOr<std::optional<Hold>> SelectHold(Connection& connection, std::string_view id,
                                                ErrorContext context);

@@ -28,9 +28,17 @@ inline constexpr char kListAccounts[] =
 inline constexpr char kCloseAccountIfZeroBalance[] =
     "UPDATE accounts SET closed = 1 WHERE id = ? AND balance = 0"
     " AND pending_debits = 0 AND pending_credits = 0";
+// The account under the writer lock, then its entries_running_max (column
+// kLockAccountRunningMaxColumn; engines/common/entry_running_max.h).
+inline constexpr char kLockAccount[] =
+    "SELECT " LEDGER_SQLITE_ACCOUNT_COLUMNS ", entries_running_max FROM accounts WHERE id = ?";
+inline constexpr int kLockAccountRunningMaxColumn = 10;
+// Its entries_running_max parameter is NULL for an account this transaction never read
+// (no entry of its was written): the row keeps its own.
 inline constexpr char kUpdateAccount[] =
     "UPDATE accounts SET balance = ?, version = ?,"
-    " pending_debits = ?, pending_credits = ?"
+    " pending_debits = ?, pending_credits = ?,"
+    " entries_running_max = coalesce(?, entries_running_max)"
     " WHERE id = ? AND version = ?";
 
 // transactions and entries
@@ -54,7 +62,11 @@ inline constexpr char kSelectDebits[] =
     " AND amount < 0";
 inline constexpr char kInsertEntriesHead[] =
     "INSERT INTO entries (account_id, account_version, transaction_id, entry_index, "
-    "asset, amount, balance_after, created_at) VALUES ";
+    "asset, amount, balance_after, created_at, created_at_running_max) VALUES ";
+// One row of transaction_metadata (engine_common::IndexedMetadataMembers).
+inline constexpr char kInsertMetadataMember[] =
+    "INSERT INTO transaction_metadata (member_name, member_value, created_at, transaction_id)"
+    " VALUES (?, ?, ?, ?)";
 
 // key records
 // One backward step of entries_by_account_as_of (schema/sqlite/0004_reads_indexes.sql).

@@ -10,10 +10,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/status.h"
 #include "gtest/gtest.h"
 #include "ledger/engine.h"
 #include "ledger/json.h"
 #include "ledger/ledger.h"
+#include "ledger/unit_of_work.h"
 #include "tests/conformance/conformance_fixture.h"
 
 namespace ledger::testing {
@@ -138,6 +140,80 @@ TEST_P(ConformanceTest, ReadsBalanceAsOfSeesABatchAsOneInstant) {
   for (const SubmitResult& result : *results) ASSERT_TRUE(result.ok() && result->ok());
   EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(2) - absl::Microseconds(1)), 5);
   EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(2)), 35);
+}
+
+// The running maximum is carried from one write to the next on the account's row
+// (engines/common/entry_running_max.h): a batch committed after the clock stepped back,
+// posting to alice in several items (top-ups, a transfer out, a hold captured), keeps the
+// greater time of the entry before it, so an instant before that entry still answers the
+// history before it, exactly what walking the history gives.
+TEST_P(ConformanceTest, ReadsBalanceAsOfContinuesTheRunningMaxThroughABatchAfterTheClockStepsBack) {
+  clock().Set(kStart + absl::Seconds(10));
+  Fund("alice", 1000);  // version 1 at 10
+  absl::StatusOr<Outcome> hold =
+      Submit("hold-1", Operation::Hold("alice", "bob", "CREDITS", 7, kStart + absl::Hours(1)));
+  ASSERT_TRUE(hold.ok() && hold->kind == OutcomeKind::kCommitted);
+  clock().Set(kStart + absl::Seconds(100));
+  Fund("alice", 1);  // version 2 at 100
+  clock().Set(kStart + absl::Seconds(50));  // stepped back
+  SubmitBatchRequest batch;
+  batch.items.push_back({.key = "batch-top-up-1",
+                         .operation = Operation::TopUp("issuance", "alice", "CREDITS", 10)});
+  batch.items.push_back({.key = "batch-transfer",
+                         .operation = Operation::Transfer("alice", "bob", "CREDITS", 100)});
+  batch.items.push_back({.key = "batch-top-up-2",
+                         .operation = Operation::TopUp("issuance", "alice", "CREDITS", 20)});
+  batch.items.push_back({.key = "batch-capture", .operation = Operation::Capture(hold->transaction.id)});
+  absl::StatusOr<std::vector<SubmitResult>> results = ledger().SubmitBatch(batch);
+  ASSERT_TRUE(results.ok()) << results.status();
+  for (const SubmitResult& result : *results) {
+    ASSERT_TRUE(result.ok() && result->ok()) << (result.ok() ? result->detail : result.status().ToString());
+  }
+  for (int seconds : {0, 10, 49, 50, 51, 99, 100, 101}) {
+    const absl::Time at = kStart + absl::Seconds(seconds);
+    EXPECT_EQ(BalanceAsOf(ledger(), "alice", at), BalanceByWalkingTheHistory(engine(), "alice", at))
+        << "alice as of +" << seconds << " s";
+    EXPECT_EQ(BalanceAsOf(ledger(), "bob", at), BalanceByWalkingTheHistory(engine(), "bob", at))
+        << "bob as of +" << seconds << " s";
+  }
+  // Before version 2 (at 100) only version 1 counts, though the batch is stamped 50.
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(99)), 1000);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(100)), 1000 + 1 + 10 - 100 + 20 - 7);
+  // bob's first entry is the batch's (at 50): his own history starts there.
+  EXPECT_EQ(BalanceAsOf(ledger(), "bob", kStart + absl::Seconds(49)), 0);
+  EXPECT_EQ(BalanceAsOf(ledger(), "bob", kStart + absl::Seconds(50)), 107);
+
+  // And the next write after the batch continues from it too (the clock steps back again).
+  clock().Set(kStart + absl::Seconds(30));
+  Fund("alice", 10000);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(99)), 1000);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(100)), 10924);
+}
+
+// Two submits in one unit of work (one storage transaction, Ledger::Transact), the clock
+// stepped back between them: the second continues the first's running maximum.
+TEST_P(ConformanceTest, ReadsBalanceAsOfContinuesTheRunningMaxWithinAUnitOfWork) {
+  clock().Set(kStart + absl::Seconds(10));
+  Fund("alice", 1);
+  absl::Status done = ledger().Transact([&](UnitOfWork& unit) -> absl::Status {
+    clock().Set(kStart + absl::Seconds(100));
+    LEDGER_ASSIGN_OR_RETURN(Outcome first, unit.Submit({.key = "unit-1",
+        .operation = Operation::TopUp("issuance", "alice", "CREDITS", 10)}));
+    if (first.kind != OutcomeKind::kCommitted) return absl::InternalError(first.detail);
+    clock().Set(kStart + absl::Seconds(50));
+    LEDGER_ASSIGN_OR_RETURN(Outcome second, unit.Submit({.key = "unit-2",
+        .operation = Operation::TopUp("issuance", "alice", "CREDITS", 100)}));
+    if (second.kind != OutcomeKind::kCommitted) return absl::InternalError(second.detail);
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(done.ok()) << done;
+  for (int seconds : {9, 10, 49, 50, 99, 100}) {
+    const absl::Time at = kStart + absl::Seconds(seconds);
+    EXPECT_EQ(BalanceAsOf(ledger(), "alice", at), BalanceByWalkingTheHistory(engine(), "alice", at))
+        << "as of +" << seconds << " s";
+  }
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(99)), 1);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(100)), 111);
 }
 
 // Holds keep no history: placing one posts no entry, so the balance as of any instant is

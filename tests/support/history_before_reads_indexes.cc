@@ -78,8 +78,8 @@ void ExpectReadsIndexesAfterMigration(Ledger& ledger, Engine& engine, ManualCloc
   // (created_at, id) order: the one at 100 s before the one at 200 s.
   EXPECT_EQ(ids, before.order_a);
 
-  // After the migration both are kept (triggers, or MySQL's write path): a commit at 250 s
-  // (before the last at 300).
+  // After the migration both are kept by the write path: a commit at 250 s (before the
+  // last at 300) continues alice's running maximum from her account row.
   clock.Set(start + absl::Seconds(250));
   std::string after = TopUp(ledger, "after-migration", 1024, /*order_a=*/true);
   ExpectEveryInstantMatchesTheWalk(ledger, engine, start);

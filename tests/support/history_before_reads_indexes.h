@@ -3,8 +3,8 @@
 // steps back between commits and metadata on some transactions, then what the migrated
 // database must answer: every balance as of an instant exactly what walking the history
 // in commit order gives, the old transactions listed by their metadata, and both kept for
-// writes after the migration (by triggers on SQLite and PostgreSQL, by the write path on
-// MySQL). How the older schema is made stays in
+// writes after the migration by the write path (from the running maximum on the account
+// row, which sqlite 0005, postgres 0006 and mysql 0006 fill). How the older schema is made stays in
 // tests/engines/<engine>/*_holds_test.cc.
 #ifndef LEDGER_TESTS_SUPPORT_HISTORY_BEFORE_READS_INDEXES_H_
 #define LEDGER_TESTS_SUPPORT_HISTORY_BEFORE_READS_INDEXES_H_

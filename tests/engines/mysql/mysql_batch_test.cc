@@ -281,10 +281,11 @@ TEST_F(MysqlBatchTest, TheBatchClaimFallsBackOneByOneWhenAKeyExists) {
 }
 
 // created_at_running_max (schema/mysql/0005_reads_indexes.sql) is written by the engine:
-// LockAccounts reads it for the accounts it locks, and a write that skipped LockAccounts
-// (a caller of the storage contract alone) has it read before its entries go. Either way
-// it continues from the account's latest entry, here one created later than the new
-// ones (a clock stepped back), so the new entries keep that greater maximum.
+// LockAccounts reads the account's entries_running_max (0006) for the accounts it locks,
+// and a write that skipped LockAccounts (a caller of the storage contract alone) has its
+// accounts locked and read before its entries go. Either way it continues from the
+// account's latest entry, here one created later than the new ones (a clock stepped
+// back), so the new entries keep that greater maximum.
 TEST_F(MysqlBatchTest, EntriesContinueTheRunningMaximumWithOrWithoutLockAccounts) {
   const absl::Time start = clock_.Now();
   clock_.Set(start + absl::Seconds(100));

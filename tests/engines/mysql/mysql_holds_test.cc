@@ -43,6 +43,8 @@ constexpr int kHoldsMigrationVersion = 3;
 // schema/mysql/0004_one_key_space.sql.
 constexpr int kOneKeySpaceMigrationVersion = 4;
 constexpr int kReadsIndexesMigrationVersion = 5;  // schema/mysql/0005_reads_indexes.sql
+// schema/mysql/0006_running_max_on_accounts.sql
+constexpr int kRunningMaxOnAccountsMigrationVersion = 6;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -267,6 +269,61 @@ TEST_F(MysqlHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
   EXPECT_EQ(Text(absl::StrCat("SELECT COUNT(*) FROM information_schema.TRIGGERS"
                               " WHERE TRIGGER_SCHEMA = '", database, "'")),
             "0");
+}
+
+// The columns of every table of `database` with their types, its indexes and triggers:
+// how many, and the sum of their CRC32s (GROUP_CONCAT would stop at
+// group_concat_max_len).
+std::string SchemaQuery(const std::string& database) {
+  return absl::StrCat(
+      "SELECT CONCAT(COUNT(*), ' ', SUM(CRC32(line))) FROM ("
+      " SELECT CONCAT('column ', TABLE_NAME, '.', COLUMN_NAME, ' ', COLUMN_TYPE, ' ',"
+      "   IS_NULLABLE) AS line FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '",
+      database, "'"
+      " UNION ALL SELECT CONCAT('index ', TABLE_NAME, '.', INDEX_NAME, ' ', SEQ_IN_INDEX, ' ',"
+      "   COLUMN_NAME) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = '", database, "'"
+      " UNION ALL SELECT CONCAT('trigger ', TRIGGER_NAME) FROM information_schema.TRIGGERS"
+      "   WHERE TRIGGER_SCHEMA = '", database, "') AS schema_lines");
+}
+
+// Issue 27: 0006 fills accounts.entries_running_max from the entries (alice's is her
+// latest, at 300 s), after which the lock read returns it and the write path continues
+// it, and leaves the schema a fresh database has. The write after it (a commit at 250 s,
+// in ExpectReadsIndexesAfterMigration) continues from the filled column: were it left
+// NULL, that entry would take 250 s as its running maximum and the balance as of 299 s
+// would count it.
+TEST_F(MysqlHoldsTest, RunningMaxOnAccountsMigrationContinuesTheHistory) {
+  const std::string source = Scratch("running_max_source");
+  const std::string database = Scratch("running_max");
+  ASSERT_NE(MigrateBeforeHolds(database, kRunningMaxOnAccountsMigrationVersion), nullptr);
+  ManualClock clock(kStart);
+  HistoryBeforeReadsIndexes before;
+  {
+    std::shared_ptr<Engine> source_engine = Open(source);
+    ASSERT_NE(source_engine, nullptr);
+    Ledger ledger = OpenTestLedger(source_engine, {.clock = &clock});
+    before = WriteHistoryBeforeReadsIndexes(ledger, clock);
+  }
+  for (const char* table : {"assets", "accounts", "transactions", "transaction_metadata",
+                            "entries", "idempotency_keys", "outbox_events"}) {
+    CopyRows(source, database, table);
+  }
+  const std::string table = absl::StrCat("`", database, "`.");
+  EXPECT_EQ(Text(absl::StrCat("SELECT COUNT(*) FROM information_schema.COLUMNS"
+                              " WHERE TABLE_SCHEMA = '", database,
+                              "' AND COLUMN_NAME = 'entries_running_max'")),
+            "0");
+  std::shared_ptr<Engine> engine = Open(database, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Text(absl::StrCat("SELECT name FROM ", table, "schema_migrations WHERE version = 6")),
+            "0006_running_max_on_accounts");
+  EXPECT_EQ(Text(absl::StrCat("SELECT entries_running_max FROM ", table,
+                              "accounts WHERE id = 'alice'")),
+            absl::StrCat(absl::ToUnixMicros(kStart + absl::Seconds(300))));
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  EXPECT_EQ(Text(SchemaQuery(database)), Text(SchemaQuery(source)));
 }
 
 // The engine writes the running maxima and the metadata rows itself, in the submit's

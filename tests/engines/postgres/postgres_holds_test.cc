@@ -49,6 +49,8 @@ constexpr int kHoldsMigrationVersion = 3;
 // schema/postgres/0004_one_key_space.sql.
 constexpr int kOneKeySpaceMigrationVersion = 4;
 constexpr int kReadsIndexesMigrationVersion = 5;  // schema/postgres/0005_reads_indexes.sql
+// schema/postgres/0006_running_max_on_accounts.sql
+constexpr int kRunningMaxOnAccountsMigrationVersion = 6;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -114,6 +116,40 @@ class PostgresHoldsTest : public ::testing::Test {
     absl::StatusOr<std::string> text = QueryPostgresValue(sql);
     EXPECT_TRUE(text.ok()) << text.status();
     return text.ok() ? *text : "";
+  }
+
+  // `write` runs through a Ledger on a fresh database with the latest schema (the engine
+  // writes columns later migrations add, so it cannot write an older schema); that schema
+  // is then set aside and its rows copied, in the older schema's columns, into a public
+  // schema migrated only up to before `version`: `tables` in that order, entries in each
+  // account's version order (0005's trigger reads the entry before each).
+  static void WriteThenCopyIntoOlderSchema(int version, const std::vector<std::string>& tables,
+                                           const std::function<void(Ledger&)>& write,
+                                           ManualClock& clock) {
+    {
+      std::shared_ptr<Engine> source = OpenFresh();
+      ASSERT_NE(source, nullptr);
+      Ledger ledger = OpenTestLedger(source, {.clock = &clock});
+      write(ledger);
+    }
+    ASSERT_TRUE(Sql("DROP SCHEMA IF EXISTS older_source CASCADE;"
+                    " ALTER SCHEMA public RENAME TO older_source; CREATE SCHEMA public")
+                    .ok());
+    absl::Status older = MigrateBefore(version);
+    ASSERT_TRUE(older.ok()) << older;
+    for (const std::string& table : tables) {
+      if (table == "transactions") {
+        CopyRows("older_source", table, "reversal_of IS NOT NULL, id");
+      } else if (table == "entries") {
+        CopyRows("older_source", table, "account_id, account_version");
+      } else {
+        CopyRows("older_source", table);
+      }
+    }
+    ASSERT_TRUE(Sql("SELECT setval(pg_get_serial_sequence('outbox_events', 'insert_order'),"
+                    " (SELECT max(insert_order) FROM outbox_events))")
+                    .ok());
+    ASSERT_TRUE(Sql("DROP SCHEMA older_source CASCADE").ok());
   }
 
   // How many of the columns 0003 adds the public schema has.
@@ -289,8 +325,9 @@ Account AccountWith(const std::string& id, Amount balance, int64_t version, Amou
 }
 
 // A plain transfer goes as write_batch, which writes what a submit wrote before holds
-// (32 parameters); a hold, a settlement or a change of pending amounts as
-// write_batch_with_holds (45). No server needed.
+// (39 parameters); a hold, a settlement or a change of pending amounts as
+// write_batch_with_holds (52). Each entry carries its account's running maximum, and each
+// account its latest (engines/common/entry_running_max.h). No server needed.
 TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
   using postgres_internal::LockedAccount;
   using postgres_internal::PostgresWriteBatch;
@@ -299,7 +336,15 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
   Transaction transfer{.id = "t-1", .kind = OperationKind::kTransfer, .created_at = kStart};
   transfer.entries = {{"alice", "CREDITS", -5, 95, 4}, {"bob", "CREDITS", 5, 5, 8}};
 
+  // What LockAccounts would note: alice's latest entry an hour after this transfer (a
+  // clock stepped back), bob without one.
+  const absl::Time later = kStart + absl::Hours(1);
+  const auto noted = [&](PostgresWriteBatch& batch) {
+    batch.NoteLocked("alice", later);
+    batch.NoteLocked("bob", std::nullopt);
+  };
   PostgresWriteBatch plain;
+  noted(plain);
   ASSERT_TRUE(plain
                   .AddTransaction(transfer,
                                   {AccountWith("alice", 95, 4, 40, 0),
@@ -307,14 +352,22 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
                                   locked)
                   .ok());
   EXPECT_STREQ(plain.Statement(), postgres_internal::statement::kWriteBatch);
-  EXPECT_EQ(plain.Parameters().size(), 33u);
+  const std::vector<std::string> transfer_parameters = plain.Parameters();
+  EXPECT_EQ(transfer_parameters.size(), 39u);
+  const std::string maxima =
+      absl::StrCat("{", absl::ToUnixMicros(later), ",", absl::ToUnixMicros(kStart), "}");
+  using postgres_internal::WriteParameter;
+  EXPECT_EQ(transfer_parameters[static_cast<int>(WriteParameter::kEntryRunningMaxima)], maxima);
+  EXPECT_EQ(transfer_parameters[static_cast<int>(WriteParameter::kAccountEntriesRunningMax)],
+            maxima);  // alice, bob
 
   PostgresWriteBatch pending_changed;  // not written by any kind today, stored all the same
+  noted(pending_changed);
   ASSERT_TRUE(pending_changed
                   .AddTransaction(transfer, {AccountWith("alice", 95, 4, 39, 0)}, locked)
                   .ok());
   EXPECT_STREQ(pending_changed.Statement(), postgres_internal::statement::kWriteBatchWithHolds);
-  EXPECT_EQ(pending_changed.Parameters().size(), 46u);
+  EXPECT_EQ(pending_changed.Parameters().size(), 52u);
 
   Transaction hold{.id = "h-1", .kind = OperationKind::kHold, .created_at = kStart};
   hold.hold = HoldTerms{"alice", "bob", "CREDITS", 10, kStart + absl::Hours(1)};
@@ -327,12 +380,12 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
                   .ok());
   EXPECT_STREQ(placing.Statement(), postgres_internal::statement::kWriteBatchWithHolds);
   const std::vector<std::string> parameters = placing.Parameters();
-  ASSERT_EQ(parameters.size(), 46u);
-  EXPECT_EQ(parameters[33], "{NULL}");                 // the transaction's hold_id
-  EXPECT_EQ(parameters[34], "{50,0}");                 // pending debits, by account id
-  EXPECT_EQ(parameters[35], "{0,50}");                 // pending credits
-  EXPECT_EQ(parameters[36], "{\"h-1\"}");              // the hold placed
-  EXPECT_EQ(parameters[41], absl::StrCat("{", absl::ToUnixMicros(kStart + absl::Hours(1)), "}"));
+  ASSERT_EQ(parameters.size(), 52u);
+  EXPECT_EQ(parameters[39], "{NULL}");                 // the transaction's hold_id
+  EXPECT_EQ(parameters[40], "{50,0}");                 // pending debits, by account id
+  EXPECT_EQ(parameters[41], "{0,50}");                 // pending credits
+  EXPECT_EQ(parameters[42], "{\"h-1\"}");              // the hold placed
+  EXPECT_EQ(parameters[47], absl::StrCat("{", absl::ToUnixMicros(kStart + absl::Hours(1)), "}"));
   EXPECT_EQ(placing.Expected().holds, 1);
   EXPECT_EQ(placing.Expected().settled_holds, 0);
 
@@ -346,11 +399,11 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
                                   locked)
                   .ok());
   const std::vector<std::string> settled = settling.Parameters();
-  ASSERT_EQ(settled.size(), 46u);
-  EXPECT_EQ(settled[33], "{\"h-0\"}");
-  EXPECT_EQ(settled[43], "{\"h-0\"}");
-  EXPECT_EQ(settled[44], "{\"expired\"}");
-  EXPECT_EQ(settled[45], "{\"e-1\"}");
+  ASSERT_EQ(settled.size(), 52u);
+  EXPECT_EQ(settled[39], "{\"h-0\"}");
+  EXPECT_EQ(settled[49], "{\"h-0\"}");
+  EXPECT_EQ(settled[50], "{\"expired\"}");
+  EXPECT_EQ(settled[51], "{\"e-1\"}");
   EXPECT_EQ(settling.Expected().settled_holds, 1);
   postgres_internal::WriteBatchCounts applied = settling.Expected();
   applied.settled_holds = 0;
@@ -370,17 +423,15 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
 // one default space once 0004 has run (tests/support/keys_before_one_key_space.h), and
 // a second run of its SQL copies nothing more.
 TEST_F(PostgresHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
-  ASSERT_TRUE(ResetPostgresTestDatabase().ok());
-  absl::Status older = MigrateBefore(kOneKeySpaceMigrationVersion);
-  ASSERT_TRUE(older.ok()) << older;
-  std::shared_ptr<Engine> engine = Open(/*migrate=*/false);
-  ASSERT_NE(engine, nullptr);
   ManualClock clock(kStart);
   KeysBeforeOneKeySpace before;
-  {
-    Ledger ledger = OpenTestLedger(engine, {.clock = &clock});
-    before = WriteKeysOfPerKindSpaces(ledger, clock);
-  }
+  ASSERT_NO_FATAL_FAILURE(WriteThenCopyIntoOlderSchema(
+      kOneKeySpaceMigrationVersion,
+      {"assets", "accounts", "transactions", "holds", "entries", "idempotency_keys",
+       "outbox_events"},
+      [&](Ledger& ledger) { before = WriteKeysOfPerKindSpaces(ledger, clock); }, clock));
+  std::shared_ptr<Engine> engine = Open(/*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
   ASSERT_TRUE(engine->Migrate().ok());
   EXPECT_EQ(Text("SELECT name FROM schema_migrations WHERE version = 4"), "0004_one_key_space");
   // pay-1, shared (the transfer), hold-1 copied; http-1 was there already.
@@ -398,24 +449,78 @@ TEST_F(PostgresHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
 }
 
 // Issues 27 and 31: migration 0005 computes the running maximum of existing entries and
-// indexes existing metadata, and its triggers keep both afterwards.
+// indexes existing metadata; 0006 puts each account's latest running maximum on its row,
+// and the write path keeps all three afterwards.
 TEST_F(PostgresHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
-  ASSERT_TRUE(ResetPostgresTestDatabase().ok());
-  absl::Status older = MigrateBefore(kReadsIndexesMigrationVersion);
-  ASSERT_TRUE(older.ok()) << older;
-  std::shared_ptr<Engine> engine = Open(/*migrate=*/false);
-  ASSERT_NE(engine, nullptr);
   ManualClock clock(kStart);
   HistoryBeforeReadsIndexes before;
-  {
-    Ledger ledger = OpenTestLedger(engine, {.clock = &clock});
-    before = WriteHistoryBeforeReadsIndexes(ledger, clock);
-  }
+  ASSERT_NO_FATAL_FAILURE(WriteThenCopyIntoOlderSchema(
+      kReadsIndexesMigrationVersion,
+      {"assets", "accounts", "transactions", "entries", "idempotency_keys", "outbox_events"},
+      [&](Ledger& ledger) { before = WriteHistoryBeforeReadsIndexes(ledger, clock); }, clock));
+  std::shared_ptr<Engine> engine = Open(/*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
   ASSERT_TRUE(engine->Migrate().ok());
-  EXPECT_EQ(Text("SELECT name FROM schema_migrations WHERE version = 5"), "0005_reads_indexes");
+  EXPECT_EQ(Text("SELECT string_agg(name, ',' ORDER BY version) FROM schema_migrations"
+                 " WHERE version >= 5"),
+            "0005_reads_indexes,0006_running_max_on_accounts");
   EXPECT_EQ(Text("SELECT count(*) FROM entries WHERE created_at_running_max IS NULL"), "0");
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
   ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+}
+
+// The public schema's tables, columns, indexes, triggers and functions, as text.
+std::string SchemaText() {
+  absl::StatusOr<std::string> text = QueryPostgresValue(
+      "SELECT string_agg(line, E'\\n' ORDER BY line) FROM ("
+      " SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' '"
+      "   || is_nullable || ' ' || coalesce(column_default, '') AS line"
+      " FROM information_schema.columns WHERE table_schema = 'public'"
+      " UNION ALL SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = 'public'"
+      " UNION ALL SELECT 'trigger ' || trigger_name FROM information_schema.triggers"
+      "   WHERE trigger_schema = 'public'"
+      " UNION ALL SELECT 'function ' || routine_name FROM information_schema.routines"
+      "   WHERE routine_schema = 'public') AS schema_lines");
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.ok() ? *text : "";
+}
+
+// Issue 27: 0006 fills accounts.entries_running_max from the entries (alice's is her
+// latest, at 300 s), drops 0005's triggers and their functions, and leaves the schema a
+// fresh database has. The write after it (a commit at 250 s, in
+// ExpectReadsIndexesAfterMigration) continues from the filled column: were it left NULL,
+// that entry would take 250 s as its running maximum and the balance as of 299 s would
+// count it.
+TEST_F(PostgresHoldsTest, RunningMaxOnAccountsMigrationContinuesTheHistory) {
+  ManualClock clock(kStart);
+  HistoryBeforeReadsIndexes before;
+  // 0005's triggers fill transaction_metadata and the running maxima as the rows go in.
+  ASSERT_NO_FATAL_FAILURE(WriteThenCopyIntoOlderSchema(
+      kRunningMaxOnAccountsMigrationVersion,
+      {"assets", "accounts", "transactions", "entries", "idempotency_keys", "outbox_events"},
+      [&](Ledger& ledger) { before = WriteHistoryBeforeReadsIndexes(ledger, clock); }, clock));
+  EXPECT_EQ(Text("SELECT count(*) FROM information_schema.triggers"
+                 " WHERE trigger_schema = 'public'"),
+            "2");
+  EXPECT_EQ(Text("SELECT count(*) FROM transaction_metadata"), "2");
+  std::shared_ptr<Engine> engine = Open(/*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Text("SELECT name FROM schema_migrations WHERE version = 6"),
+            "0006_running_max_on_accounts");
+  EXPECT_EQ(Text("SELECT count(*) FROM information_schema.triggers WHERE trigger_schema = 'public'"),
+            "0");
+  EXPECT_EQ(Text("SELECT count(*) FROM information_schema.routines"
+                 " WHERE routine_schema = 'public' AND routine_name LIKE 'ledger_%'"),
+            "0");
+  EXPECT_EQ(Text("SELECT entries_running_max FROM accounts WHERE id = 'alice'"),
+            absl::StrCat(absl::ToUnixMicros(kStart + absl::Seconds(300))));
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  const std::string migrated = SchemaText();
+  engine.reset();
+  ASSERT_NE(OpenFresh(), nullptr);
+  EXPECT_EQ(SchemaText(), migrated);
 }
 
 }  // namespace

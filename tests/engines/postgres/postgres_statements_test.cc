@@ -38,8 +38,8 @@ TEST(PostgresStatements, WriteParametersComeOutInPositionOrderWhateverTheFillOrd
   const std::vector<std::string> values = std::move(parameters).Take();
   ASSERT_EQ(values.size(), static_cast<size_t>(kWriteBatchParameterCount));
   EXPECT_EQ(values.front(), "$1");
-  EXPECT_EQ(values.back(), "$33");
-  EXPECT_EQ(WriteParameterSql(WriteParameter::kEntryAmounts), "$12");
+  EXPECT_EQ(values.back(), "$39");
+  EXPECT_EQ(WriteParameterSql(WriteParameter::kEntryAmounts), "$16");
 }
 
 TEST(PostgresStatementsDeathTest, AParameterLeftUnsetIsAProgrammingError) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,14 @@ const absl::Time kNow = absl::FromUnixSeconds(1'767'225'600);
 constexpr int kHoldsMigrationVersion = 2;  // schema/sqlite/0002_holds.sql
 constexpr int kOneKeySpaceMigrationVersion = 3;  // schema/sqlite/0003_one_key_space.sql
 constexpr int kReadsIndexesMigrationVersion = 4;  // schema/sqlite/0004_reads_indexes.sql
+// schema/sqlite/0005_running_max_on_accounts.sql
+constexpr int kRunningMaxOnAccountsMigrationVersion = 5;
+
+// The tables CopyRowsIntoOlderSchema copies by default, in foreign-key order: accounts
+// need assets, entries need accounts and transactions.
+const std::vector<std::string> kVersionOneTables = {
+    "assets", "accounts", "transactions", "entries", "idempotency_keys", "outbox_events",
+    "webhook_events", "work_claims"};
 
 // Creates a database at `path` with only the migrations before `version`: the schema an
 // older release left behind.
@@ -66,16 +75,15 @@ absl::Status CreateDatabaseBefore(const std::string& path, int version) {
 // as the older schema has them. Today's engine speaks only the newest schema, so this is
 // how the test gets a version-1 database filled by a real Ledger: the rows an older
 // release would have written, exactly.
-std::string CopyRowsIntoOlderSchema(const std::string& source, const std::string& target) {
+std::string CopyRowsIntoOlderSchema(const std::string& source, const std::string& target,
+                                    const std::vector<std::string>& tables = kVersionOneTables) {
   RawConnection connection(target);
   if (!connection.ok()) return "cannot open the older database";
   std::string result = connection.Execute(absl::StrCat("ATTACH DATABASE '", source, "' AS source"));
-  // In foreign-key order: accounts need assets, entries need accounts and transactions.
-  for (const char* table : {"assets", "accounts", "transactions", "entries", "idempotency_keys",
-                            "outbox_events", "webhook_events", "work_claims"}) {
+  for (const std::string& table : tables) {
     if (result != "ok") return result;
-    const std::vector<std::string> columns =
-        connection.Column(absl::StrCat("SELECT name FROM pragma_table_info('", table, "')"));
+    const std::vector<std::string> columns = connection.Column(
+        absl::StrCat("SELECT name FROM main.pragma_table_info('", table, "')"));
     if (columns.empty()) return absl::StrCat("the older schema has no table ", table);
     const std::string list = absl::StrJoin(columns, ", ");
     result = connection.Execute(absl::StrCat("INSERT INTO main.", table, " (", list, ") SELECT ",
@@ -118,7 +126,7 @@ TEST_F(SqliteHoldsTest, MigratingAPopulatedVersionOneDatabaseKeepsItsRowsAndVeri
   ASSERT_TRUE(migrated.ok());
   EXPECT_EQ(migrated.Column("SELECT name FROM schema_migrations ORDER BY version"),
             (std::vector<std::string>{"0001_initial", "0002_holds", "0003_one_key_space",
-                                      "0004_reads_indexes"}));
+                                      "0004_reads_indexes", "0005_running_max_on_accounts"}));
   ASSERT_NO_FATAL_FAILURE(testing::ExpectRowsSurviveTheHoldsMigration(*engine, written));
   testing::ExpectMigratedLedgerTakesHolds(engine, /*clock=*/nullptr);
 }
@@ -127,15 +135,26 @@ TEST_F(SqliteHoldsTest, MigratingAPopulatedVersionOneDatabaseKeepsItsRowsAndVeri
 // one default space once 0003 has run (tests/support/keys_before_one_key_space.h), and
 // a second run of its SQL copies nothing more.
 TEST_F(SqliteHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
-  ASSERT_TRUE(CreateDatabaseBefore(path_, kOneKeySpaceMigrationVersion).ok());
-  std::shared_ptr<Engine> engine = Open(path_, /*migrate=*/false);
-  ASSERT_NE(engine, nullptr);
+  // The engine writes columns later migrations add (the running maxima, the metadata
+  // rows), so it cannot write the schema before 0003: the keys go into a twin database
+  // with the latest schema, and its rows are copied, in the older schema's columns, into
+  // one migrated up to 0002.
+  const std::string source_path = (folder_ / "written-by-a-ledger.db").string();
   ManualClock clock;
   testing::KeysBeforeOneKeySpace before;
   {
-    Ledger older = testing::OpenTestLedger(engine, {.clock = &clock});
+    std::shared_ptr<Engine> source = Open(source_path);
+    ASSERT_NE(source, nullptr);
+    Ledger older = testing::OpenTestLedger(source, {.clock = &clock});
     before = testing::WriteKeysOfPerKindSpaces(older, clock);
   }
+  ASSERT_TRUE(CreateDatabaseBefore(path_, kOneKeySpaceMigrationVersion).ok());
+  ASSERT_EQ(CopyRowsIntoOlderSchema(source_path, path_,
+                                    {"assets", "accounts", "transactions", "holds", "entries",
+                                     "idempotency_keys", "outbox_events"}),
+            "ok");
+  std::shared_ptr<Engine> engine = Open(path_, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
   ASSERT_TRUE(engine->Migrate().ok());
   RawConnection migrated(path_);
   ASSERT_TRUE(migrated.ok());
@@ -156,27 +175,97 @@ TEST_F(SqliteHoldsTest, OneKeySpaceMigrationMakesOldPerKindKeysReplay) {
   testing::ExpectOldKeysReplayInTheOneKeySpace(upgraded, before);
 }
 
-// Issues 27 and 31: migration 0004 computes the running maximum of existing entries and
-// indexes existing metadata, and its triggers keep both afterwards.
-TEST_F(SqliteHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
-  ASSERT_TRUE(CreateDatabaseBefore(path_, kReadsIndexesMigrationVersion).ok());
-  std::shared_ptr<Engine> engine = Open(path_, /*migrate=*/false);
-  ASSERT_NE(engine, nullptr);
-  ManualClock clock;
-  testing::HistoryBeforeReadsIndexes before;
+// The history of tests/support/history_before_reads_indexes.h written through a Ledger on
+// the latest schema at `source_path`, then copied into `path`, made with the migrations
+// before `version` only (in the older schema's columns: `tables`).
+void WriteHistoryIntoOlderSchema(const std::string& source_path,
+                                 const std::string& path, int version,
+                                 const std::vector<std::string>& tables, ManualClock& clock,
+                                 testing::HistoryBeforeReadsIndexes& before,
+                                 const std::function<std::shared_ptr<Engine>(const std::string&)>& open) {
   {
-    Ledger older = testing::OpenTestLedger(engine, {.clock = &clock});
+    std::shared_ptr<Engine> source = open(source_path);
+    ASSERT_NE(source, nullptr);
+    Ledger older = testing::OpenTestLedger(source, {.clock = &clock});
     before = testing::WriteHistoryBeforeReadsIndexes(older, clock);
   }
+  ASSERT_TRUE(CreateDatabaseBefore(path, version).ok());
+  ASSERT_EQ(CopyRowsIntoOlderSchema(source_path, path, tables), "ok");
+}
+
+// The schema as sqlite_master holds it: every table, index and trigger with its SQL.
+std::vector<std::string> SchemaOf(const std::string& path) {
+  RawConnection connection(path);
+  return connection.Column(
+      "SELECT type || ' ' || name || ': ' || coalesce(sql, '') FROM sqlite_master"
+      " WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name");
+}
+
+// Issues 27 and 31: migration 0004 computes the running maximum of existing entries and
+// indexes existing metadata; 0005 puts each account's latest running maximum on its row,
+// and the write path keeps all three afterwards.
+TEST_F(SqliteHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
+  ManualClock clock;
+  testing::HistoryBeforeReadsIndexes before;
+  ASSERT_NO_FATAL_FAILURE(WriteHistoryIntoOlderSchema(
+      (folder_ / "written-by-a-ledger.db").string(), path_, kReadsIndexesMigrationVersion,
+      {"assets", "accounts", "transactions", "entries", "idempotency_keys", "outbox_events"},
+      clock, before, [&](const std::string& path) { return Open(path); }));
+  std::shared_ptr<Engine> engine = Open(path_, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
   ASSERT_TRUE(engine->Migrate().ok());
   RawConnection migrated(path_);
   ASSERT_TRUE(migrated.ok());
-  EXPECT_EQ(migrated.Column("SELECT name FROM schema_migrations WHERE version = 4"),
-            std::vector<std::string>{"0004_reads_indexes"});
+  EXPECT_EQ(migrated.Column("SELECT name FROM schema_migrations WHERE version >= 4"),
+            (std::vector<std::string>{"0004_reads_indexes", "0005_running_max_on_accounts"}));
   EXPECT_EQ(migrated.Column("SELECT COUNT(*) FROM entries WHERE created_at_running_max IS NULL"),
             std::vector<std::string>{"0"});
   Ledger upgraded = testing::OpenTestLedger(engine, {.clock = &clock});
   testing::ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+}
+
+// Issue 27: 0005 fills accounts.entries_running_max from the entries (alice's is her
+// latest, at 300 s), drops the triggers of 0004, and leaves the schema a fresh database
+// has.
+// The write after it (a commit at 250 s, in ExpectReadsIndexesAfterMigration) continues
+// from the filled column: were it left NULL, that entry would take 250 s as its running
+// maximum and the balance as of 299 s would count it.
+TEST_F(SqliteHoldsTest, RunningMaxOnAccountsMigrationContinuesTheHistory) {
+  ManualClock clock;
+  testing::HistoryBeforeReadsIndexes before;
+  // 0004's triggers fill transaction_metadata and the running maxima as the rows go in.
+  ASSERT_NO_FATAL_FAILURE(WriteHistoryIntoOlderSchema(
+      (folder_ / "written-by-a-ledger.db").string(), path_,
+      kRunningMaxOnAccountsMigrationVersion,
+      {"assets", "accounts", "transactions", "entries", "idempotency_keys", "outbox_events"},
+      clock, before, [&](const std::string& path) { return Open(path); }));
+  {
+    RawConnection older(path_);
+    ASSERT_TRUE(older.ok());
+    EXPECT_EQ(older.QueryText("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger'"), "2");
+    EXPECT_EQ(older.QueryText("SELECT COUNT(*) FROM transaction_metadata"), "2");
+  }
+  std::shared_ptr<Engine> engine = Open(path_, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  {
+    RawConnection migrated(path_);
+    ASSERT_TRUE(migrated.ok());
+    EXPECT_EQ(migrated.QueryText("SELECT name FROM schema_migrations WHERE version = 5"),
+              "0005_running_max_on_accounts");
+    EXPECT_EQ(migrated.QueryText("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger'"), "0");
+    EXPECT_EQ(migrated.QueryText("SELECT entries_running_max FROM accounts WHERE id = 'alice'"),
+              absl::StrCat(absl::ToUnixMicros(clock.Now() + absl::Seconds(300))));
+    EXPECT_EQ(migrated.QueryText("SELECT entries_running_max IS NULL FROM accounts"
+                                 " WHERE id = 'issuance'"),
+              "0");
+  }
+  Ledger upgraded = testing::OpenTestLedger(engine, {.clock = &clock});
+  testing::ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  // The migrated schema is a fresh one's.
+  const std::string fresh_path = (folder_ / "fresh.db").string();
+  ASSERT_NE(Open(fresh_path), nullptr);
+  EXPECT_EQ(SchemaOf(path_), SchemaOf(fresh_path));
 }
 
 // A database holding a hold of 300 from wallet to merchant (USD), placed straight through
