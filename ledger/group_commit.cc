@@ -30,9 +30,13 @@ void GroupCommitter::SubmitAsync(BatchItem& item, BatchRunner run, Done done) {
 }
 
 void GroupCommitter::Submit(BatchItem& item, BatchRunner run) {
-  Caller self;
   absl::MutexLock lock(&mutex_);
   LEDGER_CHECK(!stopping_) << "a submit after the committer began to stop";
+  if (queue_.empty() && in_flight_ < in_flight_max_) {
+    RunAlone(item, run);
+    return;
+  }
+  Caller self;
   // No WakeLeader: this thread leads at once if a slot is free, and waits otherwise.
   queue_.push_back(Waiter{&item, std::move(run), nullptr, &self});
   while (!self.done) {
@@ -72,6 +76,19 @@ void GroupCommitter::LeadOneBatch() {
     if (waiter.done != nullptr) waiter.done();
   }
   mutex_.Lock();
+}
+
+void GroupCommitter::RunAlone(BatchItem& item, const BatchRunner& run) {
+  LEDGER_CHECK(queue_.empty() && in_flight_ < in_flight_max_)
+      << "a submit runs alone only with nothing queued and a slot free";
+  in_flight_ += 1;
+  mutex_.Unlock();
+  run({&item});  // what LeadOneBatch would run: a batch of this item alone
+  mutex_.Lock();
+  in_flight_ -= 1;
+  LEDGER_CHECK(item.result.has_value()) << "a batch left an item undecided";
+  // Submits that queued meanwhile (every slot was taken) get a leader for the slot.
+  WakeLeader();
 }
 
 std::vector<GroupCommitter::Waiter> GroupCommitter::TakeBatch() {

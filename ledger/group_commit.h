@@ -14,9 +14,11 @@
 //                                 thread while the batch commits.
 //   Submit(item, run)             the same, then waits for `done`; while it waits with
 //                                 its item still queued and a slot free, it leads the
-//                                 next batch itself, so a lone caller runs on its own
-//                                 thread with no hand-off, and a caller wakes only for
-//                                 its result or to lead.
+//                                 next batch itself, so a caller wakes only for its
+//                                 result or to lead. A caller that finds nothing queued
+//                                 and a slot free runs its item at once as a batch of
+//                                 one on its own thread, never queued: a lone submit
+//                                 runs what a submit without group commit runs.
 //
 // Internal to ledger/. Thread-safe. The destructor waits for every queued item's batch
 // and `done`.
@@ -87,6 +89,11 @@ class GroupCommitter {
   // its result and calls their `done`s (also with the lock released). Needs a free slot
   // and a non-empty queue.
   void LeadOneBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // A blocking Submit with nothing queued and a slot free: takes the slot and runs the
+  // item as a batch of one on this thread, with the lock released, exactly as
+  // LeadOneBatch would, minus the queue entry, the wake-up state and the batch's
+  // vectors (issue 29: a lone submit pays nothing for group commit).
+  void RunAlone(BatchItem& item, const BatchRunner& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes the next batch off the queue: its head, and the items after it with the same
   // claim wait, up to the bounds (items, entries).
   std::vector<Waiter> TakeBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);

@@ -82,10 +82,13 @@ struct VelocityLimit {
 // transactions run; submits that arrive while that many are in flight queue and go
 // together in the next, up to batch_items_max, and only with others of the same claim
 // wait (a batch claims with the least of its items' waits). Each caller gets exactly its
-// own result.
+// own result. A lone submit (nothing queued, a slot free) runs exactly what it runs with
+// group commit off, on its own thread: the same statements, the same round trips
+// (issue 29, docs/benchmarks.md).
 struct GroupCommitOptions {
-  // Default: false, every Submit its own transaction.
-  bool enabled = false;
+  // Default: true. false: every Submit its own transaction, and SubmitAsync runs on the
+  // calling thread.
+  bool enabled = true;
   // Most submits one shared transaction takes. 1 .. kBatchItemsMax. Default: 256.
   size_t batch_items_max = 256;
   // Shared transactions running at once. Two let a database server work on one while
@@ -118,7 +121,7 @@ struct LedgerOptions {
   // serialization failure). Each attempt rolled back fully, so retrying is safe.
   // 1 .. kAttemptsMaxLimit. Default: 8.
   int attempts_max = 8;
-  // Default: off (GroupCommitOptions).
+  // Default: on (GroupCommitOptions); `.group_commit = {.enabled = false}` turns it off.
   GroupCommitOptions group_commit;
   // Reads off the primary: an engine on a standby (PostgreSQL, e.g. OpenReadEngine of a
   // URL with target_session_attrs=prefer-standby, engines/open_engine.h) or on another
@@ -231,9 +234,9 @@ class Ledger {
   absl::StatusOr<Outcome> Submit(const SubmitRequest& request);
 
   // Submit without waiting for the commit: `done` gets exactly what Submit would have
-  // returned, once. With group commit on, the request joins the group committer's queue
-  // and this returns at once; its batch runs, and `done` is called, on one of the
-  // committer's own threads (at most transactions_in_flight_max), so no thread of the
+  // returned, once. With group commit on (the default), the request joins the group
+  // committer's queue and this returns at once; its batch runs, and `done` is called, on
+  // one of the committer's own threads (at most transactions_in_flight_max), so no thread of the
   // caller's is parked while the batch commits. `done` should be quick (that thread
   // leads no other batch meanwhile); it may submit again. Bad input, or group commit
   // off: the submit runs on this thread and `done` is called before SubmitAsync

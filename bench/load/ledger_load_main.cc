@@ -152,7 +152,8 @@ void DeclareFlags(CLI::App& app, LoadOptions& options, FlagTexts& texts) {
           ->check(CLI::Range(size_t{1}, kBatchItemsMax));
   CLI::Option* group_commit = app.add_flag(
       "--group-commit", texts.group_commit,
-      "single submits through a ledger with group commit: concurrent ones share transactions");
+      "single submits through a ledger with group commit (the library's default): concurrent "
+      "ones share transactions. Without it every submit is its own transaction");
   batch->excludes(group_commit);
   app.add_option("--group-commit-max", options.group_commit_items_max,
                  "with --group-commit: most submits per shared transaction (default: the ledger's)")
@@ -461,8 +462,10 @@ absl::StatusOr<bool> Run(const LoadOptions& given) {
   auto engine = std::make_shared<CountingEngine>(std::move(opened));
   RunReport report{.info = DescribeRun(given, *engine)};
   LedgerOptions ledger_options;
+  // Group commit is the library's default: single submits and batches turn it off, so
+  // "single" stays every submit its own transaction.
+  ledger_options.group_commit.enabled = options.batching == Batching::kGroupCommit;
   if (options.batching == Batching::kGroupCommit) {
-    ledger_options.group_commit.enabled = true;
     if (options.group_commit_items_max > 0) {
       ledger_options.group_commit.batch_items_max = options.group_commit_items_max;
     }
