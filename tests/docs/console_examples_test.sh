@@ -66,8 +66,8 @@ check_example() {
   local command=$1 expected_file=$2 shown=$3 output_file error_file
   output_file=$(mktemp)
   error_file=$(mktemp)
-  ( exit "$last_status" )
   command=${command//127.0.0.1:8080/127.0.0.1:$free_port}
+  ( exit "$last_status" )  # so the example's `echo $?` sees the previous command's status
   eval "$command" >"$output_file" 2>"$error_file" </dev/null
   last_status=$?
   cat "$error_file" >>"$output_file"
