@@ -180,7 +180,9 @@ TEST_F(MysqlEngineTest, ClaimOfAHeldKeyIsInProgressOnceTheWaitBoundRunsOut) {
 
 TEST_F(MysqlEngineTest, WaitersBehindAHolderThatRollsBackCommitOnce) {
   constexpr int kWaiters = 8;
-  ASSERT_NO_FATAL_FAILURE(OpenLedger(kWaiters + 2));
+  // Each waiter in a transaction of its own (group commit off), so all eight queue on the
+  // placeholder's lock at once.
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(kWaiters + 2, LedgerOptions{.group_commit = {.enabled = false}}));
   ASSERT_NO_FATAL_FAILURE(Fund("alice", 100));
   // A first attempt holds the key's placeholder, as a submit about to be rejected would.
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
