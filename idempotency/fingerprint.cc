@@ -325,6 +325,10 @@ std::string HexLower(const unsigned char* bytes, size_t size) {
 
 }  // namespace
 
+absl::Status AppendCanonicalJsonString(std::string_view s, std::string& out) {
+  return AppendString(s, out);
+}
+
 absl::StatusOr<std::string> CanonicalJson(const nlohmann::json& value) {
   std::string out;
   LEDGER_RETURN_IF_ERROR(AppendValue(value, 0, out));

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 
@@ -30,6 +31,11 @@ absl::StatusOr<nlohmann::json> ParseJsonStrict(std::string_view text);
 
 // ParseJsonStrict, then CanonicalJson.
 absl::StatusOr<std::string> CanonicalizeJsonText(std::string_view text);
+
+// Appends `s` as a JSON string, escaped minimally as RFC 8785 says (the same bytes
+// nlohmann's dump writes for valid UTF-8). InvalidArgument, with nothing appended, when
+// `s` is not valid UTF-8.
+absl::Status AppendCanonicalJsonString(std::string_view s, std::string& out);
 
 // Lowercase hex SHA-256 of `bytes`.
 std::string Sha256Hex(std::string_view bytes);

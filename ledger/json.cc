@@ -6,8 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "base/status.h"
+#include "idempotency/fingerprint.h"
 #include "ledger/amount.h"
 
 namespace ledger {
@@ -18,35 +18,11 @@ std::string Dump(const nlohmann::json& json) {
   return json.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 
-// `text` as a JSON string, as Dump writes it: `"`, `\` and the control characters
-// escaped (\b \f \n \r \t, else \u00xx), the rest as is. Text with a byte over 0x7F
-// goes to nlohmann's renderer, which checks its UTF-8 and replaces what is invalid.
+// `text` as a JSON string, as Dump writes it: valid UTF-8 (nearly always) escaped as
+// RFC 8785 says, which are the same bytes; invalid UTF-8 through nlohmann, which
+// replaces it.
 void AppendJsonString(std::string& out, std::string_view text) {
-  for (char c : text) {
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      out += Dump(nlohmann::json(std::string(text)));
-      return;
-    }
-  }
-  out += '"';
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
+  if (!AppendCanonicalJsonString(text, out).ok()) out += Dump(nlohmann::json(std::string(text)));
 }
 
 void AppendJsonMember(std::string& out, std::string_view name, std::string_view value) {

@@ -28,7 +28,7 @@ namespace ledger {
 nlohmann::json TransactionToJson(const Transaction& transaction);
 // TransactionToJson(transaction) printed compact (keys sorted, UTF-8 kept, invalid UTF-8
 // replaced), to the byte, but written without building the tree: the HTTP service's
-// 201 hot path. What it does not write itself (a hold's terms, non-ASCII text, metadata
+// 201 hot path. What it does not write itself (a hold's terms, invalid UTF-8, metadata
 // other than {}) it leaves to the tree.
 std::string TransactionToJsonText(const Transaction& transaction);
 // A hold as stored, with its status (its terms alone are part of the hold transaction).

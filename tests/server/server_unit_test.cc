@@ -135,7 +135,7 @@ TEST(SubmitAnswer, TheDirect201BodyIsTheJsonTreesToTheByte) {
   odd.fingerprint = "\t\n\r\b\f";
   transactions.push_back(odd);
   Transaction unicode = base;  // non-ASCII, valid and not
-  unicode.entries[0].account_id = "caf\u00e9-\u20ac-\U0001F600";
+  unicode.entries[0].account_id = "caf\u00e9-\u20ac-\U0001F600-\u2028";
   unicode.entries[1].account_id = std::string("bad\xff\xfe-utf8");
   transactions.push_back(unicode);
   Transaction with_metadata = base;
