@@ -342,6 +342,49 @@ TEST_P(PostgresEngineTest, IdentitiesCompareAndSortByteWise) {
   EXPECT_EQ((*keys)[2].identity.key.substr(0, 5), "fund-");
 }
 
+// lock_accounts runs once per transaction: the session keeps its generic plan rather than
+// planning each call anew (issue 29, docs/benchmarks.md). PostgreSQL makes five custom
+// plans first and then keeps the generic one only if it costs no more; a statement whose
+// custom plans see the array's length never gets there.
+TEST_P(PostgresEngineTest, TheAccountLockKeepsOneGenericPlanPerSession) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/2));
+  {
+    // As many accounts as a load run's (on a table of a few rows every plan costs alike).
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> filler = faults_->Begin({});
+    ASSERT_TRUE(filler.ok()) << filler.status();
+    for (const char* sql :
+         {"INSERT INTO accounts (id, asset, allow_negative, overdraft_limit, created_at) "
+          "SELECT 'filler-' || lpad(n::text, 5, '0'), $1, false, 0, 0 "
+          "FROM generate_series(1, 10000) AS n",
+          "ANALYZE accounts"}) {
+      std::vector<SqlValue> parameters;
+      if (absl::string_view(sql).find("$1") != absl::string_view::npos) {
+        parameters.emplace_back(std::string(kAsset));
+      }
+      absl::StatusOr<SqlRows> done = (*filler)->RunCallerSql(sql, parameters);
+      ASSERT_TRUE(done.ok()) << done.status();
+    }
+    ASSERT_TRUE((*filler)->Commit().ok());
+  }
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> transaction = faults_->Begin({});
+  ASSERT_TRUE(transaction.ok()) << transaction.status();
+  for (int call = 0; call < 8; ++call) {
+    absl::StatusOr<std::vector<Account>> locked =
+        (*transaction)->LockAccounts({"alice", "bob", "issuance"});
+    ASSERT_TRUE(locked.ok()) << locked.status();
+    ASSERT_EQ(locked->size(), 3u);
+    EXPECT_EQ((*locked)[0].id, "alice");  // in the order asked
+    EXPECT_EQ((*locked)[2].id, "issuance");
+  }
+  absl::StatusOr<SqlRows> plans = (*transaction)->RunCallerSql(
+      "SELECT generic_plans FROM pg_prepared_statements WHERE name = 'lock_accounts'", {});
+  ASSERT_TRUE(plans.ok()) << plans.status();
+  ASSERT_EQ(plans->rows.size(), 1u);
+  ASSERT_TRUE(plans->rows[0][0].has_value());
+  EXPECT_GT(std::stoi(*plans->rows[0][0]), 0) << "every call of lock_accounts was planned anew";
+  (*transaction)->Rollback();
+}
+
 std::string ModeName(const ::testing::TestParamInfo<PostgresClaimMode>& info) {
   return info.param == PostgresClaimMode::kRow ? "row" : "advisory";
 }
