@@ -29,6 +29,16 @@ void GroupCommitter::SubmitAsync(BatchItem& item, BatchRunner run, Done done) {
   WakeLeader();
 }
 
+void GroupCommitter::SubmitBatchAsync(std::vector<BatchItem*> items, BatchRunner run, Done done) {
+  LEDGER_CHECK(done != nullptr) << "an asynchronous submit needs its done";
+  LEDGER_CHECK(!items.empty()) << "a caller's batch holds at least one item";
+  absl::MutexLock lock(&mutex_);
+  LEDGER_CHECK(!stopping_) << "a submit after the committer began to stop";
+  BatchItem* head = items.front();
+  queue_.push_back(Waiter{head, std::move(run), std::move(done), nullptr, std::move(items)});
+  WakeLeader();
+}
+
 void GroupCommitter::Submit(BatchItem& item, BatchRunner run) {
   absl::MutexLock lock(&mutex_);
   LEDGER_CHECK(!stopping_) << "a submit after the committer began to stop";
@@ -56,14 +66,20 @@ void GroupCommitter::LeadOneBatch() {
   // while a slot is free.
   WakeLeader();
   std::vector<BatchItem*> items;
-  items.reserve(batch.size());
-  for (Waiter& waiter : batch) items.push_back(waiter.item);
+  if (!batch.front().caller_batch.empty()) {
+    items = batch.front().caller_batch;  // TakeBatch took it alone
+  } else {
+    items.reserve(batch.size());
+    for (Waiter& waiter : batch) items.push_back(waiter.item);
+  }
   mutex_.Unlock();
   batch.front().run(items);  // sets every item's result; nobody reads one before it is done
   mutex_.Lock();
   in_flight_ -= 1;
+  for (const BatchItem* item : items) {
+    LEDGER_CHECK(item->result.has_value()) << "a batch left an item undecided";
+  }
   for (Waiter& waiter : batch) {
-    LEDGER_CHECK(waiter.item->result.has_value()) << "a batch left an item undecided";
     if (waiter.caller != nullptr) {
       waiter.caller->done = true;  // the caller may return (and free it) once we unlock
       waiter.caller->wake.Signal();
@@ -95,10 +111,15 @@ std::vector<GroupCommitter::Waiter> GroupCommitter::TakeBatch() {
   std::vector<Waiter> batch;
   size_t entries = 0;
   LEDGER_CHECK(!queue_.empty()) << "a leader takes a batch from an empty queue";
+  if (!queue_.front().caller_batch.empty()) {  // a caller's batch runs alone, as given
+    batch.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+    return batch;
+  }
   const absl::Duration wait = queue_.front().item->request->claim.wait.wait_max;
   for (auto it = queue_.begin(); it != queue_.end() && batch.size() < batch_items_max_;) {
     const size_t item_entries = EntriesBoundOf(*it->item);
-    if (it->item->request->claim.wait.wait_max != wait ||
+    if (!it->caller_batch.empty() || it->item->request->claim.wait.wait_max != wait ||
         (!batch.empty() && entries + item_entries > batch_entries_max_)) {
       ++it;
       continue;

@@ -12,6 +12,10 @@
 //                                 `done` is called there: a caller that must not block
 //                                 (the HTTP service's event loop, issue 28) parks no
 //                                 thread while the batch commits.
+//   SubmitBatchAsync(items, ...)  the same for a caller's own batch (Ledger::SubmitBatchAsync):
+//                                 it queues as one unit and runs as a transaction of its
+//                                 own, as given (never merged with other items: its
+//                                 order and atomicity are the caller's), in one slot.
 //   Submit(item, run)             the same, then waits for `done`; while it waits with
 //                                 its item still queued and a slot free, it leads the
 //                                 next batch itself, so a caller wakes only for its
@@ -42,7 +46,8 @@ class GroupCommitter {
   // Decides every item it is given, each with its own result.
   using BatchRunner = std::function<void(const std::vector<BatchItem*>&)>;
   // Called once the item has its result: on the thread that ran its batch, never under
-  // the committer's lock (it may submit again). It should be quick: the committer's
+  // the committer's lock (it may submit again). A batch runs with its head's runner:
+  // the single items' runners are all the same; a caller's batch runs alone with its own. It should be quick: the committer's
   // thread leads no other batch meanwhile.
   using Done = std::function<void()>;
 
@@ -62,6 +67,11 @@ class GroupCommitter {
   // committer thread; `done` is called there once `item` has its result. `item` must
   // live until then.
   void SubmitAsync(BatchItem& item, BatchRunner run, Done done) ABSL_LOCKS_EXCLUDED(mutex_);
+  // Queues the caller's batch `items` (not empty; they live until `done`) as one unit and
+  // returns at once: `run` decides all of them, alone in one batch, on a committer
+  // thread, in its turn in the queue; then `done` is called there.
+  void SubmitBatchAsync(std::vector<BatchItem*> items, BatchRunner run, Done done)
+      ABSL_LOCKS_EXCLUDED(mutex_);
 
   // Returns once `item` has its result: queued as SubmitAsync queues it, marked done
   // where SubmitAsync's `done` is called, and waited for; this thread leads batches
@@ -78,10 +88,12 @@ class GroupCommitter {
     absl::CondVar wake;
   };
   struct Waiter {
-    BatchItem* item;
+    BatchItem* item;  // a caller's batch: its first item
     BatchRunner run;
     Done done;
     Caller* caller;  // null for SubmitAsync: no thread waits on the item
+    // Not empty for a caller's own batch (SubmitBatchAsync): run alone, exactly these.
+    std::vector<BatchItem*> caller_batch = {};
   };
 
   void Enqueue(Waiter waiter) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -95,7 +107,8 @@ class GroupCommitter {
   // vectors (issue 29: a lone submit pays nothing for group commit).
   void RunAlone(BatchItem& item, const BatchRunner& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes the next batch off the queue: its head, and the items after it with the same
-  // claim wait, up to the bounds (items, entries).
+  // claim wait, up to the bounds (items, entries); a caller's batch goes alone, and no
+  // other batch takes it.
   std::vector<Waiter> TakeBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // When a slot is free and items are queued, wakes a thread to lead: the caller whose
   // item heads the queue, else the idle committer threads (or starts one).

@@ -238,13 +238,18 @@ absl::StatusOr<std::vector<SubmitResult>> Ledger::SubmitBatch(const SubmitBatchR
   return RunSubmitBatch(batch, nullptr);
 }
 
-absl::StatusOr<std::vector<SubmitResult>> Ledger::RunSubmitBatch(const SubmitBatchRequest& batch,
-                                                                 internal::UnitOfWorkState* unit) {
+namespace {
+
+// Prepares every item of `batch` into `items` (one per request, in order) and returns
+// pointers to them, or InvalidArgument when the batch is refused as a whole (too many
+// items or entries, or none), nothing run. `items` must not move afterwards.
+absl::StatusOr<std::vector<internal::BatchItem*>> PrepareBatch(const SubmitBatchRequest& batch,
+                                                               std::vector<internal::BatchItem>& items) {
   if (batch.items.empty() || batch.items.size() > kBatchItemsMax) {
     return absl::InvalidArgumentError(absl::StrCat("a batch holds 1 to ", kBatchItemsMax,
                                                    " items, not ", batch.items.size()));
   }
-  std::vector<internal::BatchItem> items(batch.items.size());
+  items.resize(batch.items.size());
   for (size_t i = 0; i < items.size(); ++i) PrepareItem(batch.items[i], i, items[i]);
   if (size_t entries = EntriesBound(items); entries > kBatchEntriesMax) {
     return absl::InvalidArgumentError(
@@ -252,12 +257,66 @@ absl::StatusOr<std::vector<SubmitResult>> Ledger::RunSubmitBatch(const SubmitBat
                      " (a reverse counts as ", kPostingsPerTransactionMax, ")"));
   }
   std::vector<internal::BatchItem*> pointers;
+  pointers.reserve(items.size());
   for (internal::BatchItem& item : items) pointers.push_back(&item);
-  RunBatch(pointers, batch.atomic, unit);
+  return pointers;
+}
+
+// Whether RunBatch on prepared `items` reads the database: some item is still open,
+// and the batch is not an atomic one with an item decided (bad) already, which fails
+// the rest without a transaction.
+bool BatchNeedsDatabase(const std::vector<internal::BatchItem>& items, bool atomic) {
+  bool open = false;
+  bool decided = false;
+  for (const internal::BatchItem& item : items) (item.result.has_value() ? decided : open) = true;
+  return open && !(atomic && decided);
+}
+
+std::vector<SubmitResult> ResultsOf(std::vector<internal::BatchItem>& items) {
   std::vector<SubmitResult> results;
   results.reserve(items.size());
-  for (internal::BatchItem& item : items) results.push_back(*std::move(item.result));
+  for (internal::BatchItem& item : items) {
+    LEDGER_CHECK(item.result.has_value()) << "a batch left item " << item.index << " undecided";
+    results.push_back(*std::move(item.result));
+  }
   return results;
+}
+
+// One SubmitBatchAsync: what it owns until its `done` is called.
+struct AsyncBatchSubmit {
+  SubmitBatchRequest batch;
+  std::vector<internal::BatchItem> items;  // prepared from `batch`, never moved after
+  Ledger::SubmitBatchDone done;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<SubmitResult>> Ledger::RunSubmitBatch(const SubmitBatchRequest& batch,
+                                                                 internal::UnitOfWorkState* unit) {
+  std::vector<internal::BatchItem> items;
+  LEDGER_ASSIGN_OR_RETURN(std::vector<internal::BatchItem*> pointers, PrepareBatch(batch, items));
+  RunBatch(pointers, batch.atomic, unit);
+  return ResultsOf(items);
+}
+
+void Ledger::SubmitBatchAsync(SubmitBatchRequest batch, SubmitBatchDone done) {
+  LEDGER_CHECK(done != nullptr) << "SubmitBatchAsync needs a done callback";
+  auto submit = std::make_shared<AsyncBatchSubmit>();
+  submit->batch = std::move(batch);
+  submit->done = std::move(done);
+  absl::StatusOr<std::vector<internal::BatchItem*>> pointers = PrepareBatch(submit->batch, submit->items);
+  if (!pointers.ok()) return submit->done(pointers.status());
+  const bool atomic = submit->batch.atomic;
+  if (group_committer_ != nullptr && BatchNeedsDatabase(submit->items, atomic)) {
+    // The same RunBatch SubmitBatch runs, as one transaction of its own.
+    group_committer_->SubmitBatchAsync(
+        *std::move(pointers),
+        [this, atomic](const std::vector<internal::BatchItem*>& items) { RunBatch(items, atomic); },
+        [submit] { submit->done(ResultsOf(submit->items)); });
+    return;
+  }
+  RunBatch(*pointers, atomic);
+  submit->done(ResultsOf(submit->items));
 }
 
 namespace {

@@ -257,6 +257,16 @@ class Ledger {
   // COMMIT leaves every item that was to commit in doubt. Too many items or entries,
   // or none: InvalidArgument for the whole call, nothing run.
   absl::StatusOr<std::vector<SubmitResult>> SubmitBatch(const SubmitBatchRequest& batch);
+  // SubmitBatch without waiting for the commit, as SubmitAsync is Submit: `done` gets
+  // exactly what SubmitBatch would have returned, once. With group commit on, the batch
+  // joins the group committer's queue as one unit and runs as its own transaction (never
+  // merged with other submits: its order and atomicity are its own) on a committer
+  // thread, where `done` is called; this returns at once. A batch refused as a whole
+  // (too many items or entries, or none), one that needs no database (every item bad,
+  // or an atomic batch with a bad item), or group commit off: it runs on this thread
+  // and `done` is called before SubmitBatchAsync returns. The rest as SubmitAsync.
+  using SubmitBatchDone = std::function<void(absl::StatusOr<std::vector<SubmitResult>>)>;
+  void SubmitBatchAsync(SubmitBatchRequest batch, SubmitBatchDone done);
 
   // Runs `work` in ONE database transaction with the caller's own SQL and submits
   // (ledger/unit_of_work.h, docs/unit-of-work.md): OK from `work` commits it all once;

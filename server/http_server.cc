@@ -102,16 +102,27 @@ class SessionBase {
   virtual void Shutdown() = 0;  // any thread
 };
 
+// An event loop: one io_context run by one thread. Each connection stays on the loop that
+// accepted it, so its handlers never pass between the loop threads (one io_context run
+// by all of them woke one thread for another through a futex about once per request,
+// docs/benchmarks.md "Over HTTP").
+std::vector<std::unique_ptr<net::io_context>> MakeLoops(int count) {
+  std::vector<std::unique_ptr<net::io_context>> loops;
+  for (int i = 0; i < count; ++i) loops.push_back(std::make_unique<net::io_context>(1));
+  return loops;
+}
+
 // What every connection shares.
 struct ServerCore {
   ServerCore(const ServerOptions& options, const Router& router, HttpServer::Logger log, int io_threads)
-      : options(options), router(router), log(std::move(log)), io(io_threads),
-        workers(options.worker_threads) {}
+      : options(options), router(router), log(std::move(log)), loops(MakeLoops(io_threads)),
+        io(*loops.front()), workers(options.worker_threads) {}
 
   const ServerOptions& options;
   const Router& router;
   HttpServer::Logger log;
-  net::io_context io;
+  std::vector<std::unique_ptr<net::io_context>> loops;  // at least one; each run by one thread
+  net::io_context& io;                                  // the first loop: the acceptor's
   std::optional<net::ssl::context> tls;
   WorkerPool workers;
   std::atomic<bool> stopping{false};
@@ -167,6 +178,10 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   void Shutdown() override {
     net::post(stream_.get_executor(), [self = this->shared_from_this()] { self->OnShutdown(); });
   }
+
+  // Keeps the connection's loop running while a call is away (on a worker, or in the
+  // group committer) and will be handed back to it.
+  auto Tracked() { return net::prefer(stream_.get_executor(), net::execution::outstanding_work.tracked); }
 
  private:
   enum class State { kReading, kHandling, kWaiting, kWriting, kClosing };
@@ -320,7 +335,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void SetResume() {
-    call_->resume = [self = this->shared_from_this(), work = net::make_work_guard(core_.io)] {
+    call_->resume = [self = this->shared_from_this(), work = Tracked()] {
       net::post(self->stream_.get_executor(), [self] { self->AfterRun(); });
     };
   }
@@ -334,7 +349,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   void RunOnWorker() {
     state_ = State::kHandling;
     SetResume();
-    core_.workers.Submit([self = this->shared_from_this(), work = net::make_work_guard(core_.io)] {
+    core_.workers.Submit([self = this->shared_from_this(), work = Tracked()] {
       if (self->core_.router.Run(*self->call_)) {
         net::post(self->stream_.get_executor(), [self] { self->AfterRun(); });
       }
@@ -419,10 +434,13 @@ using TlsSession = Session<beast::ssl_stream<beast::tcp_stream>>;
 class BeastServer : public HttpServer {
  public:
   BeastServer(const ServerOptions& options, const Router& router, Logger log, int io_threads)
-      : io_threads_(io_threads),
-        core_(options, router, std::move(log), io_threads),
+      : core_(options, router, std::move(log), io_threads),
         acceptor_(net::make_strand(core_.io)),
-        retry_timer_(acceptor_.get_executor()) {}
+        retry_timer_(acceptor_.get_executor()) {
+    for (const std::unique_ptr<net::io_context>& loop : core_.loops) {
+      loops_running_.push_back(net::make_work_guard(*loop));
+    }
+  }
 
   absl::Status Listen(const std::string& host, int port) {
     const ServerOptions& options = core_.options;
@@ -458,7 +476,9 @@ class BeastServer : public HttpServer {
   void Run() override {
     Accept();
     std::vector<std::thread> threads;
-    for (int i = 1; i < io_threads_; ++i) threads.emplace_back([this] { core_.io.run(); });
+    for (size_t i = 1; i < core_.loops.size(); ++i) {
+      threads.emplace_back([loop = core_.loops[i].get()] { loop->run(); });
+    }
     core_.io.run();
     for (std::thread& thread : threads) thread.join();
   }
@@ -477,12 +497,15 @@ class BeastServer : public HttpServer {
         }
       }
       for (const std::shared_ptr<SessionBase>& session : open) session->Shutdown();
+      loops_running_.clear();  // each loop ends once its connections have
     });
   }
 
  private:
   void Accept() {
-    acceptor_.async_accept(net::make_strand(core_.io), [this](beast::error_code error, tcp::socket socket) {
+    // The connections take turns among the loops.
+    net::io_context& loop = *core_.loops[next_loop_++ % core_.loops.size()];
+    acceptor_.async_accept(net::make_strand(loop), [this](beast::error_code error, tcp::socket socket) {
       OnAccept(error, std::move(socket));
     });
   }
@@ -527,7 +550,9 @@ class BeastServer : public HttpServer {
     core_.router.Finish(call);
   }
 
-  const int io_threads_;
+  size_t next_loop_ = 0;  // on the acceptor's strand
+  // Keep every loop running, connections or not, until Stop.
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> loops_running_;
   ServerCore core_;
   tcp::acceptor acceptor_;
   net::steady_timer retry_timer_;
@@ -554,7 +579,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Bind(const std::string& 
   }
   if (options.connections_max < 1) return absl::InvalidArgumentError("--connections-max must be at least 1");
   RaiseOpenFileLimit(options.connections_max);
-  // The event loop only parses and writes; the handlers' work is on the workers.
+  // The event loops only parse and write (and hand submits on); the handlers' work is
+  // on the workers.
   int io_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   auto server = std::make_unique<BeastServer>(options, router, std::move(log), io_threads);
   if (absl::Status listening = server->Listen(host, port); !listening.ok()) return listening;

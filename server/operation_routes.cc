@@ -6,6 +6,10 @@
 // shared with the library and the CLI), so a batch item, a single POST and a
 // `ledger submit` with the same key in the same tenant are the same key. `?dry_run=true`
 // on either route answers what the request would get (Ledger::DryRun), writing nothing.
+// Both routes hand what they read to the group committer (Ledger::SubmitAsync,
+// SubmitBatchAsync) on the event loop when nothing on the way can block, and no thread
+// waits for a commit.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/check.h"
 #include "base/status.h"
 #include "ledger/operation.h"
 #include "ledger/outcome.h"
@@ -133,43 +138,76 @@ SubmitAnswer LinkedToBadItem(size_t bad_index, bool dry_run) {
   return dry_run ? AnswerDryRun(linked) : AnswerSubmit(linked);
 }
 
-// One answer per item, in order, from ONE SubmitBatch call; an error when the ledger
-// refuses the batch as a whole (too many entries). Items the server cannot read answer
-// as the single route would and never reach the ledger.
-absl::StatusOr<std::vector<SubmitAnswer>> SubmitItems(BatchRequestBody& body, RequestContext& context,
-                                                      ApiContext& api, bool dry_run) {
-  std::vector<SubmitAnswer> answers(body.items.size());
-  SubmitBatchRequest batch{.atomic = body.atomic};
-  std::vector<size_t> positions;  // batch.items[j] is the request's item positions[j]
+// A batch request the server has read: the items it could not read answered already,
+// the others as the ledger's batch, each at its position in the request.
+struct PreparedBatch {
+  std::vector<SubmitAnswer> answers;  // one per request item; the ledger's items' filled later
+  SubmitBatchRequest batch;           // empty when nothing goes to the ledger
+  std::vector<size_t> positions;      // batch.items[j] is the request's item positions[j]
+};
+
+// Items the server cannot read answer as the single route would and never reach the
+// ledger; in an atomic batch with one, every other item is linked to it and the ledger
+// gets nothing.
+PreparedBatch PrepareBatch(BatchRequestBody& body, RequestContext& context, ApiContext& api,
+                           bool dry_run) {
+  PreparedBatch prepared;
+  prepared.answers.resize(body.items.size());
+  prepared.batch.atomic = body.atomic;
   std::optional<size_t> first_bad;
   for (size_t i = 0; i < body.items.size(); ++i) {
     BatchRequestItem& item = body.items[i];
     if (item.key.ok() && item.operation.ok()) {
-      batch.items.push_back(
+      prepared.batch.items.push_back(
           MakeSubmitRequest(*std::move(item.key), *std::move(item.operation), context, api.options));
-      positions.push_back(i);
+      prepared.positions.push_back(i);
       continue;
     }
-    answers[i] = !item.key.ok() ? BadSubmitAnswer("idempotency_key_invalid", item.key.status())
-                                : BadSubmitAnswer("invalid_operation", item.operation.status());
+    prepared.answers[i] = !item.key.ok() ? BadSubmitAnswer("idempotency_key_invalid", item.key.status())
+                                         : BadSubmitAnswer("invalid_operation", item.operation.status());
     if (!first_bad.has_value()) first_bad = i;
   }
   if (body.atomic && first_bad.has_value()) {
-    for (size_t i : positions) answers[i] = LinkedToBadItem(*first_bad, dry_run);
-    return answers;
+    for (size_t i : prepared.positions) prepared.answers[i] = LinkedToBadItem(*first_bad, dry_run);
+    prepared.batch.items.clear();
+    prepared.positions.clear();
   }
-  if (batch.items.empty()) return answers;
-  if (dry_run) {
-    LEDGER_ASSIGN_OR_RETURN(std::vector<SubmitResult> results, api.ledger.DryRunBatch(batch));
-    for (size_t j = 0; j < results.size(); ++j) answers[positions[j]] = AnswerDryRun(results[j]);
-    return answers;
-  }
-  LEDGER_ASSIGN_OR_RETURN(std::vector<SubmitResult> results, api.ledger.SubmitBatch(batch));
-  api.metrics.RecordBatch(batch.items.size());
-  for (size_t j = 0; j < results.size(); ++j) answers[positions[j]] = AnswerSubmit(results[j]);
-  return answers;
+  return prepared;
 }
 
+// The whole answer of POST /v1/operations/batch: one result per item, in order, from
+// ONE SubmitBatch (or DryRunBatch) call's `results` when the ledger got items; a
+// problem when the ledger refused the batch as a whole (too many entries). Counts the
+// submits (not a dry run's).
+void WriteBatchAnswer(HttpResponse& response, Metrics& metrics, PreparedBatch& prepared,
+                      const absl::StatusOr<std::vector<SubmitResult>>& results, bool dry_run) {
+  if (!results.ok()) {
+    // SubmitBatch refuses a whole call only for its limits; the item count is checked before.
+    return WriteProblem(response, results.status().code() == absl::StatusCode::kInvalidArgument
+                                      ? MakeProblem("batch_too_large", std::string(results.status().message()))
+                                      : ProblemFromStatus(results.status()));
+  }
+  LEDGER_CHECK(results->size() == prepared.positions.size()) << "one result per item the ledger got";
+  for (size_t j = 0; j < results->size(); ++j) {
+    prepared.answers[prepared.positions[j]] = dry_run ? AnswerDryRun((*results)[j]) : AnswerSubmit((*results)[j]);
+  }
+  if (!dry_run && !results->empty()) metrics.RecordBatch(results->size());
+  nlohmann::json items = nlohmann::json::array();
+  for (const SubmitAnswer& answer : prepared.answers) {
+    if (!dry_run) metrics.RecordSubmit(answer.outcome);
+    items.push_back(SubmitAnswerJson(answer));
+  }
+  nlohmann::json body = {{"results", std::move(items)}};
+  if (dry_run) body["dry_run"] = true;
+  WriteJson(response, 200, body);
+}
+
+// As HandleSubmit for many items: the batch goes to the group committer as one unit
+// (Ledger::SubmitBatchAsync, one transaction of its own) and the handler returns, so no
+// thread waits for its commit; the committer's thread renders the answer (a batch's can
+// be large, and the event loop should not) and the event loop writes it. A dry run
+// reads the database and answers here, on a worker. Runs on the event loop
+// (HandleBatchOnLoop) when it cannot block, else on a worker.
 void HandleBatch(RequestContext& context, ApiContext& api) {
   absl::StatusOr<bool> dry_run = DryRunRequested(context.request);
   if (!dry_run.ok()) {
@@ -182,22 +220,40 @@ void HandleBatch(RequestContext& context, ApiContext& api) {
     return WriteProblem(context.response, MakeProblem(too_large ? "batch_too_large" : "invalid_batch",
                                                       std::string(body.status().message())));
   }
-  absl::StatusOr<std::vector<SubmitAnswer>> answers = SubmitItems(*body, context, api, *dry_run);
-  if (!answers.ok()) {
-    // SubmitBatch refuses a whole call only for its limits; the item count is checked above.
-    return WriteProblem(context.response,
-                        answers.status().code() == absl::StatusCode::kInvalidArgument
-                            ? MakeProblem("batch_too_large", std::string(answers.status().message()))
-                            : ProblemFromStatus(answers.status()));
+  PreparedBatch prepared = PrepareBatch(*body, context, api, *dry_run);
+  if (prepared.batch.items.empty()) {  // the server answered every item itself
+    return WriteBatchAnswer(context.response, api.metrics, prepared, std::vector<SubmitResult>{}, *dry_run);
   }
-  nlohmann::json results = nlohmann::json::array();
-  for (const SubmitAnswer& answer : *answers) {
-    if (!*dry_run) api.metrics.RecordSubmit(answer.outcome);
-    results.push_back(SubmitAnswerJson(answer));
+  if (*dry_run) {
+    return WriteBatchAnswer(context.response, api.metrics, prepared, api.ledger.DryRunBatch(prepared.batch),
+                            /*dry_run=*/true);
   }
-  nlohmann::json response = {{"results", std::move(results)}};
-  if (*dry_run) response["dry_run"] = true;
-  WriteJson(context.response, 200, response);
+  LaterAnswer answer = context.AnswerLater();
+  Metrics& metrics = api.metrics;
+  SubmitBatchRequest batch = std::move(prepared.batch);
+  auto rest = std::make_shared<PreparedBatch>(std::move(prepared));
+  api.ledger.SubmitBatchAsync(
+      std::move(batch), [answer, &metrics, rest](absl::StatusOr<std::vector<SubmitResult>> results) {
+        auto written = std::make_shared<HttpResponse>();
+        WriteBatchAnswer(*written, metrics, *rest, results, /*dry_run=*/false);
+        answer([written](HttpResponse& response) { response = std::move(*written); });
+      });
+}
+
+// The batch on the event loop, as HandleSubmitOnLoop is the single submit: read and
+// handed to the group committer where it was read, unless something on the way could
+// block (a dry run, group commit off: a worker's, HandleBatch) or take the loop too
+// long: a body over kBatchBodyOnLoopBytesMax is parsed on a worker (then handed on as
+// here, holding no worker while it commits).
+constexpr size_t kBatchBodyOnLoopBytesMax = 64 * 1024;
+
+bool HandleBatchOnLoop(RequestContext& context, ApiContext& api) {
+  if (context.request.has_param("dry_run") || !api.ledger.group_commit_enabled() ||
+      context.request.body.size() > kBatchBodyOnLoopBytesMax) {
+    return false;
+  }
+  HandleBatch(context, api);
+  return true;
 }
 
 }  // namespace
@@ -206,7 +262,7 @@ void AddOperationRoutes(Router& router, ApiContext& api) {
   router.Post("/v1/operations", Role::kSubmit,
               ForTenant(api, HandleSubmit), ForOpenTenant(api, HandleSubmitOnLoop));
   router.Post("/v1/operations/batch", Role::kSubmit,
-              ForTenant(api, HandleBatch));
+              ForTenant(api, HandleBatch), ForOpenTenant(api, HandleBatchOnLoop));
 }
 
 }  // namespace ledger::server

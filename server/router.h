@@ -25,7 +25,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -148,8 +147,9 @@ class Router {
   const ApiKeys* api_keys_;
   Metrics& metrics_;
   std::vector<RouteInfo> routes_;
-  // Parallel to routes_.
-  std::vector<std::regex> route_patterns_;
+  // Parallel to routes_: each template split at '/', a "{name}" segment a parameter
+  // (one or more bytes other than '/'), every other segment literal.
+  std::vector<std::vector<std::string>> route_segments_;
   std::vector<std::optional<Role>> route_roles_;
   std::vector<RouteHandler> route_handlers_;
   std::vector<LoopRouteHandler> route_loop_handlers_;  // null: the route runs on workers only

@@ -3,11 +3,15 @@
 // one database transaction.
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -56,6 +60,107 @@ std::vector<SubmitResult> RunBatch(Ledger& ledger, std::vector<SubmitRequest> it
   EXPECT_TRUE(results.ok()) << results.status();
   if (!results.ok()) return {};
   return *std::move(results);
+}
+
+// Ledger::SubmitBatchAsync, waited for: what its `done` got (DeadlineExceeded if it never
+// came), and whether it came before SubmitBatchAsync returned.
+struct AsyncBatchAnswer {
+  absl::StatusOr<std::vector<SubmitResult>> results = absl::DeadlineExceededError("no done");
+  bool answered_before_return = false;
+};
+AsyncBatchAnswer SubmitBatchAsyncAndWait(Ledger& ledger, SubmitBatchRequest batch) {
+  struct Wait {
+    absl::Notification done;
+    std::optional<absl::StatusOr<std::vector<SubmitResult>>> results;
+  };
+  auto wait = std::make_shared<Wait>();
+  ledger.SubmitBatchAsync(std::move(batch), [wait](absl::StatusOr<std::vector<SubmitResult>> results) {
+    wait->results = std::move(results);
+    wait->done.Notify();
+  });
+  AsyncBatchAnswer answer;
+  answer.answered_before_return = wait->done.HasBeenNotified();
+  if (wait->done.WaitForNotificationWithTimeout(absl::Seconds(60))) answer.results = *wait->results;
+  return answer;
+}
+
+// Issue 28: SubmitBatchAsync (the HTTP batch route's, through the group committer) gives
+// exactly what SubmitBatch gives: order, per-item outcomes, atomicity, replays, and a
+// batch refused as a whole answered at once; batches and single submits queued together
+// each commit once.
+TEST_P(ConformanceTest, SubmitBatchAsyncGivesWhatSubmitBatchWould) {
+  std::unique_ptr<Ledger> grouped = LedgerWith({.group_commit = {.enabled = true}});
+  Fund("alice", 100);
+  SubmitBatchRequest batch{.items = {Item("ab-1", Transfer("alice", "bob", 60)),
+                                     Item("ab-2", Transfer("alice", "carol", 60)),  // 40 left
+                                     Item("ab-3", Transfer("bob", "carol", 30))}};
+  AsyncBatchAnswer first = SubmitBatchAsyncAndWait(*grouped, batch);
+  ASSERT_TRUE(first.results.ok()) << first.results.status();
+  ASSERT_EQ(first.results->size(), 3u);
+  EXPECT_TRUE(IsOutcome((*first.results)[0], OutcomeKind::kCommitted)) << Describe(*first.results);
+  EXPECT_TRUE(IsRejected((*first.results)[1], RejectionReason::kInsufficientFunds)) << Describe(*first.results);
+  EXPECT_TRUE(IsOutcome((*first.results)[2], OutcomeKind::kCommitted)) << Describe(*first.results);
+  // The same batch again replays what committed; the rejected key stayed unused.
+  AsyncBatchAnswer again = SubmitBatchAsyncAndWait(*grouped, batch);
+  ASSERT_TRUE(again.results.ok()) << again.results.status();
+  EXPECT_TRUE(IsOutcome((*again.results)[0], OutcomeKind::kDuplicate)) << Describe(*again.results);
+  EXPECT_EQ((*again.results)[0]->transaction, (*first.results)[0]->transaction);
+  EXPECT_TRUE(IsRejected((*again.results)[1], RejectionReason::kInsufficientFunds)) << Describe(*again.results);
+  EXPECT_TRUE(IsOutcome((*again.results)[2], OutcomeKind::kDuplicate)) << Describe(*again.results);
+  // Atomic: one item fails, so none commits.
+  AsyncBatchAnswer atomic = SubmitBatchAsyncAndWait(
+      *grouped, {.items = {Item("ab-4", Transfer("alice", "bob", 10)), Item("ab-5", Transfer("alice", "bob", 1000))},
+                 .atomic = true});
+  ASSERT_TRUE(atomic.results.ok()) << atomic.results.status();
+  EXPECT_TRUE(IsRejected((*atomic.results)[0], RejectionReason::kBatchItemFailed)) << Describe(*atomic.results);
+  EXPECT_TRUE(IsRejected((*atomic.results)[1], RejectionReason::kInsufficientFunds)) << Describe(*atomic.results);
+  EXPECT_EQ(BalanceOf("alice"), 40);
+  EXPECT_EQ(BalanceOf("bob"), 30);
+  EXPECT_EQ(BalanceOf("carol"), 30);
+  // Refused as a whole: answered on this thread, before SubmitBatchAsync returns.
+  AsyncBatchAnswer empty = SubmitBatchAsyncAndWait(*grouped, {});
+  EXPECT_TRUE(empty.answered_before_return);
+  EXPECT_EQ(empty.results.status().code(), absl::StatusCode::kInvalidArgument);
+
+  // Batches and single submits queued together: each item commits once.
+  constexpr int kBatches = 8;
+  constexpr int kItems = 3;
+  absl::Mutex mutex;
+  int done = 0;
+  std::vector<absl::StatusOr<std::vector<SubmitResult>>> batch_results(kBatches, absl::UnknownError("none"));
+  std::vector<std::optional<SubmitResult>> single_results(kBatches);
+  for (int b = 0; b < kBatches; ++b) {
+    SubmitBatchRequest many;
+    for (int i = 0; i < kItems; ++i) {
+      many.items.push_back(Item(absl::StrCat("many-", b, "-", i), Operation::TopUp("issuance", "platform", "CREDITS", 1)));
+    }
+    grouped->SubmitBatchAsync(std::move(many), [&, b](absl::StatusOr<std::vector<SubmitResult>> results) {
+      absl::MutexLock lock(&mutex);
+      batch_results[b] = std::move(results);
+      done += 1;
+    });
+    grouped->SubmitAsync(Item(absl::StrCat("one-", b), Operation::TopUp("issuance", "platform", "CREDITS", 1)),
+                         [&, b](SubmitResult result) {
+                           absl::MutexLock lock(&mutex);
+                           single_results[b] = std::move(result);
+                           done += 1;
+                         });
+  }
+  {
+    absl::MutexLock lock(&mutex);
+    ASSERT_TRUE(mutex.AwaitWithTimeout(
+        absl::Condition(+[](int* count) { return *count == 2 * kBatches; }, &done), absl::Seconds(60)))
+        << done << " of " << 2 * kBatches << " done";
+  }
+  for (int b = 0; b < kBatches; ++b) {
+    ASSERT_TRUE(batch_results[b].ok()) << batch_results[b].status();
+    ASSERT_EQ(batch_results[b]->size(), static_cast<size_t>(kItems));
+    for (const SubmitResult& result : *batch_results[b]) {
+      EXPECT_TRUE(IsOutcome(result, OutcomeKind::kCommitted)) << Describe(*batch_results[b]);
+    }
+    EXPECT_TRUE(IsOutcome(*single_results[b], OutcomeKind::kCommitted));
+  }
+  EXPECT_EQ(BalanceOf("platform"), kBatches * (kItems + 1));
 }
 
 // ---- order and per-item outcomes ------------------------------------------------------

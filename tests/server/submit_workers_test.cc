@@ -7,6 +7,7 @@
 // a worker until its batch committed, answered the read only after the lock went. And
 // the single submit is taken on the event loop, not a worker: a bad one is answered
 // while the one worker waits, and pipelined submits stay in order whichever runs them.
+// The batch route the same: its batches wait in the group committer, not on a worker.
 // Waits are bounded generously; nothing here asserts on speed.
 #include <memory>
 #include <optional>
@@ -261,6 +262,100 @@ TEST_P(ServerTest, PipelinedSubmitsOnTheLoopAndOnAWorkerStayInOrder) {
   EXPECT_EQ(answers[5].status, 200) << answers[5].body;
   EXPECT_EQ(Json(answers[5].body)["balance"], "5") << answers[5].body;
   EXPECT_EQ(Balance(alice), "5");
+}
+
+// A batch body of top-ups to `to`, one per key, each `amount`.
+std::string BatchBody(const std::vector<std::string>& keys, const nlohmann::json& operation) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const std::string& key : keys) items.push_back({{"idempotency_key", key}, {"operation", operation}});
+  return nlohmann::json{{"items", items}}.dump();
+}
+
+// The batch route hands its batch to the group committer too (Ledger::SubmitBatchAsync,
+// issue 28): with ONE worker, more batches than workers wait on the test's locks and a
+// read is still answered meanwhile; once the locks go, every item of every batch commits
+// once. Before, each batch ran SubmitBatch on a worker until it committed, so the first
+// batch took the one worker and the read waited for the locks.
+TEST_P(ServerTest, BatchesWaitingInTheGroupCommitterHoldNoWorker) {
+  StartServer({"--threads", "1", "--group-commit"});
+  OpenAccounts();
+  const std::string alice = Name("alice");
+  LockHolder holder(database_url_, SubmitRequest{.key = Name("holder"),
+                                                 .operation = Operation::TopUp(
+                                                     Name("issuance"), alice, "USD", kAmount)});
+  ASSERT_TRUE(holder.WaitUntilLocked().ok()) << holder.WaitUntilLocked();
+
+  constexpr int kBatches = 4;
+  constexpr int kItems = 2;
+  std::vector<std::unique_ptr<RawConnection>> batches;
+  for (int b = 0; b < kBatches; ++b) {
+    std::vector<std::string> keys;
+    for (int i = 0; i < kItems; ++i) keys.push_back(Name(absl::StrCat("batch-", b, "-", i)));
+    batches.push_back(RawConnection::Open(server_->port()));
+    ASSERT_NE(batches.back(), nullptr);
+    ASSERT_TRUE(batches.back()->Send(PostBytes("/v1/operations/batch", "", BatchBody(keys, TopUp(alice, kAmount)))));
+  }
+  std::unique_ptr<RawConnection> read = RawConnection::Open(server_->port());
+  ASSERT_NE(read, nullptr);
+  ASSERT_TRUE(read->Send(absl::StrCat("GET /v1/accounts/", alice, " HTTP/1.1\r\nHost: test\r\n\r\n")));
+  std::optional<RawResponse> read_answer = read->ReadResponse(kReadAnsweredWithin);
+  const bool read_answered_while_locked = read_answer.has_value();
+  holder.Release();
+  EXPECT_TRUE(read_answered_while_locked)
+      << "a read was not answered while " << kBatches << " batches waited on one worker";
+
+  for (int b = 0; b < kBatches; ++b) {
+    std::optional<RawResponse> answer = batches[b]->ReadResponse(kAnswerWithin);
+    ASSERT_TRUE(answer.has_value()) << "batch " << b << " was not answered";
+    ASSERT_EQ(answer->status, 200) << answer->body;
+    nlohmann::json results = Json(answer->body)["results"];
+    ASSERT_EQ(results.size(), static_cast<size_t>(kItems)) << answer->body;
+    for (const nlohmann::json& result : results) EXPECT_EQ(result["status"], 201) << answer->body;
+  }
+  EXPECT_EQ(Balance(alice), std::to_string(kAmount * (kBatches * kItems + 1)));
+}
+
+// Pipelined batches and single submits, the batches taken on the event loop and one
+// (a dry run) on a worker, are executed one after another and answered in order: each
+// sees the commits before it, a bad batch is its own 400, and a resent batch replays.
+TEST_P(ServerTest, PipelinedBatchesAndSubmitsStayInOrder) {
+  StartServer();
+  OpenAccounts();
+  const std::string alice = Name("alice");
+  const std::string first = BatchBody({Name("b-1"), Name("b-2")}, TopUp(alice, 1));
+  const std::string requests = absl::StrCat(
+      PostBytes("/v1/operations/batch", "", first),
+      SubmitBytes(Name("single"), TopUp(alice, 4)),
+      PostBytes("/v1/operations/batch?dry_run=true", "", BatchBody({Name("b-dry")}, TopUp(alice, 8))),
+      PostBytes("/v1/operations/batch", "", "{"),
+      PostBytes("/v1/operations/batch", "", first));
+  std::unique_ptr<RawConnection> connection = RawConnection::Open(server_->port());
+  ASSERT_NE(connection, nullptr);
+  ASSERT_TRUE(connection->Send(requests));
+  std::vector<RawResponse> answers;
+  for (int i = 0; i < 5; ++i) {
+    std::optional<RawResponse> answer = connection->ReadResponse(kAnswerWithin);
+    ASSERT_TRUE(answer.has_value()) << "no answer " << i;
+    answers.push_back(*answer);
+  }
+  ASSERT_EQ(answers[0].status, 200) << answers[0].body;
+  nlohmann::json committed = Json(answers[0].body)["results"];
+  ASSERT_EQ(committed.size(), 2u) << answers[0].body;
+  EXPECT_EQ(BalanceAfter(committed[1]["body"], alice), "2") << answers[0].body;
+  EXPECT_EQ(answers[1].status, 201) << answers[1].body;
+  EXPECT_EQ(BalanceAfter(Json(answers[1].body), alice), "6") << answers[1].body;
+  ASSERT_EQ(answers[2].status, 200) << answers[2].body;
+  EXPECT_EQ(BalanceAfter(Json(answers[2].body)["results"][0]["body"]["transaction"], alice), "14")
+      << answers[2].body;
+  EXPECT_EQ(answers[3].status, 400) << answers[3].body;
+  EXPECT_EQ(Json(answers[3].body)["reason"], "invalid_batch") << answers[3].body;
+  ASSERT_EQ(answers[4].status, 200) << answers[4].body;
+  nlohmann::json replayed = Json(answers[4].body)["results"];
+  ASSERT_EQ(replayed.size(), 2u) << answers[4].body;
+  EXPECT_EQ(replayed[0]["replayed"], true) << answers[4].body;
+  EXPECT_EQ(replayed[0]["body"], committed[0]["body"]);
+  EXPECT_EQ(replayed[1]["body"], committed[1]["body"]);
+  EXPECT_EQ(Balance(alice), "6");
 }
 
 }  // namespace

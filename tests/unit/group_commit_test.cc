@@ -276,5 +276,74 @@ TEST(GroupCommitter, BlockingAndAsyncSubmitsShareOneQueue) {
   EXPECT_EQ(ran.size(), static_cast<size_t>(kSubmits));
 }
 
+// A caller's own batch (SubmitBatchAsync, the HTTP batch route) queues as one unit: it
+// runs alone, exactly its items in its order, with its own runner; the single submits
+// queued around it are grouped without it (those behind it may go first, as items of
+// another claim wait do), and every `done` is called once. Before SubmitBatchAsync, a batch ran only on the caller's thread (SubmitBatch).
+TEST(GroupCommitter, ACallersBatchRunsAloneAsGiven) {
+  constexpr int kSingles = 6;
+  constexpr size_t kBatchItems = 5;
+  std::vector<std::unique_ptr<PreparedSubmit>> singles;
+  for (int i = 0; i < kSingles; ++i) {
+    singles.push_back(std::make_unique<PreparedSubmit>(
+        Operation::Transfer("alice", "bob", "CREDITS", 1), static_cast<size_t>(i)));
+  }
+  std::vector<std::unique_ptr<PreparedSubmit>> batch_items;
+  std::vector<BatchItem*> caller_batch;
+  for (size_t i = 0; i < kBatchItems; ++i) {
+    batch_items.push_back(std::make_unique<PreparedSubmit>(
+        Operation::Transfer("alice", "bob", "CREDITS", 1), 100 + i));
+    caller_batch.push_back(&batch_items.back()->item);
+  }
+  BatchRecorder singles_recorder;
+  BatchRecorder batch_recorder;
+  absl::Mutex mutex;
+  bool release_first = false;
+  std::atomic<int> single_dones{0};
+  std::atomic<int> batch_dones{0};
+  std::atomic<bool> batch_done_saw_results{false};
+  {
+    GroupCommitter committer(/*batch_items_max=*/64, /*in_flight_max=*/1);
+    std::atomic<bool> first{true};
+    auto run_singles = [&](const std::vector<BatchItem*>& items) {
+      if (first.exchange(false)) {  // hold the first batch until everything has queued
+        absl::MutexLock lock(&mutex);
+        mutex.Await(absl::Condition(&release_first));
+      }
+      singles_recorder.Run(items);
+    };
+    auto run_batch = [&](const std::vector<BatchItem*>& items) { batch_recorder.Run(items); };
+    committer.SubmitAsync(singles[0]->item, run_singles, [&] { single_dones.fetch_add(1); });
+    for (int i = 1; i < kSingles / 2; ++i) {
+      committer.SubmitAsync(singles[i]->item, run_singles, [&] { single_dones.fetch_add(1); });
+    }
+    committer.SubmitBatchAsync(caller_batch, run_batch, [&] {
+      bool all = true;
+      for (BatchItem* item : caller_batch) all = all && item->result.has_value();
+      batch_done_saw_results = all;
+      batch_dones.fetch_add(1);
+    });
+    for (int i = kSingles / 2; i < kSingles; ++i) {
+      committer.SubmitAsync(singles[i]->item, run_singles, [&] { single_dones.fetch_add(1); });
+    }
+    absl::MutexLock lock(&mutex);
+    release_first = true;
+  }  // the destructor returns once every batch ran and every done was called
+
+  EXPECT_EQ(single_dones.load(), kSingles);
+  EXPECT_EQ(batch_dones.load(), 1);
+  EXPECT_TRUE(batch_done_saw_results.load()) << "done before the batch's results";
+  ASSERT_EQ(batch_recorder.batches().size(), 1u) << "the caller's batch ran once, alone";
+  EXPECT_EQ(batch_recorder.batches()[0], (std::vector<size_t>{100, 101, 102, 103, 104}));
+  std::set<size_t> ran;
+  for (const std::vector<size_t>& batch : singles_recorder.batches()) {
+    for (size_t index : batch) {
+      EXPECT_LT(index, static_cast<size_t>(kSingles)) << "a caller's item ran with the single submits";
+      EXPECT_TRUE(ran.insert(index).second) << "item " << index << " ran twice";
+    }
+  }
+  EXPECT_EQ(ran.size(), static_cast<size_t>(kSingles));
+}
+
 }  // namespace
 }  // namespace ledger::internal
