@@ -46,9 +46,9 @@ class GroupCommitter {
   // Decides every item it is given, each with its own result.
   using BatchRunner = std::function<void(const std::vector<BatchItem*>&)>;
   // Called once the item has its result: on the thread that ran its batch, never under
-  // the committer's lock (it may submit again). A batch runs with its head's runner:
-  // the single items' runners are all the same; a caller's batch runs alone with its own. It should be quick: the committer's
-  // thread leads no other batch meanwhile.
+  // the committer's lock (it may submit again). It should be quick: the committer's
+  // thread leads no other batch meanwhile. A batch runs with its head's runner: the
+  // single items' runners are all the same; a caller's batch runs alone with its own.
   using Done = std::function<void()>;
 
   // `batch_entries_max`: the entries a shared batch may post (EntriesBoundOf), as
