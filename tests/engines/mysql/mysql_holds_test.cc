@@ -45,6 +45,8 @@ constexpr int kOneKeySpaceMigrationVersion = 4;
 constexpr int kReadsIndexesMigrationVersion = 5;  // schema/mysql/0005_reads_indexes.sql
 // schema/mysql/0006_running_max_on_accounts.sql
 constexpr int kRunningMaxOnAccountsMigrationVersion = 6;
+// schema/mysql/0007_as_of_by_binary_search.sql
+constexpr int kAsOfByBinarySearchMigrationVersion = 7;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -323,6 +325,61 @@ TEST_F(MysqlHoldsTest, RunningMaxOnAccountsMigrationContinuesTheHistory) {
             absl::StrCat(absl::ToUnixMicros(kStart + absl::Seconds(300))));
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
   ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  EXPECT_EQ(Text(SchemaQuery(database)), Text(SchemaQuery(source)));
+}
+
+// Issue 27: 0007 drops entries_by_account_as_of, and the engine finds the balance as of
+// an instant by a binary search over the primary key instead: on a database written
+// before it, every answer is the one the dropped index's lookup gave, and the schema is a
+// fresh database's.
+TEST_F(MysqlHoldsTest, AsOfByBinarySearchMigrationDropsTheIndexAndAnswersAsBefore) {
+  const std::string source = Scratch("as_of_source");
+  const std::string database = Scratch("as_of");
+  ASSERT_NE(MigrateBeforeHolds(database, kAsOfByBinarySearchMigrationVersion), nullptr);
+  ManualClock clock(kStart);
+  HistoryBeforeReadsIndexes before;
+  {
+    std::shared_ptr<Engine> source_engine = Open(source);
+    ASSERT_NE(source_engine, nullptr);
+    Ledger ledger = OpenTestLedger(source_engine, {.clock = &clock});
+    before = WriteHistoryBeforeReadsIndexes(ledger, clock);
+  }
+  for (const char* table : {"assets", "accounts", "transactions", "transaction_metadata",
+                            "entries", "idempotency_keys", "outbox_events"}) {
+    CopyRows(source, database, table);
+  }
+  const std::string table = absl::StrCat("`", database, "`.");
+  const std::string index_count = absl::StrCat(
+      "SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STATISTICS"
+      " WHERE TABLE_SCHEMA = '", database, "' AND INDEX_NAME = 'entries_by_account_as_of'");
+  EXPECT_EQ(Text(index_count), "1");
+  const std::vector<absl::Time> instants = InstantsAroundHistory(kStart);
+  std::vector<int64_t> by_the_index;
+  for (absl::Time at : instants) {
+    by_the_index.push_back(
+        std::stoll(Text(VersionAsOfByTheDroppedIndexSql(absl::StrCat(table, "entries"), at))));
+  }
+  std::shared_ptr<Engine> engine = Open(database, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Text(absl::StrCat("SELECT name FROM ", table, "schema_migrations WHERE version = 7")),
+            "0007_as_of_by_binary_search");
+  EXPECT_EQ(Text(index_count), "0");
+  EXPECT_EQ(VersionsAsOf(*engine, "alice", instants), by_the_index);
+  EXPECT_EQ(by_the_index[0], 0);  // an hour before the history
+  EXPECT_EQ(by_the_index[1], 5);  // an hour after it
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  EXPECT_EQ(Text(SchemaQuery(database)), Text(SchemaQuery(source)));
+  // Re-runnable, as every MySQL migration (DDL commits before its schema_migrations row
+  // does): run again with the index already gone, it succeeds and changes nothing.
+  engine.reset();
+  ASSERT_TRUE(
+      server_->Execute(absl::StrCat("DELETE FROM ", table, "schema_migrations WHERE version = 7"))
+          .ok());
+  std::shared_ptr<Engine> again = Open(database, /*migrate=*/false);
+  ASSERT_NE(again, nullptr);
+  ASSERT_TRUE(again->Migrate().ok());
   EXPECT_EQ(Text(SchemaQuery(database)), Text(SchemaQuery(source)));
 }
 

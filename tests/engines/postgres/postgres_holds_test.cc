@@ -51,6 +51,8 @@ constexpr int kOneKeySpaceMigrationVersion = 4;
 constexpr int kReadsIndexesMigrationVersion = 5;  // schema/postgres/0005_reads_indexes.sql
 // schema/postgres/0006_running_max_on_accounts.sql
 constexpr int kRunningMaxOnAccountsMigrationVersion = 6;
+// schema/postgres/0007_as_of_by_binary_search.sql
+constexpr int kAsOfByBinarySearchMigrationVersion = 7;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -463,7 +465,7 @@ TEST_F(PostgresHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
   ASSERT_TRUE(engine->Migrate().ok());
   EXPECT_EQ(Text("SELECT string_agg(name, ',' ORDER BY version) FROM schema_migrations"
                  " WHERE version >= 5"),
-            "0005_reads_indexes,0006_running_max_on_accounts");
+            "0005_reads_indexes,0006_running_max_on_accounts,0007_as_of_by_binary_search");
   EXPECT_EQ(Text("SELECT count(*) FROM entries WHERE created_at_running_max IS NULL"), "0");
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
   ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
@@ -515,6 +517,44 @@ TEST_F(PostgresHoldsTest, RunningMaxOnAccountsMigrationContinuesTheHistory) {
             "0");
   EXPECT_EQ(Text("SELECT entries_running_max FROM accounts WHERE id = 'alice'"),
             absl::StrCat(absl::ToUnixMicros(kStart + absl::Seconds(300))));
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  const std::string migrated = SchemaText();
+  engine.reset();
+  ASSERT_NE(OpenFresh(), nullptr);
+  EXPECT_EQ(SchemaText(), migrated);
+}
+
+// Issue 27: 0007 drops entries_by_account_as_of, and the engine finds the balance as of
+// an instant by a binary search over entries_pkey instead: on a database written before
+// it, every answer is the one the dropped index's lookup gave, and the schema is a fresh
+// database's.
+TEST_F(PostgresHoldsTest, AsOfByBinarySearchMigrationDropsTheIndexAndAnswersAsBefore) {
+  ManualClock clock(kStart);
+  HistoryBeforeReadsIndexes before;
+  ASSERT_NO_FATAL_FAILURE(WriteThenCopyIntoOlderSchema(
+      kAsOfByBinarySearchMigrationVersion,
+      {"assets", "accounts", "transactions", "transaction_metadata", "entries",
+       "idempotency_keys", "outbox_events"},
+      [&](Ledger& ledger) { before = WriteHistoryBeforeReadsIndexes(ledger, clock); }, clock));
+  const std::string index_count =
+      "SELECT count(*) FROM pg_indexes WHERE schemaname = 'public'"
+      " AND indexname = 'entries_by_account_as_of'";
+  EXPECT_EQ(Text(index_count), "1");
+  const std::vector<absl::Time> instants = InstantsAroundHistory(kStart);
+  std::vector<int64_t> by_the_index;
+  for (absl::Time at : instants) {
+    by_the_index.push_back(std::stoll(Text(VersionAsOfByTheDroppedIndexSql("entries", at))));
+  }
+  std::shared_ptr<Engine> engine = Open(/*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Text("SELECT name FROM schema_migrations WHERE version = 7"),
+            "0007_as_of_by_binary_search");
+  EXPECT_EQ(Text(index_count), "0");
+  EXPECT_EQ(VersionsAsOf(*engine, "alice", instants), by_the_index);
+  EXPECT_EQ(by_the_index[0], 0);  // an hour before the history
+  EXPECT_EQ(by_the_index[1], 5);  // an hour after it
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
   ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
   const std::string migrated = SchemaText();
