@@ -116,7 +116,7 @@ inline constexpr char kInsertEventsHead[] =
 // reads by index
 // The entry with the greatest version whose created_at_running_max is <= the instant, by
 // a binary search over the primary key (account_id, account_version), no index of its
-// own (schema/mysql/0007_as_of_by_binary_search.sql). Correct because the running
+// own (schema/mysql/0007_fewer_reads_indexes.sql). Correct because the running
 // maximum never decreases along an account's versions (engines/common/entry_running_max.h)
 // and the versions run 1..N without a gap (the posting invariants, checked on every
 // write; `ledger verify`). `bounds` keeps [low, high]: every version <= low is at most

@@ -346,7 +346,7 @@ std::vector<std::pair<const char*, std::string>> Statements() {
       {statement::kSelectHold, Sql({"SELECT ", kHoldColumns, " FROM holds WHERE id = $1"})},
       // The entry with the greatest version whose created_at_running_max is <= $2, by a
       // binary search over the primary key (account_id, account_version), no index of its
-      // own (schema/postgres/0007_as_of_by_binary_search.sql). Correct because the running
+      // own (schema/postgres/0007_fewer_reads_indexes.sql). Correct because the running
       // maximum never decreases along an account's versions
       // (engines/common/entry_running_max.h) and the versions run 1..N without a gap (the
       // posting invariants, checked on every write; `ledger verify`). `bounds` keeps

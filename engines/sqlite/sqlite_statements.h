@@ -70,7 +70,7 @@ inline constexpr char kInsertMetadataMember[] =
 
 // The balance as of ?2: the entry with the greatest version whose created_at_running_max
 // is <= ?2, found by a binary search over the primary key (account_id, account_version)
-// instead of an index of its own (schema/sqlite/0006_as_of_by_binary_search.sql).
+// instead of an index of its own (schema/sqlite/0006_fewer_reads_indexes.sql).
 // Correct because the running maximum never decreases along an account's versions
 // (engines/common/entry_running_max.h) and the versions run 1..N without a gap (the
 // posting invariants, checked on every write; `ledger verify`). The search keeps

@@ -473,6 +473,50 @@ TEST_P(ConformanceTest, ReadsListTransactionsFiltersAndPagesByTime) {
   EXPECT_FALSE(first->next_cursor.empty());
 }
 
+// Without a filter, a page merges every kind's range of the kind index (no index on
+// (created_at, id) alone): nine kinds committed twice over in two instants, listed in
+// (created_at, id) order across kinds by pages of 1, 2, 5 and 100, from a cursor and
+// within a time range, exactly what sorting them gives.
+TEST_P(ConformanceTest, ReadsListTransactionsWithoutAFilterMergesEveryKindInOrder) {
+  std::vector<std::pair<absl::Time, std::string>> committed;
+  int key = 0;
+  auto commit = [&](const Operation& operation) -> std::string {
+    absl::StatusOr<Outcome> outcome = Submit(absl::StrCat("kinds-", ++key), operation);
+    EXPECT_TRUE(outcome.ok() && outcome->kind == OutcomeKind::kCommitted)
+        << key << ": " << (outcome.ok() ? OutcomeToJson(*outcome).dump() : outcome.status().ToString());
+    if (!outcome.ok()) return "";
+    committed.push_back({outcome->transaction.created_at, outcome->transaction.id});
+    return outcome->transaction.id;
+  };
+  for (int second : {2, 1}) {  // the second instant before the first: ids do not follow time
+    clock().Set(kStart + absl::Seconds(second));
+    commit(Operation::TopUp("issuance", "alice", "CREDITS", 1000));
+    commit(Operation::Spend("alice", "bob", "CREDITS", 10));
+    const std::string transfer = commit(Operation::Transfer("alice", "carol", "CREDITS", 10));
+    commit(Operation::Payout("alice", "issuance", "CREDITS", 10));
+    commit(Operation::Post({{"alice", "CREDITS", -5}, {"bob", "CREDITS", 5}}));
+    commit(Operation::Reverse(transfer));
+    const std::string hold = commit(Operation::Hold("bob", "carol", "CREDITS", 3,
+                                                    kStart + absl::Hours(1)));
+    commit(Operation::Capture(hold));
+    commit(Operation::Void(commit(Operation::Hold("bob", "carol", "CREDITS", 2,
+                                                  kStart + absl::Hours(1)))));
+  }
+  ASSERT_EQ(committed.size(), 20u);
+  std::sort(committed.begin(), committed.end());
+  std::vector<std::string> all;
+  for (const auto& [time, id] : committed) all.push_back(id);
+  for (int64_t limit : {1, 2, 5, 100}) {
+    EXPECT_EQ(AllPages(ledger(), {.limit = limit}), all) << "limit " << limit;
+  }
+  std::vector<std::string> second_instant(all.begin() + 10, all.end());
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.created_from = kStart + absl::Seconds(2)}, .limit = 3}),
+            second_instant);
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.created_before = kStart + absl::Seconds(2)},
+                                .limit = 4}),
+            std::vector<std::string>(all.begin(), all.begin() + 10));
+}
+
 TEST_P(ConformanceTest, ReadsListTransactionsRefusesBadQueriesWithTheirReason) {
   Fund("alice", 10);
   struct Case {

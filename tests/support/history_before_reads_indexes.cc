@@ -111,6 +111,21 @@ std::string VersionAsOfByTheDroppedIndexSql(std::string_view entries_table, absl
                       " ORDER BY created_at_running_max DESC, account_version DESC LIMIT 1), 0)");
 }
 
+std::vector<std::string> ListedWithoutAFilter(Ledger& ledger) {
+  std::vector<std::string> ids;
+  TransactionQuery query{.limit = 2};
+  for (int pages = 0; pages < 100; ++pages) {
+    absl::StatusOr<TransactionPage> page = ledger.ListTransactions(query);
+    EXPECT_TRUE(page.ok()) << page.status();
+    if (!page.ok()) return ids;
+    for (const Transaction& transaction : page->transactions) ids.push_back(transaction.id);
+    if (page->next_cursor.empty()) return ids;
+    query.cursor = page->next_cursor;
+  }
+  ADD_FAILURE() << "the listing never ended";
+  return ids;
+}
+
 std::vector<int64_t> VersionsAsOf(Engine& engine, const std::string& account_id,
                                   const std::vector<absl::Time>& instants) {
   std::vector<int64_t> versions;

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "base/status.h"
@@ -45,8 +46,8 @@ constexpr int kOneKeySpaceMigrationVersion = 4;
 constexpr int kReadsIndexesMigrationVersion = 5;  // schema/mysql/0005_reads_indexes.sql
 // schema/mysql/0006_running_max_on_accounts.sql
 constexpr int kRunningMaxOnAccountsMigrationVersion = 6;
-// schema/mysql/0007_as_of_by_binary_search.sql
-constexpr int kAsOfByBinarySearchMigrationVersion = 7;
+// schema/mysql/0007_fewer_reads_indexes.sql
+constexpr int kFewerReadsIndexesMigrationVersion = 7;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -328,14 +329,15 @@ TEST_F(MysqlHoldsTest, RunningMaxOnAccountsMigrationContinuesTheHistory) {
   EXPECT_EQ(Text(SchemaQuery(database)), Text(SchemaQuery(source)));
 }
 
-// Issue 27: 0007 drops entries_by_account_as_of, and the engine finds the balance as of
-// an instant by a binary search over the primary key instead: on a database written
-// before it, every answer is the one the dropped index's lookup gave, and the schema is a
-// fresh database's.
-TEST_F(MysqlHoldsTest, AsOfByBinarySearchMigrationDropsTheIndexAndAnswersAsBefore) {
+// Issue 27: 0007 drops entries_by_account_as_of and transactions_by_time; the engine
+// finds the balance as of an instant by a binary search over the primary key and lists
+// transactions without a filter by merging the kind index's ranges instead: on a database
+// written before it, every as-of answer is the one the dropped index's lookup gave, the
+// listing is the (created_at, id) order, and the schema is a fresh database's.
+TEST_F(MysqlHoldsTest, FewerReadsIndexesMigrationDropsTwoIndexesAndAnswersAsBefore) {
   const std::string source = Scratch("as_of_source");
   const std::string database = Scratch("as_of");
-  ASSERT_NE(MigrateBeforeHolds(database, kAsOfByBinarySearchMigrationVersion), nullptr);
+  ASSERT_NE(MigrateBeforeHolds(database, kFewerReadsIndexesMigrationVersion), nullptr);
   ManualClock clock(kStart);
   HistoryBeforeReadsIndexes before;
   {
@@ -351,8 +353,11 @@ TEST_F(MysqlHoldsTest, AsOfByBinarySearchMigrationDropsTheIndexAndAnswersAsBefor
   const std::string table = absl::StrCat("`", database, "`.");
   const std::string index_count = absl::StrCat(
       "SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STATISTICS"
-      " WHERE TABLE_SCHEMA = '", database, "' AND INDEX_NAME = 'entries_by_account_as_of'");
-  EXPECT_EQ(Text(index_count), "1");
+      " WHERE TABLE_SCHEMA = '", database,
+      "' AND INDEX_NAME IN ('entries_by_account_as_of', 'transactions_by_time')");
+  EXPECT_EQ(Text(index_count), "2");
+  const std::string by_time = Text(absl::StrCat(
+      "SELECT GROUP_CONCAT(id ORDER BY created_at, id) FROM ", table, "transactions"));
   const std::vector<absl::Time> instants = InstantsAroundHistory(kStart);
   std::vector<int64_t> by_the_index;
   for (absl::Time at : instants) {
@@ -363,12 +368,13 @@ TEST_F(MysqlHoldsTest, AsOfByBinarySearchMigrationDropsTheIndexAndAnswersAsBefor
   ASSERT_NE(engine, nullptr);
   ASSERT_TRUE(engine->Migrate().ok());
   EXPECT_EQ(Text(absl::StrCat("SELECT name FROM ", table, "schema_migrations WHERE version = 7")),
-            "0007_as_of_by_binary_search");
+            "0007_fewer_reads_indexes");
   EXPECT_EQ(Text(index_count), "0");
   EXPECT_EQ(VersionsAsOf(*engine, "alice", instants), by_the_index);
   EXPECT_EQ(by_the_index[0], 0);  // an hour before the history
   EXPECT_EQ(by_the_index[1], 5);  // an hour after it
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  EXPECT_EQ(absl::StrJoin(ListedWithoutAFilter(upgraded), ","), by_time);
   ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
   EXPECT_EQ(Text(SchemaQuery(database)), Text(SchemaQuery(source)));
   // Re-runnable, as every MySQL migration (DDL commits before its schema_migrations row
