@@ -132,8 +132,8 @@ ExitCode RunAccountList(const GlobalOptions& global, const AccountListArguments&
   return ExitCode::kOk;
 }
 
-// The posted balance as of a past instant (Ledger::BalanceAsOf, one index lookup): holds
-// keep no history, so no pending amounts, as over HTTP.
+// The posted balance as of a past instant (Ledger::BalanceAsOf, a binary search of the versions):
+// holds keep no history, so no pending amounts, as over HTTP.
 ExitCode PrintBalanceAsOf(Ledger& ledger, const Account& account, const Asset& asset,
                           absl::Time as_of, bool json) {
   absl::StatusOr<Amount> balance = ledger.BalanceAsOf(account.id, as_of);

@@ -258,8 +258,10 @@ class Engine {
   // (account_version), before the first entry created after `as_of`; nullopt when the
   // first entry is already after it (or there is none). Entries keep a running maximum
   // of created_at along account_version (a clock that stepped back, or two hosts' clocks,
-  // can make created_at dip), so this is one index lookup of the greatest version whose
-  // running maximum is <= as_of, however long the history.
+  // can make created_at dip), so this is the greatest version whose running maximum is
+  // <= as_of: the SQL engines find it by a binary search over (account_id,
+  // account_version), at most log2(versions) + 1 primary-key lookups in one statement.
+  // DataLoss when a version between 1 and the latest is missing.
   virtual absl::StatusOr<std::optional<HistoryEntry>> EntryAsOf(std::string_view account_id,
                                                                 absl::Time as_of) = 0;
   // The transactions matching `filter`, ordered by (created_at, id), strictly after

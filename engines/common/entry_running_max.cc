@@ -51,4 +51,10 @@ std::optional<absl::Time> EntryRunningMaxima::Latest(std::string_view account_id
   return found->second;
 }
 
+absl::Status AsOfSearchStoppedShort(std::string_view account_id) {
+  return absl::DataLossError(absl::StrCat(
+      "account ", std::string(account_id),
+      ": the as-of search found a version missing between 1 and its latest (run `ledger verify`)"));
+}
+
 }  // namespace ledger::engine_common

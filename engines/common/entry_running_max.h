@@ -2,8 +2,10 @@
 // (SQLite, PostgreSQL, MySQL) in one place: the latest created_at among the entry and
 // every earlier entry of its account (by account_version, the account's commit order).
 // It never decreases along an account's versions even when created_at does (a clock
-// stepped back, two hosts' clocks), so "the balance as of T" is one index lookup
-// (entries_by_account_as_of: the greatest version whose running maximum is <= T).
+// stepped back, two hosts' clocks), so "the balance as of T" (the entry with the greatest
+// version whose running maximum is <= T) is a binary search over the primary key
+// (account_id, account_version): each engine's kSelectEntryAsOf, one statement of at
+// most log2(versions) + 1 primary-key lookups, no index of its own for a submit to keep.
 //
 // Each account's latest running maximum lives on its row (accounts.entries_running_max,
 // NULL for an account without entries): the lock read that already reads the account
@@ -33,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "ledger/transaction.h"
@@ -65,6 +68,11 @@ class EntryRunningMaxima {
   // By account id: the latest running maximum, noted or continued.
   std::map<std::string, std::optional<absl::Time>, std::less<>> accounts_;
 };
+
+// What an engine answers when its as-of search stopped before its range closed: a probe
+// found no entry at a version between 1 and the account's latest, which the posting
+// invariants never write (versions run 1..N). DataLoss, naming the account.
+absl::Status AsOfSearchStoppedShort(std::string_view account_id);
 
 }  // namespace ledger::engine_common
 

@@ -5,7 +5,9 @@
 //   metadata member -> transaction_metadata's primary key (name, value, created_at, id)
 //   account         -> entries_by_account_transaction (account_id, created_at, transaction_id)
 //   kind            -> transactions_by_kind_time (kind, created_at, id)
-//   otherwise       -> transactions_by_time (created_at, id)
+//   otherwise       -> the same index, every kind's range cut at the page's limit and
+//                      merged: at most kinds x limit entries read (no index on
+//                      (created_at, id) alone for every submit to keep)
 //
 // The time range and the cursor narrow that index's range; the other filters are checked
 // on the rows it yields. Each engine runs the statement with its driver, binding the

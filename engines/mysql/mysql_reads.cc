@@ -1,13 +1,16 @@
 // The MySQL engine outside the submit path: assets, accounts, transaction history,
 // key records, holds and outbox events. Each call is one short transaction of its own
 // (MysqlEngine::RunStandalone).
+#include <algorithm>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engines/common/entry_running_max.h"
 #include "engines/common/insert_or_read.h"
 #include "engines/common/transaction_page.h"
 #include "engines/mysql/mysql_engine_internal.h"
@@ -183,17 +186,29 @@ absl::StatusOr<std::vector<HistoryEntry>> MysqlEngine::ListEntries(std::string_v
 
 absl::StatusOr<std::optional<HistoryEntry>> MysqlEngine::EntryAsOf(std::string_view account_id,
                                                                    absl::Time as_of) {
+  const std::string id(account_id);
+  const int64_t instant = absl::ToUnixMicros(as_of);
+  const SqlParams parameters = {id, instant, instant, id, id};
+  static_assert(std::ranges::count(std::string_view(statement::kSelectEntryAsOf), '?') ==
+                statement::kSelectEntryAsOfParameters);
   std::optional<HistoryEntry> found;
+  int rows = 0;
+  bool complete = false;
   LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
     found.reset();
-    return connection.Query(statement::kSelectEntryAsOf,
-                            {std::string(account_id), absl::ToUnixMicros(as_of)},
+    rows = 0;
+    return connection.Query(statement::kSelectEntryAsOf, parameters,
                             [&](const SqlRow& row) {
+                              ++rows;
+                              complete = row.Int64(statement::kSelectEntryAsOfCompleteColumn) != 0;
+                              if (row.IsNull(0)) return;
                               found = HistoryEntry{ReadEntry(row, 0), row.String(5),
                                                    absl::FromUnixMicros(row.Int64(6))};
                             },
                             "select entry as of", ErrorContext::kStandalone);
   }));
+  if (rows != 1) return absl::InternalError("the as-of search returned no row");
+  if (!complete) return engine_common::AsOfSearchStoppedShort(account_id);
   return found;
 }
 

@@ -114,11 +114,38 @@ inline constexpr char kInsertEventsHead[] =
     " VALUES ";
 
 // reads by index
-// One backward step of entries_by_account_as_of (schema/mysql/0005_reads_indexes.sql).
+// The entry with the greatest version whose created_at_running_max is <= the instant, by
+// a binary search over the primary key (account_id, account_version), no index of its
+// own (schema/mysql/0007_fewer_reads_indexes.sql). Correct because the running
+// maximum never decreases along an account's versions (engines/common/entry_running_max.h)
+// and the versions run 1..N without a gap (the posting invariants, checked on every
+// write; `ledger verify`). `bounds` keeps [low, high]: every version <= low is at most
+// the instant (0: none), every version > high after it; each step probes the middle
+// version (one eq_ref lookup of PRIMARY) and halves the range: at most
+// ceil(log2(N + 1)) probes, in one statement's read view. The narrowest row names the
+// answer; column 7 is 0 when the search stopped short (only a missing version can: data
+// loss), the entry's columns NULL when no version qualifies. The anchor's CASTs make both
+// columns BIGINT (a recursive CTE's columns take the anchor's types). Parameters: the
+// account id, the instant twice, the account id twice (kSelectEntryAsOfParameters, which
+// a static_assert in mysql_reads.cc holds to the statement's count of '?').
 inline constexpr char kSelectEntryAsOf[] =
-    "SELECT " LEDGER_MYSQL_ENTRY_COLUMNS ", transaction_id, created_at"
-    " FROM entries WHERE account_id = ? AND created_at_running_max <= ?"
-    " ORDER BY created_at_running_max DESC, account_version DESC LIMIT 1";
+    "WITH RECURSIVE bounds (low, high) AS ("
+    " SELECT CAST(0 AS SIGNED), CAST(coalesce((SELECT account_version FROM entries"
+    " WHERE account_id = ? ORDER BY account_version DESC LIMIT 1), 0) AS SIGNED)"
+    " UNION ALL"
+    " SELECT CASE WHEN probe.created_at_running_max <= ? THEN probe.account_version"
+    " ELSE bounds.low END,"
+    " CASE WHEN probe.created_at_running_max <= ? THEN bounds.high"
+    " ELSE probe.account_version - 1 END"
+    " FROM bounds JOIN entries AS probe ON probe.account_id = ?"
+    " AND probe.account_version = (bounds.low + bounds.high + 1) DIV 2"
+    " WHERE bounds.low < bounds.high)"
+    " SELECT e.account_id, e.asset, e.amount, e.balance_after, e.account_version,"
+    " e.transaction_id, e.created_at, narrowest.low = narrowest.high"
+    " FROM (SELECT low, high FROM bounds ORDER BY high - low LIMIT 1) AS narrowest"
+    " LEFT JOIN entries AS e ON e.account_id = ? AND e.account_version = narrowest.low";
+inline constexpr int kSelectEntryAsOfParameters = 5;
+inline constexpr int kSelectEntryAsOfCompleteColumn = 7;
 inline constexpr char kSelectCommittedKeyRecord[] =
     "SELECT " LEDGER_MYSQL_KEY_RECORD_COLUMNS " FROM idempotency_keys"
     " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES " AND state = 'committed'";

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engines/common/entry_running_max.h"
 #include "engines/common/insert_or_read.h"
 #include "engines/common/transaction_page.h"
 #include "engines/postgres/postgres_connection.h"
@@ -164,8 +165,12 @@ absl::StatusOr<std::optional<HistoryEntry>> PostgresEngine::EntryAsOf(std::strin
       [&](pqxx::nontransaction& work) -> absl::StatusOr<std::optional<HistoryEntry>> {
         const pqxx::result rows = work.exec_prepared(
             statement::kSelectEntryAsOf, std::string(account_id), absl::ToUnixMicros(as_of));
-        if (rows.empty()) return std::nullopt;
+        if (rows.size() != 1) return absl::InternalError("the as-of search returned no row");
         const pqxx::row row = rows[0];
+        if (!row[statement::kSelectEntryAsOfCompleteColumn].as<bool>()) {
+          return engine_common::AsOfSearchStoppedShort(account_id);
+        }
+        if (row[0].is_null()) return std::nullopt;
         return HistoryEntry{postgres_internal::EntryFromRow(row, 0), row[5].as<std::string>(),
                             postgres_internal::TimeFromMicros(row[6].as<int64_t>())};
       });

@@ -350,11 +350,33 @@ std::vector<std::pair<const char*, std::string>> Statements() {
       {statement::kWriteBatch, WriteBatchSql(/*with_holds=*/false)},
       {statement::kWriteBatchWithHolds, WriteBatchSql(/*with_holds=*/true)},
       {statement::kSelectHold, Sql({"SELECT ", kHoldColumns, " FROM holds WHERE id = $1"})},
-      // One backward step of entries_by_account_as_of (schema/postgres/0005_reads_indexes.sql).
+      // The entry with the greatest version whose created_at_running_max is <= $2, by a
+      // binary search over the primary key (account_id, account_version), no index of its
+      // own (schema/postgres/0007_fewer_reads_indexes.sql). Correct because the running
+      // maximum never decreases along an account's versions
+      // (engines/common/entry_running_max.h) and the versions run 1..N without a gap (the
+      // posting invariants, checked on every write; `ledger verify`). `bounds` keeps
+      // [low, high]: every version <= low is at most $2 (0: none), every version > high
+      // after it; each step probes the middle version (one entries_pkey lookup) and halves
+      // the range: at most ceil(log2(N + 1)) probes, in one snapshot. The narrowest row
+      // names the answer; column 7 is false when the search stopped short (only a missing
+      // version can: data loss), the entry's columns NULL when no version qualifies.
       {statement::kSelectEntryAsOf,
-       "SELECT account_id, asset, amount, balance_after, account_version, transaction_id,"
-       " created_at FROM entries WHERE account_id = $1 AND created_at_running_max <= $2"
-       " ORDER BY created_at_running_max DESC, account_version DESC LIMIT 1"},
+       "WITH RECURSIVE bounds (low, high) AS ("
+       " SELECT 0::bigint, coalesce((SELECT account_version FROM entries WHERE account_id = $1"
+       " ORDER BY account_version DESC LIMIT 1), 0)"
+       " UNION ALL"
+       " SELECT CASE WHEN probe.created_at_running_max <= $2 THEN probe.account_version"
+       " ELSE bounds.low END,"
+       " CASE WHEN probe.created_at_running_max <= $2 THEN bounds.high"
+       " ELSE probe.account_version - 1 END"
+       " FROM bounds JOIN entries AS probe ON probe.account_id = $1"
+       " AND probe.account_version = (bounds.low + bounds.high + 1) / 2"
+       " WHERE bounds.low < bounds.high)"
+       " SELECT e.account_id, e.asset, e.amount, e.balance_after, e.account_version,"
+       " e.transaction_id, e.created_at, narrowest.low = narrowest.high"
+       " FROM (SELECT low, high FROM bounds ORDER BY high - low LIMIT 1) AS narrowest"
+       " LEFT JOIN entries AS e ON e.account_id = $1 AND e.account_version = narrowest.low"},
       {statement::kSelectCommittedKey,
        Sql({"SELECT ", kKeyColumns, " FROM idempotency_keys WHERE namespace = $1",
             " AND scope = $2 AND key = $3 AND state = 'committed'"})},

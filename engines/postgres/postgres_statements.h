@@ -59,6 +59,8 @@ inline constexpr char kWriteBatch[] = "write_batch";
 inline constexpr char kWriteBatchWithHolds[] = "write_batch_with_holds";
 inline constexpr char kSelectHold[] = "select_hold";
 inline constexpr char kSelectEntryAsOf[] = "select_entry_as_of";
+// kSelectEntryAsOf's column that is false when its search stopped short.
+inline constexpr int kSelectEntryAsOfCompleteColumn = 7;
 inline constexpr char kSelectCommittedKey[] = "select_committed_key";
 inline constexpr char kSelectHolds[] = "select_holds";
 inline constexpr char kListHolds[] = "list_holds";

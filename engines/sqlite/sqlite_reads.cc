@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engines/common/entry_running_max.h"
 #include "engines/common/transaction_page.h"
 #include "engines/sqlite/sqlite_engine_internal.h"
 #include "engines/sqlite/sqlite_rows.h"
@@ -153,7 +154,11 @@ absl::StatusOr<std::optional<HistoryEntry>> SqliteEngine::EntryAsOf(std::string_
         Query query, connection.Prepare(statement::kSelectEntryAsOf, "select entry as of"));
     query.BindText(account_id).BindTime(as_of);
     LEDGER_ASSIGN_OR_RETURN(bool has_row, query.Step());
-    if (has_row) found = HistoryEntry{ReadEntry(query), query.Text(5), query.Time(6)};
+    if (!has_row) return absl::InternalError("the as-of search returned no row");
+    if (query.Int(statement::kSelectEntryAsOfCompleteColumn) == 0) {
+      return engine_common::AsOfSearchStoppedShort(account_id);
+    }
+    if (!query.IsNull(0)) found = HistoryEntry{ReadEntry(query), query.Text(5), query.Time(6)};
     return absl::OkStatus();
   }));
   return found;

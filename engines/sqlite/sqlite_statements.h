@@ -68,14 +68,38 @@ inline constexpr char kInsertMetadataMember[] =
     "INSERT INTO transaction_metadata (member_name, member_value, created_at, transaction_id)"
     " VALUES (?, ?, ?, ?)";
 
+// The balance as of ?2: the entry with the greatest version whose created_at_running_max
+// is <= ?2, found by a binary search over the primary key (account_id, account_version)
+// instead of an index of its own (schema/sqlite/0006_fewer_reads_indexes.sql).
+// Correct because the running maximum never decreases along an account's versions
+// (engines/common/entry_running_max.h) and the versions run 1..N without a gap (the
+// posting invariants, checked on every write; `ledger verify`). The search keeps
+// [low, high] with every version <= low at most ?2 (0: none) and every version > high
+// after it; each step probes the middle version (one primary-key lookup: CROSS JOIN
+// keeps `bounds` the outer loop) and halves the range, so at most
+// ceil(log2(N + 1)) probes. The last row of `bounds` (the narrowest) names the answer;
+// its column 7 is 0 when the search stopped short, which only a missing version can make
+// (the engine reports it as data loss), and the entry's columns are NULL when no version
+// qualifies.
+inline constexpr char kSelectEntryAsOf[] =
+    "WITH RECURSIVE bounds (low, high) AS ("
+    " SELECT 0, coalesce((SELECT account_version FROM entries WHERE account_id = ?1"
+    " ORDER BY account_version DESC LIMIT 1), 0)"
+    " UNION ALL"
+    " SELECT CASE WHEN probe.created_at_running_max <= ?2 THEN probe.account_version"
+    " ELSE bounds.low END,"
+    " CASE WHEN probe.created_at_running_max <= ?2 THEN bounds.high"
+    " ELSE probe.account_version - 1 END"
+    " FROM bounds CROSS JOIN entries AS probe"
+    " WHERE probe.account_id = ?1 AND probe.account_version = (bounds.low + bounds.high + 1) / 2"
+    " AND bounds.low < bounds.high)"
+    " SELECT " LEDGER_SQLITE_ENTRY_COLUMNS ", transaction_id, created_at,"
+    " narrowest.low = narrowest.high"
+    " FROM (SELECT low, high FROM bounds ORDER BY high - low LIMIT 1) AS narrowest"
+    " LEFT JOIN entries ON entries.account_id = ?1 AND entries.account_version = narrowest.low";
+inline constexpr int kSelectEntryAsOfCompleteColumn = 7;
+
 // key records
-// One backward step of entries_by_account_as_of (schema/sqlite/0004_reads_indexes.sql).
-inline constexpr char kSelectEntryAsOf[] = "SELECT " LEDGER_SQLITE_ENTRY_COLUMNS
-                                           ", transaction_id, created_at"
-                                           " FROM entries WHERE account_id = ?"
-                                           " AND created_at_running_max <= ?"
-                                           " ORDER BY created_at_running_max DESC,"
-                                           " account_version DESC LIMIT 1";
 inline constexpr char kSelectCommittedKey[] = "SELECT " LEDGER_SQLITE_KEY_RECORD_COLUMNS
                                               " FROM idempotency_keys"
                                               " WHERE namespace = ? AND scope = ? AND key = ?"

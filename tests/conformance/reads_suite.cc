@@ -234,6 +234,127 @@ TEST_P(ConformanceTest, ReadsBalanceAsOfIsThePostedBalanceWhateverHoldsArePendin
   EXPECT_EQ(BalanceAsOf(ledger(), "bob", kStart + absl::Seconds(3)), 30);
 }
 
+// ---- the as-of search's edges (a binary search over the account's versions) ---------
+
+// The whole history of an account, in commit order (pages of ListEntries).
+std::vector<HistoryEntry> WholeHistory(Engine& engine, const std::string& account_id) {
+  std::vector<HistoryEntry> history;
+  while (true) {
+    const int64_t after = history.empty() ? 0 : history.back().entry.account_version;
+    absl::StatusOr<std::vector<HistoryEntry>> page = engine.ListEntries(account_id, after, 100);
+    EXPECT_TRUE(page.ok()) << page.status();
+    if (!page.ok()) return history;
+    history.insert(history.end(), page->begin(), page->end());
+    if (page->size() < 100) return history;
+  }
+}
+
+// The version Engine::EntryAsOf must answer, from the history in commit order: the one
+// before the first entry created after `as_of` (0: none).
+int64_t VersionByWalking(const std::vector<HistoryEntry>& history, absl::Time as_of) {
+  int64_t version = 0;
+  for (const HistoryEntry& line : history) {
+    if (line.created_at > as_of) break;
+    version = line.entry.account_version;
+  }
+  return version;
+}
+
+// Engine::EntryAsOf at every entry's instant, a microsecond either side, before the first
+// and after the last, against the walk: the version, its balance and its time.
+void ExpectEveryEdgeMatchesTheWalk(Engine& engine, const std::string& account_id) {
+  const std::vector<HistoryEntry> history = WholeHistory(engine, account_id);
+  ASSERT_FALSE(history.empty());
+  std::vector<absl::Time> instants = {absl::InfinitePast(), absl::InfiniteFuture()};
+  for (const HistoryEntry& line : history) {
+    for (absl::Duration nudge :
+         {-absl::Microseconds(1), absl::ZeroDuration(), absl::Microseconds(1)}) {
+      instants.push_back(line.created_at + nudge);
+    }
+  }
+  std::sort(instants.begin(), instants.end());
+  instants.erase(std::unique(instants.begin(), instants.end()), instants.end());
+  for (absl::Time at : instants) {
+    const int64_t expected = VersionByWalking(history, at);
+    absl::StatusOr<std::optional<HistoryEntry>> found = engine.EntryAsOf(account_id, at);
+    ASSERT_TRUE(found.ok()) << found.status();
+    if (expected == 0) {
+      ASSERT_FALSE(found->has_value()) << "as of " << at << ": version "
+                                       << (*found)->entry.account_version << ", expected none";
+      continue;
+    }
+    ASSERT_TRUE(found->has_value()) << "as of " << at << ": none, expected version " << expected;
+    ASSERT_EQ((*found)->entry.account_version, expected) << "as of " << at;
+    EXPECT_EQ((*found)->entry, history[expected - 1].entry) << "as of " << at;
+    EXPECT_EQ((*found)->created_at, history[expected - 1].created_at) << "as of " << at;
+    EXPECT_EQ((*found)->transaction_id, history[expected - 1].transaction_id) << "as of " << at;
+  }
+}
+
+// One entry, then two, three, ... nine: every length whose search ends on either side of
+// a power of two, each asked before, on and after every entry.
+TEST_P(ConformanceTest, ReadsEntryAsOfFindsEveryVersionOfShortHistories) {
+  constexpr int kLongest = 9;
+  for (int length = 1; length <= kLongest; ++length) {
+    const std::string account_id = absl::StrCat("short-", length);
+    ASSERT_TRUE(ledger().OpenAccount({.id = account_id, .asset = "CREDITS"}).ok());
+    for (int version = 1; version <= length; ++version) {
+      clock().Set(kStart + absl::Seconds(10 * version));
+      ASSERT_NO_FATAL_FAILURE(Fund(account_id, version));
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectEveryEdgeMatchesTheWalk(engine(), account_id)) << account_id;
+  }
+}
+
+// The clock jumps ahead, then steps back for a long run: every entry of the run has the
+// running maximum of the jump, so no instant before the jump answers any of them, and the
+// jump's instant answers the whole run. Three runs of 60, the middle one ending on the
+// account's last version.
+TEST_P(ConformanceTest, ReadsEntryAsOfAnswersLongRunsOfEqualRunningMaxAsOneInstant) {
+  int64_t version = 0;
+  for (int run = 1; run <= 3; ++run) {
+    clock().Set(kStart + absl::Seconds(1000 * run));
+    ASSERT_NO_FATAL_FAILURE(Fund("alice", 1));  // the jump
+    ++version;
+    for (int i = 1; i < 60; ++i) {  // back to just after the run before's jump
+      clock().Set(kStart + absl::Seconds(1000 * (run - 1) + i));
+      ASSERT_NO_FATAL_FAILURE(Fund("alice", 1));
+      ++version;
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectEveryEdgeMatchesTheWalk(engine(), "alice"));
+  for (int run = 1; run <= 3; ++run) {
+    absl::StatusOr<std::optional<HistoryEntry>> before =
+        engine().EntryAsOf("alice", kStart + absl::Seconds(1000 * run) - absl::Microseconds(1));
+    ASSERT_TRUE(before.ok()) << before.status();
+    EXPECT_EQ(before->has_value() ? (*before)->entry.account_version : 0, 60 * (run - 1));
+    absl::StatusOr<std::optional<HistoryEntry>> on =
+        engine().EntryAsOf("alice", kStart + absl::Seconds(1000 * run));
+    ASSERT_TRUE(on.ok()) << on.status();
+    ASSERT_TRUE(on->has_value());
+    EXPECT_EQ((*on)->entry.account_version, 60 * run);
+  }
+  EXPECT_EQ(version, 180);
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", kStart + absl::Seconds(2500)), 120);
+}
+
+// Hundreds of versions with a clock that wanders back and forth (a fixed pseudo-random
+// walk, steps of -40 s to +59 s): every edge of every entry answers what the walk gives.
+TEST_P(ConformanceTest, ReadsEntryAsOfMatchesTheWalkOverHundredsOfWanderingVersions) {
+  constexpr int kVersions = 300;
+  uint32_t state = 12345;
+  absl::Time at = kStart + absl::Hours(1);
+  for (int i = 0; i < kVersions; ++i) {
+    state = state * 1103515245u + 12345u;
+    at += absl::Seconds(static_cast<int>((state >> 16) % 100) - 40);
+    clock().Set(at);
+    ASSERT_NO_FATAL_FAILURE(Fund("alice", i + 1));
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectEveryEdgeMatchesTheWalk(engine(), "alice"));
+  EXPECT_EQ(BalanceAsOf(ledger(), "alice", absl::InfiniteFuture()),
+            kVersions * (kVersions + 1) / 2);
+}
+
 // ---- listing transactions -------------------------------------------------------------
 
 
@@ -350,6 +471,50 @@ TEST_P(ConformanceTest, ReadsListTransactionsFiltersAndPagesByTime) {
   ASSERT_TRUE(stored.ok());
   EXPECT_EQ(first->transactions[0], *stored);
   EXPECT_FALSE(first->next_cursor.empty());
+}
+
+// Without a filter, a page merges every kind's range of the kind index (no index on
+// (created_at, id) alone): nine kinds committed twice over in two instants, listed in
+// (created_at, id) order across kinds by pages of 1, 2, 5 and 100, from a cursor and
+// within a time range, exactly what sorting them gives.
+TEST_P(ConformanceTest, ReadsListTransactionsWithoutAFilterMergesEveryKindInOrder) {
+  std::vector<std::pair<absl::Time, std::string>> committed;
+  int key = 0;
+  auto commit = [&](const Operation& operation) -> std::string {
+    absl::StatusOr<Outcome> outcome = Submit(absl::StrCat("kinds-", ++key), operation);
+    EXPECT_TRUE(outcome.ok() && outcome->kind == OutcomeKind::kCommitted)
+        << key << ": " << (outcome.ok() ? OutcomeToJson(*outcome).dump() : outcome.status().ToString());
+    if (!outcome.ok()) return "";
+    committed.push_back({outcome->transaction.created_at, outcome->transaction.id});
+    return outcome->transaction.id;
+  };
+  for (int second : {2, 1}) {  // the second instant before the first: ids do not follow time
+    clock().Set(kStart + absl::Seconds(second));
+    commit(Operation::TopUp("issuance", "alice", "CREDITS", 1000));
+    commit(Operation::Spend("alice", "bob", "CREDITS", 10));
+    const std::string transfer = commit(Operation::Transfer("alice", "carol", "CREDITS", 10));
+    commit(Operation::Payout("alice", "issuance", "CREDITS", 10));
+    commit(Operation::Post({{"alice", "CREDITS", -5}, {"bob", "CREDITS", 5}}));
+    commit(Operation::Reverse(transfer));
+    const std::string hold = commit(Operation::Hold("bob", "carol", "CREDITS", 3,
+                                                    kStart + absl::Hours(1)));
+    commit(Operation::Capture(hold));
+    commit(Operation::Void(commit(Operation::Hold("bob", "carol", "CREDITS", 2,
+                                                  kStart + absl::Hours(1)))));
+  }
+  ASSERT_EQ(committed.size(), 20u);
+  std::sort(committed.begin(), committed.end());
+  std::vector<std::string> all;
+  for (const auto& [time, id] : committed) all.push_back(id);
+  for (int64_t limit : {1, 2, 5, 100}) {
+    EXPECT_EQ(AllPages(ledger(), {.limit = limit}), all) << "limit " << limit;
+  }
+  std::vector<std::string> second_instant(all.begin() + 10, all.end());
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.created_from = kStart + absl::Seconds(2)}, .limit = 3}),
+            second_instant);
+  EXPECT_EQ(AllPages(ledger(), {.filter = {.created_before = kStart + absl::Seconds(2)},
+                                .limit = 4}),
+            std::vector<std::string>(all.begin(), all.begin() + 10));
 }
 
 TEST_P(ConformanceTest, ReadsListTransactionsRefusesBadQueriesWithTheirReason) {

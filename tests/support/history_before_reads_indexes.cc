@@ -95,4 +95,46 @@ void ExpectReadsIndexesAfterMigration(Ledger& ledger, Engine& engine, ManualCloc
   EXPECT_EQ(listed->transactions[2].id, after);
 }
 
+std::vector<absl::Time> InstantsAroundHistory(absl::Time start) {
+  std::vector<absl::Time> instants = {start - absl::Hours(1), start + absl::Hours(1)};
+  for (int seconds = 0; seconds <= 400; seconds += 25) {
+    instants.push_back(start + absl::Seconds(seconds) - absl::Microseconds(1));
+    instants.push_back(start + absl::Seconds(seconds));
+  }
+  return instants;
+}
+
+std::string VersionAsOfByTheDroppedIndexSql(std::string_view entries_table, absl::Time at) {
+  return absl::StrCat("SELECT coalesce((SELECT account_version FROM ", std::string(entries_table),
+                      " WHERE account_id = 'alice' AND created_at_running_max <= ",
+                      absl::ToUnixMicros(at),
+                      " ORDER BY created_at_running_max DESC, account_version DESC LIMIT 1), 0)");
+}
+
+std::vector<std::string> ListedWithoutAFilter(Ledger& ledger) {
+  std::vector<std::string> ids;
+  TransactionQuery query{.limit = 2};
+  for (int pages = 0; pages < 100; ++pages) {
+    absl::StatusOr<TransactionPage> page = ledger.ListTransactions(query);
+    EXPECT_TRUE(page.ok()) << page.status();
+    if (!page.ok()) return ids;
+    for (const Transaction& transaction : page->transactions) ids.push_back(transaction.id);
+    if (page->next_cursor.empty()) return ids;
+    query.cursor = page->next_cursor;
+  }
+  ADD_FAILURE() << "the listing never ended";
+  return ids;
+}
+
+std::vector<int64_t> VersionsAsOf(Engine& engine, const std::string& account_id,
+                                  const std::vector<absl::Time>& instants) {
+  std::vector<int64_t> versions;
+  for (absl::Time at : instants) {
+    absl::StatusOr<std::optional<HistoryEntry>> found = engine.EntryAsOf(account_id, at);
+    EXPECT_TRUE(found.ok()) << found.status();
+    versions.push_back(found.ok() && found->has_value() ? (*found)->entry.account_version : 0);
+  }
+  return versions;
+}
+
 }  // namespace ledger::testing

@@ -9,7 +9,9 @@
 #ifndef LEDGER_TESTS_SUPPORT_HISTORY_BEFORE_READS_INDEXES_H_
 #define LEDGER_TESTS_SUPPORT_HISTORY_BEFORE_READS_INDEXES_H_
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/clock.h"
@@ -32,6 +34,25 @@ HistoryBeforeReadsIndexes WriteHistoryBeforeReadsIndexes(Ledger& ledger, ManualC
 // commit after the migration (clock stepped back again) keeps both right.
 void ExpectReadsIndexesAfterMigration(Ledger& ledger, Engine& engine, ManualClock& clock,
                                       const HistoryBeforeReadsIndexes& before);
+
+// For the migration test of sqlite 0006, postgres 0007, mysql 0007 (the as-of lookup by
+// binary search, entries_by_account_as_of and transactions_by_time dropped): the instants around that history at
+// which alice's answers are compared, from an hour before it to an hour after, each
+// 25 s mark and a microsecond before it (every entry's instant among them).
+std::vector<absl::Time> InstantsAroundHistory(absl::Time start);
+
+// The statement the engines sent before that migration (one backward step of
+// entries_by_account_as_of), as plain SQL that all three engines accept: alice's version
+// as of `at` (0: none) from `entries_table` ("entries", or "`db`.entries").
+std::string VersionAsOfByTheDroppedIndexSql(std::string_view entries_table, absl::Time at);
+
+// The ids of every transaction, listed without a filter by pages of 2 (Ledger::
+// ListTransactions).
+std::vector<std::string> ListedWithoutAFilter(Ledger& ledger);
+
+// Engine::EntryAsOf's version of `account_id` at each instant (0: none).
+std::vector<int64_t> VersionsAsOf(Engine& engine, const std::string& account_id,
+                                  const std::vector<absl::Time>& instants);
 
 }  // namespace ledger::testing
 

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "base/status.h"
@@ -45,6 +46,8 @@ constexpr int kOneKeySpaceMigrationVersion = 4;
 constexpr int kReadsIndexesMigrationVersion = 5;  // schema/mysql/0005_reads_indexes.sql
 // schema/mysql/0006_running_max_on_accounts.sql
 constexpr int kRunningMaxOnAccountsMigrationVersion = 6;
+// schema/mysql/0007_fewer_reads_indexes.sql
+constexpr int kFewerReadsIndexesMigrationVersion = 7;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -323,6 +326,66 @@ TEST_F(MysqlHoldsTest, RunningMaxOnAccountsMigrationContinuesTheHistory) {
             absl::StrCat(absl::ToUnixMicros(kStart + absl::Seconds(300))));
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
   ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  EXPECT_EQ(Text(SchemaQuery(database)), Text(SchemaQuery(source)));
+}
+
+// Issue 27: 0007 drops entries_by_account_as_of and transactions_by_time; the engine
+// finds the balance as of an instant by a binary search over the primary key and lists
+// transactions without a filter by merging the kind index's ranges instead: on a database
+// written before it, every as-of answer is the one the dropped index's lookup gave, the
+// listing is the (created_at, id) order, and the schema is a fresh database's.
+TEST_F(MysqlHoldsTest, FewerReadsIndexesMigrationDropsTwoIndexesAndAnswersAsBefore) {
+  const std::string source = Scratch("as_of_source");
+  const std::string database = Scratch("as_of");
+  ASSERT_NE(MigrateBeforeHolds(database, kFewerReadsIndexesMigrationVersion), nullptr);
+  ManualClock clock(kStart);
+  HistoryBeforeReadsIndexes before;
+  {
+    std::shared_ptr<Engine> source_engine = Open(source);
+    ASSERT_NE(source_engine, nullptr);
+    Ledger ledger = OpenTestLedger(source_engine, {.clock = &clock});
+    before = WriteHistoryBeforeReadsIndexes(ledger, clock);
+  }
+  for (const char* table : {"assets", "accounts", "transactions", "transaction_metadata",
+                            "entries", "idempotency_keys", "outbox_events"}) {
+    CopyRows(source, database, table);
+  }
+  const std::string table = absl::StrCat("`", database, "`.");
+  const std::string index_count = absl::StrCat(
+      "SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STATISTICS"
+      " WHERE TABLE_SCHEMA = '", database,
+      "' AND INDEX_NAME IN ('entries_by_account_as_of', 'transactions_by_time')");
+  EXPECT_EQ(Text(index_count), "2");
+  const std::string by_time = Text(absl::StrCat(
+      "SELECT GROUP_CONCAT(id ORDER BY created_at, id) FROM ", table, "transactions"));
+  const std::vector<absl::Time> instants = InstantsAroundHistory(kStart);
+  std::vector<int64_t> by_the_index;
+  for (absl::Time at : instants) {
+    by_the_index.push_back(
+        std::stoll(Text(VersionAsOfByTheDroppedIndexSql(absl::StrCat(table, "entries"), at))));
+  }
+  std::shared_ptr<Engine> engine = Open(database, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Text(absl::StrCat("SELECT name FROM ", table, "schema_migrations WHERE version = 7")),
+            "0007_fewer_reads_indexes");
+  EXPECT_EQ(Text(index_count), "0");
+  EXPECT_EQ(VersionsAsOf(*engine, "alice", instants), by_the_index);
+  EXPECT_EQ(by_the_index[0], 0);  // an hour before the history
+  EXPECT_EQ(by_the_index[1], 5);  // an hour after it
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  EXPECT_EQ(absl::StrJoin(ListedWithoutAFilter(upgraded), ","), by_time);
+  ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  EXPECT_EQ(Text(SchemaQuery(database)), Text(SchemaQuery(source)));
+  // Re-runnable, as every MySQL migration (DDL commits before its schema_migrations row
+  // does): run again with the index already gone, it succeeds and changes nothing.
+  engine.reset();
+  ASSERT_TRUE(
+      server_->Execute(absl::StrCat("DELETE FROM ", table, "schema_migrations WHERE version = 7"))
+          .ok());
+  std::shared_ptr<Engine> again = Open(database, /*migrate=*/false);
+  ASSERT_NE(again, nullptr);
+  ASSERT_TRUE(again->Migrate().ok());
   EXPECT_EQ(Text(SchemaQuery(database)), Text(SchemaQuery(source)));
 }
 

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "base/status.h"
@@ -51,6 +52,8 @@ constexpr int kOneKeySpaceMigrationVersion = 4;
 constexpr int kReadsIndexesMigrationVersion = 5;  // schema/postgres/0005_reads_indexes.sql
 // schema/postgres/0006_running_max_on_accounts.sql
 constexpr int kRunningMaxOnAccountsMigrationVersion = 6;
+// schema/postgres/0007_fewer_reads_indexes.sql
+constexpr int kFewerReadsIndexesMigrationVersion = 7;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -463,7 +466,7 @@ TEST_F(PostgresHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
   ASSERT_TRUE(engine->Migrate().ok());
   EXPECT_EQ(Text("SELECT string_agg(name, ',' ORDER BY version) FROM schema_migrations"
                  " WHERE version >= 5"),
-            "0005_reads_indexes,0006_running_max_on_accounts");
+            "0005_reads_indexes,0006_running_max_on_accounts,0007_fewer_reads_indexes");
   EXPECT_EQ(Text("SELECT count(*) FROM entries WHERE created_at_running_max IS NULL"), "0");
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
   ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
@@ -516,6 +519,48 @@ TEST_F(PostgresHoldsTest, RunningMaxOnAccountsMigrationContinuesTheHistory) {
   EXPECT_EQ(Text("SELECT entries_running_max FROM accounts WHERE id = 'alice'"),
             absl::StrCat(absl::ToUnixMicros(kStart + absl::Seconds(300))));
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  const std::string migrated = SchemaText();
+  engine.reset();
+  ASSERT_NE(OpenFresh(), nullptr);
+  EXPECT_EQ(SchemaText(), migrated);
+}
+
+// Issue 27: 0007 drops entries_by_account_as_of and transactions_by_time; the engine
+// finds the balance as of an instant by a binary search over the primary key and lists
+// transactions without a filter by merging the kind index's ranges instead: on a database
+// written before it, every as-of answer is the one the dropped index's lookup gave, the
+// listing is the (created_at, id) order, and the schema is a fresh database's.
+TEST_F(PostgresHoldsTest, FewerReadsIndexesMigrationDropsTwoIndexesAndAnswersAsBefore) {
+  ManualClock clock(kStart);
+  HistoryBeforeReadsIndexes before;
+  ASSERT_NO_FATAL_FAILURE(WriteThenCopyIntoOlderSchema(
+      kFewerReadsIndexesMigrationVersion,
+      {"assets", "accounts", "transactions", "transaction_metadata", "entries",
+       "idempotency_keys", "outbox_events"},
+      [&](Ledger& ledger) { before = WriteHistoryBeforeReadsIndexes(ledger, clock); }, clock));
+  const std::string index_count =
+      "SELECT count(*) FROM pg_indexes WHERE schemaname = 'public'"
+      " AND indexname IN ('entries_by_account_as_of', 'transactions_by_time')";
+  EXPECT_EQ(Text(index_count), "2");
+  const std::string by_time =
+      Text("SELECT string_agg(id, ',' ORDER BY created_at, id) FROM transactions");
+  const std::vector<absl::Time> instants = InstantsAroundHistory(kStart);
+  std::vector<int64_t> by_the_index;
+  for (absl::Time at : instants) {
+    by_the_index.push_back(std::stoll(Text(VersionAsOfByTheDroppedIndexSql("entries", at))));
+  }
+  std::shared_ptr<Engine> engine = Open(/*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Text("SELECT name FROM schema_migrations WHERE version = 7"),
+            "0007_fewer_reads_indexes");
+  EXPECT_EQ(Text(index_count), "0");
+  EXPECT_EQ(VersionsAsOf(*engine, "alice", instants), by_the_index);
+  EXPECT_EQ(by_the_index[0], 0);  // an hour before the history
+  EXPECT_EQ(by_the_index[1], 5);  // an hour after it
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  EXPECT_EQ(absl::StrJoin(ListedWithoutAFilter(upgraded), ","), by_time);
   ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
   const std::string migrated = SchemaText();
   engine.reset();

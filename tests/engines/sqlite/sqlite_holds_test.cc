@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -50,6 +51,8 @@ constexpr int kOneKeySpaceMigrationVersion = 3;  // schema/sqlite/0003_one_key_s
 constexpr int kReadsIndexesMigrationVersion = 4;  // schema/sqlite/0004_reads_indexes.sql
 // schema/sqlite/0005_running_max_on_accounts.sql
 constexpr int kRunningMaxOnAccountsMigrationVersion = 5;
+// schema/sqlite/0006_fewer_reads_indexes.sql
+constexpr int kFewerReadsIndexesMigrationVersion = 6;
 
 // The tables CopyRowsIntoOlderSchema copies by default, in foreign-key order: accounts
 // need assets, entries need accounts and transactions.
@@ -126,7 +129,8 @@ TEST_F(SqliteHoldsTest, MigratingAPopulatedVersionOneDatabaseKeepsItsRowsAndVeri
   ASSERT_TRUE(migrated.ok());
   EXPECT_EQ(migrated.Column("SELECT name FROM schema_migrations ORDER BY version"),
             (std::vector<std::string>{"0001_initial", "0002_holds", "0003_one_key_space",
-                                      "0004_reads_indexes", "0005_running_max_on_accounts"}));
+                                      "0004_reads_indexes", "0005_running_max_on_accounts",
+                                      "0006_fewer_reads_indexes"}));
   ASSERT_NO_FATAL_FAILURE(testing::ExpectRowsSurviveTheHoldsMigration(*engine, written));
   testing::ExpectMigratedLedgerTakesHolds(engine, /*clock=*/nullptr);
 }
@@ -217,7 +221,8 @@ TEST_F(SqliteHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
   RawConnection migrated(path_);
   ASSERT_TRUE(migrated.ok());
   EXPECT_EQ(migrated.Column("SELECT name FROM schema_migrations WHERE version >= 4"),
-            (std::vector<std::string>{"0004_reads_indexes", "0005_running_max_on_accounts"}));
+            (std::vector<std::string>{"0004_reads_indexes", "0005_running_max_on_accounts",
+                                      "0006_fewer_reads_indexes"}));
   EXPECT_EQ(migrated.Column("SELECT COUNT(*) FROM entries WHERE created_at_running_max IS NULL"),
             std::vector<std::string>{"0"});
   Ledger upgraded = testing::OpenTestLedger(engine, {.clock = &clock});
@@ -266,6 +271,91 @@ TEST_F(SqliteHoldsTest, RunningMaxOnAccountsMigrationContinuesTheHistory) {
   const std::string fresh_path = (folder_ / "fresh.db").string();
   ASSERT_NE(Open(fresh_path), nullptr);
   EXPECT_EQ(SchemaOf(path_), SchemaOf(fresh_path));
+}
+
+// Issue 27: 0006 drops entries_by_account_as_of and transactions_by_time; the engine
+// finds the balance as of an instant by a binary search over the primary key and lists
+// transactions without a filter by merging the kind index's ranges instead: on a database
+// written before it, every as-of answer is the one the dropped index's lookup gave, the
+// listing is the (created_at, id) order, and the schema is a fresh database's.
+TEST_F(SqliteHoldsTest, FewerReadsIndexesMigrationDropsTwoIndexesAndAnswersAsBefore) {
+  ManualClock clock;
+  const absl::Time start = clock.Now();
+  testing::HistoryBeforeReadsIndexes before;
+  ASSERT_NO_FATAL_FAILURE(WriteHistoryIntoOlderSchema(
+      (folder_ / "written-by-a-ledger.db").string(), path_, kFewerReadsIndexesMigrationVersion,
+      {"assets", "accounts", "transactions", "transaction_metadata", "entries",
+       "idempotency_keys", "outbox_events"},
+      clock, before, [&](const std::string& path) { return Open(path); }));
+  const std::vector<absl::Time> instants = testing::InstantsAroundHistory(start);
+  std::vector<int64_t> by_the_index;
+  std::vector<std::string> by_time;
+  {
+    RawConnection older(path_);
+    ASSERT_TRUE(older.ok());
+    EXPECT_EQ(older.QueryText("SELECT COUNT(*) FROM sqlite_master WHERE name IN"
+                              " ('entries_by_account_as_of', 'transactions_by_time')"),
+              "2");
+    by_time = older.Column("SELECT id FROM transactions ORDER BY created_at, id");
+    for (absl::Time at : instants) {
+      by_the_index.push_back(
+          std::stoll(older.QueryText(testing::VersionAsOfByTheDroppedIndexSql("entries", at))));
+    }
+  }
+  std::shared_ptr<Engine> engine = Open(path_, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  {
+    RawConnection migrated(path_);
+    ASSERT_TRUE(migrated.ok());
+    EXPECT_EQ(migrated.QueryText("SELECT name FROM schema_migrations WHERE version = 6"),
+              "0006_fewer_reads_indexes");
+    EXPECT_EQ(migrated.QueryText("SELECT COUNT(*) FROM sqlite_master WHERE name IN"
+                                 " ('entries_by_account_as_of', 'transactions_by_time')"),
+              "0");
+  }
+  EXPECT_EQ(testing::VersionsAsOf(*engine, "alice", instants), by_the_index);
+  EXPECT_EQ(by_the_index[0], 0);  // an hour before the history
+  EXPECT_EQ(by_the_index[1], 5);  // an hour after it
+  Ledger upgraded = testing::OpenTestLedger(engine, {.clock = &clock});
+  EXPECT_EQ(testing::ListedWithoutAFilter(upgraded), by_time);
+  testing::ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  const std::string fresh_path = (folder_ / "fresh.db").string();
+  ASSERT_NE(Open(fresh_path), nullptr);
+  EXPECT_EQ(SchemaOf(path_), SchemaOf(fresh_path));
+}
+
+// The search relies on versions 1..N without a gap (the posting invariants): an entry
+// deleted behind the engine's back stops it short, which it reports as data loss naming
+// the account instead of answering a wrong balance.
+TEST_F(SqliteHoldsTest, AsOfSearchReportsAMissingVersionAsDataLoss) {
+  ManualClock clock;
+  std::shared_ptr<Engine> engine = Open(path_);
+  ASSERT_NE(engine, nullptr);
+  {
+    Ledger ledger = testing::OpenTestLedger(engine, {.clock = &clock});
+    testing::WriteHistoryBeforeReadsIndexes(ledger, clock);  // alice: versions 1..5
+  }
+  const absl::Time after = clock.Now() + absl::Hours(1);
+  absl::StatusOr<std::optional<HistoryEntry>> found = engine->EntryAsOf("alice", after);
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->entry.account_version, 5);
+  {
+    RawConnection raw(path_);
+    ASSERT_TRUE(raw.ok());
+    // The search's first probe of versions 0..5.
+    ASSERT_EQ(raw.Execute("DELETE FROM entries WHERE account_id = 'alice' AND account_version = 3"),
+              "ok");
+  }
+  found = engine->EntryAsOf("alice", after);
+  EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss) << found.status();
+  EXPECT_TRUE(absl::StrContains(found.status().message(), "account alice")) << found.status();
+  // Another account's search is unaffected.
+  found = engine->EntryAsOf("issuance", after);
+  ASSERT_TRUE(found.ok()) << found.status();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->entry.account_version, 5);
 }
 
 // A database holding a hold of 300 from wallet to merchant (USD), placed straight through
