@@ -38,6 +38,8 @@ void ForbidSilentReconnect(pqxx::connection_base& connection) {
 #pragma GCC diagnostic pop
 }
 
+}  // namespace
+
 // An idle session has nothing to read. If its socket is readable, the server sent a
 // termination notice and/or closed the connection (pg_terminate_backend, a restart):
 // let libpq read it. libpq takes the notice as a warning and only the following
@@ -60,6 +62,8 @@ bool SessionLooksAlive(PostgresSession& session) {
   }
   return false;  // still readable after several reads: not an idle session we understand
 }
+
+namespace {
 
 // A server setting in milliseconds: "1500ms".
 std::string Milliseconds(absl::Duration wait) {
@@ -213,6 +217,12 @@ BoundedConnection::BoundedConnection(const std::string& options, absl::Duration 
   init();
 }
 
+PGconn* BoundedConnection::libpq() {
+  // libpqxx keeps the handle do_startconnect returned until it closes the connection
+  // (it never reconnects: ForbidSilentReconnect).
+  return is_open() ? policy_.started() : nullptr;
+}
+
 pqxx::connectionpolicy::handle BoundedConnection::Policy::do_startconnect(handle orig) {
   if (orig != nullptr) return orig;
   const absl::Time deadline = absl::Now() + timeout_;
@@ -225,6 +235,7 @@ pqxx::connectionpolicy::handle BoundedConnection::Policy::do_startconnect(handle
         absl::Now() + (deadline - absl::Now()) / static_cast<int64_t>(hosts.size() - host);
     std::string failure;
     if (PGconn* connection = ConnectWithin(hosts[host], host_deadline, timeout_, failure)) {
+      started_ = connection;
       return connection;
     }
     failures.push_back(hosts.size() == 1 ? failure

@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -33,6 +34,8 @@
 #include "engines/postgres/postgres_reply_watchdog.h"
 #include "pqxx/connection"
 #include "pqxx/connection_base"
+
+typedef struct pg_conn PGconn;  // libpq-fe.h
 
 namespace ledger::postgres_internal {
 
@@ -79,15 +82,22 @@ class BoundedConnection : public pqxx::connection_base {
   BoundedConnection(const BoundedConnection&) = delete;
   BoundedConnection& operator=(const BoundedConnection&) = delete;
 
+  // libpq's connection beneath libpqxx, for what libpqxx 6.4 has no call for (pipeline
+  // mode: postgres_pipelined_commit.h); null once the connection is not open. Used by
+  // the thread holding the session, between libpqxx's calls, leaving it idle again.
+  PGconn* libpq();
+
  private:
   class Policy : public pqxx::connectionpolicy {
    public:
     Policy(const std::string& options, absl::Duration timeout)
         : pqxx::connectionpolicy(options), timeout_(timeout) {}
     handle do_startconnect(handle orig) override;
+    handle started() const { return started_; }
 
    private:
     absl::Duration timeout_;
+    handle started_ = nullptr;  // the connection do_startconnect made
   };
   Policy policy_;  // the base keeps a reference to it, made before it is built
 };
@@ -118,6 +128,13 @@ struct PostgresSession {
   std::string lock_timeout_default;
   // PostgresOptions::schema, set by the engine's session setup; empty: none.
   std::string schema;
+  // Whether the session has pg_temp.ledger_check_write_counts (SetUpSession creates it
+  // where the server lets it: not on a standby), which the write pipelined with its
+  // COMMIT needs; without it a commit takes the two round trips it took before.
+  bool checks_write_counts = false;
+  // The checked write statements libpq prepared on this session (past libpqxx, which
+  // never sees them): postgres_pipelined_commit.h.
+  std::set<std::string, std::less<>> pipelined_statements;
   std::shared_ptr<ReplyWatchdog> watchdog;  // shared by the pool's sessions
   OwnedSocket reply_socket;  // a duplicate of libpq's socket, for the watchdog
   absl::Duration read_timeout = absl::InfiniteDuration();
@@ -137,6 +154,11 @@ auto GuardRoundTrip(PostgresSession& session, const PostgresErrorContext& contex
   }
   return result;
 }
+
+// Whether an idle session still looks alive, read without a round trip: a termination
+// notice the server sent meanwhile, or its end of the connection, is read now (and the
+// connection then is not open).
+bool SessionLooksAlive(PostgresSession& session);
 
 // Called once on every new connection, e.g. to declare the prepared statements.
 using SessionSetup = std::function<absl::Status(PostgresSession&)>;

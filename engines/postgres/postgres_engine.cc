@@ -6,9 +6,12 @@
 //   2. LockAccounts: SELECT ... FOR UPDATE in the caller's sorted order
 //   (reversals and replays: LoadTransactions; reversals: IsReversed; holds: LoadHolds before and after the
 //   locks, LoadHoldTotals; velocity limits: LoadDebitUsage)
-//   3. the buffered writes: one write_batch statement (postgres_write_batch.h)
-//   4. COMMIT, alone, so a lost connection before it is "nothing written" and only a
-//      loss during it is "in doubt"
+//   3. the buffered writes, checked by the server (postgres_write_batch.h), and COMMIT,
+//      pipelined in one round trip (postgres_pipelined_commit.h): a write the server
+//      refuses aborts the pipeline before COMMIT, so a loss before the write was sent is
+//      "nothing written", a refusal of the write is the write's error, and only a loss
+//      after COMMIT went out is "in doubt". A session without the write check (a
+//      standby's, or a role without TEMP) sends write_batch and then COMMIT alone.
 //
 // Transactions are driven by hand (BEGIN / COMMIT / ROLLBACK through a
 // pqxx::nontransaction) rather than pqxx::work, so BEGIN rides with the claim instead
@@ -34,6 +37,7 @@
 #include "engines/postgres/postgres_engine_internal.h"
 #include "engines/postgres/postgres_errors.h"
 #include "engines/postgres/postgres_migrations.h"
+#include "engines/postgres/postgres_pipelined_commit.h"
 #include "engines/postgres/postgres_rows.h"
 #include "engines/postgres/postgres_statements.h"
 #include "engines/postgres/postgres_write_batch.h"
@@ -305,9 +309,34 @@ absl::Status PostgresStorageTransaction::SendCommit() {
   });
 }
 
+// The writes and COMMIT in one round trip (postgres_pipelined_commit.h). A failure
+// leaves the transaction failed, as RoundTrip's do.
+absl::Status PostgresStorageTransaction::WriteAndCommit() {
+  LEDGER_RETURN_IF_ERROR(Usable());
+  PipelinedCommitResult result = postgres_internal::WriteAndCommit(
+      **lease_, {.statement = batch_.CheckedStatement(),
+                 .sql = batch_.CheckedStatementSql(),
+                 .parameters = batch_.CheckedParameters(),
+                 .short_write = [this](std::string_view applied) {
+                   return batch_.CheckAppliedText(applied);
+                 }});
+  if (result.discard_session) lease_->Discard();
+  if (!result.status.ok()) MarkFailed(result.status);
+  return result.status;
+}
+
 absl::Status PostgresStorageTransaction::Commit() {
   LEDGER_RETURN_IF_ERROR(Usable());
   for (const KeyIdentity& identity : own_placeholders_) batch_.DropPlaceholder(identity);
+  if (!batch_.empty() && begin_sent_ && (*lease_)->checks_write_counts) {
+    if (absl::Status committed = WriteAndCommit(); !committed.ok()) {
+      Rollback();  // no-op on a lost connection: the lease is then discarded
+      return committed;
+    }
+    stage_ = Stage::kEnded;
+    Release();
+    return absl::OkStatus();
+  }
   if (!batch_.empty()) {
     if (absl::Status flushed = PrepareForStatement(); !flushed.ok()) {
       Rollback();

@@ -89,6 +89,8 @@ class PostgresStorageTransaction final : public StorageTransaction {
   absl::Status PrepareForStatement();
   absl::Status FlushWrites();
   absl::Status SendCommit();
+  // The buffered writes and COMMIT in one round trip (postgres_pipelined_commit.h).
+  absl::Status WriteAndCommit();
   void Release();
 
   std::optional<PooledConnection> lease_;

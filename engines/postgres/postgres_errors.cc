@@ -153,6 +153,22 @@ absl::Status StatusFromCurrentException(const PostgresErrorContext& context) {
   }
 }
 
+absl::Status StatusFromServerError(const PostgresErrorContext& context,
+                                   const std::string& sql_state, const std::string& message) {
+  if (sql_state.empty()) return ForClass(context, ErrorClass::kOther, Describe(context, message));
+  return StatusFromSqlState(context, sql_state, message);
+}
+
+absl::Status StatusFromLibpqFailure(const PostgresErrorContext& context, bool connection_lost,
+                                    const std::string& message) {
+  if (connection_lost) {
+    return ForClass(context, ErrorClass::kConnectionLost,
+                    Describe(context, absl::StrCat("connection lost: ", message)));
+  }
+  return ForClass(context, ErrorClass::kOther,
+                  Describe(context, absl::StrCat("libpq: ", message)));
+}
+
 absl::Status NoReplyStatus(const PostgresErrorContext& context, absl::Duration read_timeout) {
   return ForClass(context, ErrorClass::kConnectionLost,
                   Describe(context, absl::StrCat("no reply from the server within read_timeout (",

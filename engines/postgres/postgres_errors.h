@@ -52,6 +52,16 @@ struct PostgresErrorContext {
 // | anything else                               | other: Internal                    |
 absl::Status StatusFromCurrentException(const PostgresErrorContext& context);
 
+// The same sorting for what libpq reports without an exception (the pipelined commit,
+// postgres_pipelined_commit.h, talks to libpq past libpqxx): an error the server sent,
+// with its SQLSTATE and message; and a failure libpq found itself (no SQLSTATE), which
+// is a lost connection when `connection_lost` (libpq's status is bad) and "other"
+// otherwise.
+absl::Status StatusFromServerError(const PostgresErrorContext& context,
+                                   const std::string& sql_state, const std::string& message);
+absl::Status StatusFromLibpqFailure(const PostgresErrorContext& context, bool connection_lost,
+                                    const std::string& message);
+
 // The status of a round trip the reply deadline cut off (PostgresOptions::read_timeout):
 // a lost connection, so Unavailable, or in doubt in the commit phase.
 absl::Status NoReplyStatus(const PostgresErrorContext& context, absl::Duration read_timeout);

@@ -112,7 +112,7 @@ std::string Arrays(std::initializer_list<std::pair<WriteParameter, absl::string_
 // account's pending amounts, inserts the holds placed and settles those captured,
 // voided or expired (only while still pending: the caller compares the count). Its
 // extra parameters follow write_batch's (WriteParameter), so both share the parts below.
-std::string WriteBatchSqlText(bool with_holds) {
+std::string WriteBatchSqlText(bool with_holds, bool checked) {
   // The key records' rows: new_keys inserts those whose claim found no row,
   // replaced_keys upserts the rest.
   constexpr absl::string_view kKeyColumnList = R"sql(
@@ -248,15 +248,20 @@ settled_holds AS (
                     R"sql() > 0 AND holds.id = settled.id AND holds.status = 'pending'
   RETURNING 1))sql");
   }
-  sql += R"sql(
-SELECT (SELECT count(*) FROM new_transactions), (SELECT count(*) FROM new_entries),
+  std::string counts = R"sql((SELECT count(*) FROM new_transactions), (SELECT count(*) FROM new_entries),
        (SELECT count(*) FROM updated_accounts),
        (SELECT count(*) FROM new_keys) + (SELECT count(*) FROM replaced_keys),
        (SELECT count(*) FROM new_events), (SELECT count(*) FROM dropped_placeholders))sql";
   if (with_holds) {
-    sql += ",\n       (SELECT count(*) FROM new_holds), (SELECT count(*) FROM settled_holds)";
+    counts += ",\n       (SELECT count(*) FROM new_holds), (SELECT count(*) FROM settled_holds)";
   }
-  return sql + "\n";
+  if (!checked) return absl::StrCat(sql, "\nSELECT ", counts, "\n");
+  // The counts as one array, compared with the expected ones by the session's
+  // kCheckWriteCountsFunctionSql: a difference raises, and the statement writes nothing.
+  const int expected_position = (with_holds ? kWriteBatchWithHoldsParameterCount
+                                            : kWriteBatchParameterCount) + 1;
+  return absl::StrCat(sql, "\nSELECT pg_temp.ledger_check_write_counts(ARRAY[", counts, "], $",
+                      expected_position, "::bigint[])\n");
 }
 
 // An account's pending holds at $2 (PendingHoldTotals): out of it, the lapsed amounts
@@ -447,7 +452,13 @@ COMMIT;
 
 }  // namespace
 
-std::string WriteBatchSql(bool with_holds) { return WriteBatchSqlText(with_holds); }
+std::string WriteBatchSql(bool with_holds) {
+  return WriteBatchSqlText(with_holds, /*checked=*/false);
+}
+
+std::string CheckedWriteBatchSql(bool with_holds) {
+  return WriteBatchSqlText(with_holds, /*checked=*/true);
+}
 
 std::string WriteParameterSql(WriteParameter parameter) {
   return absl::StrCat("$", static_cast<int>(parameter) + 1);
@@ -507,6 +518,11 @@ void DeclareStatements(pqxx::connection_base& connection) {
           << "the write statement uses $1..$" << use.highest
           << (use.contiguous ? "" : " with gaps") << ", not the " << count
           << " WriteParameter names";
+      // The checked one: the same, and the expected counts last.
+      const ParameterUse checked_use = ParameterUseOf(CheckedWriteBatchSql(with_holds));
+      LEDGER_CHECK(checked_use.highest == count + 1 && checked_use.contiguous)
+          << "the checked write statement uses $1..$" << checked_use.highest
+          << (checked_use.contiguous ? "" : " with gaps") << ", not " << count + 1;
     }
     return true;
   }();

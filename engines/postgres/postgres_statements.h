@@ -190,6 +190,31 @@ ParameterUse ParameterUseOf(std::string_view sql);
 // The SQL of write_batch (with_holds false) or write_batch_with_holds.
 std::string WriteBatchSql(bool with_holds);
 
+// ---- the write pipelined with its COMMIT (postgres_pipelined_commit.h) ----------------
+// The same statements, checked by the server: they take the expected counts as one more
+// parameter (a bigint[] in the order of the counts write_batch returns) and raise
+// kShortWriteSqlState when what they wrote differs, so a COMMIT sent behind them in the
+// same pipeline never runs after a short write. Prepared by libpq itself (libpqxx never
+// hears of them), on first use in each session.
+inline constexpr char kCheckedWriteBatch[] = "write_batch_checked";
+inline constexpr char kCheckedWriteBatchWithHolds[] = "write_batch_with_holds_checked";
+std::string CheckedWriteBatchSql(bool with_holds);
+
+// The session's own function the checked statements call (a temporary one: it needs no
+// migration and leaves the schema as it is). Its error carries the counts written as
+// its DETAIL, an array literal, for PostgresWriteBatch::CheckAppliedText.
+inline constexpr char kShortWriteSqlState[] = "LW001";
+inline constexpr char kCheckWriteCountsFunctionSql[] = R"sql(
+CREATE OR REPLACE FUNCTION pg_temp.ledger_check_write_counts(applied bigint[], expected bigint[])
+RETURNS bigint[] LANGUAGE plpgsql AS $$
+BEGIN
+  IF applied IS DISTINCT FROM expected THEN
+    RAISE EXCEPTION 'write batch applied % rows where % were expected', applied, expected
+      USING ERRCODE = 'LW001', DETAIL = applied::text;
+  END IF;
+  RETURN applied;
+END $$)sql";
+
 // ---- the claim scripts ------------------------------------------------------------------
 // The multi-statement claim scripts carry BEGIN, the lock timeout, the claim and the
 // read of the key row in ONE round trip.

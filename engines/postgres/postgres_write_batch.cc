@@ -5,6 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "base/check.h"
 #include "base/status.h"
 #include "engines/common/hold_writes.h"
 #include "engines/common/transaction_page.h"
@@ -299,6 +303,27 @@ void PostgresWriteBatch::SetHoldParameters(WriteParameters& parameters) const {
   parameters.Set(WriteParameter::kSettledHoldSettledBy, TextArrayLiteral(settled_by));
 }
 
+const char* PostgresWriteBatch::CheckedStatement() const {
+  return WritesHolds() ? kCheckedWriteBatchWithHolds : kCheckedWriteBatch;
+}
+
+std::string PostgresWriteBatch::CheckedStatementSql() const {
+  return CheckedWriteBatchSql(WritesHolds());
+}
+
+std::vector<std::string> PostgresWriteBatch::CheckedParameters() const {
+  std::vector<std::string> parameters = Parameters();
+  const WriteBatchCounts expected = Expected();
+  std::vector<int64_t> counts = {expected.transactions, expected.entries, expected.accounts,
+                                 expected.keys,         expected.events,  expected.placeholders};
+  if (WritesHolds()) {
+    counts.push_back(expected.holds);
+    counts.push_back(expected.settled_holds);
+  }
+  parameters.push_back(IntegerArrayLiteral(counts));
+  return parameters;
+}
+
 WriteBatchCounts PostgresWriteBatch::Expected() const {
   WriteBatchCounts counts;
   counts.transactions = static_cast<int64_t>(transactions_.size());
@@ -345,6 +370,33 @@ absl::Status PostgresWriteBatch::CheckApplied(const WriteBatchCounts& applied) c
                    " accounts (changed under their lock?), ", applied.events, "/", expected.events,
                    " events, ", applied.placeholders, "/", expected.placeholders, " placeholders, ",
                    applied.holds, "/", expected.holds, " holds"));
+}
+
+absl::Status PostgresWriteBatch::CheckAppliedText(std::string_view applied) const {
+  std::vector<int64_t> counts;
+  absl::string_view inner(applied.data(), applied.size());
+  bool readable = absl::ConsumePrefix(&inner, "{") && absl::ConsumeSuffix(&inner, "}");
+  for (absl::string_view part : absl::StrSplit(inner, ',', absl::SkipEmpty())) {
+    int64_t count = 0;
+    readable = readable && absl::SimpleAtoi(part, &count);
+    counts.push_back(count);
+  }
+  const size_t expected_size = WritesHolds() ? 8 : 6;
+  if (!readable || counts.size() != expected_size) {
+    return absl::InternalError(
+        absl::StrCat("postgres: the write statement reported a short write as \"", std::string(applied),
+                     "\", which is not ", expected_size, " counts"));
+  }
+  WriteBatchCounts counted{counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]};
+  if (expected_size == 8) {
+    counted.holds = counts[6];
+    counted.settled_holds = counts[7];
+  }
+  // The server found a difference: were there none, the check below and the server's
+  // disagree about the same numbers.
+  LEDGER_CHECK(!(counted == Expected())) << "the server reported a short write of " << applied
+                                         << ", which is what was expected";
+  return CheckApplied(counted);
 }
 
 void PostgresWriteBatch::Clear() {

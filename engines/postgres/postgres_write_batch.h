@@ -23,6 +23,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -94,11 +95,19 @@ class PostgresWriteBatch {
   // Its parameters in statement order, as array literals, each filled by its name
   // (WriteParameter): the 39 of write_batch, or the 52 of write_batch_with_holds.
   std::vector<std::string> Parameters() const;
+  // The statement checked by the server (kCheckedWriteBatch or kCheckedWriteBatchWithHolds),
+  // its SQL, and its parameters: Parameters() and then Expected() as one array.
+  const char* CheckedStatement() const;
+  std::string CheckedStatementSql() const;
+  std::vector<std::string> CheckedParameters() const;
   WriteBatchCounts Expected() const;
   // Compares what the statement reports with Expected(): a key that did not land means
   // a concurrent transaction recorded it, a hold that did not settle that it was
   // settled meanwhile (RetryableError both: the retry replays or re-checks).
   absl::Status CheckApplied(const WriteBatchCounts& applied) const;
+  // The same from the counts the checked statement's error reports (its DETAIL, an
+  // array literal such as "{1,2,2,0,1,0}"); Internal when that cannot be read.
+  absl::Status CheckAppliedText(std::string_view applied) const;
   void Clear();
 
  private:
