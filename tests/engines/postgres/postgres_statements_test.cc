@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "base/status.h"
 #include "engines/postgres/postgres_statements.h"
+#include "engines/postgres/postgres_write_batch.h"
 #include "gtest/gtest.h"
 
 namespace ledger::postgres_internal {
@@ -17,6 +20,44 @@ TEST(PostgresStatements, TheWriteStatementsUseExactlyTheNamedPositions) {
   const ParameterUse holds = ParameterUseOf(WriteBatchSql(/*with_holds=*/true));
   EXPECT_EQ(holds.highest, kWriteBatchWithHoldsParameterCount);
   EXPECT_TRUE(holds.contiguous);
+}
+
+// The checked statements (pipelined with COMMIT) take the same positions and the
+// expected counts last, and hand the counts to the session's check.
+TEST(PostgresStatements, TheCheckedWriteStatementsTakeTheExpectedCountsLast) {
+  for (const bool with_holds : {false, true}) {
+    const std::string sql = CheckedWriteBatchSql(with_holds);
+    const ParameterUse use = ParameterUseOf(sql);
+    const int count = with_holds ? kWriteBatchWithHoldsParameterCount : kWriteBatchParameterCount;
+    EXPECT_EQ(use.highest, count + 1);
+    EXPECT_TRUE(use.contiguous);
+    EXPECT_NE(sql.find(absl::StrCat("pg_temp.ledger_check_write_counts(ARRAY[")),
+              std::string::npos);
+    EXPECT_NE(sql.find(absl::StrCat("$", count + 1, "::bigint[])")), std::string::npos);
+  }
+  EXPECT_NE(std::string(kCheckWriteCountsFunctionSql).find(kShortWriteSqlState),
+            std::string::npos);
+}
+
+// The server reports a short write's counts; they map as the client-side check does.
+TEST(PostgresStatements, AShortWriteReportedByTheServerMapsAsTheClientCheck) {
+  PostgresWriteBatch batch;
+  batch.AddEvent({.transaction_id = "t", .type = "transaction.committed", .payload = "{}"});
+  batch.AddKeyRecord({.identity = {.key_namespace = "operations", .scope = Scope{}, .key = "k"},
+                      .fingerprint = "f",
+                      .transaction_id = "t"},
+                     /*claim_found_row=*/false);
+  // Expected: 0 transactions, 0 entries, 0 accounts, 1 key, 1 event, 0 placeholders.
+  const std::vector<std::string> parameters = batch.CheckedParameters();
+  EXPECT_EQ(parameters.back(), "{0,0,0,1,1,0}");
+  EXPECT_EQ(parameters.size(), static_cast<size_t>(kWriteBatchParameterCount + 1));
+  EXPECT_TRUE(IsRetryable(batch.CheckAppliedText("{0,0,0,0,1,0}")));
+  const absl::Status events = batch.CheckAppliedText("{0,0,0,1,0,0}");
+  EXPECT_EQ(events.code(), absl::StatusCode::kInternal) << events;
+  EXPECT_NE(events.message().find("0/1 events"), std::string::npos) << events;
+  const absl::Status unreadable = batch.CheckAppliedText("{0,0,0}");
+  EXPECT_EQ(unreadable.code(), absl::StatusCode::kInternal) << unreadable;
+  EXPECT_NE(unreadable.message().find("not 6 counts"), std::string::npos) << unreadable;
 }
 
 TEST(PostgresStatements, ParameterUseFindsGapsAndTheHighestPosition) {
