@@ -315,7 +315,7 @@ absl::Status PostgresStorageTransaction::WriteAndCommit() {
   LEDGER_RETURN_IF_ERROR(Usable());
   PipelinedCommitResult result = postgres_internal::WriteAndCommit(
       **lease_, {.statement = batch_.CheckedStatement(),
-                 .sql = batch_.CheckedStatementSql(),
+                 .sql = &batch_.CheckedStatementSql(),
                  .parameters = batch_.CheckedParameters(),
                  .short_write = [this](std::string_view applied) {
                    return batch_.CheckAppliedText(applied);

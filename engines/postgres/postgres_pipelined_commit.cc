@@ -1,6 +1,7 @@
 #include "engines/postgres/postgres_pipelined_commit.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/check.h"
@@ -154,7 +155,7 @@ PipelinedCommitResult Exchange(PostgresSession& session, PGconn* connection,
   }
   const bool prepare = !session.pipelined_statements.contains(write.statement);
   if (prepare &&
-      PQsendPrepare(connection, write.statement, write.sql.c_str(), 0, nullptr) != 1) {
+      PQsendPrepare(connection, write.statement, write.sql->c_str(), 0, nullptr) != 1) {
     return LibpqFailure(connection, kWriteContext, PQerrorMessage(connection));
   }
   std::vector<const char*> values;
@@ -177,7 +178,8 @@ PipelinedCommitResult Exchange(PostgresSession& session, PGconn* connection,
 
 PipelinedCommitResult WriteAndCommit(PostgresSession& session, const PipelinedWrite& write) {
   LEDGER_CHECK(session.checks_write_counts) << "a pipelined commit on a session without the check";
-  LEDGER_CHECK(write.statement != nullptr && write.short_write) << "an incomplete PipelinedWrite";
+  LEDGER_CHECK(write.statement != nullptr && write.sql != nullptr && write.short_write)
+      << "an incomplete PipelinedWrite";
   // What the server said while the session sat idle in the transaction (a termination)
   // is read first: a session already lost fails before anything is sent, Unavailable as
   // before, not in doubt.

@@ -18,7 +18,7 @@
 //   reply deadline, an error COMMIT itself returned): the commit phase, in doubt.
 //
 //   PipelinedCommitResult result = WriteAndCommit(session, {
-//       .statement = batch.CheckedStatement(), .sql = batch.CheckedStatementSql(),
+//       .statement = batch.CheckedStatement(), .sql = &batch.CheckedStatementSql(),
 //       .parameters = batch.CheckedParameters(),
 //       .short_write = [&](std::string_view applied) {
 //         return batch.CheckAppliedText(applied); }});
@@ -41,7 +41,7 @@ namespace ledger::postgres_internal {
 
 struct PipelinedWrite {
   const char* statement = nullptr;  // a checked write statement's name
-  std::string sql;                  // its text, for the Parse on first use in a session
+  const std::string* sql = nullptr; // its text, for the Parse on first use in a session
   std::vector<std::string> parameters;
   // The status of a short write, from the counts the server reports (its DETAIL).
   std::function<absl::Status(std::string_view applied)> short_write;

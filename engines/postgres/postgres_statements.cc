@@ -456,8 +456,14 @@ std::string WriteBatchSql(bool with_holds) {
   return WriteBatchSqlText(with_holds, /*checked=*/false);
 }
 
-std::string CheckedWriteBatchSql(bool with_holds) {
-  return WriteBatchSqlText(with_holds, /*checked=*/true);
+const std::string& CheckedWriteBatchSql(bool with_holds) {
+  // Built once: a commit names its statement's text on every call (for the Parse on a
+  // session's first use), and must not rebuild it each time.
+  static const std::string* const plain =
+      new std::string(WriteBatchSqlText(/*with_holds=*/false, /*checked=*/true));
+  static const std::string* const holds =
+      new std::string(WriteBatchSqlText(/*with_holds=*/true, /*checked=*/true));
+  return with_holds ? *holds : *plain;
 }
 
 std::string WriteParameterSql(WriteParameter parameter) {

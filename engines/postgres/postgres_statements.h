@@ -198,7 +198,7 @@ std::string WriteBatchSql(bool with_holds);
 // hears of them), on first use in each session.
 inline constexpr char kCheckedWriteBatch[] = "write_batch_checked";
 inline constexpr char kCheckedWriteBatchWithHolds[] = "write_batch_with_holds_checked";
-std::string CheckedWriteBatchSql(bool with_holds);
+const std::string& CheckedWriteBatchSql(bool with_holds);
 
 // The session's own function the checked statements call (a temporary one: it needs no
 // migration and leaves the schema as it is). Its error carries the counts written as

@@ -307,7 +307,7 @@ const char* PostgresWriteBatch::CheckedStatement() const {
   return WritesHolds() ? kCheckedWriteBatchWithHolds : kCheckedWriteBatch;
 }
 
-std::string PostgresWriteBatch::CheckedStatementSql() const {
+const std::string& PostgresWriteBatch::CheckedStatementSql() const {
   return CheckedWriteBatchSql(WritesHolds());
 }
 

@@ -98,7 +98,7 @@ class PostgresWriteBatch {
   // The statement checked by the server (kCheckedWriteBatch or kCheckedWriteBatchWithHolds),
   // its SQL, and its parameters: Parameters() and then Expected() as one array.
   const char* CheckedStatement() const;
-  std::string CheckedStatementSql() const;
+  const std::string& CheckedStatementSql() const;
   std::vector<std::string> CheckedParameters() const;
   WriteBatchCounts Expected() const;
   // Compares what the statement reports with Expected(): a key that did not land means
