@@ -10,6 +10,9 @@
 #   cluster-servers.sh stop DIR                  stop everything started there, remove DIR
 #   cluster-servers.sh patroni-leader DIR        print the Patroni leader once Patroni counts
 #                                                the other node as its synchronous standby
+#   cluster-servers.sh patroni-maintenance DIR on|off
+#                                                Patroni's maintenance mode (pause): while on,
+#                                                no failover, and a paused replay stays paused
 #
 # Patroni: two PostgreSQL nodes (pg1, pg2) managed by Patroni with its Raft DCS, plus a
 # third Raft voter holding no database (patroni_raft_controller), so that either node
@@ -48,7 +51,7 @@ note() {
 }
 
 usage() {
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -291,6 +294,41 @@ sys.exit(1)
 EOF
   done
   return 1
+}
+
+# Patroni's maintenance mode ("pause" in its dynamic configuration), set through one
+# member's REST API (PATCH /config); returns once both members' GET /patroni report it,
+# i.e. each has run a loop that read it. While on, Patroni fails nothing over and leaves
+# a standby's WAL replay as it is: otherwise Patroni 3 (PostgreSQL 14+) resumes a paused
+# replay at its next loop (handle_parameter_change), within loop_wait (1 s).
+patroni_maintenance() {
+  local wanted="$1" node port patched=""
+  [[ "$wanted" == on || "$wanted" == off ]] || die "patroni-maintenance: on or off, not '$wanted'"
+  for node in pg1 pg2; do
+    port=$(cat "$(pg_node_dir "$node")/rest.port" 2>/dev/null) || continue
+    /usr/bin/python3 - "$port" "$wanted" 2>/dev/null <<'EOF' && { patched=$node; break; }
+import json, sys, urllib.request
+body = json.dumps({"pause": sys.argv[2] == "on"}).encode()
+request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/config", data=body,
+                                 method="PATCH", headers={"Content-Type": "application/json"})
+urllib.request.urlopen(request, timeout=5).read()
+EOF
+  done
+  [[ -n "$patched" ]] || die "patroni-maintenance: no member took PATCH /config"
+  wait_until "both Patroni members to report maintenance mode $wanted" \
+    patroni_reports_maintenance "$wanted"
+}
+
+patroni_reports_maintenance() {
+  local wanted="$1" node port
+  for node in pg1 pg2; do
+    port=$(cat "$(pg_node_dir "$node")/rest.port") || return 1
+    /usr/bin/python3 - "$port" "$wanted" 2>/dev/null <<'EOF' || return 1
+import json, sys, urllib.request
+state = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/patroni", timeout=2))
+sys.exit(0 if state.get("pause", False) == (sys.argv[2] == "on") else 1)
+EOF
+  done
 }
 
 patroni_ready() {
@@ -601,6 +639,11 @@ main() {
       (($# == 2)) || usage
       set_paths "$target"
       patroni_leader_with_sync_standby
+      ;;
+    patroni-maintenance)
+      (($# == 3)) || usage
+      set_paths "$target"
+      patroni_maintenance "$3"
       ;;
     *) usage ;;
   esac

@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -84,6 +86,16 @@ bool WaitUntil(const std::function<bool()>& condition, absl::Duration timeout) {
     absl::SleepFor(absl::Milliseconds(200));
   }
   return true;
+}
+
+std::string LogTail(const std::string& path, int lines) {
+  std::ifstream in(path);
+  std::deque<std::string> tail;
+  for (std::string line; std::getline(in, line);) {
+    tail.push_back(line);
+    if (static_cast<int>(tail.size()) > lines) tail.pop_front();
+  }
+  return absl::StrJoin(tail, "\n");
 }
 
 absl::StatusOr<std::unique_ptr<ClusterServers>> ClusterServers::Start(Kind kind) {
@@ -174,6 +186,12 @@ absl::StatusOr<std::string> ClusterServers::PatroniLeader() const {
       absl::StrCat("bash ", Quoted(kScript), " patroni-leader ", Quoted(directory_), " 2>/dev/null"));
   if (!leader.ok()) return leader.status();
   return std::string(absl::StripAsciiWhitespace(*leader));
+}
+
+absl::Status ClusterServers::SetPatroniMaintenance(bool on) {
+  return Run(absl::StrCat("bash ", Quoted(kScript), " patroni-maintenance ", Quoted(directory_),
+                          on ? " on" : " off"),
+             absl::StrCat(directory_, "/maintenance.log"));
 }
 
 absl::StatusOr<std::string> ClusterServers::GaleraSql(int node, const std::string& sql) const {

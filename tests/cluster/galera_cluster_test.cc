@@ -105,6 +105,36 @@ absl::StatusOr<std::string> LedgerChecksum(int node) {
   return cluster->GaleraSql(node, absl::StrCat("CHECKSUM TABLE ", absl::StrJoin(qualified, ", ")));
 }
 
+// Each node's error log, its last lines: what Galera did (views, evictions, state
+// transfers, flow control) for a failure's message.
+std::string NodeLogs() {
+  std::string logs;
+  for (int node = 1; node <= kNodes; ++node) {
+    absl::StrAppend(&logs, "--- galera", node, "/error.log, last lines:\n",
+                    LogTail(absl::StrCat(cluster->directory(), "/galera", node, "/error.log"), 60),
+                    "\n");
+  }
+  return logs;
+}
+
+// What node n is doing, for a failure's message: its wsrep state and flow control
+// counters, and what its server threads wait on. Asked with wsrep_sync_wait off, so that
+// the question does not itself wait for the cluster.
+std::string NodeState(int node) {
+  absl::StatusOr<std::string> status = cluster->GaleraSql(
+      node, "SET SESSION wsrep_sync_wait = 0; "
+            "SELECT GROUP_CONCAT(CONCAT(variable_name, '=', variable_value) SEPARATOR ' ') "
+            "FROM information_schema.global_status WHERE variable_name IN ("
+            "'WSREP_LOCAL_STATE_COMMENT', 'WSREP_CLUSTER_STATUS', 'WSREP_CLUSTER_SIZE', "
+            "'WSREP_FLOW_CONTROL_PAUSED', 'WSREP_FLOW_CONTROL_SENT', 'WSREP_FLOW_CONTROL_RECV', "
+            "'WSREP_LOCAL_RECV_QUEUE', 'WSREP_LOCAL_SEND_QUEUE', 'WSREP_LAST_COMMITTED'); "
+            "SELECT GROUP_CONCAT(CONCAT(n, ' x ', s) SEPARATOR '; ') FROM (SELECT COUNT(*) AS n, "
+            "CONCAT(command, ' ', IFNULL(state, ''), "
+            "IF(info IS NULL, '', CONCAT(' (', LEFT(info, 60), ')'))) AS s "
+            "FROM information_schema.processlist GROUP BY s) AS threads");
+  return absl::StrCat("galera", node, ": ", status.ok() ? *status : status.status().ToString());
+}
+
 // What Galera answers that a single server never does, mapped by the engine's error table.
 TEST(GaleraErrorsTest, ANodeOutsideThePrimaryComponentIsUnavailableAndACertificationConflictRetryable) {
   using mysql_internal::ErrorContext;
@@ -305,7 +335,9 @@ TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnc
   absl::SleepFor(absl::Seconds(2));
   const absl::Time frozen = absl::Now();
   ASSERT_TRUE(cluster->Signal("galera2", SIGSTOP).ok());
-  absl::SleepFor(absl::Seconds(10));  // past evs.inactive_timeout (6 s): galera2 is evicted
+  absl::SleepFor(absl::Seconds(8));  // past evs.inactive_timeout (6 s): galera2 is evicted
+  const std::string while_frozen = absl::StrCat(NodeState(1), "\n", NodeState(3), "\n");
+  absl::SleepFor(frozen + absl::Seconds(10) - absl::Now());
   const absl::Time thawed = absl::Now();
   ASSERT_TRUE(cluster->Signal("galera2", SIGCONT).ok());
   const bool rejoined = WaitUntil(AllSynced, kRejoinWait);
@@ -313,10 +345,25 @@ TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnc
   load.Stop();
   ASSERT_TRUE(rejoined) << "the resumed galera2 did not rejoin";
   for (const auto& [end, count] : load.Ends()) std::cout << "  " << end << ": " << count << "\n";
+  // When what happened, for a failure below: the disruptions, then every second's calls.
+  const absl::Time started = killed - absl::Seconds(2);
+  auto since_start = [&](absl::Time when) {
+    return absl::FormatDuration(absl::Trunc(when - started, absl::Milliseconds(100)));
+  };
+  const std::string timeline = absl::StrCat(
+      "galera3 killed at +", since_start(killed), ", restarted +", since_start(restarted),
+      ", galera2 frozen +", since_start(frozen), ", thawed +", since_start(thawed), "\n",
+      load.Timeline(started, absl::Seconds(1), [](int client) {
+        return absl::StrCat("c", client, "@galera", client % kNodes + 1);
+      }),
+      "8 s into the freeze:\n", while_frozen);
+  std::cout << timeline;
   load.ExpectEveryCallEndedWithin(kCallBound + kSlack);
   // The remaining quorum kept committing while a node was dead, and while one was frozen.
-  EXPECT_LT(load.FirstCommitStartedAfter(killed), restarted) << "nothing committed while galera3 was dead";
-  EXPECT_LT(load.FirstCommitStartedAfter(frozen), thawed) << "nothing committed while galera2 was frozen";
+  EXPECT_LT(load.FirstCommitStartedAfter(killed), restarted)
+      << "nothing committed while galera3 was dead\n" << timeline << NodeLogs();
+  EXPECT_LT(load.FirstCommitStartedAfter(frozen), thawed)
+      << "nothing committed while galera2 was frozen\n" << timeline << NodeLogs();
 
   for (int node = 1; node <= kNodes; ++node) {
     absl::StatusOr<VerifyReport> report = On(node).Verify();
