@@ -147,7 +147,8 @@ std::string NodeState(int node) {
             "SELECT GROUP_CONCAT(CONCAT(n, ' x ', s) SEPARATOR '; ') FROM (SELECT COUNT(*) AS n, "
             "CONCAT(command, ' ', IFNULL(state, ''), "
             "IF(info IS NULL, '', CONCAT(' (', LEFT(info, 60), ')'))) AS s "
-            "FROM information_schema.processlist GROUP BY s) AS threads");
+            "FROM information_schema.processlist GROUP BY s) AS threads; "
+            "SELECT CONCAT('InnoDB lock waits: ', COUNT(*)) FROM information_schema.innodb_lock_waits");
   return absl::StrCat("galera", node, ": ", status.ok() ? *status : status.status().ToString());
 }
 
@@ -364,6 +365,8 @@ TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnc
   ASSERT_TRUE(cluster->Signal("galera3", SIGKILL).ok());
   absl::Time galera3_evicted;
   const bool committed_while_dead = remaining_commit(1, 2, galera3_evicted);
+  const std::string while_dead =
+      committed_while_dead ? "" : absl::StrCat(NodeState(1), "\n", NodeState(2), "\n");
   const absl::Time restarted = absl::Now();
   ASSERT_TRUE(cluster->StartNode("galera3").ok()) << "galera3 did not rejoin";
   absl::SleepFor(absl::Seconds(2));
@@ -390,6 +393,7 @@ TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnc
       load.Timeline(started, absl::Seconds(1), [](int client) {
         return absl::StrCat("c", client, "@galera", client % kNodes + 1);
       }),
+      committed_while_dead ? "" : absl::StrCat("while galera3 was dead:\n", while_dead),
       "while galera2 was frozen:\n", while_frozen);
   std::cout << timeline;
   ASSERT_TRUE(rejoined) << "the resumed galera2 did not rejoin\n" << timeline << NodeLogs();
