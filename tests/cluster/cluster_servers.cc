@@ -195,8 +195,11 @@ absl::Status ClusterServers::SetPatroniMaintenance(bool on) {
 }
 
 absl::StatusOr<std::string> ClusterServers::GaleraSql(int node, const std::string& sql) const {
-  return Output(absl::StrCat("mariadb --no-defaults --connect-timeout=5 --socket=", directory_,
-                             "/galera", node, "/mysqld.sock -uroot -N -B -e ", Quoted(sql), " 2>&1"));
+  // `timeout`: the client has no read timeout of its own, and a stalled node can hold even a
+  // status query.
+  return Output(absl::StrCat("timeout 10 mariadb --no-defaults --connect-timeout=5 --socket=",
+                             directory_, "/galera", node, "/mysqld.sock -uroot -N -B -e ",
+                             Quoted(sql), " 2>&1"));
 }
 
 }  // namespace ledger::testing

@@ -58,7 +58,7 @@ class ClusterServers {
   absl::Status SetPatroniMaintenance(bool on);
 
   // Runs `sql` on Galera node n (1..3) with the mariadb client over its socket; its
-  // output (tab-separated, no column names).
+  // output (tab-separated, no column names). Unavailable after 10 s.
   absl::StatusOr<std::string> GaleraSql(int node, const std::string& sql) const;
 
  private:
