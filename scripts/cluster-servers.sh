@@ -438,6 +438,10 @@ galera_launch() {
   if is_root; then chown -R mysql:mysql "$node_dir"; fi
   # evs timeouts: a frozen or dead node leaves the primary component after about 3 to
   # 6 s instead of 5 to 15 (the defaults), so a test's quorum resumes sooner.
+  # gcs.fc_limit 256 (default 16): with 16, losing a node under load (SIGKILL, SIGSTOP)
+  # sometimes left the two remaining nodes flow-control paused for 30 to 45 s (no
+  # seqno ordered, wsrep_flow_control_paused 0.55 to 0.68, a local commit 'Waiting
+  # for certification'), until one of them desynced as the restarted node's donor.
   # shellcheck disable=SC2046
   setsid "$mariadbd" --no-defaults --datadir="$node_dir/data" $(galera_user_args) \
     --socket="$node_dir/mysqld.sock" --pid-file="$node_dir/mysqld.pid" --log-error="$node_dir/error.log" \
@@ -449,7 +453,7 @@ galera_launch() {
     --wsrep-cluster-address="gcomm://$members" --wsrep-node-name="galera$n" \
     --wsrep-node-address="127.0.0.1:$group" --wsrep-node-incoming-address="127.0.0.1:$sql" \
     --wsrep-sst-method=rsync --wsrep-sst-receive-address="127.0.0.1:$sst" \
-    --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$group;ist.recv_addr=127.0.0.1:$ist;gcache.size=64M;evs.suspect_timeout=PT3S;evs.inactive_timeout=PT6S;evs.keepalive_period=PT0.5S;evs.inactive_check_period=PT0.5S;pc.wait_prim_timeout=PT30S" \
+    --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$group;ist.recv_addr=127.0.0.1:$ist;gcache.size=64M;evs.suspect_timeout=PT3S;evs.inactive_timeout=PT6S;evs.keepalive_period=PT0.5S;evs.inactive_check_period=PT0.5S;pc.wait_prim_timeout=PT30S;gcs.fc_limit=256" \
     --wsrep-slave-threads=2 --wsrep-sync-wait=1 "$@" </dev/null >/dev/null 2>&1 &
   echo "$!" >"$node_dir/launch.pid"
 }
