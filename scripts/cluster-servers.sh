@@ -10,6 +10,9 @@
 #   cluster-servers.sh stop DIR                  stop everything started there, remove DIR
 #   cluster-servers.sh patroni-leader DIR        print the Patroni leader once Patroni counts
 #                                                the other node as its synchronous standby
+#   cluster-servers.sh patroni-maintenance DIR on|off
+#                                                Patroni's maintenance mode (pause): while on,
+#                                                no failover, and a paused replay stays paused
 #
 # Patroni: two PostgreSQL nodes (pg1, pg2) managed by Patroni with its Raft DCS, plus a
 # third Raft voter holding no database (patroni_raft_controller), so that either node
@@ -48,7 +51,7 @@ note() {
 }
 
 usage() {
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -293,6 +296,41 @@ EOF
   return 1
 }
 
+# Patroni's maintenance mode ("pause" in its dynamic configuration), set through one
+# member's REST API (PATCH /config); returns once both members' GET /patroni report it,
+# i.e. each has run a loop that read it. While on, Patroni fails nothing over and leaves
+# a standby's WAL replay as it is: otherwise Patroni 3 (PostgreSQL 14+) resumes a paused
+# replay at its next loop (handle_parameter_change), within loop_wait (1 s).
+patroni_maintenance() {
+  local wanted="$1" node port patched=""
+  [[ "$wanted" == on || "$wanted" == off ]] || die "patroni-maintenance: on or off, not '$wanted'"
+  for node in pg1 pg2; do
+    port=$(cat "$(pg_node_dir "$node")/rest.port" 2>/dev/null) || continue
+    /usr/bin/python3 - "$port" "$wanted" 2>/dev/null <<'EOF' && { patched=$node; break; }
+import json, sys, urllib.request
+body = json.dumps({"pause": sys.argv[2] == "on"}).encode()
+request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/config", data=body,
+                                 method="PATCH", headers={"Content-Type": "application/json"})
+urllib.request.urlopen(request, timeout=5).read()
+EOF
+  done
+  [[ -n "$patched" ]] || die "patroni-maintenance: no member took PATCH /config"
+  wait_until "both Patroni members to report maintenance mode $wanted" \
+    patroni_reports_maintenance "$wanted"
+}
+
+patroni_reports_maintenance() {
+  local wanted="$1" node port
+  for node in pg1 pg2; do
+    port=$(cat "$(pg_node_dir "$node")/rest.port") || return 1
+    /usr/bin/python3 - "$port" "$wanted" 2>/dev/null <<'EOF' || return 1
+import json, sys, urllib.request
+state = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/patroni", timeout=2))
+sys.exit(0 if state.get("pause", False) == (sys.argv[2] == "on") else 1)
+EOF
+  done
+}
+
 patroni_ready() {
   local node
   for node in pg1 pg2 witness; do
@@ -400,6 +438,10 @@ galera_launch() {
   if is_root; then chown -R mysql:mysql "$node_dir"; fi
   # evs timeouts: a frozen or dead node leaves the primary component after about 3 to
   # 6 s instead of 5 to 15 (the defaults), so a test's quorum resumes sooner.
+  # gcs.fc_limit 256 (default 16): with 16, losing a node under load (SIGKILL, SIGSTOP)
+  # sometimes left the two remaining nodes flow-control paused for 30 to 45 s (no
+  # seqno ordered, wsrep_flow_control_paused 0.55 to 0.68, a local commit 'Waiting
+  # for certification'), until one of them desynced as the restarted node's donor.
   # shellcheck disable=SC2046
   setsid "$mariadbd" --no-defaults --datadir="$node_dir/data" $(galera_user_args) \
     --socket="$node_dir/mysqld.sock" --pid-file="$node_dir/mysqld.pid" --log-error="$node_dir/error.log" \
@@ -411,7 +453,7 @@ galera_launch() {
     --wsrep-cluster-address="gcomm://$members" --wsrep-node-name="galera$n" \
     --wsrep-node-address="127.0.0.1:$group" --wsrep-node-incoming-address="127.0.0.1:$sql" \
     --wsrep-sst-method=rsync --wsrep-sst-receive-address="127.0.0.1:$sst" \
-    --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$group;ist.recv_addr=127.0.0.1:$ist;gcache.size=64M;evs.suspect_timeout=PT3S;evs.inactive_timeout=PT6S;evs.keepalive_period=PT0.5S;evs.inactive_check_period=PT0.5S;pc.wait_prim_timeout=PT30S" \
+    --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$group;ist.recv_addr=127.0.0.1:$ist;gcache.size=64M;evs.suspect_timeout=PT3S;evs.inactive_timeout=PT6S;evs.keepalive_period=PT0.5S;evs.inactive_check_period=PT0.5S;pc.wait_prim_timeout=PT30S;gcs.fc_limit=256" \
     --wsrep-slave-threads=2 --wsrep-sync-wait=1 "$@" </dev/null >/dev/null 2>&1 &
   echo "$!" >"$node_dir/launch.pid"
 }
@@ -601,6 +643,11 @@ main() {
       (($# == 2)) || usage
       set_paths "$target"
       patroni_leader_with_sync_standby
+      ;;
+    patroni-maintenance)
+      (($# == 3)) || usage
+      set_paths "$target"
+      patroni_maintenance "$3"
       ;;
     *) usage ;;
   esac

@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -84,6 +86,16 @@ bool WaitUntil(const std::function<bool()>& condition, absl::Duration timeout) {
     absl::SleepFor(absl::Milliseconds(200));
   }
   return true;
+}
+
+std::string LogTail(const std::string& path, int lines) {
+  std::ifstream in(path);
+  std::deque<std::string> tail;
+  for (std::string line; std::getline(in, line);) {
+    tail.push_back(line);
+    if (static_cast<int>(tail.size()) > lines) tail.pop_front();
+  }
+  return absl::StrJoin(tail, "\n");
 }
 
 absl::StatusOr<std::unique_ptr<ClusterServers>> ClusterServers::Start(Kind kind) {
@@ -176,9 +188,18 @@ absl::StatusOr<std::string> ClusterServers::PatroniLeader() const {
   return std::string(absl::StripAsciiWhitespace(*leader));
 }
 
+absl::Status ClusterServers::SetPatroniMaintenance(bool on) {
+  return Run(absl::StrCat("bash ", Quoted(kScript), " patroni-maintenance ", Quoted(directory_),
+                          on ? " on" : " off"),
+             absl::StrCat(directory_, "/maintenance.log"));
+}
+
 absl::StatusOr<std::string> ClusterServers::GaleraSql(int node, const std::string& sql) const {
-  return Output(absl::StrCat("mariadb --no-defaults --connect-timeout=5 --socket=", directory_,
-                             "/galera", node, "/mysqld.sock -uroot -N -B -e ", Quoted(sql), " 2>&1"));
+  // `timeout`: the client has no read timeout of its own, and a stalled node can hold even a
+  // status query.
+  return Output(absl::StrCat("timeout 10 mariadb --no-defaults --connect-timeout=5 --socket=",
+                             directory_, "/galera", node, "/mysqld.sock -uroot -N -B -e ",
+                             Quoted(sql), " 2>&1"));
 }
 
 }  // namespace ledger::testing

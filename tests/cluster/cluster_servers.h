@@ -51,9 +51,14 @@ class ClusterServers {
   // The Patroni leader (pg1 or pg2) once Patroni counts the other node as its
   // synchronous standby (cluster-servers.sh patroni-leader); Unavailable before.
   absl::StatusOr<std::string> PatroniLeader() const;
+  // Patroni's maintenance mode (cluster-servers.sh patroni-maintenance): returns once
+  // both members report it. While on, Patroni fails nothing over and leaves a replay
+  // paused with pg_wal_replay_pause() paused; off, it resumes such a replay within a
+  // second (Patroni 3, PostgreSQL 14+).
+  absl::Status SetPatroniMaintenance(bool on);
 
   // Runs `sql` on Galera node n (1..3) with the mariadb client over its socket; its
-  // output (tab-separated, no column names).
+  // output (tab-separated, no column names). Unavailable after 10 s.
   absl::StatusOr<std::string> GaleraSql(int node, const std::string& sql) const;
 
  private:
@@ -66,6 +71,10 @@ class ClusterServers {
 
 // Polls `condition` every 200 ms until it holds or `timeout` passes; the last answer.
 bool WaitUntil(const std::function<bool()>& condition, absl::Duration timeout);
+
+// The last `lines` lines of the file at `path` (a node's log, for a failure's message);
+// empty when it cannot be read.
+std::string LogTail(const std::string& path, int lines);
 
 }  // namespace ledger::testing
 

@@ -1,5 +1,7 @@
 #include "tests/cluster/cluster_workload.h"
 
+#include <cstdint>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -127,6 +129,58 @@ absl::Time ClusterWorkload::FirstCommitStartedAfter(absl::Time after) const {
     }
   }
   return first;
+}
+
+std::string ClusterWorkload::Timeline(
+    absl::Time from, absl::Duration bucket,
+    const std::function<std::string(int client)>& client_name) const {
+  struct Bucket {
+    std::map<std::string, std::pair<int, std::set<int>>> ends;  // end -> count, clients
+    const ClusterCall* longest = nullptr;
+  };
+  auto name = [&](int client) {
+    return client_name ? client_name(client) : absl::StrCat("c", client);
+  };
+  const std::vector<ClusterCall> calls = Calls();
+  std::map<int64_t, Bucket> buckets;
+  int64_t last = -1;
+  for (const ClusterCall& call : calls) {
+    const absl::Time ended = call.started + call.elapsed;
+    if (ended < from) continue;
+    absl::Duration remainder;
+    const int64_t index = absl::IDivDuration(ended - from, bucket, &remainder);
+    Bucket& at = buckets[index];
+    auto& [count, clients] = at.ends[EndOf(call.outcome)];
+    count += 1;
+    clients.insert(call.client);
+    if (at.longest == nullptr || call.elapsed > at.longest->elapsed) at.longest = &call;
+    last = std::max(last, index);
+  }
+  std::string timeline;
+  for (int64_t index = 0; index <= last; ++index) {
+    absl::StrAppend(&timeline, "  +", absl::FormatDuration(index * bucket));
+    const Bucket& at = buckets[index];
+    if (at.ends.empty()) absl::StrAppend(&timeline, " nothing ended");
+    for (const auto& [end, count_and_clients] : at.ends) {
+      std::vector<std::string> clients;
+      for (int client : count_and_clients.second) clients.push_back(name(client));
+      absl::StrAppend(&timeline, " ", end, " ", count_and_clients.first, " [",
+                      absl::StrJoin(clients, " "), "]");
+    }
+    if (at.longest != nullptr) {
+      absl::StrAppend(&timeline, " longest ",
+                      absl::FormatDuration(absl::Trunc(at.longest->elapsed, absl::Milliseconds(100))),
+                      " (", name(at.longest->client), " ", EndOf(at.longest->outcome));
+      const ClusterCall& call = *at.longest;
+      if (!call.outcome.ok() || !call.outcome->ok()) {
+        const absl::Status& fault = call.outcome.ok() ? call.outcome->fault : call.outcome.status();
+        absl::StrAppend(&timeline, ": ", fault.message().substr(0, 160));
+      }
+      timeline += ")";
+    }
+    timeline += "\n";
+  }
+  return timeline;
 }
 
 void ClusterWorkload::ExpectEveryCallEndedWithin(absl::Duration bound) const {

@@ -68,6 +68,13 @@ class ClusterWorkload {
   std::map<std::string, int> Ends() const;
   // The earliest call started after `after` that committed; InfiniteFuture when none.
   absl::Time FirstCommitStartedAfter(absl::Time after) const;
+  // What happened when, for a failure's message: one line per `bucket` from `from` on,
+  // the calls that ended in it by how they ended, the clients of each, and the longest,
+  // e.g. "+12s committed 31 [c0 c2] unavailable 2 [c1] longest 3.0s (c1 unavailable)".
+  // A line with nothing ended is a stall. `client_name` names a client ("c1@galera2");
+  // optional.
+  std::string Timeline(absl::Time from, absl::Duration bucket,
+                       const std::function<std::string(int client)>& client_name = nullptr) const;
 
   // Every call ended within `bound` and as one of the words of EndOf but "other".
   void ExpectEveryCallEndedWithin(absl::Duration bound) const;

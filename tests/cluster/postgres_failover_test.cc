@@ -10,8 +10,6 @@
 // it the tests skip, except under CI=true, where that is a failure.
 #include <signal.h>
 
-#include <deque>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -20,7 +18,6 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -79,16 +76,6 @@ absl::StatusOr<std::string> NodeSql(const std::string& node, const std::string& 
   } catch (const std::exception& e) {
     return absl::UnavailableError(e.what());
   }
-}
-
-std::string LogTail(const std::string& path) {
-  std::ifstream in(path);
-  std::deque<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-    if (lines.size() > 40) lines.pop_front();
-  }
-  return absl::StrJoin(lines, "\n");
 }
 
 bool IsPrimary(const std::string& node) {
@@ -201,7 +188,7 @@ class PostgresFailoverTest : public ::testing::Test {
         },
         kRejoinWait))
         << *primary << " did not rejoin as the synchronous standby of " << promoted << ":\n"
-        << LogTail(absl::StrCat(cluster->directory(), "/", *primary, "/patroni.log"));
+        << LogTail(absl::StrCat(cluster->directory(), "/", *primary, "/patroni.log"), 40);
     absl::StatusOr<std::string> forked = NodeSql(
         *primary, absl::StrCat("INSERT INTO assets (code, scale) VALUES ('FORK', 0) RETURNING code"));
     EXPECT_FALSE(forked.ok()) << *primary << " took a write after the failover";
@@ -322,12 +309,40 @@ std::string HostPortOf(const std::string& node_url) {
   return node_url.substr(at + 1, slash - at - 1);
 }
 
+// The read engine's sessions name themselves, so that a failure can say where they are.
+constexpr char kReadsApplication[] = "ledger-reads";
+
+// Where the read engine's sessions are (each node's pg_stat_activity), and the standby's
+// replay state and start time: for a failure's message.
+std::string ReadSessions(const std::string& primary, const std::string& standby) {
+  std::string where;
+  for (const std::string& node : {primary, standby}) {
+    absl::StatusOr<std::string> sessions = NodeSql(
+        node, absl::StrCat("SELECT count(*) || ' session(s), opened ' || coalesce(string_agg("
+                           "backend_start::text, ', ' ORDER BY backend_start), '-') FROM "
+                           "pg_stat_activity WHERE application_name = '", kReadsApplication, "'"));
+    absl::StrAppend(&where, "  ", kReadsApplication, " on ", node,
+                    node == primary ? " (primary): " : " (standby): ",
+                    sessions.ok() ? *sessions : sessions.status().ToString(), "\n");
+  }
+  absl::StatusOr<std::string> replay = NodeSql(
+      standby, "SELECT pg_get_wal_replay_pause_state() || ', replayed ' || "
+               "pg_last_wal_replay_lsn() || ' of ' || pg_last_wal_receive_lsn() || "
+               "', up since ' || pg_postmaster_start_time()");
+  absl::StrAppend(&where, "  ", standby, " replay: ",
+                  replay.ok() ? *replay : replay.status().ToString(), "\n");
+  return where;
+}
+
 // Reads off the primary (LedgerOptions::read_engine, docs/scaling.md) on the cluster:
 // the read URL lists the primary FIRST with target_session_attrs=prefer-standby, yet its
 // reads reach the standby. Proven by staleness: with the standby's replay paused, a
 // commit is still acknowledged (synchronous_commit=on waits for the standby's flush, not
 // its replay), a read that allows a replica does not see it, and the same read asking
-// for the primary does; once replay resumes, the replica read catches up.
+// for the primary does; once replay resumes, the replica read catches up. The pause is
+// held under Patroni's maintenance mode: otherwise Patroni resumes a paused replay at
+// its next loop (within a second), and the replica reads raced it (seen once: the
+// balance read still stale, the history read right after it already not).
 TEST_F(PostgresFailoverTest, ReadsAllowingAReplicaReachTheStandbyAndPrimaryReadsSeeTheWrite) {
   absl::StatusOr<std::string> primary = WaitForHealthyPrimary();
   ASSERT_TRUE(primary.ok()) << primary.status();
@@ -336,7 +351,7 @@ TEST_F(PostgresFailoverTest, ReadsAllowingAReplicaReachTheStandbyAndPrimaryReads
   ASSERT_NE(engine, nullptr);
   PostgresOptions read_options = ClusterOptions(absl::StrCat(
       "postgresql://postgres@", HostPortOf(NodeUrl(*primary)), ",", HostPortOf(NodeUrl(standby)),
-      "/ledger_test?target_session_attrs=prefer-standby"));
+      "/ledger_test?target_session_attrs=prefer-standby&application_name=", kReadsApplication));
   read_options.migrate = false;  // a standby refuses writes; OpenReadEngine does the same
   absl::StatusOr<std::unique_ptr<Engine>> reads = OpenPostgresEngine(read_options);
   ASSERT_TRUE(reads.ok()) << reads.status();
@@ -359,24 +374,35 @@ TEST_F(PostgresFailoverTest, ReadsAllowingAReplicaReachTheStandbyAndPrimaryReads
                         absl::Seconds(30)))
       << "the standby never showed the first commit";
 
-  ASSERT_TRUE(NodeSql(standby, "SELECT pg_wal_replay_pause()").ok());
-  struct ResumeReplay {  // whatever fails below, the standby replays again
+  // Whatever fails below, the standby replays again and Patroni leaves maintenance mode
+  // (the failover tests after this one need it to promote).
+  struct ResumeReplay {
     std::string node;
-    ~ResumeReplay() { (void)NodeSql(node, "SELECT pg_wal_replay_resume()"); }
+    ~ResumeReplay() {
+      (void)NodeSql(node, "SELECT pg_wal_replay_resume()");
+      absl::Status left = cluster->SetPatroniMaintenance(false);
+      EXPECT_TRUE(left.ok()) << "Patroni did not leave maintenance mode: " << left;
+    }
   } resume{standby};
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        absl::StatusOr<std::string> state = NodeSql(standby, "SELECT pg_get_wal_replay_pause_state()");
-        return state.ok() && *state == "paused";
-      },
-      absl::Seconds(30)));
+  ASSERT_TRUE(cluster->SetPatroniMaintenance(true).ok()) << "Patroni did not enter maintenance mode";
+  ASSERT_TRUE(NodeSql(standby, "SELECT pg_wal_replay_pause()").ok());
+  auto replay_state = [&] {
+    absl::StatusOr<std::string> state = NodeSql(standby, "SELECT pg_get_wal_replay_pause_state()");
+    return state.ok() ? *state : state.status().ToString();
+  };
+  ASSERT_TRUE(WaitUntil([&] { return replay_state() == "paused"; }, absl::Seconds(30)))
+      << standby << "'s replay did not pause: " << replay_state();
   top_up("reads-2", 5);  // acknowledged: the standby flushed it, it has not replayed it
   EXPECT_EQ(balance(ReadConsistency::kPrimary), 105) << "read-your-writes on the primary";
-  EXPECT_EQ(balance(ReadConsistency::kReplicaAllowed), 100) << "the read did not reach the standby";
+  EXPECT_EQ(balance(ReadConsistency::kReplicaAllowed), 100)
+      << "the read did not reach the standby\n" << ReadSessions(*primary, standby);
   absl::StatusOr<std::vector<HistoryEntry>> stale = ledger.ListHistory("reads-alice", 0, 10);
   ASSERT_TRUE(stale.ok()) << stale.status();
-  EXPECT_EQ(stale->size(), 1u);
+  EXPECT_EQ(stale->size(), 1u) << "the history read did not reach the standby, or it replayed\n"
+                               << ReadSessions(*primary, standby);
   EXPECT_EQ(ledger.ListHistory("reads-alice", 0, 10, ReadConsistency::kPrimary)->size(), 2u);
+  // The stale answers above were taken while the replay was paused, not by luck.
+  EXPECT_EQ(replay_state(), "paused") << "something resumed " << standby << "'s replay meanwhile";
 
   ASSERT_TRUE(NodeSql(standby, "SELECT pg_wal_replay_resume()").ok());
   EXPECT_TRUE(WaitUntil([&] { return balance(ReadConsistency::kReplicaAllowed) == 105; },
