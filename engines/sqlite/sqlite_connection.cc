@@ -180,10 +180,10 @@ absl::Status Connection::ApplySettings() {
                                  ErrorContext::kConnect));
   LEDGER_RETURN_IF_ERROR(EnableWriteAheadLog());
   // The page cache and the memory map (SqliteOptions::cache_size_kib, mmap_size_mib): a
-  // batch of the group committer reads many pages, and in WAL mode a connection drops
-  // its cache whenever another one committed, so without these each transaction of the
-  // single writer re-reads its pages with pread and copies them (docs/benchmarks.md).
-  // SQLite maps the file read-only; writes still go through the WAL.
+  // group-committed batch of the single writer touches more pages than SQLite's 2 MiB
+  // default holds and would spill them into the WAL before its commit; the map (opt-in)
+  // reads the file's pages without pread (docs/benchmarks.md). SQLite maps the file
+  // read-only; writes still go through the WAL.
   LEDGER_RETURN_IF_ERROR(Execute(absl::StrCat(statement::kSetCacheSizeHead, settings_.cache_size_kib),
                                  "set cache_size", ErrorContext::kConnect));
   LEDGER_RETURN_IF_ERROR(Execute(

@@ -41,7 +41,7 @@ struct ConnectionSettings {
   std::string synchronous = "FULL";                 // OFF, NORMAL, FULL or EXTRA
   bool create_if_missing = true;                    // SQLITE_OPEN_CREATE
   int64_t cache_size_kib = 65536;                   // PRAGMA cache_size, in KiB
-  int64_t mmap_size_mib = 256;                      // PRAGMA mmap_size, in MiB; 0: off
+  int64_t mmap_size_mib = 0;                        // PRAGMA mmap_size, in MiB; 0: off
 };
 
 class Connection;

@@ -46,11 +46,12 @@ struct SqliteOptions {
   int64_t cache_size_kib = 65536;
   // How much of the database file each connection reads through a read-only memory map
   // instead of pread, in MiB, 0..65536 (0: off; SQLite caps it at its compile-time
-  // maximum, 2 GiB by default). Commits still write through the WAL, so durability is
-  // the same; an I/O error while reading a mapped page becomes SIGBUS instead of an error
-  // status (turn it off on a file system that may lose the file under the process). In
-  // a URL: mmap_size_mib=N. Default: 256.
-  int64_t mmap_size_mib = 256;
+  // maximum, 2 GiB by default). Off by default: it halves the preads but costs page
+  // faults and a remap per connection whenever the file grew, and measured no less CPU
+  // per submit (docs/benchmarks.md). Commits still write through the WAL, so durability
+  // is the same; an I/O error while reading a mapped page becomes SIGBUS instead of an
+  // error status. In a URL: mmap_size_mib=N. Default: 0.
+  int64_t mmap_size_mib = 0;
   // Connections kept open, 1..1024; callers beyond it wait for one. Default: 16.
   int pool_size = 16;
   // How long a call waits for a pooled connection when all pool_size are on loan
