@@ -69,6 +69,10 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, CommandSelectio
   serve->add_option("--threads", options.worker_threads,
                     "Worker threads running handlers (the engine pool gets as many); not tied to connections")
       ->capture_default_str();
+  serve->add_option("--loop-threads", options.loop_threads,
+                    "Event-loop threads reading and writing the connections (0: one per core up to 4, one "
+                    "core left to the writer on SQLite)")
+      ->capture_default_str();
   serve->add_option("--in-flight-max", options.in_flight_max,
                     "Requests admitted at once (queued for a worker, running, or in a long poll), else 429")
       ->capture_default_str();

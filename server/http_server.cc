@@ -146,6 +146,15 @@ std::string ClosingProblemResponse(const Problem& problem) {
   return text.str();
 }
 
+// Router::Finish on an event loop: the log line is written once the loop's handlers that
+// were ready with this one have run (Router::FlushLog), with theirs.
+template <class Executor>
+void FinishAndLog(const Router& router, RouterCall& call, const Executor& loop) {
+  const bool flush_due = !Router::HoldsLog();
+  router.Finish(call);
+  if (flush_due) net::post(loop, [] { Router::FlushLog(); });
+}
+
 // One connection: reads a request, has it handled, writes the answer, reads the next.
 // Every member runs on the connection's strand, but the handler itself (on a worker,
 // while state_ is kHandling and nothing else touches call_).
@@ -368,7 +377,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   // Writes call_'s answer; it was counted and logged first (Router::Finish), so a client
   // that has its answer finds it in /metrics.
   void Respond(bool closing_unread) {
-    core_.router.Finish(*call_);
+    FinishAndLog(core_.router, *call_, stream_.get_executor());
     HttpResponse& answer = call_->response;
     response_ = {};
     response_.version(call_->request.version == 10 ? 10 : 11);
@@ -547,7 +556,7 @@ class BeastServer : public HttpServer {
       socket.write_some(net::buffer(ClosingProblemResponse(problem)), ignored);
       socket.shutdown(tcp::socket::shutdown_send, ignored);
     }
-    core_.router.Finish(call);
+    FinishAndLog(core_.router, call, acceptor_.get_executor());
   }
 
   size_t next_loop_ = 0;  // on the acceptor's strand
@@ -580,8 +589,11 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Bind(const std::string& 
   if (options.connections_max < 1) return absl::InvalidArgumentError("--connections-max must be at least 1");
   RaiseOpenFileLimit(options.connections_max);
   // The event loops only parse and write (and hand submits on); the handlers' work is
-  // on the workers.
-  int io_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  // on the workers. Serve fills in the derived default; 0 here: one per core up to four.
+  LEDGER_CHECK(options.loop_threads >= 0 && options.loop_threads <= kLoopThreadsMax);
+  int io_threads = options.loop_threads > 0
+                       ? options.loop_threads
+                       : DefaultLoopThreads("", std::thread::hardware_concurrency());
   auto server = std::make_unique<BeastServer>(options, router, std::move(log), io_threads);
   if (absl::Status listening = server->Listen(host, port); !listening.ok()) return listening;
   return std::unique_ptr<HttpServer>(std::move(server));

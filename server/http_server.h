@@ -1,8 +1,9 @@
 // The HTTP/1.1 front end of `ledger serve` (issue 28): Boost.Beast on Asio, event loops
-// (one io_context and one thread each, one per core up to 4; a connection stays on the
-// loop that accepted it) that read, parse and write the connections, and a bounded pool of worker threads
-// that runs the route handlers (which may block on the database; a submit is handed to
-// the group committer instead, and answered when its shared transaction ends).
+// (one io_context and one thread each, --loop-threads of them, server/server.h
+// DefaultLoopThreads; a connection stays on the loop that accepted it) that read, parse
+// and write the connections, and a bounded pool of worker threads that runs the route
+// handlers (which may block on the database; a submit is handed to the group committer
+// instead, and answered when its shared transaction ends).
 //
 //   LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> http,
 //                           HttpServer::Bind("127.0.0.1", 0, options, router, LogEvent));

@@ -126,8 +126,14 @@ class Router {
   // On the connection, before Finish: fills call.response from an answer given later.
   void Complete(RouterCall& call) const;
   // Once per call, its answer final: frees its slot, counts and logs it. Also for a
-  // request the HTTP stack answered itself (413, 431, 400, ...), never admitted.
+  // request the HTTP stack answered itself (413, 431, 400, ...), never admitted. The log
+  // line is held by the calling thread until its FlushLog (or its end, or 16 KiB of lines).
   void Finish(RouterCall& call) const;
+  // Whether this thread holds log lines not yet written; writes them to stderr. An event
+  // loop that finishes a call while it holds none posts a FlushLog to itself, which runs
+  // after the other handlers that are ready: one write per loop turn.
+  static bool HoldsLog();
+  static void FlushLog();
 
   const std::vector<RouteInfo>& routes() const { return routes_; }
 

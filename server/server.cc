@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -118,7 +119,15 @@ void WatchSignals(HttpServer& http, std::atomic<bool>& stopping, const std::atom
 
 }  // namespace
 
-absl::Status Serve(const ServerOptions& options) {
+int DefaultLoopThreads(std::string_view engine_name, unsigned cores) {
+  const int cores_used = static_cast<int>(std::clamp(cores, 1u, 4u));
+  if (engine_name == "sqlite") return std::max(1, cores_used - 1);  // its one writer's core
+  return cores_used;
+}
+
+absl::Status Serve(const ServerOptions& given_options) {
+  // What the routes and the HTTP server read, with the defaults derived here filled in.
+  ServerOptions options = given_options;
   // Block the stop signals before any thread starts, so only WatchSignals receives them.
   sigset_t signals;
   sigemptyset(&signals);
@@ -136,6 +145,10 @@ absl::Status Serve(const ServerOptions& options) {
   }
   if (options.worker_threads < 1 || options.in_flight_max < 1) {
     return absl::InvalidArgumentError("--threads and --in-flight-max must be at least 1");
+  }
+  if (options.loop_threads < 0 || options.loop_threads > kLoopThreadsMax) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--loop-threads must be 0 (derived from the engine and the cores) to ", kLoopThreadsMax));
   }
   if (options.hold_sweep_interval < absl::ZeroDuration() ||
       options.hold_sweep_interval != absl::Seconds(absl::ToInt64Seconds(options.hold_sweep_interval))) {
@@ -164,6 +177,9 @@ absl::Status Serve(const ServerOptions& options) {
       Ledger::Open(std::shared_ptr<Engine>(*std::move(engine)), std::move(default_ledger_options));
   if (!opened.ok()) return Annotate(opened.status(), "--group-commit-max");
   Ledger& ledger = *opened;
+  if (options.loop_threads == 0) {
+    options.loop_threads = DefaultLoopThreads(ledger.engine_name(), std::thread::hardware_concurrency());
+  }
   Metrics metrics(options.worker_threads, options.in_flight_max,
                   options.group_commit ? std::optional<size_t>(options.group_commit_batch_items_max)
                                        : std::nullopt,
@@ -191,7 +207,7 @@ absl::Status Serve(const ServerOptions& options) {
   LogEvent(absl::StrCat(
       "\"event\":\"listening\",\"scheme\":\"",
       options.tls_certificate_file.empty() ? "http" : "https", "\",\"host\":\"", address.host, "\",\"port\":", port, ",\"engine\":\"",
-      View(ledger.engine_name()), "\",\"threads\":", options.worker_threads, ",\"connections_max\":", options.connections_max,
+      View(ledger.engine_name()), "\",\"threads\":", options.worker_threads, ",\"loop_threads\":", options.loop_threads, ",\"connections_max\":", options.connections_max,
       ",\"read_engine\":", ledger.has_read_engine() ? "true" : "false",
       ",\"group_commit\":", options.group_commit ? "true" : "false", ",\"group_commit_max\":",
       options.group_commit_batch_items_max, ",\"hold_sweep_interval_seconds\":",

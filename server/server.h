@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -27,6 +28,13 @@
 namespace ledger::server {
 
 inline constexpr char kListenDefault[] = "127.0.0.1:8080";
+inline constexpr int kLoopThreadsMax = 64;
+
+// The event loops `ledger serve` runs when --loop-threads is not given: one per core up
+// to four, but one core left to the database on an engine with a single writer (SQLite:
+// every commit runs on one committer thread, the serial path, and a loop thread beside it
+// on every core takes its CPU; docs/benchmarks.md "Over HTTP"). At least one.
+int DefaultLoopThreads(std::string_view engine_name, unsigned cores);
 
 struct ServerOptions {
   std::string listen = kListenDefault;  // HOST:PORT; port 0 picks a free port (logged)
@@ -48,6 +56,10 @@ struct ServerOptions {
   // committer's own threads run those). Independent of how many client connections are
   // open.
   int worker_threads = 32;
+  // Event-loop threads (server/http_server.h): each runs one io_context that reads,
+  // parses and writes its connections. 0: derived from the engine and the cores
+  // (DefaultLoopThreads); else 1 .. kLoopThreadsMax.
+  int loop_threads = 0;
   // Requests admitted at once (waiting for a worker, running, waiting in the group
   // committer, or in a long poll); one more gets 429 with Retry-After.
   int in_flight_max = 256;

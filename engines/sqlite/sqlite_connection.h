@@ -40,6 +40,8 @@ struct ConnectionSettings {
   absl::Duration busy_timeout = absl::Seconds(10);  // the default wait for the lock
   std::string synchronous = "FULL";                 // OFF, NORMAL, FULL or EXTRA
   bool create_if_missing = true;                    // SQLITE_OPEN_CREATE
+  int64_t cache_size_kib = 65536;                   // PRAGMA cache_size, in KiB
+  int64_t mmap_size_mib = 0;                        // PRAGMA mmap_size, in MiB; 0: off
 };
 
 class Connection;

@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -28,6 +31,15 @@
 #include "engines/sqlite/sqlite_statements.h"
 
 namespace ledger {
+namespace {
+
+// The ranges of SqliteOptions::cache_size_kib and mmap_size_mib (sqlite_engine.h).
+constexpr int64_t kMinCacheSizeKib = 64;
+constexpr int64_t kMaxCacheSizeKib = int64_t{4} * 1024 * 1024;
+constexpr int64_t kMaxMmapSizeMib = 64 * 1024;
+
+}  // namespace
+
 namespace sqlite_internal {
 namespace {
 
@@ -348,11 +360,22 @@ absl::StatusOr<ConnectionSettings> SettingsFrom(const SqliteOptions& options) {
   if (options.busy_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("sqlite: busy_timeout must not be negative");
   }
+  if (options.cache_size_kib < kMinCacheSizeKib || options.cache_size_kib > kMaxCacheSizeKib) {
+    return absl::InvalidArgumentError(absl::StrCat("sqlite: cache_size_kib must be ", kMinCacheSizeKib,
+                                                   "..", kMaxCacheSizeKib, ", not ",
+                                                   options.cache_size_kib));
+  }
+  if (options.mmap_size_mib < 0 || options.mmap_size_mib > kMaxMmapSizeMib) {
+    return absl::InvalidArgumentError(absl::StrCat("sqlite: mmap_size_mib must be 0..", kMaxMmapSizeMib,
+                                                   ", not ", options.mmap_size_mib));
+  }
   ConnectionSettings settings;
   settings.path = options.path;
   settings.busy_timeout = options.busy_timeout;
   settings.synchronous = absl::AsciiStrToUpper(options.synchronous);
   settings.create_if_missing = options.create_if_missing;
+  settings.cache_size_kib = options.cache_size_kib;
+  settings.mmap_size_mib = options.mmap_size_mib;
   return settings;
 }
 
@@ -456,7 +479,8 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> SqliteEngine::Begin(
 
 absl::StatusOr<SqliteOptions> SqliteOptionsFromUrl(std::string_view url) {
   LEDGER_ASSIGN_OR_RETURN(DatabaseUrl parsed, ParseDatabaseUrl(url));
-  LEDGER_RETURN_IF_ERROR(CheckParameters(parsed, "sqlite", {"synchronous"}));
+  LEDGER_RETURN_IF_ERROR(
+      CheckParameters(parsed, "sqlite", {"synchronous", "cache_size_kib", "mmap_size_mib"}));
   absl::string_view path = parsed.base;
   if (!absl::ConsumePrefix(&path, "sqlite://") && !absl::ConsumePrefix(&path, "sqlite:")) {
     return absl::InvalidArgumentError("sqlite URL: must start with sqlite:");
@@ -469,6 +493,22 @@ absl::StatusOr<SqliteOptions> SqliteOptionsFromUrl(std::string_view url) {
       options.synchronous != "NORMAL") {
     return absl::InvalidArgumentError(
         "sqlite URL: synchronous must be full (the default), extra or normal");
+  }
+  // Decimal digits only (no sign, no unit); the ranges are OpenSqliteEngine's.
+  for (auto [name, field, low, high] :
+       {std::tuple{"cache_size_kib", &options.cache_size_kib, kMinCacheSizeKib, kMaxCacheSizeKib},
+        std::tuple{"mmap_size_mib", &options.mmap_size_mib, int64_t{0}, kMaxMmapSizeMib}}) {
+    auto given = std::find_if(parsed.parameters.begin(), parsed.parameters.end(),
+                              [&](const auto& parameter) { return parameter.first == name; });
+    if (given == parsed.parameters.end()) continue;
+    const std::string& text = given->second;
+    int64_t value = 0;
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+        !absl::SimpleAtoi(text, &value) || value < low || value > high) {
+      return absl::InvalidArgumentError(absl::StrCat("sqlite URL: ", name, " must be a number ", low,
+                                                     "..", high, ", not \"", text, "\""));
+    }
+    *field = value;
   }
   return options;
 }

@@ -9,6 +9,7 @@
 #ifndef LEDGER_ENGINES_SQLITE_SQLITE_ENGINE_H_
 #define LEDGER_ENGINES_SQLITE_SQLITE_ENGINE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +39,19 @@ struct SqliteOptions {
   // but the last commits before a power loss or OS crash may vanish). In a URL:
   // sqlite:PATH?synchronous=normal. Default: "FULL".
   std::string synchronous = "FULL";
+  // Each connection's page cache, in KiB, 64..4194304 (SQLite's own default is 2 MiB). A
+  // cache fills only as pages are read (a memory-mapped page is not copied into it
+  // unless written), so this bounds memory per connection, it does not allocate it.
+  // In a URL: cache_size_kib=N. Default: 65536 (64 MiB).
+  int64_t cache_size_kib = 65536;
+  // How much of the database file each connection reads through a read-only memory map
+  // instead of pread, in MiB, 0..65536 (0: off; SQLite caps it at its compile-time
+  // maximum, 2 GiB by default). Off by default: it halves the preads but costs page
+  // faults and a remap per connection whenever the file grew, and measured no less CPU
+  // per submit (docs/benchmarks.md). Commits still write through the WAL, so durability
+  // is the same; an I/O error while reading a mapped page becomes SIGBUS instead of an
+  // error status. In a URL: mmap_size_mib=N. Default: 0.
+  int64_t mmap_size_mib = 0;
   // Connections kept open, 1..1024; callers beyond it wait for one. Default: 16.
   int pool_size = 16;
   // How long a call waits for a pooled connection when all pool_size are on loan
@@ -50,9 +64,10 @@ struct SqliteOptions {
 
 absl::StatusOr<std::unique_ptr<Engine>> OpenSqliteEngine(const SqliteOptions& options);
 
-// The options a URL names: sqlite:PATH or sqlite://PATH, with one optional parameter,
-// synchronous=full (the default) | extra | normal. Any other parameter, or another
-// value, is InvalidArgument.
+// The options a URL names: sqlite:PATH or sqlite://PATH, with optional parameters
+// synchronous=full (the default) | extra | normal, cache_size_kib=N and mmap_size_mib=N
+// (decimal, in the ranges above). Any other parameter, or another value, is
+// InvalidArgument.
 absl::StatusOr<SqliteOptions> SqliteOptionsFromUrl(std::string_view url);
 
 // The SQLite handle a unit of work runs on (ledger/unit_of_work.h), inside its open

@@ -195,6 +195,9 @@ inline constexpr char kPruneWebhookEvents[] = "DELETE FROM webhook_events WHERE 
 // the connection and its transactions
 inline constexpr char kEnableForeignKeys[] = "PRAGMA foreign_keys = ON";
 inline constexpr char kSetSynchronousHead[] = "PRAGMA synchronous = ";
+// Negative: a size in KiB, not in pages (engines/sqlite/sqlite_connection.cc).
+inline constexpr char kSetCacheSizeHead[] = "PRAGMA cache_size = -";
+inline constexpr char kSetMmapSizeHead[] = "PRAGMA mmap_size = ";
 inline constexpr char kEnableWriteAheadLog[] = "PRAGMA journal_mode = WAL";
 inline constexpr char kBeginImmediate[] = "BEGIN IMMEDIATE";
 inline constexpr char kBeginRead[] = "BEGIN";

@@ -29,6 +29,7 @@
 #include "server/idempotency_key_header.h"
 #include "server/problem.h"
 #include "server/router.h"
+#include "server/server.h"
 #include "server/submit_answer.h"
 #include "server/tenant_ledgers.h"
 #include "tests/support/fault_injecting_engine.h"
@@ -41,6 +42,19 @@ std::string ReadSourceFile(const std::string& path) {
   std::stringstream text;
   text << file.rdbuf();
   return text.str();
+}
+
+// One loop per core up to four; on SQLite one core is left to its single writer; never
+// fewer than one.
+TEST(DefaultLoopThreads, OnePerCoreUpToFourAndOneCoreLeftToSqlitesWriter) {
+  EXPECT_EQ(DefaultLoopThreads("postgres", 1), 1);
+  EXPECT_EQ(DefaultLoopThreads("postgres", 2), 2);
+  EXPECT_EQ(DefaultLoopThreads("mysql", 8), 4);
+  EXPECT_EQ(DefaultLoopThreads("postgres", 0), 1);  // hardware_concurrency unknown
+  EXPECT_EQ(DefaultLoopThreads("sqlite", 1), 1);
+  EXPECT_EQ(DefaultLoopThreads("sqlite", 2), 1);
+  EXPECT_EQ(DefaultLoopThreads("sqlite", 4), 3);
+  EXPECT_EQ(DefaultLoopThreads("sqlite", 16), 3);
 }
 
 TEST(ProblemTable, EveryReasonIsDocumentedOnceWithAnErrorStatus) {

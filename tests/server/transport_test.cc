@@ -1,9 +1,13 @@
 // The HTTP transport against what real clients do (issue 28), over raw sockets to the
 // real `ledger serve` process on every engine: slow senders, a trickled request, chunked
 // bodies over the limit, pipelined requests, long header lines, the in-flight limit at
-// the default settings, HTTP/1.0, Expect: 100-continue and the connection cap.
+// the default settings, HTTP/1.0, Expect: 100-continue, the connection cap and the
+// event-loop count (--loop-threads).
 // Waits are bounded generously; nothing here asserts on speed.
+#include <algorithm>
 #include <atomic>
+#include <fstream>
+#include <iterator>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -11,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
@@ -314,6 +319,86 @@ TEST_P(ServerTest, AConnectionOverTheCapIs503) {
   std::optional<RawResponse> still = open[0]->ReadResponse(kAnswerWithin);
   ASSERT_TRUE(still.has_value());
   EXPECT_EQ(still->status, 200);
+}
+
+// The loops `ledger serve` runs by default: one per core up to four, one core fewer on
+// SQLite (its single writer's); at least one (server/server.h DefaultLoopThreads). The
+// listening line names the count.
+int ExpectedDefaultLoopThreads(bool sqlite) {
+  const int cores = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  return sqlite ? std::max(1, cores - 1) : cores;
+}
+
+int LoopThreadsOf(const std::string& log) {
+  const std::string member = "\"loop_threads\":";
+  const size_t at = log.find(member);
+  if (at == std::string::npos) return -1;
+  return std::atoi(log.c_str() + at + member.size());
+}
+
+size_t RequestLinesOf(const std::string& log, const std::string& route) {
+  size_t count = 0;
+  const std::string needle = absl::StrCat("\"route\":\"", route, "\",\"status\":201");
+  for (size_t at = log.find(needle); at != std::string::npos; at = log.find(needle, at + 1)) ++count;
+  return count;
+}
+
+// The default loop count follows the engine; a given count is used, and with more loops
+// than connections or fewer, pipelined submits on several connections are each answered
+// in order and each logged once (a loop writes its log lines once per turn).
+TEST_P(ServerTest, LoopThreadsDefaultFromTheEngineAndEveryCountServesAndLogs) {
+  StartServer();
+  EXPECT_EQ(LoopThreadsOf(server_->Log()), ExpectedDefaultLoopThreads(IsSqlite())) << server_->Log();
+  OpenAccounts();
+  int committed = 0;
+  for (const char* loops : {"1", "3"}) {
+    server_->SignalAndWait(SIGTERM);
+    StartServer({"--loop-threads", loops});
+    EXPECT_EQ(LoopThreadsOf(server_->Log()), std::atoi(loops)) << server_->Log();
+    constexpr int kConnections = 4;
+    constexpr int kPipelined = 3;
+    std::vector<std::unique_ptr<RawConnection>> connections;
+    for (int c = 0; c < kConnections; ++c) {
+      std::string requests;
+      for (int i = 0; i < kPipelined; ++i) {
+        absl::StrAppend(&requests, PostRequest("/v1/operations", Name(absl::StrCat("loops-", loops, "-", c, "-", i)),
+                                               TopUp(Name("alice"), 1).dump()));
+      }
+      connections.push_back(RawConnection::Open(server_->port()));
+      ASSERT_NE(connections.back(), nullptr);
+      ASSERT_TRUE(connections.back()->Send(requests));
+    }
+    for (std::unique_ptr<RawConnection>& connection : connections) {
+      for (int i = 0; i < kPipelined; ++i) {
+        std::optional<RawResponse> answer = connection->ReadResponse(kAnswerWithin);
+        ASSERT_TRUE(answer.has_value()) << "loops " << loops << ": no answer " << i;
+        ASSERT_EQ(answer->status, 201) << answer->body;
+      }
+    }
+    committed += kConnections * kPipelined;
+    // Every answer's log line reaches stderr, once, while the server runs (a bounded wait:
+    // a loop flushes after the turn that wrote the answer).
+    const absl::Time deadline = absl::Now() + kAnswerWithin;
+    while (RequestLinesOf(server_->Log(), "/v1/operations") < kConnections * kPipelined &&
+           absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    EXPECT_EQ(RequestLinesOf(server_->Log(), "/v1/operations"), kConnections * kPipelined) << server_->Log();
+  }
+  EXPECT_EQ(Balance(Name("alice")), std::to_string(committed));
+}
+
+// --loop-threads outside 0 .. 64 is refused before anything is served.
+TEST_P(ServerTest, LoopThreadsOutOfRangeIsRefused) {
+  for (const char* loops : {"-1", "65"}) {
+    const std::filesystem::path log_path = folder_ / absl::StrCat("loops", loops, ".log");
+    EXPECT_NE(RunLedgerToExit({"serve", "--db", database_url_, "--listen", "127.0.0.1:0", "--loop-threads", loops},
+                              log_path),
+              0);
+    std::ifstream log(log_path);
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("--loop-threads must be 0"), std::string::npos) << text;
+  }
 }
 
 }  // namespace

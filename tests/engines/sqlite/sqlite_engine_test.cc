@@ -537,5 +537,87 @@ TEST(SqliteDurabilityTest, UrlNamesPathAndSynchronousAndNothingElse) {
   }
 }
 
+// PRAGMA cache_size and mmap_size on a fresh connection opened with `options`' settings.
+std::pair<int64_t, int64_t> CacheAndMmapOfNewConnection(const SqliteOptions& options) {
+  sqlite_internal::ConnectionSettings settings{.path = options.path};
+  settings.cache_size_kib = options.cache_size_kib;
+  settings.mmap_size_mib = options.mmap_size_mib;
+  std::unique_ptr<sqlite_internal::Connection> connection =
+      sqlite_internal::Connection::Open(settings).value();
+  std::pair<int64_t, int64_t> sizes;
+  {
+    sqlite_internal::Query query = connection->Prepare("PRAGMA cache_size", "read cache_size").value();
+    EXPECT_TRUE(query.Step().value());
+    sizes.first = query.Int(0);
+  }
+  sqlite_internal::Query query = connection->Prepare("PRAGMA mmap_size", "read mmap_size").value();
+  EXPECT_TRUE(query.Step().value());
+  sizes.second = query.Int(0);
+  return sizes;
+}
+
+// A group-committed batch of the single writer outgrew SQLite's 2 MiB cache and spilled
+// into the WAL, so every connection keeps a larger cache; the memory map is opt-in
+// (docs/benchmarks.md, "SQLite's page cache and memory map").
+TEST(SqliteCacheTest, ConnectionsKeepALargerCacheByDefaultAndMapTheFileOnRequest) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            absl::StrCat("ledger-sqlite-cache-", getpid(), ".db"))
+                               .string();
+  SqliteOptions defaults;
+  defaults.path = path;
+  EXPECT_EQ(CacheAndMmapOfNewConnection(defaults),
+            std::make_pair(int64_t{-65536}, int64_t{0}));
+  absl::StatusOr<SqliteOptions> from_url =
+      SqliteOptionsFromUrl("sqlite:" + path + "?cache_size_kib=4096&mmap_size_mib=256");
+  ASSERT_TRUE(from_url.ok()) << from_url.status();
+  EXPECT_EQ(CacheAndMmapOfNewConnection(*from_url),
+            std::make_pair(int64_t{-4096}, int64_t{256} * 1024 * 1024));
+  absl::StatusOr<SqliteOptions> plain = SqliteOptionsFromUrl("sqlite:" + path);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->cache_size_kib, 65536);
+  EXPECT_EQ(plain->mmap_size_mib, 0);
+
+  // An engine with the map on and the smallest cache opens, migrates and reads.
+  SqliteOptions mapped;
+  mapped.path = path;
+  mapped.mmap_size_mib = 256;
+  mapped.cache_size_kib = 64;
+  absl::StatusOr<std::unique_ptr<Engine>> engine = OpenSqliteEngine(mapped);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  EXPECT_TRUE((*engine)->ListAccounts("", 10).ok());
+  engine->reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
+TEST(SqliteCacheTest, RefusesCacheAndMmapSizesOutOfRange) {
+  for (const char* bad :
+       {"sqlite:a.db?cache_size_kib=", "sqlite:a.db?cache_size_kib=-1", "sqlite:a.db?cache_size_kib=63",
+        "sqlite:a.db?cache_size_kib=4194305", "sqlite:a.db?cache_size_kib=64k",
+        "sqlite:a.db?cache_size_kib=+64", "sqlite:a.db?mmap_size_mib=", "sqlite:a.db?mmap_size_mib=-1",
+        "sqlite:a.db?mmap_size_mib=65537", "sqlite:a.db?mmap_size_mib=1.5",
+        "sqlite:a.db?mmap_size_mib=99999999999999999999"}) {
+    EXPECT_EQ(SqliteOptionsFromUrl(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  absl::StatusOr<SqliteOptions> edges =
+      SqliteOptionsFromUrl("sqlite:a.db?cache_size_kib=4194304&mmap_size_mib=65536");
+  ASSERT_TRUE(edges.ok()) << edges.status();
+  EXPECT_EQ(edges->cache_size_kib, 4194304);
+  EXPECT_EQ(edges->mmap_size_mib, 65536);
+
+  // The same ranges for the options, refused before any file is made.
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     absl::StrCat("ledger-sqlite-cache-refused-", getpid(), ".db");
+  for (auto [cache, mmap] : {std::pair<int64_t, int64_t>{63, 256}, {int64_t{4194305}, 256},
+                             {65536, -1}, {65536, 65537}}) {
+    SqliteOptions options;
+    options.path = path.string();
+    options.cache_size_kib = cache;
+    options.mmap_size_mib = mmap;
+    EXPECT_EQ(OpenSqliteEngine(options).status().code(), absl::StatusCode::kInvalidArgument)
+        << cache << " " << mmap;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
 }  // namespace
 }  // namespace ledger
