@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "base/check.h"
 #include "base/status.h"
 #include "engines/sqlite/sqlite_statements.h"
 
@@ -50,8 +51,21 @@ bool WriterQueue::Enter(absl::Time deadline) {
 }
 
 void WriterQueue::Leave() {
+  // Still the holder here: the connection is ours to clean up. A transaction left open
+  // by an error path must not hand SQLite's writer lock to whoever writes next.
+  if (connection_ != nullptr && !ResetForReuse(*connection_)) connection_.reset();
   absl::MutexLock lock(&mutex_);
+  LEDGER_CHECK(held_) << "sqlite: leaving the writer queue without holding it";
   held_ = false;
+}
+
+absl::StatusOr<Connection*> WriterQueue::WriterConnection() {
+  if (connection_ == nullptr) {
+    LEDGER_ASSIGN_OR_RETURN(connection_, Connection::Open(settings_));
+    ++opened_count_;
+  }
+  LEDGER_CHECK(!connection_->broken());  // Leave closes a broken one
+  return connection_.get();
 }
 
 // ---- WriterTurn ----
@@ -62,6 +76,12 @@ WriterTurn& WriterTurn::operator=(WriterTurn&& other) noexcept {
     queue_ = std::exchange(other.queue_, nullptr);
   }
   return *this;
+}
+
+Connection& WriterTurn::connection() const {
+  LEDGER_CHECK(queue_ != nullptr && queue_->connection_ != nullptr)
+      << "sqlite: the writer's connection outside a turn";
+  return *queue_->connection_;
 }
 
 void WriterTurn::Release() {

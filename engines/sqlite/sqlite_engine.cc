@@ -67,15 +67,14 @@ absl::Status RequireSortedDistinct(const std::vector<std::string>& ids) {
   return absl::OkStatus();
 }
 
-// One submit attempt: a BEGIN IMMEDIATE transaction on a pooled connection. The writer
-// lock is taken by the first statement (ClaimKey, in the pipeline's order), so that the
-// wait and its in-progress error happen where the contract puts them.
+// One submit attempt: a BEGIN IMMEDIATE transaction on the writer's connection. The
+// writer's turn and lock are taken by the first statement (ClaimKey, in the pipeline's
+// order), so that the wait and its in-progress error happen where the contract puts
+// them; until then the attempt holds nothing.
 class SqliteStorageTransaction final : public StorageTransaction {
  public:
-  SqliteStorageTransaction(PooledConnection connection,
-                           std::shared_ptr<WriterQueue> writer_queue, BeginOptions options)
-      : connection_(std::move(connection)), writer_queue_(std::move(writer_queue)),
-        options_(std::move(options)) {}
+  SqliteStorageTransaction(std::shared_ptr<WriterQueue> writer_queue, BeginOptions options)
+      : writer_queue_(std::move(writer_queue)), options_(std::move(options)) {}
   ~SqliteStorageTransaction() override { Rollback(); }
 
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
@@ -97,14 +96,14 @@ class SqliteStorageTransaction final : public StorageTransaction {
   absl::StatusOr<SqlRows> RunCallerSql(std::string_view sql,
                                        const std::vector<SqlValue>& parameters) override {
     LEDGER_RETURN_IF_ERROR(Ready());
-    return RunCallerSqlOn(**connection_, sql, parameters);
+    return RunCallerSqlOn(connection(), sql, parameters);
   }
   absl::StatusOr<void*> NativeHandle() override {
     LEDGER_RETURN_IF_ERROR(Ready());
-    return static_cast<void*>((*connection_)->native());
+    return static_cast<void*>(connection().native());
   }
   absl::StatusOr<bool> StillUsable() override {
-    return state_ != State::kOpen || (*connection_)->InTransaction();
+    return state_ != State::kOpen || connection().InTransaction();
   }
 
  private:
@@ -118,10 +117,11 @@ class SqliteStorageTransaction final : public StorageTransaction {
   // Locks (reads) the accounts of `transaction`'s entries that LockAccounts did not: a
   // caller of the storage contract that skipped it.
   absl::Status NoteUnlockedAccounts(const Transaction& transaction);
-  // Ends the transaction's hold: writer turn first, then the connection to the pool.
+  // Ends the transaction's hold: leaves the writer's turn (and its connection).
   void Finish();
+  // The writer's connection; only while the turn is held (state kOpen).
+  Connection& connection() const { return turn_.connection(); }
 
-  std::optional<PooledConnection> connection_;
   std::shared_ptr<WriterQueue> writer_queue_;
   WriterTurn turn_;
   const BeginOptions options_;
@@ -135,13 +135,13 @@ absl::Status SqliteStorageTransaction::Ready() {
     case State::kFinished:
       return absl::FailedPreconditionError("sqlite: the transaction is already finished");
     case State::kOpen:
-      if (!(*connection_)->InTransaction()) return TransactionLostStatus("submit transaction");
+      if (!connection().InTransaction()) return TransactionLostStatus("submit transaction");
       return absl::OkStatus();
     case State::kNotBegun:
       break;
   }
-  LEDGER_ASSIGN_OR_RETURN(turn_, BeginImmediate(**connection_, *writer_queue_,
-                                                options_.wait.wait_max, ErrorContext::kClaim));
+  LEDGER_ASSIGN_OR_RETURN(
+      turn_, BeginImmediate(*writer_queue_, options_.wait.wait_max, ErrorContext::kClaim));
   state_ = State::kOpen;
   return absl::OkStatus();
 }
@@ -152,8 +152,8 @@ absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
   // Under the writer lock nothing can change this row until COMMIT: the read is the
   // claim's answer. Only committed rows count; this engine writes no placeholders.
   LEDGER_ASSIGN_OR_RETURN(
-      Query query, (*connection_)->Prepare(statement::kSelectCommittedKey,
-                                           "select key record", ErrorContext::kTransaction));
+      Query query, connection().Prepare(statement::kSelectCommittedKey,
+                                        "select key record", ErrorContext::kTransaction));
   BindIdentity(query, identity);
   LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
   if (!found) return std::nullopt;
@@ -165,14 +165,14 @@ absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
 absl::StatusOr<std::optional<Transaction>> SqliteStorageTransaction::LoadTransaction(
     std::string_view id) {
   LEDGER_RETURN_IF_ERROR(Ready());
-  return SelectTransaction(**connection_, id, ErrorContext::kTransaction);
+  return SelectTransaction(connection(), id, ErrorContext::kTransaction);
 }
 
 absl::StatusOr<bool> SqliteStorageTransaction::IsReversed(std::string_view id) {
   LEDGER_RETURN_IF_ERROR(Ready());
   LEDGER_ASSIGN_OR_RETURN(
-      Query query, (*connection_)->Prepare(statement::kIsReversed,
-                                           "select reversal", ErrorContext::kTransaction));
+      Query query, connection().Prepare(statement::kIsReversed,
+                                        "select reversal", ErrorContext::kTransaction));
   query.BindText(id);
   return query.Step();
 }
@@ -189,8 +189,8 @@ absl::StatusOr<std::vector<Account>> SqliteStorageTransaction::LockAccounts(
   accounts.reserve(sorted_ids.size());
   for (const std::string& id : sorted_ids) {
     LEDGER_ASSIGN_OR_RETURN(Query query,
-                            (*connection_)->Prepare(statement::kLockAccount, "lock account",
-                                                    ErrorContext::kTransaction));
+                            connection().Prepare(statement::kLockAccount, "lock account",
+                                                 ErrorContext::kTransaction));
     query.BindText(id);
     LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
     if (!found) continue;
@@ -207,8 +207,8 @@ absl::StatusOr<DebitUsage> SqliteStorageTransaction::LoadDebitUsage(std::string_
                                                                     absl::Time since) {
   LEDGER_RETURN_IF_ERROR(Ready());
   LEDGER_ASSIGN_OR_RETURN(
-      Query query, (*connection_)->Prepare(statement::kSelectDebits,
-                                           "select debits", ErrorContext::kTransaction));
+      Query query, connection().Prepare(statement::kSelectDebits,
+                                        "select debits", ErrorContext::kTransaction));
   query.BindText(account_id).BindTime(since);
   // Summed here, not with SQL SUM(), which fails on overflow instead of saturating.
   DebitUsage usage;
@@ -226,13 +226,13 @@ absl::StatusOr<DebitUsage> SqliteStorageTransaction::LoadDebitUsage(std::string_
 absl::StatusOr<std::vector<Hold>> SqliteStorageTransaction::LoadHolds(
     const std::vector<std::string>& ids) {
   LEDGER_RETURN_IF_ERROR(Ready());
-  return SelectHolds(**connection_, ids, ErrorContext::kTransaction);
+  return SelectHolds(connection(), ids, ErrorContext::kTransaction);
 }
 
 absl::StatusOr<PendingHoldTotals> SqliteStorageTransaction::LoadHoldTotals(
     std::string_view account_id, absl::Time now, absl::Time since) {
   LEDGER_RETURN_IF_ERROR(Ready());
-  return SelectHoldTotals(**connection_, account_id, now, since, ErrorContext::kTransaction);
+  return SelectHoldTotals(connection(), account_id, now, since, ErrorContext::kTransaction);
 }
 
 absl::Status SqliteStorageTransaction::WriteTransaction(
@@ -245,7 +245,7 @@ absl::Status SqliteStorageTransaction::WriteTransaction(
   LEDGER_RETURN_IF_ERROR(NoteUnlockedAccounts(transaction));
   LEDGER_ASSIGN_OR_RETURN(const std::vector<absl::Time> running_maxima,
                           running_maxima_.Continue(transaction));
-  LEDGER_RETURN_IF_ERROR(InsertTransactionRows(**connection_, transaction, running_maxima));
+  LEDGER_RETURN_IF_ERROR(InsertTransactionRows(connection(), transaction, running_maxima));
   for (const Account& account : updated_accounts) {
     LEDGER_RETURN_IF_ERROR(UpdateAccount(transaction, account));
   }
@@ -263,8 +263,8 @@ absl::Status SqliteStorageTransaction::UpdateAccount(const Transaction& transact
   const int64_t version_before = VersionBefore(transaction, account);
   LEDGER_ASSIGN_OR_RETURN(
       Query query,
-      (*connection_)->Prepare(statement::kUpdateAccount,
-                              "update account balance", ErrorContext::kWrite));
+      connection().Prepare(statement::kUpdateAccount,
+                           "update account balance", ErrorContext::kWrite));
   query.BindInt(account.balance)
       .BindInt(account.version)
       .BindInt(account.pending_debits)
@@ -273,7 +273,7 @@ absl::Status SqliteStorageTransaction::UpdateAccount(const Transaction& transact
       .BindText(account.id)
       .BindInt(version_before);
   LEDGER_RETURN_IF_ERROR(query.Run());
-  if ((*connection_)->ChangedRows() != 1) {
+  if (connection().ChangedRows() != 1) {
     // The version guard: the row is not the one LockAccounts returned. Cannot happen
     // while the writer lock is held; if it does, the attempt starts over.
     return RetryableError(absl::StrCat("sqlite: account \"", account.id,
@@ -288,7 +288,7 @@ absl::Status SqliteStorageTransaction::RecordKey(const KeyRecord& record) {
   // the same identity means the claim was bypassed, and overwriting it would lose it.
   LEDGER_ASSIGN_OR_RETURN(
       Query query,
-      (*connection_)->Prepare(
+      connection().Prepare(
           statement::kRecordKey,
           "record key", ErrorContext::kWrite));
   BindIdentity(query, record.identity);
@@ -297,7 +297,7 @@ absl::Status SqliteStorageTransaction::RecordKey(const KeyRecord& record) {
       .BindTime(record.created_at)
       .BindTime(record.expires_at);
   LEDGER_RETURN_IF_ERROR(query.Run());
-  if ((*connection_)->ChangedRows() != 1) {
+  if (connection().ChangedRows() != 1) {
     // A unique violation during the write, whatever its form: the shared table's answer.
     return engine_common::StatusForError(
         engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
@@ -311,8 +311,8 @@ absl::Status SqliteStorageTransaction::AppendEvent(const OutboxEvent& event) {
   LEDGER_RETURN_IF_ERROR(Ready());
   LEDGER_ASSIGN_OR_RETURN(
       Query query,
-      (*connection_)->Prepare(statement::kAppendEvent,
-                              "append event", ErrorContext::kWrite));
+      connection().Prepare(statement::kAppendEvent,
+                           "append event", ErrorContext::kWrite));
   query.BindText(event.transaction_id)
       .BindText(event.type)
       .BindText(event.payload)
@@ -329,7 +329,7 @@ absl::Status SqliteStorageTransaction::Commit() {
     Rollback();
     return ready;
   }
-  Connection& connection = **connection_;
+  Connection& connection = turn_.connection();
   absl::Status committed = connection.Execute(statement::kCommit, "commit", ErrorContext::kCommit);
   // After a failed COMMIT that left the transaction open (SQLITE_BUSY) nothing was
   // written; roll back before letting the next writer in.
@@ -340,14 +340,13 @@ absl::Status SqliteStorageTransaction::Commit() {
 
 void SqliteStorageTransaction::Rollback() {
   if (state_ == State::kFinished) return;
-  if (state_ == State::kOpen && (*connection_)->InTransaction()) RollBackQuietly(**connection_);
+  if (state_ == State::kOpen && connection().InTransaction()) RollBackQuietly(connection());
   Finish();
 }
 
 void SqliteStorageTransaction::Finish() {
   state_ = State::kFinished;
   turn_.Release();
-  connection_.reset();
 }
 
 absl::StatusOr<ConnectionSettings> SettingsFrom(const SqliteOptions& options) {
@@ -381,17 +380,19 @@ absl::StatusOr<ConnectionSettings> SettingsFrom(const SqliteOptions& options) {
 
 }  // namespace
 
-absl::StatusOr<WriterTurn> BeginImmediate(Connection& connection, WriterQueue& queue,
-                                          absl::Duration wait_max, ErrorContext context) {
+absl::StatusOr<WriterTurn> BeginImmediate(WriterQueue& queue, absl::Duration wait_max,
+                                          ErrorContext context) {
   const absl::Time deadline =
       wait_max <= absl::ZeroDuration() ? absl::InfinitePast() : absl::Now() + wait_max;
   if (!queue.Enter(deadline)) return WriterQueueTimeoutStatus(wait_max, context);
   WriterTurn turn(&queue);
+  LEDGER_ASSIGN_OR_RETURN(Connection * connection, queue.WriterConnection());
+  LEDGER_CHECK(!connection->InTransaction());  // the last turn's Leave rolled it back
   // What is left of the bound goes to SQLite's busy handler, for writers in other
   // processes (or other engines on the same file).
-  connection.SetBusyTimeout(deadline - absl::Now());
-  absl::Status begun = connection.Execute(statement::kBeginImmediate, "begin immediate", context);
-  connection.RestoreDefaultBusyTimeout();
+  connection->SetBusyTimeout(deadline - absl::Now());
+  absl::Status begun = connection->Execute(statement::kBeginImmediate, "begin immediate", context);
+  connection->RestoreDefaultBusyTimeout();
   LEDGER_RETURN_IF_ERROR(begun);
   return turn;
 }
@@ -410,24 +411,18 @@ void RollBackIfOpen(PooledConnection& connection, const absl::Status& = absl::Ok
 
 }  // namespace
 
-// The three run through the shared runner (engines/common/standalone.h). SQLite has no
-// session to lose, so none retries on a fresh connection.
+// The reads run through the shared runner (engines/common/standalone.h). SQLite has no
+// session to lose, so none retries on a fresh connection. Writes take the writer's
+// turn and connection instead of a pooled one (sqlite_connection_pool.h says why).
 absl::Status SqliteEngine::InWriteTransaction(const ConnectionWork& work) {
-  WriterTurn turn;  // left only when this returns, after COMMIT or ROLLBACK
-  engine_common::StandaloneSteps<PooledConnection> steps;
-  steps.begin = [&](PooledConnection& connection) -> absl::Status {
-    LEDGER_ASSIGN_OR_RETURN(turn, BeginImmediate(*connection, *writer_queue_, busy_timeout_,
-                                                 ErrorContext::kStandalone));
-    return absl::OkStatus();
-  };
-  steps.finish = [](PooledConnection& connection) {
-    absl::Status committed =
-        connection->Execute(statement::kCommit, "commit", ErrorContext::kCommit);
-    RollBackIfOpen(connection);
-    return committed;
-  };
-  steps.abandon = RollBackIfOpen;
-  return engine_common::RunStandalone(*pool_, steps, work);
+  // The turn is left only when this returns, after COMMIT or ROLLBACK.
+  LEDGER_ASSIGN_OR_RETURN(WriterTurn turn,
+                          BeginImmediate(*writer_queue_, busy_timeout_, ErrorContext::kStandalone));
+  Connection& connection = turn.connection();
+  absl::Status done = work(connection);
+  if (done.ok()) done = connection.Execute(statement::kCommit, "commit", ErrorContext::kCommit);
+  if (connection.InTransaction()) RollBackQuietly(connection);
+  return done;
 }
 
 absl::Status SqliteEngine::InReadTransaction(const ConnectionWork& work) {
@@ -468,11 +463,10 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> SqliteEngine::Begin(
   if (options.wait.wait_max < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("sqlite: the wait bound must not be negative");
   }
-  LEDGER_ASSIGN_OR_RETURN(
-      PooledConnection connection,
-      pool_->Acquire(engine_common::PoolAcquireWait(options.wait.wait_max, pool_acquire_wait_)));
+  // No pooled connection: the attempt writes on the writer's connection once its turn
+  // comes (Ready), and waits for nothing else.
   return std::unique_ptr<StorageTransaction>(
-      std::make_unique<SqliteStorageTransaction>(std::move(connection), writer_queue_, options));
+      std::make_unique<SqliteStorageTransaction>(writer_queue_, options));
 }
 
 }  // namespace sqlite_internal
@@ -522,16 +516,15 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenSqliteEngine(const SqliteOptions& op
   }
   LEDGER_ASSIGN_OR_RETURN(sqlite_internal::ConnectionSettings settings,
                           sqlite_internal::SettingsFrom(options));
-  const absl::Duration busy_timeout = settings.busy_timeout;
   LEDGER_ASSIGN_OR_RETURN(std::shared_ptr<sqlite_internal::ConnectionPool> pool,
                           sqlite_internal::CreateSqliteConnectionPool(
-                              std::move(settings), options.pool_size, options.pool_acquire_wait));
+                              settings, options.pool_size, options.pool_acquire_wait));
   {
     // Opened now so a bad path or setting fails here, then kept in the pool.
     LEDGER_ASSIGN_OR_RETURN(sqlite_internal::PooledConnection first, pool->Acquire());
   }
-  auto engine = std::make_unique<sqlite_internal::SqliteEngine>(std::move(pool), busy_timeout,
-                                                                options.pool_acquire_wait);
+  auto engine = std::make_unique<sqlite_internal::SqliteEngine>(std::move(pool),
+                                                                std::move(settings));
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return std::unique_ptr<Engine>(std::move(engine));
 }

@@ -4,8 +4,9 @@
 //   absl::StatusOr<std::unique_ptr<ledger::Engine>> engine = ledger::OpenSqliteEngine(options);
 //
 // WAL mode; each submit is one BEGIN IMMEDIATE transaction, so writers are serialized
-// by the database and the idempotency table's primary key is the guard. One connection
-// per concurrent caller, taken from a pool. Thread-safe.
+// by the database and the idempotency table's primary key is the guard. Every write
+// runs on the engine's one writer connection, in turn, so its page cache stays warm;
+// reads take a connection per concurrent caller from a pool. Thread-safe.
 #ifndef LEDGER_ENGINES_SQLITE_SQLITE_ENGINE_H_
 #define LEDGER_ENGINES_SQLITE_SQLITE_ENGINE_H_
 
@@ -52,11 +53,15 @@ struct SqliteOptions {
   // is the same; an I/O error while reading a mapped page becomes SIGBUS instead of an
   // error status. In a URL: mmap_size_mib=N. Default: 0.
   int64_t mmap_size_mib = 0;
-  // Connections kept open, 1..1024; callers beyond it wait for one. Default: 16.
+  // Readers' connections kept open, 1..1024; readers beyond it wait for one. Writes
+  // (submits, account administration, stores, migrations) do not use the pool: they
+  // take turns on one more connection, the writer's, opened by the first write.
+  // Default: 16.
   int pool_size = 16;
-  // How long a call waits for a pooled connection when all pool_size are on loan
-  // (then Unavailable). A submit waits its own claim wait bound instead, unless it
-  // fails fast. Default: 10 s (engines/common/connection_pool.h).
+  // How long a read waits for a pooled connection when all pool_size are on loan
+  // (then Unavailable). A write waits for the writer's turn instead: a submit its own
+  // claim wait bound, anything else busy_timeout. Default: 10 s
+  // (engines/common/connection_pool.h).
   absl::Duration pool_acquire_wait = absl::Seconds(10);
   // Apply pending migrations on open. Default: true.
   bool migrate = true;

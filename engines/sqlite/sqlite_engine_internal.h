@@ -12,7 +12,8 @@
 // lock is bounded by the submit's WaitPolicy (zero: fail fast with InProgressError).
 //
 // Internal to engines/sqlite. Thread-safe: share one engine across threads; each
-// caller borrows its own pooled connection.
+// reader borrows its own pooled connection, each writer takes the writer's turn and
+// its one connection (sqlite_connection_pool.h).
 #ifndef LEDGER_ENGINES_SQLITE_SQLITE_ENGINE_INTERNAL_H_
 #define LEDGER_ENGINES_SQLITE_SQLITE_ENGINE_INTERNAL_H_
 
@@ -33,12 +34,11 @@ using ConnectionWork = std::function<absl::Status(Connection&)>;
 
 class SqliteEngine final : public Engine {
  public:
-  SqliteEngine(std::shared_ptr<ConnectionPool> pool, absl::Duration busy_timeout,
-               absl::Duration pool_acquire_wait)
+  // `writer_settings` open the writer's connection (the pool's settings).
+  SqliteEngine(std::shared_ptr<ConnectionPool> pool, ConnectionSettings writer_settings)
       : pool_(std::move(pool)),
-        writer_queue_(std::make_shared<WriterQueue>()),
-        busy_timeout_(busy_timeout),
-        pool_acquire_wait_(pool_acquire_wait) {}
+        writer_queue_(std::make_shared<WriterQueue>(writer_settings)),
+        busy_timeout_(writer_settings.busy_timeout) {}
 
   std::string_view name() const override { return "sqlite"; }
   absl::Status Migrate() override;
@@ -84,8 +84,9 @@ class SqliteEngine final : public Engine {
   WorkClaimStore& work_claims() override { return work_claims_; }
   WebhookStore& webhooks() override { return webhooks_; }
 
-  // A short write outside the submit path: queue, BEGIN IMMEDIATE with the default
-  // busy timeout, `work`, COMMIT (ROLLBACK if `work` failed). Public for the stores.
+  // A short write outside the submit path, on the writer's connection: queue, BEGIN
+  // IMMEDIATE with the default busy timeout, `work`, COMMIT (ROLLBACK if `work`
+  // failed). Public for the stores.
   absl::Status InWriteTransaction(const ConnectionWork& work);
   // One statement in such a write transaction; `bind` binds its parameters. Returns the
   // rows it changed (matched, for an UPDATE).
@@ -99,20 +100,22 @@ class SqliteEngine final : public Engine {
   // A single statement in autocommit mode.
   absl::Status WithConnection(const ConnectionWork& work);
 
+  // The readers' connections.
   std::shared_ptr<ConnectionPool> pool_;
-  // Shared with the transactions, which may outlive the engine.
+  // The writers' turn and connection. Shared with the transactions, which may outlive
+  // the engine.
   const std::shared_ptr<WriterQueue> writer_queue_;
   const absl::Duration busy_timeout_;
-  const absl::Duration pool_acquire_wait_;
   SqliteWorkClaimStore work_claims_{*this};
   SqliteWebhookStore webhooks_{*this};
 };
 
-// Takes this engine's writer queue, then SQLite's writer lock (BEGIN IMMEDIATE),
-// waiting at most `wait_max` in all (zero: one try each). The busy timeout is restored
-// to the default afterwards, so later statements are not held to the claim's bound.
-absl::StatusOr<WriterTurn> BeginImmediate(Connection& connection, WriterQueue& queue,
-                                          absl::Duration wait_max, ErrorContext context);
+// Takes this engine's writer queue, then SQLite's writer lock (BEGIN IMMEDIATE) on the
+// writer's connection (the turn's connection()), waiting at most `wait_max` in all
+// (zero: one try each). The busy timeout is restored to the default afterwards, so
+// later statements are not held to the claim's bound.
+absl::StatusOr<WriterTurn> BeginImmediate(WriterQueue& queue, absl::Duration wait_max,
+                                          ErrorContext context);
 
 // A unit of work's own statement on `connection`, inside its open transaction
 // (sqlite_caller_sql.cc): one statement, `?` placeholders, every row read.
