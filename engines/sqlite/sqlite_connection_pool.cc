@@ -62,6 +62,7 @@ void WriterQueue::Leave() {
 absl::StatusOr<Connection*> WriterQueue::WriterConnection() {
   if (connection_ == nullptr) {
     LEDGER_ASSIGN_OR_RETURN(connection_, Connection::Open(settings_));
+    checkpointer_.Attach(*connection_);
     ++opened_count_;
   }
   LEDGER_CHECK(!connection_->broken());  // Leave closes a broken one

@@ -22,7 +22,8 @@
 // another connection's commit does (another process writing the file, say). The
 // connection is opened on the first turn that needs it; one found broken, or left in a
 // transaction that cannot be rolled back, is closed when the turn ends, and the next
-// turn opens a new one.
+// turn opens a new one. Its WAL checkpoints run mostly on a background thread
+// (sqlite_checkpointer.h).
 //
 // Internal to engines/sqlite. Thread-safe.
 #ifndef LEDGER_ENGINES_SQLITE_SQLITE_CONNECTION_POOL_H_
@@ -37,6 +38,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engines/common/connection_pool.h"
+#include "engines/sqlite/sqlite_checkpointer.h"
 #include "engines/sqlite/sqlite_connection.h"
 
 namespace ledger::sqlite_internal {
@@ -47,7 +49,8 @@ class WriterTurn;
 class WriterQueue {
  public:
   // Opens nothing yet: the writer's connection is opened by the first turn using it.
-  explicit WriterQueue(ConnectionSettings settings) : settings_(std::move(settings)) {}
+  explicit WriterQueue(ConnectionSettings settings)
+      : settings_(std::move(settings)), checkpointer_(settings_) {}
 
   // Waits until no other writer of this engine holds the queue, or until `deadline`
   // (a past deadline: one try). True when the caller now holds it.
@@ -63,11 +66,15 @@ class WriterQueue {
 
   // How many times the writer's connection was opened (tests: a broken one is replaced).
   int OpenedCountForTesting() const { return opened_count_; }
+  Checkpointer& checkpointer() { return checkpointer_; }
 
  private:
   friend class WriterTurn;
 
   const ConnectionSettings settings_;
+  // The WAL checkpoints of the writer's connection. Declared before it: it must outlive
+  // the connection, whose commits call it.
+  Checkpointer checkpointer_;
   absl::Mutex mutex_;
   bool held_ ABSL_GUARDED_BY(mutex_) = false;
   // Guarded by the turn (held_): used only between Enter and Leave by the holder, and

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -19,8 +20,10 @@
 #include "absl/synchronization/barrier.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "engines/sqlite/sqlite_checkpointer.h"
 #include "engines/sqlite/sqlite_connection.h"
 #include "engines/sqlite/sqlite_connection_pool.h"
+#include "engines/sqlite/sqlite_engine_internal.h"
 #include "engines/sqlite/sqlite_errors.h"
 #include "engines/sqlite/sqlite_migrations.h"
 #include "gtest/gtest.h"
@@ -673,6 +676,77 @@ TEST(SqliteCacheTest, RefusesCacheAndMmapSizesOutOfRange) {
         << cache << " " << mmap;
   }
   EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// The writer's WAL checkpoints (engines/sqlite/sqlite_checkpointer.h), over a long run of
+// write transactions on the writer's connection, each rewriting the same 40 KB row so
+// that every commit adds the same number of frames to the WAL.
+class SqliteCheckpointTest : public testing::SqliteFileTest {
+ protected:
+  SqliteCheckpointTest() : SqliteFileTest("ledger-sqlite-checkpoint-test") {}
+
+  static constexpr int64_t kPageSize = 4096;  // SQLite's default
+  // The frames the WAL file has room for (a 32-byte header, 24 bytes before each page).
+  int64_t WalFrames() const {
+    std::error_code error;
+    const uintmax_t size = std::filesystem::file_size(path_ + "-wal", error);
+    return error || size < 32 ? 0 : static_cast<int64_t>(size - 32) / (kPageSize + 24);
+  }
+};
+
+TEST_F(SqliteCheckpointTest, WalStaysBoundedAndTheCommittingThreadCheckpointsRarely) {
+  using sqlite_internal::ErrorContext;
+  // NORMAL only to keep the run short: checkpoints work the same with FULL.
+  const sqlite_internal::ConnectionSettings settings{.path = path_, .synchronous = "NORMAL"};
+  {
+    auto setup = sqlite_internal::Connection::Open(settings);
+    ASSERT_TRUE(setup.ok()) << setup.status();
+    ASSERT_TRUE((*setup)
+                    ->Execute("CREATE TABLE t (id INTEGER PRIMARY KEY, x BLOB);"
+                              "INSERT INTO t VALUES (1, randomblob(40000));"
+                              "PRAGMA wal_checkpoint(TRUNCATE);",
+                              "set up", ErrorContext::kStandalone)
+                    .ok());
+  }
+  ASSERT_EQ(WalFrames(), 0);
+  sqlite_internal::WriterQueue queue(settings);
+  constexpr int kCommits = 1500;
+  int64_t frames_per_commit = 0;
+  int64_t wal_frames_max = 0;
+  for (int commit = 0; commit < kCommits; ++commit) {
+    absl::StatusOr<sqlite_internal::WriterTurn> turn =
+        sqlite_internal::BeginImmediate(queue, absl::Seconds(10), ErrorContext::kStandalone);
+    ASSERT_TRUE(turn.ok()) << turn.status();
+    sqlite_internal::Connection& writer = turn->connection();
+    ASSERT_TRUE(writer.Execute("UPDATE t SET x = randomblob(40000) WHERE id = 1", "rewrite",
+                               ErrorContext::kWrite).ok());
+    ASSERT_TRUE(writer.Execute("COMMIT", "commit", ErrorContext::kCommit).ok());
+    turn->Release();
+    if (commit == 0) frames_per_commit = WalFrames();
+    wal_frames_max = std::max(wal_frames_max, WalFrames());
+  }
+  const int64_t frames_written = frames_per_commit * kCommits;
+  ASSERT_GT(frames_per_commit, 0);
+  ASSERT_GT(frames_written, 3 * sqlite_internal::kWriterCheckpointFrames);
+
+  // Bounded: the WAL file never outgrew the committing thread's threshold by more than
+  // the commit that crossed it (without any checkpoint it would hold every frame).
+  EXPECT_LE(wal_frames_max, sqlite_internal::kWriterCheckpointFrames + 2 * frames_per_commit)
+      << frames_per_commit << " frames per commit";
+  // Off the committing thread: the background passes ran, and the committing thread
+  // checkpointed at most once per kWriterCheckpointFrames (SQLite's own auto-checkpoint
+  // would have run in the commit once per 1,000 frames: frames_written / 1000 times).
+  sqlite_internal::Checkpointer::Counts counts = queue.checkpointer().CountsForTesting();
+  for (int poll = 0; poll < 1000 && counts.background_passes == 0; ++poll) {
+    absl::SleepFor(absl::Milliseconds(10));  // the last pass may still run: 10 s at most
+    counts = queue.checkpointer().CountsForTesting();
+  }
+  EXPECT_GE(counts.background_passes, 1);
+  EXPECT_LE(counts.writer_checkpoints,
+            frames_written / sqlite_internal::kWriterCheckpointFrames + 1);
+  RawConnection raw(path_);
+  ASSERT_TRUE(raw.ok());
+  EXPECT_EQ(raw.QueryText("SELECT length(x) FROM t WHERE id = 1"), "40000");
 }
 
 }  // namespace
