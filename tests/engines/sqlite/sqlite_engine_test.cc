@@ -496,6 +496,45 @@ TEST(SqliteConnectionPoolTest, ConnectionReturnedMidTransactionIsRolledBack) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
 }
 
+// The writer's connection, kept from one turn to the next: a turn that ends mid-transaction
+// leaves it rolled back (SQLite's lock released), and one found broken is closed when its
+// turn ends, the next turn opening a new one.
+TEST(SqliteWriterQueueTest, TheWriterConnectionIsKeptCleanAndABrokenOneIsReplaced) {
+  using sqlite_internal::ErrorContext;
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            absl::StrCat("ledger-sqlite-writer-", getpid(), ".db"))
+                               .string();
+  {
+    sqlite_internal::WriterQueue queue(sqlite_internal::ConnectionSettings{.path = path});
+    const sqlite_internal::Connection* first = nullptr;
+    {
+      absl::StatusOr<sqlite_internal::WriterTurn> turn =
+          sqlite_internal::BeginImmediate(queue, absl::Seconds(10), ErrorContext::kStandalone);
+      ASSERT_TRUE(turn.ok()) << turn.status();
+      first = &turn->connection();
+      EXPECT_TRUE(turn->connection().InTransaction());
+    }  // ended without COMMIT or ROLLBACK
+    RawConnection other(path);
+    ASSERT_TRUE(other.ok());
+    EXPECT_EQ(other.Execute("BEGIN IMMEDIATE"), "ok");  // the lock was released
+    EXPECT_EQ(other.Execute("ROLLBACK"), "ok");
+    {
+      absl::StatusOr<sqlite_internal::WriterTurn> turn =
+          sqlite_internal::BeginImmediate(queue, absl::Seconds(10), ErrorContext::kStandalone);
+      ASSERT_TRUE(turn.ok()) << turn.status();
+      EXPECT_EQ(&turn->connection(), first);  // kept
+      EXPECT_EQ(queue.OpenedCountForTesting(), 1);
+      turn->connection().MarkBroken();
+    }
+    absl::StatusOr<sqlite_internal::WriterTurn> turn =
+        sqlite_internal::BeginImmediate(queue, absl::Seconds(10), ErrorContext::kStandalone);
+    ASSERT_TRUE(turn.ok()) << turn.status();
+    EXPECT_FALSE(turn->connection().broken());
+    EXPECT_EQ(queue.OpenedCountForTesting(), 2);  // the broken one was closed, a new one opened
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
 TEST(SqliteErrorsTest, BusyMeansInProgressOnlyForTheClaim) {
   using sqlite_internal::ErrorContext;
   using sqlite_internal::SqliteErrorStatus;
