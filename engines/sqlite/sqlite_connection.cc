@@ -180,8 +180,8 @@ absl::Status Connection::ApplySettings() {
                                  ErrorContext::kConnect));
   LEDGER_RETURN_IF_ERROR(EnableWriteAheadLog());
   // The page cache and the memory map (SqliteOptions::cache_size_kib, mmap_size_mib): a
-  // group-committed batch of the single writer touches more pages than SQLite's 2 MiB
-  // default holds and would spill them into the WAL before its commit; the map (opt-in)
+  // group-committed batch of the single writer touches more pages than SQLite's default
+  // 2,000 KiB cache holds and would spill them into the WAL before its commit; the map (opt-in)
   // reads the file's pages without pread (docs/benchmarks.md). SQLite maps the file
   // read-only; writes still go through the WAL.
   LEDGER_RETURN_IF_ERROR(Execute(absl::StrCat(statement::kSetCacheSizeHead, settings_.cache_size_kib),

@@ -40,7 +40,7 @@ struct SqliteOptions {
   // but the last commits before a power loss or OS crash may vanish). In a URL:
   // sqlite:PATH?synchronous=normal. Default: "FULL".
   std::string synchronous = "FULL";
-  // Each connection's page cache, in KiB, 64..4194304 (SQLite's own default is 2 MiB). A
+  // Each connection's page cache, in KiB, 64..4194304 (SQLite's own default is 2,000 KiB). A
   // cache fills only as pages are read (a memory-mapped page is not copied into it
   // unless written), so this bounds memory per connection, it does not allocate it.
   // In a URL: cache_size_kib=N. Default: 65536 (64 MiB).
