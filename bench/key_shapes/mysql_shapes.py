@@ -3,14 +3,15 @@
 engine sends them (docs/engines/mysql.md, "A batch, statement by statement"), literal
 values instead of prepared parameters; mysql_shapes.sh feeds it to the mariadb client.
 
-usage: mysql_shapes.py SHAPE ITEMS TRANSACTIONS CLIENT RUN > stream.sql
+usage: mysql_shapes.py SHAPE ITEMS TRANSACTIONS CLIENT RUN [ACCOUNTS] > stream.sql
 SHAPE: raw  no claim, no key record (the accounts are still locked)
        a    today: a placeholder claim, then the key record's upsert
        c    as a (run it on a schema without idempotency_keys_by_expiry)
        d    the claim inserts the final committed record; no upsert
        b    the key in the transaction's row: the claim is the transactions INSERT
             (the schema needs the key columns and their unique index)
-CLIENT and RUN make keys, transaction ids and account versions unique across streams."""
+CLIENT and RUN make keys, transaction ids and account versions unique across streams;
+ACCOUNTS (default 10000) is how many bench-user accounts the data set holds."""
 import random
 import sys
 import time
@@ -22,6 +23,7 @@ def quote(text):
 
 def main():
     shape, items_per_transaction, transactions, client, run = sys.argv[1], *map(int, sys.argv[2:6])
+    accounts_total = int(sys.argv[6]) if len(sys.argv) > 6 else 10000
     if shape not in ("raw", "a", "b", "c", "d"):
         sys.exit(f"unknown shape {shape}")
     rng = random.Random(run * 1000 + client)
@@ -32,7 +34,7 @@ def main():
               " sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION';\n")
     key_columns = "INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint, state, transaction_id, created_at, expires_at) VALUES "
     for t in range(transactions):
-        accounts = rng.sample(range(10000), 2 * items_per_transaction)
+        accounts = rng.sample(range(accounts_total), 2 * items_per_transaction)
         created = now + t
         expires = created + 86400 * 10**6
         items = []

@@ -18,31 +18,48 @@
 #
 #   LEDGER_TEST_POSTGRES_DSN=postgresql://... bench/key_shapes/postgres_shapes.sh [ROUNDS]
 #
-# LEDGER_LOAD (default build/bench/ledger_load) makes the data set: 10,000 accounts.
-# The databases key_shape_* are created and dropped on the DSN's server. Needs psql,
-# pgbench and python3.
+# LEDGER_LOAD (default build/bench/ledger_load) makes the data set: 10,000 accounts
+# (a stride of 7919, prime to the account count, gives each batch distinct accounts).
+# The databases key_shape_<pid>_* are created and dropped on the DSN's server. Needs psql,
+# pgbench and python3. KEY_SHAPES_SMOKE=1 runs one round of a few transactions per shape
+# (ctest's bench.key_shapes_postgres_smoke: the statements still run on the schema); any
+# failed statement fails the script. Without the DSN it skips (exit 77), except under
+# CI=true, where that is a failure.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 load="${LEDGER_LOAD:-$repo/build/bench/ledger_load}"
 rounds="${1:-3}"
-dsn="${LEDGER_TEST_POSTGRES_DSN:?set LEDGER_TEST_POSTGRES_DSN}"
+cells=("1000 1 20" "10 8 250")  # items per transaction, clients, transactions per client
+accounts=10000
+if [[ "${KEY_SHAPES_SMOKE:-}" == 1 ]]; then
+  rounds=1
+  cells=("100 1 2" "10 8 5")
+  accounts=1000
+fi
+dsn="${LEDGER_TEST_POSTGRES_DSN:-}"
+if [[ -z "$dsn" ]]; then
+  [[ "${CI:-}" == "true" ]] && { echo "LEDGER_TEST_POSTGRES_DSN is not set (CI=true)" >&2; exit 1; }
+  echo "LEDGER_TEST_POSTGRES_DSN is not set: skipping" >&2
+  exit 77
+fi
 # shellcheck source=bench/fresh_database.sh disable=SC1091
 . "$repo/bench/fresh_database.sh"
 # shellcheck source=bench/key_shapes/server_cpu.sh disable=SC1091
 . "$repo/bench/key_shapes/server_cpu.sh"
 work=$(mktemp -d /tmp/key-shapes.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+prefix="key_shape_$$_"
+trap 'rm -rf "$work"' EXIT  # until the databases exist (cleanup, below)
 
 items="SELECT g,
-    'bench-user-' || lpad(((:o + (2*g)*7919) % 10000)::text, 6, '0') AS from_id,
-    'bench-user-' || lpad(((:o + (2*g+1)*7919) % 10000)::text, 6, '0') AS to_id,
+    'bench-user-' || lpad(((:o + (2*g)*7919) % :accounts)::text, 6, '0') AS from_id,
+    'bench-user-' || lpad(((:o + (2*g+1)*7919) % :accounts)::text, 6, '0') AS to_id,
     1 + (g * 37 + :o) % 100 AS amount,
     'pgb-c' || :client_id || '-' || :seq || '-' || g AS key
   FROM generate_series(0, :n - 1) AS g"
 keys="SELECT 'operations' AS namespace, 'load' AS scope,
     'pgb-c' || :client_id || '-' || :seq || '-' || g AS key, g FROM generate_series(0, :n - 1) AS g"
-head='\set o random(0, 9999)
+head='\set o random(0, :accounts - 1)
 \set seq random(1, 1000000000000)
 BEGIN ISOLATION LEVEL READ COMMITTED;'
 claim="SET LOCAL lock_timeout = 10000;
@@ -106,44 +123,54 @@ cp "$work/a.sql" "$work/c.sql"
 } >"$work/b.sql"
 
 shapes=(raw a b c)
-psql_of() { psql -X -q -t -A -v ON_ERROR_STOP=1 "$(bench_dsn_with_database "${dsn%%\?*}" "key_shape_$1")" "${@:2}"; }
-for shape in "${shapes[@]}"; do
-  bench_drop_database "$dsn" "key_shape_$shape" >/dev/null 2>&1 || true
-  shape_dsn=$(bench_create_database "$dsn" "key_shape_$shape")
-  "$load" --db "$shape_dsn" --mode raw --operations 100 --warmup 0s --accounts 10000 \
-    --workload uniform --replay-operations 0 >"$work/setup-$shape.txt" 2>&1
-done
 cleanup() {
   local shape
-  for shape in "${shapes[@]}"; do bench_drop_database "$dsn" "key_shape_$shape" >/dev/null 2>&1 || true; done
+  for shape in "${shapes[@]}"; do bench_drop_database "$dsn" "${prefix}$shape" >/dev/null 2>&1 || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
+psql_of() { psql -X -q -t -A -v ON_ERROR_STOP=1 "$(bench_dsn_with_database "${dsn%%\?*}" "${prefix}$1")" "${@:2}"; }
+for shape in "${shapes[@]}"; do
+  bench_drop_database "$dsn" "${prefix}$shape" >/dev/null 2>&1 || true
+  shape_dsn=$(bench_create_database "$dsn" "${prefix}$shape")
+  "$load" --db "$shape_dsn" --mode raw --operations 100 --warmup 0s --accounts "$accounts" \
+    --workload uniform --replay-operations 0 >"$work/setup-$shape.txt" 2>&1
+done
 psql_of c -c "DROP INDEX idempotency_keys_by_expiry"
 psql_of b -c 'ALTER TABLE transactions ADD COLUMN key_namespace TEXT COLLATE "C",
   ADD COLUMN key_scope TEXT COLLATE "C", ADD COLUMN key TEXT COLLATE "C",
   ADD COLUMN key_generation INTEGER, ADD COLUMN key_expires_at BIGINT' \
   -c "CREATE UNIQUE INDEX transactions_by_key ON transactions
         (key_namespace, key_scope, key, key_generation) WHERE key IS NOT NULL"
-postmaster=$(head -n 1 "$(psql_of raw -c "SHOW data_directory")/postmaster.pid")
+# The server's CPU only when it runs here and its data folder is readable.
+postmaster=$(head -n 1 "$(psql_of raw -c "SHOW data_directory" 2>/dev/null)/postmaster.pid" 2>/dev/null) ||
+  postmaster=""
+cpu_seconds() { if [[ -n "$postmaster" ]]; then postgres_cpu_seconds "$postmaster"; else echo nan; fi; }
 
 for ((round = 1; round <= rounds; round++)); do
   order=("${shapes[@]:round % 4}" "${shapes[@]:0:round % 4}")
-  for cell in "1000 1 20" "10 8 250"; do
+  for cell in "${cells[@]}"; do
     read -r items_per_transaction clients transactions <<<"$cell"
     jobs=$((clients < 2 ? 1 : 2))
     operations=$((items_per_transaction * clients * transactions))
     for shape in "${order[@]}"; do
       psql_of "$shape" -c "CHECKPOINT" -c "SELECT pg_stat_reset_shared('wal')" >/dev/null
       load_average=$(cut -d' ' -f1-3 /proc/loadavg)
-      cpu_before=$(postgres_cpu_seconds "$postmaster")
-      tps=$(pgbench -n -f "$work/$shape.sql" -D n="$items_per_transaction" -t "$transactions" \
-        -c "$clients" -j "$jobs" "$(bench_dsn_with_database "${dsn%%\?*}" "key_shape_$shape")" 2>&1 |
-        sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-      cpu_after=$(postgres_cpu_seconds "$postmaster")
+      cpu_before=$(cpu_seconds)
+      if ! pgbench -n -f "$work/$shape.sql" -D n="$items_per_transaction" -D accounts="$accounts" \
+        -t "$transactions" -c "$clients" -j "$jobs" \
+        "$(bench_dsn_with_database "${dsn%%\?*}" "${prefix}$shape")" >"$work/pgbench.txt" 2>&1; then
+        cat "$work/pgbench.txt" >&2
+        echo "pgbench failed on shape $shape" >&2
+        exit 1
+      fi
+      tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench.txt")
+      cpu_after=$(cpu_seconds)
       read -r wal_records wal_bytes wal_fpi <<<"$(psql_of "$shape" -F' ' \
         -c "SELECT wal_records, wal_bytes, wal_fpi FROM pg_stat_wal")"
+      [[ -n "$tps" ]] || { echo "pgbench ran no transaction of shape $shape" >&2; exit 1; }
       python3 -c "
+nan = float('nan')
 ops = $operations
 print('round $round items $items_per_transaction clients $clients shape $shape: '
       f'{$tps * $items_per_transaction:.0f} ops/s, server CPU {($cpu_after - $cpu_before) / ops * 1e6:.1f} us/op, '
