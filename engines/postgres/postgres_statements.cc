@@ -24,10 +24,15 @@ using P = WriteParameter;
 constexpr int64_t kLockTimeoutMillisMax = 2'147'483'647;
 
 // The claimed keys as a relation c(namespace, scope, key, position), position in claim
-// order, from the three text[] parameters starting at $first.
+// order, from the three text[] parameters starting at $first. Each array is read
+// through a one-row subquery, as lock_accounts reads its own: given the arrays
+// themselves, the planner's custom plans knew their lengths, came out cheaper than the
+// generic one, and claim_read_keys was planned anew at every call (pg_prepared_statements:
+// 0 generic plans after 8 calls; 3 of 8 this way).
 std::string ClaimedKeysRelation(int first) {
-  return absl::StrCat("unnest($", first, "::text[], $", first + 1, "::text[], $", first + 2,
-                      "::text[]) WITH ORDINALITY AS c(namespace, scope, key, position)");
+  return absl::StrCat("unnest((SELECT $", first, "::text[]), (SELECT $", first + 1,
+                      "::text[]), (SELECT $", first + 2,
+                      "::text[])) WITH ORDINALITY AS c(namespace, scope, key, position)");
 }
 
 // The key row of each c (ClaimedKeysRelation), looked up by its primary key: a LATERAL
