@@ -1,6 +1,7 @@
 #include "engines/postgres/postgres_pipeline.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,8 +52,12 @@ Answer AnswerOf(const PGresult* result) {
 }
 
 // The next query's answer, and the null that ends it (none follows a Sync). Blocks in
-// libpq: the caller's reply deadline bounds it.
-Answer NextAnswer(PGconn* connection) {
+// libpq: the caller's reply deadline bounds it. `read`, when given, gets the rows of a
+// query that ran while they are held; its failure goes to `read_status` (kept: the
+// first one).
+Answer NextAnswer(PGconn* connection,
+                  const std::function<absl::Status(const PGresult*)>* read = nullptr,
+                  absl::Status* read_status = nullptr) {
   PGresult* result = PQgetResult(connection);
   if (result == nullptr) {
     Answer nothing;
@@ -60,6 +65,9 @@ Answer NextAnswer(PGconn* connection) {
     return nothing;
   }
   Answer answer = AnswerOf(result);
+  if (answer.status == PGRES_TUPLES_OK && read != nullptr && *read && read_status->ok()) {
+    *read_status = (*read)(result);
+  }
   PQclear(result);
   if (answer.status == PGRES_PIPELINE_SYNC) return answer;
   for (int extra = 0; extra < kResultsPerQueryMax; ++extra) {
@@ -90,33 +98,6 @@ bool FinishAbortedPipeline(PGconn* connection, int answers_left) {
   }
   if (NextAnswer(connection).status != PGRES_PIPELINE_SYNC) return false;
   return PQexitPipelineMode(connection) == 1;
-}
-
-// The next query's answer, as NextAnswer, with `read` given its rows while they are
-// held (a query that ran).
-Answer NextAnswerRead(PGconn* connection, const PipelinedQuery& query, absl::Status& read_status) {
-  PGresult* result = PQgetResult(connection);
-  if (result == nullptr) {
-    Answer nothing;
-    nothing.message = PQerrorMessage(connection);
-    return nothing;
-  }
-  Answer answer = AnswerOf(result);
-  if (answer.status == PGRES_TUPLES_OK && query.read && read_status.ok()) {
-    read_status = query.read(result);
-  }
-  PQclear(result);
-  if (answer.status == PGRES_PIPELINE_SYNC) return answer;
-  for (int extra = 0; extra < kResultsPerQueryMax; ++extra) {
-    PGresult* next = PQgetResult(connection);
-    if (next == nullptr) return answer;
-    if (PQresultStatus(next) == PGRES_FATAL_ERROR) answer = AnswerOf(next);
-    PQclear(next);
-  }
-  answer.status = PGRES_FATAL_ERROR;
-  answer.sql_state.clear();
-  answer.message = "more results than one query returns";
-  return answer;
 }
 
 // Per query, whether its statement is prepared in this pipeline: a named one on its
@@ -160,7 +141,7 @@ PipelineResult ReadAnswers(PostgresSession& session, PGconn* connection,
     for (int step = prepare ? 0 : 1; step < 2; ++step) {
       absl::Status read_status;
       const Answer answer = step == 0 ? NextAnswer(connection)
-                                      : NextAnswerRead(connection, query, read_status);
+                                      : NextAnswer(connection, &query.read, &read_status);
       --answers_left;
       const bool ran = answer.status == PGRES_COMMAND_OK || answer.status == PGRES_TUPLES_OK;
       if (ran) {
