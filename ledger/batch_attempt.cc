@@ -62,6 +62,13 @@ BeginOptions Ledger::BatchAttempt::begin_options() const {
 absl::Status Ledger::BatchAttempt::Run(StorageTransaction& tx) {
   LEDGER_CHECK(tx_ == nullptr) << "a batch attempt runs once";
   tx_ = &tx;
+  // Claims one by one (after a claim of many ran out of wait) take no hint: the locks
+  // would come before the later keys.
+  if (!claim_deadline_.has_value() && !ledger_.skip_idempotency_) {
+    if (std::vector<std::string> ids = AccountsNamedUpFront(); !ids.empty()) {
+      tx_->ExpectAccountLocks(ids);
+    }
+  }
   LEDGER_RETURN_IF_ERROR(ClaimKeys());
   LEDGER_RETURN_IF_ERROR(LoadTargets());
   LEDGER_RETURN_IF_ERROR(LockAccounts());
@@ -118,6 +125,26 @@ absl::Status Ledger::BatchAttempt::ClaimKeys() {
     }
   }
   return absl::OkStatus();
+}
+
+// What LockAccounts computes for items without a record, on a copy of the state as it
+// is before the claims, so the two cannot disagree when no item replays.
+std::vector<std::string> Ledger::BatchAttempt::AccountsNamedUpFront() const {
+  internal::AttemptState scratch = state_;
+  internal::TargetReads reads;
+  std::vector<std::string> ids;
+  for (const internal::BatchItem* item : items_) {
+    const Operation& op = item->request->operation;
+    const ItemPlan& plan = internal::PlanFor(op.kind);
+    plan.NameTargets(op, scratch, reads);
+    if (!reads.transaction_ids.empty() || !reads.hold_ids.empty()) return {};
+    const PlannedPostings postings = plan.Postings(op, scratch);
+    if (const auto* planned = std::get_if<std::vector<Posting>>(&postings)) {
+      plan.AppendAccounts(op, *planned, scratch, ids);
+    }
+  }
+  posting_rules::SortDistinct(ids);
+  return ids;
 }
 
 const KeyRecord* Ledger::BatchAttempt::RecordOf(size_t i) const {

@@ -108,6 +108,10 @@ class Ledger::BatchAttempt {
 
  private:
   absl::Status ClaimKeys();
+  // The accounts LockAccounts will lock if no item replays, when the operations alone
+  // name them (StorageTransaction::ExpectAccountLocks); empty when an item learns its
+  // accounts from a read (a reversal, a capture or void).
+  std::vector<std::string> AccountsNamedUpFront() const;
   absl::Status LoadTargets();
   // Reads these holds into the state (again after the locks: the statuses are final then).
   absl::Status LoadHolds(const std::vector<std::string>& ids);

@@ -127,6 +127,17 @@ class StorageTransaction {
  public:
   virtual ~StorageTransaction() = default;
 
+  // A hint, given before the claims when they come in one call (ClaimKeys, or ClaimKey
+  // for the only key): the accounts LockAccounts will be asked for (sorted, distinct)
+  // if no claimed key has a committed record. An engine may lock them behind the
+  // claims, in the same round trip, only when no claimed key has a committed record (a
+  // replay locks nothing), and then answer a LockAccounts of these ids (or fewer) from
+  // that read. Lock order stays keys, then accounts in id order. A lock error there is
+  // LockAccounts' error, returned by it. The default ignores the hint.
+  virtual void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) {
+    (void)sorted_ids;
+  }
+
   // Takes this transaction's exclusive hold on `identity` until commit or rollback and
   // returns the committed record stored under it, if any (possibly expired). While
   // another live transaction holds the identity this waits up to the begin options'

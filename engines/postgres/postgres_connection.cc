@@ -203,22 +203,7 @@ absl::Status SetUpSession(PostgresSession& session, std::string_view schema) {
         }));
   }
   DeclareStatements(session.connection());
-  // What lets a commit send its writes and COMMIT in one round trip. A server that
-  // refuses it (a standby, a role without TEMP on the database) leaves the session as it
-  // was: its commits take two round trips.
-  absl::Status created = GuardRoundTrip(
-      session, {.operation = "create the session's write check"}, [&]() -> absl::Status {
-        try {
-          pqxx::nontransaction work(session.connection());
-          work.exec(kCheckWriteCountsFunctionSql);
-          session.checks_write_counts = true;
-        } catch (const pqxx::sql_error& e) {
-          // 25006 read_only_sql_transaction, 42501 insufficient_privilege.
-          if (e.sqlstate() != "25006" && e.sqlstate() != "42501") throw;
-        }
-        return absl::OkStatus();
-      });
-  return created;
+  return absl::OkStatus();
 }
 
 }  // namespace ledger::postgres_internal

@@ -83,7 +83,7 @@ class BoundedConnection : public pqxx::connection_base {
   BoundedConnection& operator=(const BoundedConnection&) = delete;
 
   // libpq's connection beneath libpqxx, for what libpqxx 6.4 has no call for (pipeline
-  // mode: postgres_pipelined_commit.h); null once the connection is not open. Used by
+  // mode: postgres_pipeline.h); null once the connection is not open. Used by
   // the thread holding the session, between libpqxx's calls, leaving it idle again.
   PGconn* libpq();
 
@@ -128,12 +128,8 @@ struct PostgresSession {
   std::string lock_timeout_default;
   // PostgresOptions::schema, set by the engine's session setup; empty: none.
   std::string schema;
-  // Whether the session has pg_temp.ledger_check_write_counts (SetUpSession creates it
-  // where the server lets it: not on a standby), which the write pipelined with its
-  // COMMIT needs; without it a commit takes the two round trips it took before.
-  bool checks_write_counts = false;
   // The checked write statements libpq prepared on this session (past libpqxx, which
-  // never sees them): postgres_pipelined_commit.h.
+  // never sees them): postgres_pipeline.h.
   std::set<std::string, std::less<>> pipelined_statements;
   std::shared_ptr<ReplyWatchdog> watchdog;  // shared by the pool's sessions
   OwnedSocket reply_socket;  // a duplicate of libpq's socket, for the watchdog

@@ -1,17 +1,17 @@
 // The PostgreSQL engine: the Engine over a connection pool, and the StorageTransaction
 // that runs one submit on one pooled connection.
 //
-// Round trips of a submit (READ COMMITTED):
-//   1. BEGIN + claim + key read: one multi-statement script (postgres_statements.h)
-//   2. LockAccounts: SELECT ... FOR UPDATE in the caller's sorted order
+// Round trips of a submit (READ COMMITTED), each a libpq pipeline (postgres_pipeline.h):
+//   1. BEGIN, the claim, the key rows and, when the ledger named the accounts up front
+//      (ExpectAccountLocks), their lock unless a claimed key replays; LockAccounts is
+//      then answered from those rows. Otherwise LockAccounts is a round trip of its own:
+//      SELECT ... FOR UPDATE in the caller's sorted order
 //   (reversals and replays: LoadTransactions; reversals: IsReversed; holds: LoadHolds before and after the
 //   locks, LoadHoldTotals; velocity limits: LoadDebitUsage)
-//   3. the buffered writes, checked by the server (postgres_write_batch.h), and COMMIT,
-//      pipelined in one round trip (postgres_pipelined_commit.h): a write the server
-//      refuses aborts the pipeline before COMMIT, so a loss before the write was sent is
-//      "nothing written", a refusal of the write is the write's error, and only a loss
-//      after COMMIT went out is "in doubt". A session without the write check (a
-//      standby's, or a role without TEMP) sends write_batch and then COMMIT alone.
+//   2. the buffered writes, checked by the server (postgres_write_batch.h), and COMMIT:
+//      a write the server refuses aborts the pipeline before COMMIT, so a loss before
+//      the write was sent is "nothing written", a refusal of the write is the write's
+//      error, and only a loss after COMMIT went out is "in doubt".
 //
 // Transactions are driven by hand (BEGIN / COMMIT / ROLLBACK through a
 // pqxx::nontransaction) rather than pqxx::work, so BEGIN rides with the claim instead
@@ -37,11 +37,13 @@
 #include "engines/postgres/postgres_engine_internal.h"
 #include "engines/postgres/postgres_errors.h"
 #include "engines/postgres/postgres_migrations.h"
-#include "engines/postgres/postgres_pipelined_commit.h"
+#include "engines/postgres/postgres_pipeline.h"
 #include "engines/postgres/postgres_rows.h"
 #include "engines/postgres/postgres_statements.h"
 #include "engines/postgres/postgres_write_batch.h"
+#include "base/check.h"
 #include "base/status.h"
+#include "libpq-fe.h"
 #include "pqxx/nontransaction"
 #include "pqxx/prepared_statement"
 
@@ -51,6 +53,41 @@ namespace {
 
 // The reads and locks of a submit before its writes: the error table's "lock accounts".
 constexpr engine_common::ErrorPhase kInTransaction = engine_common::ErrorPhase::kLockAccounts;
+
+// The claim's part of its pipeline: [BEGIN,] the claim's wait, the claim in the keys'
+// order (`key_arrays`: their namespaces, scopes and keys; `encoded_array`: their
+// identities), the session's wait back. `advisory_sql` keeps the advisory statement's
+// text (seeded by the session's schema) for its Parse on the session's first claim.
+std::vector<PipelinedQuery> ClaimQueries(const PostgresSession& session, PostgresClaimMode mode,
+                                         bool begin, absl::Duration wait_max,
+                                         const std::vector<std::string>& key_arrays,
+                                         std::string encoded_array,
+                                         const PostgresErrorContext& context,
+                                         std::string& advisory_sql) {
+  auto prepared = [&](const char* name, std::string_view sql,
+                      std::vector<std::string> parameters) {
+    return PipelinedQuery{.statement = name, .sql = sql, .parameters = std::move(parameters),
+                          .context = context};
+  };
+  std::vector<PipelinedQuery> queries;
+  if (begin) queries.push_back({.text = kBeginReadCommitted, .context = context});
+  queries.push_back(
+      prepared(claim_statement::kSetLockTimeout, kSetLockTimeoutSql, {ClaimLockTimeout(wait_max)}));
+  if (mode == PostgresClaimMode::kRow) {
+    queries.push_back(
+        prepared(claim_statement::kInsertPlaceholders, InsertPlaceholdersSql(), key_arrays));
+    queries.push_back(prepared(claim_statement::kLockKeyRows, LockKeyRowsSql(), key_arrays));
+  } else {
+    if (!session.pipelined_statements.contains(claim_statement::kAdvisoryLocks)) {
+      advisory_sql = AdvisoryLocksSql(AdvisoryLockSeed(session.schema));
+    }
+    queries.push_back(
+        prepared(claim_statement::kAdvisoryLocks, advisory_sql, {std::move(encoded_array)}));
+  }
+  queries.push_back(prepared(claim_statement::kSetLockTimeout, kSetLockTimeoutSql,
+                             {session.lock_timeout_default}));
+  return queries;
+}
 
 }  // namespace
 
@@ -106,53 +143,119 @@ absl::StatusOr<std::optional<KeyRecord>> PostgresStorageTransaction::ClaimKey(
   return std::move(records.front());
 }
 
-// Every key in one round trip: one script claims them in the given order and reads
-// their rows.
+void PostgresStorageTransaction::ExpectAccountLocks(const std::vector<std::string>& sorted_ids) {
+  LEDGER_CHECK(std::is_sorted(sorted_ids.begin(), sorted_ids.end()) &&
+               std::adjacent_find(sorted_ids.begin(), sorted_ids.end()) == sorted_ids.end())
+      << "ExpectAccountLocks takes sorted, distinct ids";
+  expected_account_ids_ = sorted_ids;
+}
+
+// Every key in one round trip (postgres_pipeline.h): BEGIN, the claim in the given
+// order, the key rows and, after ExpectAccountLocks, the accounts' lock unless a key
+// replays. Nothing is parsed per submit: each statement is prepared once per session.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction::ClaimKeys(
     const std::vector<KeyIdentity>& identities) {
   if (!batch_.empty()) LEDGER_RETURN_IF_ERROR(PrepareForStatement());
-  const PostgresErrorContext context{.operation = "claim key", .phase = engine_common::ErrorPhase::kClaim};
-  return RoundTrip(context, [&]() -> absl::StatusOr<std::vector<std::optional<KeyRecord>>> {
-    pqxx::connection_base& connection = (*lease_)->connection();
-    postgres_internal::ClaimScriptParts parts{
-        .quote = [&connection](const std::string& text) { return connection.quote(text); },
-        .begin = !begin_sent_,
-        .claim_lock_timeout =
-            connection.quote(postgres_internal::ClaimLockTimeout(options_.wait.wait_max)),
-        .default_lock_timeout = connection.quote((*lease_)->lock_timeout_default),
-        .lock_seed = postgres_internal::AdvisoryLockSeed((*lease_)->schema)};
-    for (const KeyIdentity& identity : identities) {
-      parts.keys.push_back({.encoded_identity = identity.Encoded(),
-                            .key_namespace = identity.key_namespace,
-                            .scope = identity.scope.Encoded(),
-                            .key = identity.key});
-    }
-    begin_sent_ = true;  // from here on the session may be inside a transaction
-    const pqxx::result rows = work_->exec(claim_mode_ == PostgresClaimMode::kRow
-                                              ? postgres_internal::RowClaimScript(parts)
-                                              : postgres_internal::AdvisoryClaimScript(parts));
-    std::map<std::tuple<std::string, std::string, std::string>, pqxx::row> by_identity;
-    for (const pqxx::row& row : rows) {
-      by_identity.emplace(std::make_tuple(row[0].c_str(), row[1].c_str(), row[2].c_str()), row);
-    }
-    std::vector<std::optional<KeyRecord>> records;
-    for (const KeyIdentity& identity : identities) {
-      auto row = by_identity.find(
-          std::make_tuple(identity.key_namespace, identity.scope.Encoded(), identity.key));
-      if (row == by_identity.end()) {
-        claimed_without_row_.insert(identity.Encoded());
-        records.emplace_back();
-        continue;
-      }
+  LEDGER_RETURN_IF_ERROR(Usable());
+  const PostgresErrorContext claim_context{.operation = "claim key",
+                                           .phase = engine_common::ErrorPhase::kClaim};
+  const PostgresErrorContext lock_context{.operation = "lock accounts", .phase = kInTransaction};
+  PostgresSession& session = **lease_;
+  const std::vector<std::string> account_ids = std::exchange(expected_account_ids_, {});
+
+  std::vector<std::string> encoded, namespaces, scopes, keys;
+  for (const KeyIdentity& identity : identities) {
+    encoded.push_back(identity.Encoded());
+    namespaces.push_back(identity.key_namespace);
+    scopes.push_back(identity.scope.Encoded());
+    keys.push_back(identity.key);
+  }
+  const std::vector<std::string> key_arrays = {postgres_internal::TextArrayLiteral(namespaces),
+                                               postgres_internal::TextArrayLiteral(scopes),
+                                               postgres_internal::TextArrayLiteral(keys)};
+  auto prepared = [&](const char* name, std::string_view sql,
+                      std::vector<std::string> parameters) {
+    return PipelinedQuery{.statement = name, .sql = sql, .parameters = std::move(parameters),
+                          .context = claim_context};
+  };
+  std::string advisory_sql;  // built only for the session's first claim
+  std::vector<PipelinedQuery> queries = ClaimQueries(
+      session, claim_mode_, !begin_sent_, options_.wait.wait_max, key_arrays,
+      postgres_internal::TextArrayLiteral(encoded), claim_context, advisory_sql);
+  std::map<std::tuple<std::string, std::string, std::string>, std::optional<KeyRecord>> found;
+  PipelinedQuery read_keys =
+      prepared(claim_statement::kReadKeys, postgres_internal::ReadKeysSql(), key_arrays);
+  read_keys.read = [&found](const PGresult* rows) -> absl::Status {
+    for (int row = 0; row < PQntuples(rows); ++row) {
       LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record,
-                              postgres_internal::KeyRecordFromRow(row->second));
-      // A visible 'pending' row is this transaction's own placeholder: another one's
-      // would still be uncommitted, and the claim waited for it.
-      if (!record.has_value()) own_placeholders_.push_back(identity);
-      records.push_back(std::move(record));
+                              postgres_internal::KeyRecordFromResult(rows, row));
+      found.emplace(std::make_tuple(PQgetvalue(rows, row, 0), PQgetvalue(rows, row, 1),
+                                    PQgetvalue(rows, row, 2)),
+                    std::move(record));
     }
-    return records;
-  });
+    return absl::OkStatus();
+  };
+  queries.push_back(std::move(read_keys));
+  std::optional<size_t> lock_query;  // the prefetched lock's place in the pipeline
+  PrefetchedLocks prefetched{.ids = account_ids};
+  if (!account_ids.empty()) {
+    std::vector<std::string> parameters = {postgres_internal::TextArrayLiteral(account_ids)};
+    parameters.insert(parameters.end(), key_arrays.begin(), key_arrays.end());
+    PipelinedQuery lock = prepared(claim_statement::kLockAccountsUnlessReplayed,
+                                    postgres_internal::LockAccountsUnlessReplayedSql(),
+                                    std::move(parameters));
+    lock.context = lock_context;
+    lock.read = [&prefetched](const PGresult* rows) -> absl::Status {
+      for (int row = 0; row < PQntuples(rows); ++row) {
+        prefetched.rows.emplace_back(
+            postgres_internal::AccountFromResult(rows, row),
+            postgres_internal::RunningMaxFromResult(
+                rows, row, postgres_internal::kLockAccountsRunningMaxColumn));
+      }
+      return absl::OkStatus();
+    };
+    lock_query = queries.size();
+    queries.push_back(std::move(lock));
+  }
+
+  begin_sent_ = true;  // from here on the session may be inside a transaction
+  PipelineResult result = postgres_internal::RunPipeline(session, queries);
+  if (result.discard_session) {
+    lease_->Discard();
+    if (result.status.ok()) {
+      result.status = StatusFromLibpqFailure(claim_context, /*connection_lost=*/true,
+                                             "the session did not leave pipeline mode");
+    }
+  }
+  if (!result.status.ok()) {
+    MarkFailed(result.status);
+    // The claim and the key rows went through; the accounts' lock failed: that is
+    // LockAccounts' error, in its phase, and it returns it.
+    if (!lock_query.has_value() || result.ran != *lock_query || result.discard_session) {
+      return result.status;
+    }
+    prefetched.rows.clear();
+    prefetched.failure = result.status;
+    prefetched_locks_ = std::move(prefetched);
+  } else if (!prefetched.rows.empty()) {
+    prefetched_locks_ = std::move(prefetched);
+  }
+
+  std::vector<std::optional<KeyRecord>> records;
+  for (const KeyIdentity& identity : identities) {
+    auto row = found.find(
+        std::make_tuple(identity.key_namespace, identity.scope.Encoded(), identity.key));
+    if (row == found.end()) {
+      claimed_without_row_.insert(identity.Encoded());
+      records.emplace_back();
+      continue;
+    }
+    // A visible 'pending' row is this transaction's own placeholder: another one's
+    // would still be uncommitted, and the claim waited for it.
+    if (!row->second.has_value()) own_placeholders_.push_back(identity);
+    records.push_back(std::move(row->second));
+  }
+  return records;
 }
 
 absl::StatusOr<std::optional<Transaction>> PostgresStorageTransaction::LoadTransaction(
@@ -188,8 +291,32 @@ absl::StatusOr<bool> PostgresStorageTransaction::IsReversed(std::string_view id)
   });
 }
 
+void PostgresStorageTransaction::NoteLocked(const Account& account,
+                                            std::optional<absl::Time> running_max) {
+  locked_accounts_[account.id] = {account.version, account.pending_debits,
+                                  account.pending_credits};
+  // The same read carries the account's entries_running_max for the entries it takes.
+  batch_.NoteLocked(account.id, running_max);
+}
+
 absl::StatusOr<std::vector<Account>> PostgresStorageTransaction::LockAccounts(
     const std::vector<std::string>& sorted_ids) {
+  // The claim's round trip locked these accounts already (ExpectAccountLocks): its
+  // rows, or its failure, are the answer. Ids it did not lock go to the server.
+  if (std::optional<PrefetchedLocks> prefetched = std::exchange(prefetched_locks_, std::nullopt)) {
+    if (!prefetched->failure.ok()) return prefetched->failure;
+    if (std::includes(prefetched->ids.begin(), prefetched->ids.end(), sorted_ids.begin(),
+                      sorted_ids.end())) {
+      LEDGER_RETURN_IF_ERROR(Usable());
+      std::vector<Account> accounts;
+      for (auto& [account, running_max] : prefetched->rows) {
+        if (!std::binary_search(sorted_ids.begin(), sorted_ids.end(), account.id)) continue;
+        NoteLocked(account, running_max);
+        accounts.push_back(std::move(account));
+      }
+      return accounts;
+    }
+  }
   LEDGER_RETURN_IF_ERROR(PrepareForStatement());
   const PostgresErrorContext context{.operation = "lock accounts", .phase = kInTransaction};
   return RoundTrip(context, [&]() -> absl::StatusOr<std::vector<Account>> {
@@ -198,16 +325,12 @@ absl::StatusOr<std::vector<Account>> PostgresStorageTransaction::LockAccounts(
     std::vector<Account> accounts;
     for (const pqxx::row& row : rows) {
       accounts.push_back(postgres_internal::AccountFromRow(row));
-      const Account& account = accounts.back();
-      locked_accounts_[account.id] = {account.version, account.pending_debits,
-                                      account.pending_credits};
-      // The same read carries the account's entries_running_max for the entries it takes.
       const pqxx::field running_max = row[postgres_internal::kLockAccountsRunningMaxColumn];
-      batch_.NoteLocked(account.id,
-                        running_max.is_null()
-                            ? std::nullopt
-                            : std::optional<absl::Time>(postgres_internal::TimeFromMicros(
-                                  running_max.as<int64_t>())));
+      NoteLocked(accounts.back(),
+                 running_max.is_null()
+                     ? std::nullopt
+                     : std::optional<absl::Time>(
+                           postgres_internal::TimeFromMicros(running_max.as<int64_t>())));
     }
     return accounts;
   });
@@ -309,12 +432,14 @@ absl::Status PostgresStorageTransaction::SendCommit() {
   });
 }
 
-// The writes and COMMIT in one round trip (postgres_pipelined_commit.h). A failure
+// The writes and COMMIT in one round trip (postgres_pipeline.h). A failure
 // leaves the transaction failed, as RoundTrip's do.
 absl::Status PostgresStorageTransaction::WriteAndCommit() {
   LEDGER_RETURN_IF_ERROR(Usable());
-  PipelinedCommitResult result = postgres_internal::WriteAndCommit(
-      **lease_, {.statement = batch_.CheckedStatement(),
+  const bool begin = !std::exchange(begin_sent_, true);
+  PipelineResult result = postgres_internal::WriteAndCommit(
+      **lease_, {.begin = begin,
+                 .statement = batch_.CheckedStatement(),
                  .sql = &batch_.CheckedStatementSql(),
                  .parameters = batch_.CheckedParameters(),
                  .short_write = [this](std::string_view applied) {
@@ -328,7 +453,7 @@ absl::Status PostgresStorageTransaction::WriteAndCommit() {
 absl::Status PostgresStorageTransaction::Commit() {
   LEDGER_RETURN_IF_ERROR(Usable());
   for (const KeyIdentity& identity : own_placeholders_) batch_.DropPlaceholder(identity);
-  if (!batch_.empty() && begin_sent_ && (*lease_)->checks_write_counts) {
+  if (!batch_.empty()) {
     if (absl::Status committed = WriteAndCommit(); !committed.ok()) {
       Rollback();  // no-op on a lost connection: the lease is then discarded
       return committed;
@@ -337,13 +462,7 @@ absl::Status PostgresStorageTransaction::Commit() {
     Release();
     return absl::OkStatus();
   }
-  if (!batch_.empty()) {
-    if (absl::Status flushed = PrepareForStatement(); !flushed.ok()) {
-      Rollback();
-      return flushed;
-    }
-  }
-  if (begin_sent_) {
+  if (begin_sent_) {  // nothing buffered: COMMIT alone
     if (absl::Status committed = SendCommit(); !committed.ok()) {
       Rollback();  // no-op on a lost connection: the lease is then discarded
       return committed;

@@ -50,6 +50,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
     });
   }
 
+  void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) override;
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
       const std::vector<KeyIdentity>& identities) override;
@@ -88,8 +89,10 @@ class PostgresStorageTransaction final : public StorageTransaction {
   // if any (so a read in this transaction sees them).
   absl::Status PrepareForStatement();
   absl::Status FlushWrites();
+  // The accounts of one lock read (lock_accounts or its prefetch), noted for the writes.
+  void NoteLocked(const Account& account, std::optional<absl::Time> running_max);
   absl::Status SendCommit();
-  // The buffered writes and COMMIT in one round trip (postgres_pipelined_commit.h).
+  // The buffered writes and COMMIT in one round trip (postgres_pipeline.h).
   absl::Status WriteAndCommit();
   void Release();
 
@@ -101,6 +104,17 @@ class PostgresStorageTransaction final : public StorageTransaction {
   bool begin_sent_ = false;
   absl::Status failure_;
   std::map<std::string, LockedAccount> locked_accounts_;  // LockAccounts' reads, by id
+  // ExpectAccountLocks' ids, until the claim sends their lock with it.
+  std::vector<std::string> expected_account_ids_;
+  // What that lock read, for LockAccounts to answer without a round trip: the ids asked
+  // for and the rows found (with their running maxima), or the lock's failure, which
+  // LockAccounts returns (its phase). None: no prefetch, or it locked nothing.
+  struct PrefetchedLocks {
+    std::vector<std::string> ids;
+    std::vector<std::pair<Account, std::optional<absl::Time>>> rows;
+    absl::Status failure;
+  };
+  std::optional<PrefetchedLocks> prefetched_locks_;
   std::vector<KeyIdentity> own_placeholders_;       // row mode: inserted by this claim
   std::set<std::string> claimed_without_row_;       // encoded identities the claim found no row of
   PostgresWriteBatch batch_;

@@ -53,7 +53,7 @@ struct PostgresErrorContext {
 absl::Status StatusFromCurrentException(const PostgresErrorContext& context);
 
 // The same sorting for what libpq reports without an exception (the pipelined commit,
-// postgres_pipelined_commit.h, talks to libpq past libpqxx): an error the server sent,
+// postgres_pipeline.h, talks to libpq past libpqxx): an error the server sent,
 // with its SQLSTATE and message; and a failure libpq found itself (no SQLSTATE), which
 // is a lost connection when `connection_lost` (libpq's status is bad) and "other"
 // otherwise.

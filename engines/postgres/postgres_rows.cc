@@ -4,6 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "engines/common/row_readers.h"
+#include "absl/strings/numbers.h"
+#include "base/check.h"
+#include "libpq-fe.h"
 #include "pqxx/field"
 
 namespace ledger::postgres_internal {
@@ -23,6 +26,31 @@ struct PostgresColumns {
   absl::Time Time(int column) const { return TimeFromMicros(Int(column)); }
   std::optional<absl::Time> OptionalTime(int column) const {
     if (row[column].is_null()) return std::nullopt;
+    return Time(column);
+  }
+};
+
+// The same view of a row of a result libpq returned (text format).
+struct LibpqColumns {
+  const PGresult* result;
+  int row;
+  std::string_view engine() const { return "postgres"; }
+  bool IsNull(int column) const { return PQgetisnull(result, row, column) == 1; }
+  std::string Text(int column) const { return PQgetvalue(result, row, column); }
+  std::optional<std::string> OptionalText(int column) const {
+    if (IsNull(column)) return std::nullopt;
+    return Text(column);
+  }
+  int64_t Int(int column) const {
+    int64_t value = 0;
+    LEDGER_CHECK(absl::SimpleAtoi(PQgetvalue(result, row, column), &value))
+        << "column " << column << " is no integer: " << PQgetvalue(result, row, column);
+    return value;
+  }
+  bool Bool(int column) const { return PQgetvalue(result, row, column)[0] == 't'; }
+  absl::Time Time(int column) const { return TimeFromMicros(Int(column)); }
+  std::optional<absl::Time> OptionalTime(int column) const {
+    if (IsNull(column)) return std::nullopt;
     return Time(column);
   }
 };
@@ -94,6 +122,18 @@ Entry EntryFromRow(const pqxx::row& row, int first_column) {
 
 absl::StatusOr<std::optional<KeyRecord>> KeyRecordFromRow(const pqxx::row& row) {
   return engine_common::ReadKeyRow(PostgresColumns{row});
+}
+
+absl::StatusOr<std::optional<KeyRecord>> KeyRecordFromResult(const PGresult* result, int row) {
+  return engine_common::ReadKeyRow(LibpqColumns{result, row});
+}
+
+Account AccountFromResult(const PGresult* result, int row) {
+  return engine_common::ReadAccount(LibpqColumns{result, row});
+}
+
+std::optional<absl::Time> RunningMaxFromResult(const PGresult* result, int row, int column) {
+  return LibpqColumns{result, row}.OptionalTime(column);
 }
 
 absl::StatusOr<WorkClaim> WorkClaimFromRow(const pqxx::row& row) {

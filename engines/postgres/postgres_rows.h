@@ -22,6 +22,8 @@
 #include "pqxx/result"
 #include "pqxx/row"
 
+typedef struct pg_result PGresult;  // libpq-fe.h
+
 namespace ledger::postgres_internal {
 
 // Column lists, in the order the *FromRow functions read them.
@@ -71,6 +73,12 @@ OutboxEvent EventFromRow(const pqxx::row& row);
 
 // A key row: the committed record, or nullopt for a placeholder (state 'pending').
 absl::StatusOr<std::optional<KeyRecord>> KeyRecordFromRow(const pqxx::row& row);
+
+// The same from a result libpq returned past libpqxx (postgres_pipeline.h), text format:
+// row `row` of kKeyColumns, and of kAccountColumns followed by entries_running_max.
+absl::StatusOr<std::optional<KeyRecord>> KeyRecordFromResult(const PGresult* result, int row);
+Account AccountFromResult(const PGresult* result, int row);
+std::optional<absl::Time> RunningMaxFromResult(const PGresult* result, int row, int column);
 
 // Groups rows of kTransactionWithEntryColumns, ordered by transaction then entry.
 absl::StatusOr<std::vector<Transaction>> TransactionsFromRows(const pqxx::result& rows);

@@ -190,7 +190,7 @@ ParameterUse ParameterUseOf(std::string_view sql);
 // The SQL of write_batch (with_holds false) or write_batch_with_holds.
 std::string WriteBatchSql(bool with_holds);
 
-// ---- the write pipelined with its COMMIT (postgres_pipelined_commit.h) ----------------
+// ---- the write pipelined with its COMMIT (postgres_pipeline.h) ----------------
 // The same statements, checked by the server: they take the expected counts as one more
 // parameter (a bigint[] in the order of the counts write_batch returns) and raise
 // kShortWriteSqlState when what they wrote differs, so a COMMIT sent behind them in the
@@ -200,47 +200,40 @@ inline constexpr char kCheckedWriteBatch[] = "write_batch_checked";
 inline constexpr char kCheckedWriteBatchWithHolds[] = "write_batch_with_holds_checked";
 const std::string& CheckedWriteBatchSql(bool with_holds);
 
-// The session's own function the checked statements call (a temporary one: it needs no
-// migration and leaves the schema as it is). Its error carries the counts written as
-// its DETAIL, an array literal, for PostgresWriteBatch::CheckAppliedText.
+// The function the checked statements call, ledger_check_write_counts, is the schema's
+// (schema/postgres/0008_write_check_function.sql). Its error carries the counts written
+// as its DETAIL, an array literal, for PostgresWriteBatch::CheckAppliedText.
 inline constexpr char kShortWriteSqlState[] = "LW001";
-inline constexpr char kCheckWriteCountsFunctionSql[] = R"sql(
-CREATE OR REPLACE FUNCTION pg_temp.ledger_check_write_counts(applied bigint[], expected bigint[])
-RETURNS bigint[] LANGUAGE plpgsql AS $$
-BEGIN
-  IF applied IS DISTINCT FROM expected THEN
-    RAISE EXCEPTION 'write batch applied % rows where % were expected', applied, expected
-      USING ERRCODE = 'LW001', DETAIL = applied::text;
-  END IF;
-  RETURN applied;
-END $$)sql";
+inline constexpr char kCheckWriteCountsFunction[] = "ledger_check_write_counts";
 
-// ---- the claim scripts ------------------------------------------------------------------
-// The multi-statement claim scripts carry BEGIN, the lock timeout, the claim and the
-// read of the key row in ONE round trip.
+// ---- the claim and the account locks in one round trip (postgres_pipeline.h) -------
+// BEGIN, then these statements, pipelined: the claim's lock timeout, the claim, the
+// session's lock timeout back, the key rows, and (when the ledger named the accounts up
+// front) their lock. Prepared by libpq itself on first use in each session, like the
+// checked writes: nothing is parsed per submit. The keys travel as three text[] (their
+// namespaces, scopes and keys) in the global claim order; the advisory mode's as one
+// text[] of encoded identities.
+namespace claim_statement {
+inline constexpr char kSetLockTimeout[] = "claim_set_lock_timeout";  // $1: '250ms'
+inline constexpr char kAdvisoryLocks[] = "claim_advisory_locks";     // $1: identities
+inline constexpr char kInsertPlaceholders[] = "claim_insert_placeholders";  // row mode
+inline constexpr char kLockKeyRows[] = "claim_lock_key_rows";               // row mode
+inline constexpr char kReadKeys[] = "claim_read_keys";  // kKeyColumns, one row per key found
+// The accounts ($1, sorted) locked as lock_accounts locks them, unless a claimed key
+// ($2, $3, $4) has a committed record: then nothing (a replay locks nothing).
+inline constexpr char kLockAccountsUnlessReplayed[] = "lock_accounts_unless_replayed";
+}  // namespace claim_statement
 
-// One key of a claim script, as text (ClaimScriptParts::quote makes the literals).
-struct ClaimedKey {
-  std::string encoded_identity;  // "namespace|tenant/actor|key"
-  std::string key_namespace;
-  std::string scope;  // "tenant/actor"
-  std::string key;
-};
+inline constexpr char kSetLockTimeoutSql[] = "SELECT set_config('lock_timeout', $1, true)";
+// Advisory mode: pg_advisory_xact_lock on each identity's hash seeded by `lock_seed`
+// (AdvisoryLockSeed of the session's schema), in the array's order.
+std::string AdvisoryLocksSql(std::string_view lock_seed);
+// Row mode: a 'pending' placeholder per key without a row, then the key rows locked.
+const std::string& InsertPlaceholdersSql();
+const std::string& LockKeyRowsSql();
+const std::string& ReadKeysSql();
+const std::string& LockAccountsUnlessReplayedSql();
 
-// The parts of a claim script: one key, or a batch's keys in claim order.
-struct ClaimScriptParts {
-  std::function<std::string(const std::string&)> quote;  // a SQL literal (connection.quote)
-  bool begin = true;                 // the transaction's BEGIN rides along
-  std::string claim_lock_timeout;    // quoted, e.g. '250ms'
-  std::string default_lock_timeout;  // quoted: the session's own value, restored after
-  std::string lock_seed = "0";       // SQL: AdvisoryLockSeed of the session's schema
-  std::vector<ClaimedKey> keys;
-};
-
-// Advisory mode: pg_advisory_xact_lock on each identity's hash, then the key rows.
-std::string AdvisoryClaimScript(const ClaimScriptParts& parts);
-// Row mode: a 'pending' placeholder per new key, the rows locked, then the key rows.
-std::string RowClaimScript(const ClaimScriptParts& parts);
 // The lock_timeout that bounds a claim's wait: at least 1 ms (0 would mean "wait
 // forever" to PostgreSQL), at most the server's maximum.
 std::string ClaimLockTimeout(absl::Duration wait_max);

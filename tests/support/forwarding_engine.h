@@ -17,6 +17,9 @@ class ForwardingTransaction : public StorageTransaction {
   explicit ForwardingTransaction(std::unique_ptr<StorageTransaction> inner)
       : inner_(std::move(inner)) {}
 
+  void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) override {
+    inner_->ExpectAccountLocks(sorted_ids);
+  }
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
     return inner_->ClaimKey(identity);
   }

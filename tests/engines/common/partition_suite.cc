@@ -194,7 +194,8 @@ TEST_P(PartitionTest, FrozenBeforeTheClaimFaultsInBoundAndTheResendCommitsOnce) 
 TEST_P(PartitionTest, FrozenWhileHoldingTheClaimFaultsInBoundAndTheResendCommitsOnce) {
   FreezeAt(FaultPoint::kAfterClaim);
   const SubmitRequest request = TopUp("frozen-holding-claim", 100);
-  ExpectBoundedFaultThenOneCommit(SubmitTimed(*ledger_, request), /*in_doubt=*/false,
+  ExpectBoundedFaultThenOneCommit(SubmitTimed(*ledger_, request),
+                                  /*in_doubt=*/context().commit_follows_claim,
                                   context().read_timeout, request);
 }
 

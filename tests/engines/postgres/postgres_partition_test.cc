@@ -73,6 +73,7 @@ PartitionContext PostgresPartitionContext() {
   context.statement_timeout = kStatementTimeout;
   context.read_timeout = kReadTimeout;
   context.frozen_claim_bound = kReadTimeout;
+  context.commit_follows_claim = true;  // the accounts' lock rides with the claim
   context.attach = [](const ThrowawayServer& server) {
     *server_url = server.url();
     return absl::OkStatus();

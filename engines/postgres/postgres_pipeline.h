@@ -1,0 +1,105 @@
+// Several statements of a storage transaction in ONE round trip, through libpq's
+// pipeline mode (libpq 14 and later) beneath libpqxx 6.4, which has no call for it:
+// each query's [Parse, on a named statement's first use in the session,] Bind +
+// Execute, then one Sync, all sent before any reply is read. A submit uses two:
+//
+// - The claim (postgres_engine.cc, ClaimKeys): BEGIN, the claim's statements, the read
+//   of the key rows and, when the ledger named the accounts up front, their lock
+//   (lock_accounts_unless_replayed, which locks nothing when a claimed key has a
+//   committed record).
+// - The commit (WriteAndCommit below): the checked write and COMMIT. The write is
+//   the checked one (postgres_statements.h, kCheckedWriteBatch): the server compares
+//   the rows it wrote with the counts the client expects and raises kShortWriteSqlState
+//   when they differ. An error in the write aborts the pipeline, so the COMMIT behind it
+//   is never run: a short write is never committed, and the transaction is left
+//   aborted for the caller to roll back.
+//
+// What a failure means (the error table's phases, docs/engines/errors.md):
+// - The session found lost before anything was sent, or while a query before COMMIT
+//   was being sent or awaited: nothing can have committed (the phase of the first
+//   query, or of the query whose answer was awaited: Unavailable).
+// - The server refused a query: the pipeline is aborted there, nothing after it ran,
+//   COMMIT included (the refused query's phase: the claim's lock timeout is the
+//   claim's, the account lock's is the lock-accounts phase's, a short write is what
+//   CheckApplied says).
+// - Anything else once COMMIT was handed to libpq (no answer, a cut connection, the
+//   reply deadline, an error COMMIT itself returned): the commit phase, in doubt.
+//
+//   PipelineResult result = RunPipeline(session, {
+//       {.text = kBeginReadCommitted, .context = kClaimContext},
+//       {.statement = "claim_advisory_locks", .sql = ..., .parameters = {identities},
+//        .context = kClaimContext},
+//       ...});
+//
+// Internal to engines/postgres. Not thread-safe: the thread holding the session, between
+// libpqxx's calls; the session is idle again (out of pipeline mode) unless the result
+// says to discard it.
+#ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_PIPELINE_H_
+#define LEDGER_ENGINES_POSTGRES_POSTGRES_PIPELINE_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engines/postgres/postgres_connection_pool.h"
+#include "engines/postgres/postgres_errors.h"
+
+typedef struct pg_result PGresult;  // libpq-fe.h
+
+namespace ledger::postgres_internal {
+
+// One query of a pipeline: a prepared statement (`statement`, with `sql` for its Parse
+// on first use in the session) or an unnamed one without parameters (`text`: BEGIN,
+// COMMIT).
+struct PipelinedQuery {
+  const char* statement = nullptr;   // a named statement libpq prepares (never libpqxx's)
+  std::string_view sql;              // its text; needed only before its first use
+  const char* text = nullptr;        // or: an unnamed query's text
+  std::vector<std::string> parameters;
+  PostgresErrorContext context;      // what its failure means
+  bool commits = false;              // COMMIT: once handed to libpq, a loss is in doubt
+  // Reads the rows the query returned (the result is valid during the call); a failure
+  // is the pipeline's status, the queries after it still read to the Sync.
+  std::function<absl::Status(const PGresult*)> read;
+  // The status of the server's refusal with `sql_state` (and its DETAIL), when the
+  // query has its own reading of one (a short write); none: the error table's.
+  std::function<absl::Status(std::string_view sql_state, std::string_view detail,
+                             std::string_view message)>
+      refused;
+};
+
+struct PipelineResult {
+  absl::Status status;
+  // The session cannot serve another transaction: its connection is lost or cut, or
+  // libpq was left in pipeline mode.
+  bool discard_session = false;
+  // The number of queries the server ran before it refused one (all of them on
+  // success): a refusal is queries[ran]'s.
+  size_t ran = 0;
+};
+
+// Sends the queries and one Sync under the session's reply deadline, then reads every
+// answer. Precondition: the session is idle or inside a transaction none of whose
+// statements failed. A named statement is prepared in the same pipeline on its first
+// use in the session.
+PipelineResult RunPipeline(PostgresSession& session, std::vector<PipelinedQuery>& queries);
+
+// The checked write and COMMIT (the second round trip of a submit).
+struct PipelinedWrite {
+  bool begin = false;               // BEGIN rides ahead (no statement of it was sent yet)
+  const char* statement = nullptr;  // a checked write statement's name
+  const std::string* sql = nullptr; // its text, for the Parse on first use in a session
+  std::vector<std::string> parameters;
+  // The status of a short write, from the counts the server reports (its DETAIL).
+  std::function<absl::Status(std::string_view applied)> short_write;
+};
+
+// Sends [BEGIN,] the write and COMMIT in one round trip. Precondition: the session is
+// idle (`begin`) or inside a transaction none of whose statements failed.
+PipelineResult WriteAndCommit(PostgresSession& session, const PipelinedWrite& write);
+
+}  // namespace ledger::postgres_internal
+
+#endif  // LEDGER_ENGINES_POSTGRES_POSTGRES_PIPELINE_H_
