@@ -28,16 +28,9 @@ if [[ "${KEY_SHAPES_SMOKE:-}" == 1 ]]; then
   cells=("50 2 1" "10 5 8")
   accounts=1000
 fi
-dsn="${LEDGER_TEST_MYSQL_DSN:-}"
-if [[ -z "$dsn" ]]; then
-  [[ "${CI:-}" == "true" ]] && { echo "LEDGER_TEST_MYSQL_DSN is not set (CI=true)" >&2; exit 1; }
-  echo "LEDGER_TEST_MYSQL_DSN is not set: skipping" >&2
-  exit 77
-fi
-# shellcheck source=bench/fresh_database.sh disable=SC1091
-. "$repo/bench/fresh_database.sh"
-# shellcheck source=bench/key_shapes/server_cpu.sh disable=SC1091
-. "$repo/bench/key_shapes/server_cpu.sh"
+# shellcheck source=bench/key_shapes/common.sh disable=SC1091
+. "$repo/bench/key_shapes/common.sh"
+dsn=$(key_shapes_dsn LEDGER_TEST_MYSQL_DSN) || exit $?
 re='^mysql://([^:@/]+)(:([^@]*))?@([^:/?]+)(:([0-9]+))?/'
 [[ "$dsn" =~ $re ]] || { echo "not a mysql:// DSN" >&2; exit 2; }
 export MYSQL_PWD="${BASH_REMATCH[3]}"

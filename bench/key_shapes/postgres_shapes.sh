@@ -37,16 +37,9 @@ if [[ "${KEY_SHAPES_SMOKE:-}" == 1 ]]; then
   cells=("100 1 2" "10 8 5")
   accounts=1000
 fi
-dsn="${LEDGER_TEST_POSTGRES_DSN:-}"
-if [[ -z "$dsn" ]]; then
-  [[ "${CI:-}" == "true" ]] && { echo "LEDGER_TEST_POSTGRES_DSN is not set (CI=true)" >&2; exit 1; }
-  echo "LEDGER_TEST_POSTGRES_DSN is not set: skipping" >&2
-  exit 77
-fi
-# shellcheck source=bench/fresh_database.sh disable=SC1091
-. "$repo/bench/fresh_database.sh"
-# shellcheck source=bench/key_shapes/server_cpu.sh disable=SC1091
-. "$repo/bench/key_shapes/server_cpu.sh"
+# shellcheck source=bench/key_shapes/common.sh disable=SC1091
+. "$repo/bench/key_shapes/common.sh"
+dsn=$(key_shapes_dsn LEDGER_TEST_POSTGRES_DSN) || exit $?
 work=$(mktemp -d /tmp/key-shapes.XXXXXX)
 prefix="key_shape_$$_"
 trap 'rm -rf "$work"' EXIT  # until the databases exist (cleanup, below)
