@@ -93,13 +93,14 @@ absl::StatusOr<std::unique_ptr<PostgresSession>> OpenSession(
   session->watchdog = watchdog;
   session->read_timeout = waits.read_timeout;
   LEDGER_RETURN_IF_ERROR(Connect(connection_string, waits.connect_timeout, *session));
-  // The session's own waits; the claim's SET LOCAL lock_timeout returns to this value.
+  // The session's own waits (the claim's SET LOCAL lock_timeout returns to this value)
+  // and its plan mode.
   session->lock_timeout_default = Milliseconds(waits.account_lock_wait);
   LEDGER_RETURN_IF_ERROR(
       GuardRoundTrip(*session, {.operation = "set the session's waits"}, [&]() -> absl::Status {
         pqxx::nontransaction work(session->connection());
-        work.exec(SessionWaitsSql(session->lock_timeout_default,
-                                  Milliseconds(waits.statement_timeout)));
+        work.exec(SessionSettingsSql(session->lock_timeout_default,
+                                     Milliseconds(waits.statement_timeout)));
         return absl::OkStatus();
       }));
   if (setup) LEDGER_RETURN_IF_ERROR(setup(*session));

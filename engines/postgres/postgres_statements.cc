@@ -572,9 +572,10 @@ std::string ClaimLockTimeout(absl::Duration wait_max) {
   return absl::StrCat(millis, "ms");
 }
 
-std::string SessionWaitsSql(std::string_view lock_timeout, std::string_view statement_timeout) {
+std::string SessionSettingsSql(std::string_view lock_timeout,
+                               std::string_view statement_timeout) {
   return absl::StrCat("SET lock_timeout = '", View(lock_timeout), "'; SET statement_timeout = '",
-                      View(statement_timeout), "'");
+                      View(statement_timeout), "'; SET plan_cache_mode = force_generic_plan");
 }
 
 std::string SearchPathSql(std::string_view schema) {

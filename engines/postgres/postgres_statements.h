@@ -247,9 +247,16 @@ inline constexpr char kRollback[] = "ROLLBACK";
 // Asks whether the open transaction still accepts statements (a unit of work's check).
 inline constexpr char kProbeTransaction[] = "SELECT 1";
 
-// The session's own waits, set once per new session (quoted by the caller's units:
-// "250ms").
-std::string SessionWaitsSql(std::string_view lock_timeout, std::string_view statement_timeout);
+// The settings of each new session of the engine's pool: its own waits (quoted by the
+// caller's units: "250ms"), and generic plans for its prepared statements. Every
+// statement of the engine finds its rows by keys and ids, so its plan does not depend on
+// the values; left to choose, PostgreSQL planned the checked write (its CTEs) anew at
+// every call because each custom plan, knowing its arrays' lengths, came out cheaper
+// than the generic one: about 30% of the server's CPU per submit at 8 clients
+// (docs/benchmarks.md, "Generic plans"). Callers' own sessions (a unit of work on the
+// caller's connection) are not touched.
+std::string SessionSettingsSql(std::string_view lock_timeout,
+                               std::string_view statement_timeout);
 // Names resolve in `schema` alone (validated by ValidateSchemaName).
 std::string SearchPathSql(std::string_view schema);
 

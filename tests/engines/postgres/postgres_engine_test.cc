@@ -355,6 +355,35 @@ TEST_P(PostgresEngineTest, TheAccountLockKeepsOneGenericPlanPerSession) {
   (*transaction)->Rollback();
 }
 
+// Every statement a submit sends keeps one generic plan per session: none is planned
+// per call (the pool's sessions run with plan_cache_mode = force_generic_plan,
+// docs/benchmarks.md "Generic plans"). Left to choose, PostgreSQL plans each statement's
+// first five calls anew (this test then fails on every statement), and under a load
+// run's 10,000 accounts kept planning the checked write at every call.
+TEST_P(PostgresEngineTest, NoStatementOfASubmitIsPlannedPerCall) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/1));  // one session: the one read below
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(Submit(absl::StrCat("plans-", i), Transfer("alice", "bob", 1))->kind,
+              OutcomeKind::kCommitted);
+  }
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> transaction = faults_->Begin({});
+  ASSERT_TRUE(transaction.ok()) << transaction.status();
+  absl::StatusOr<SqlRows> plans = (*transaction)->RunCallerSql(
+      "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements ORDER BY name", {});
+  ASSERT_TRUE(plans.ok()) << plans.status();
+  bool saw_write = false;
+  for (const std::vector<std::optional<std::string>>& row : plans->rows) {
+    ASSERT_TRUE(row[0].has_value() && row[1].has_value() && row[2].has_value());
+    EXPECT_EQ(*row[2], "0") << *row[0] << " was planned anew at " << *row[2] << " calls";
+    if (*row[0] == "write_batch_checked") {
+      saw_write = true;
+      EXPECT_GE(std::stoi(*row[1]), 10) << "the write ran once per submit";
+    }
+  }
+  EXPECT_TRUE(saw_write) << "the session prepared no write_batch_checked";
+  (*transaction)->Rollback();
+}
+
 std::string ModeName(const ::testing::TestParamInfo<PostgresClaimMode>& info) {
   return info.param == PostgresClaimMode::kRow ? "row" : "advisory";
 }
