@@ -26,9 +26,11 @@
 #include "engines/postgres/postgres_migrations.h"
 #include "engines/postgres/postgres_statements.h"
 #include "engines/postgres/postgres_write_batch.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ledger/engine.h"
 #include "ledger/hold.h"
+#include "ledger/json.h"
 #include "ledger/ledger.h"
 #include "ledger/transaction.h"
 #include "pqxx/connection"
@@ -54,6 +56,8 @@ constexpr int kReadsIndexesMigrationVersion = 5;  // schema/postgres/0005_reads_
 constexpr int kRunningMaxOnAccountsMigrationVersion = 6;
 // schema/postgres/0007_fewer_reads_indexes.sql
 constexpr int kFewerReadsIndexesMigrationVersion = 7;
+// schema/postgres/0009_fewer_checks_per_submit.sql
+constexpr int kFewerChecksPerSubmitMigrationVersion = 9;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -467,7 +471,7 @@ TEST_F(PostgresHoldsTest, ReadsIndexesMigrationAnswersOldHistoryByIndex) {
   EXPECT_EQ(Text("SELECT string_agg(name, ',' ORDER BY version) FROM schema_migrations"
                  " WHERE version >= 5"),
             "0005_reads_indexes,0006_running_max_on_accounts,0007_fewer_reads_indexes,"
-            "0008_write_check_function");
+            "0008_write_check_function,0009_fewer_checks_per_submit");
   EXPECT_EQ(Text("SELECT count(*) FROM entries WHERE created_at_running_max IS NULL"), "0");
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
   ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
@@ -512,12 +516,15 @@ TEST_F(PostgresHoldsTest, RunningMaxOnAccountsMigrationContinuesTheHistory) {
   ASSERT_TRUE(engine->Migrate().ok());
   EXPECT_EQ(Text("SELECT name FROM schema_migrations WHERE version = 6"),
             "0006_running_max_on_accounts");
-  EXPECT_EQ(Text("SELECT count(*) FROM information_schema.triggers WHERE trigger_schema = 'public'"),
-            "0");
-  // The triggers' functions are gone; 0008's write check is the only ledger_ function.
-  EXPECT_EQ(Text("SELECT string_agg(routine_name, ',') FROM information_schema.routines"
+  // The triggers and their functions are gone; what remains is 0008's write check and
+  // 0009's guard, which runs on no submit's statement.
+  EXPECT_EQ(Text("SELECT string_agg(DISTINCT action_statement, ',') FROM information_schema.triggers"
+                 " WHERE trigger_schema = 'public'"),
+            "EXECUTE FUNCTION ledger_refuse_removal()");
+  EXPECT_EQ(Text("SELECT string_agg(routine_name, ',' ORDER BY routine_name)"
+                 " FROM information_schema.routines"
                  " WHERE routine_schema = 'public' AND routine_name LIKE 'ledger_%'"),
-            "ledger_check_write_counts");
+            "ledger_check_write_counts,ledger_refuse_removal");
   EXPECT_EQ(Text("SELECT entries_running_max FROM accounts WHERE id = 'alice'"),
             absl::StrCat(absl::ToUnixMicros(kStart + absl::Seconds(300))));
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
@@ -564,6 +571,87 @@ TEST_F(PostgresHoldsTest, FewerReadsIndexesMigrationDropsTwoIndexesAndAnswersAsB
   Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
   EXPECT_EQ(absl::StrJoin(ListedWithoutAFilter(upgraded), ","), by_time);
   ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  const std::string migrated = SchemaText();
+  engine.reset();
+  ASSERT_NE(OpenFresh(), nullptr);
+  EXPECT_EQ(SchemaText(), migrated);
+}
+
+// Issue 29: 0009 drops the foreign keys of the rows the checked write inserts (entries,
+// transaction_metadata) and indexes the nullable reversal_of and sequence only where they
+// are set. On a database written before it: the history reads as before, the parents the
+// keys protected still cannot be removed (nor can an account without entries, or by
+// TRUNCATE), the lookups of the now partial indexes still use them in a generic plan, a
+// second reversal is still refused, and the schema is a fresh database's.
+TEST_F(PostgresHoldsTest, FewerChecksPerSubmitMigrationKeepsTheGuardsAndTheLookups) {
+  ManualClock clock(kStart);
+  HistoryBeforeReadsIndexes before;
+  ASSERT_NO_FATAL_FAILURE(WriteThenCopyIntoOlderSchema(
+      kFewerChecksPerSubmitMigrationVersion,
+      {"assets", "accounts", "transactions", "transaction_metadata", "entries",
+       "idempotency_keys", "outbox_events"},
+      [&](Ledger& ledger) { before = WriteHistoryBeforeReadsIndexes(ledger, clock); }, clock));
+  const std::string foreign_keys =
+      "SELECT count(*) FROM pg_constraint WHERE contype = 'f'"
+      " AND conrelid IN ('entries'::regclass, 'transaction_metadata'::regclass)";
+  EXPECT_EQ(Text(foreign_keys), "3");
+  std::shared_ptr<Engine> engine = Open(/*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Text("SELECT name FROM schema_migrations WHERE version = 9"),
+            "0009_fewer_checks_per_submit");
+  EXPECT_EQ(Text(foreign_keys), "0");
+  EXPECT_EQ(Text("SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes"
+                 " WHERE schemaname = 'public' AND tablename IN ('transactions', 'outbox_events')"
+                 " AND indexdef LIKE '%UNIQUE%WHERE%IS NOT NULL%'"),
+            "outbox_events_by_sequence,transactions_by_hold_id,transactions_by_reversal_of");
+
+  Ledger upgraded = OpenTestLedger(engine, {.clock = &clock});
+  ASSERT_TRUE(upgraded.OpenAccount({.id = "carol", .asset = "CREDITS"}).ok());
+  const std::string counts =
+      "SELECT (SELECT count(*) FROM accounts) || '/' || (SELECT count(*) FROM transactions)"
+      " || '/' || (SELECT count(*) FROM entries)";
+  const std::string counted = Text(counts);
+  for (const char* removal :
+       {"DELETE FROM accounts WHERE id = 'alice'", "DELETE FROM accounts WHERE id = 'carol'",
+        "UPDATE accounts SET id = 'alicia' WHERE id = 'alice'", "TRUNCATE accounts CASCADE",
+        "DELETE FROM transactions", "UPDATE transactions SET id = id || '-renamed'",
+        "TRUNCATE transactions CASCADE"}) {
+    absl::Status refused = Sql(removal);
+    EXPECT_FALSE(refused.ok()) << removal;
+    EXPECT_THAT(refused.message(), ::testing::HasSubstr("are never removed or renumbered"))
+        << removal;
+  }
+  EXPECT_EQ(Text(counts), counted);
+
+  // With sequential scans priced out, a plan uses a partial index only if its predicate
+  // implies IS NOT NULL, as each lookup's does (a generic plan: $1 unknown).
+  const auto generic_plan = [&](const std::string& types, const std::string& query,
+                                const std::string& arguments) {
+    return Text(absl::StrCat("SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off;"
+                             " PREPARE lookup(", types, ") AS ", query,
+                             "; EXPLAIN (FORMAT JSON) EXECUTE lookup(", arguments, ")"));
+  };
+  EXPECT_THAT(generic_plan("text", "SELECT EXISTS (SELECT 1 FROM transactions WHERE reversal_of = $1)",
+                           "'x'"),
+              ::testing::HasSubstr("transactions_by_reversal_of"));
+  EXPECT_THAT(generic_plan("bigint, bigint",
+                           "SELECT sequence FROM outbox_events WHERE sequence > $1"
+                           " ORDER BY sequence LIMIT $2",
+                           "0, 10"),
+              ::testing::HasSubstr("outbox_events_by_sequence"));
+  EXPECT_THAT(generic_plan("bigint", "SELECT max(sequence) + $1 FROM outbox_events", "0"),
+              ::testing::HasSubstr("outbox_events_by_sequence"));
+
+  ExpectReadsIndexesAfterMigration(upgraded, *engine, clock, before);
+  const absl::StatusOr<Outcome> reversed =
+      upgraded.Submit({.key = "reverse-once", .operation = Operation::Reverse(before.order_a.front())});
+  ASSERT_TRUE(reversed.ok()) << reversed.status();
+  ASSERT_EQ(reversed->kind, OutcomeKind::kCommitted) << OutcomeToJson(*reversed).dump();
+  const absl::StatusOr<Outcome> again =
+      upgraded.Submit({.key = "reverse-twice", .operation = Operation::Reverse(before.order_a.front())});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->kind, OutcomeKind::kRejected) << OutcomeToJson(*again).dump();
   const std::string migrated = SchemaText();
   engine.reset();
   ASSERT_NE(OpenFresh(), nullptr);
