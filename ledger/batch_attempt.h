@@ -16,8 +16,8 @@
 //                        (ledger/attempt_state.h), then the invariants (invariants.h)
 //   Write                what was decided to commit, with its keys and events
 //
-// A rejected item writes nothing, so its key stays unused (an engine whose claim writes
-// a placeholder drops it at COMMIT). Internal to ledger/. Not thread-safe: one attempt
+// A rejected item writes nothing, so its key stays unused (an engine whose claim wrote
+// the key's record drops it at COMMIT). Internal to ledger/. Not thread-safe: one attempt
 // belongs to the thread running the submit.
 #ifndef LEDGER_LEDGER_BATCH_ATTEMPT_H_
 #define LEDGER_LEDGER_BATCH_ATTEMPT_H_

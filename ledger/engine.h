@@ -9,9 +9,9 @@
 //   -> (WriteTransaction -> RecordKey -> AppendEvent) per committing item -> Commit
 // and Rollback (or the destructor) on every other path, also when nothing is to be
 // written. Commit must leave no placeholder (nor claimed record) of a claimed key that
-// RecordKey did not store: a rejected item of a committed batch leaves its key unused. An engine decides how to make
-// ClaimKey exclusive (advisory lock, placeholder row, serialized writer, mutex) and how
-// to batch the writes, but every engine shows the same observable semantics: the
+// RecordKey did not store: a rejected item of a committed batch leaves its key unused.
+// An engine decides how to make ClaimKey exclusive (advisory lock, the key's row,
+// serialized writer, mutex) and how to batch the writes, but every engine shows the same observable semantics: the
 // conformance suite in tests/conformance/ runs unchanged against each.
 //
 // Errors: engines map their driver's errors in one place (engines/<name>/*_errors.cc)
