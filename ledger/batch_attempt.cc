@@ -89,27 +89,38 @@ absl::Status Ledger::BatchAttempt::Run(StorageTransaction& tx) {
 
 absl::Status Ledger::BatchAttempt::ClaimKeys() {
   if (ledger_.skip_idempotency_) return absl::OkStatus();
-  std::map<ClaimOrder, const KeyIdentity*> order;  // sorted and distinct
+  // Sorted and distinct; a key's first item in batch order names what it is to hold.
+  std::map<ClaimOrder, const internal::BatchItem*> order;
   for (const internal::BatchItem* item : items_) {
-    if (item->has_key) order.emplace(ClaimOrderOf(item->identity), &item->identity);
+    if (item->has_key) order.emplace(ClaimOrderOf(item->identity), item);
   }
   if (order.empty()) return absl::OkStatus();
+  // Each key's record-to-be, fixed at the claim (StorageTransaction::ClaimKey): the
+  // transaction id the key's committing item will take, and the TTL counted from the
+  // claim's time, so an engine can write the final record with the claim.
+  std::vector<KeyRecord> intended;
   std::vector<KeyIdentity> identities;
-  for (const auto& [position, identity] : order) identities.push_back(*identity);
+  for (const auto& [position, item] : order) {
+    KeyRecord record{item->identity, item->fingerprint, NewTransactionId(state_.now), state_.now,
+                     state_.now + item->request->claim.ttl};
+    intended_.emplace(item->encoded_identity, record);
+    identities.push_back(item->identity);
+    intended.push_back(std::move(record));
+  }
 
   std::vector<std::optional<KeyRecord>> claimed;
-  if (claim_deadline_.has_value() || identities.size() == 1) {
-    for (const KeyIdentity& identity : identities) {
-      absl::StatusOr<std::optional<KeyRecord>> record = tx_->ClaimKey(identity);
+  if (claim_deadline_.has_value() || intended.size() == 1) {
+    for (const KeyRecord& record_to_be : intended) {
+      absl::StatusOr<std::optional<KeyRecord>> record = tx_->ClaimKey(record_to_be);
       if (!record.ok()) {
-        if (IsInProgress(record.status())) busy_key_ = identity;
+        if (IsInProgress(record.status())) busy_key_ = record_to_be.identity;
         claims_timed_out_ = IsInProgress(record.status());
         return record.status();
       }
       claimed.push_back(*std::move(record));
     }
   } else {
-    absl::StatusOr<std::vector<std::optional<KeyRecord>>> records = tx_->ClaimKeys(identities);
+    absl::StatusOr<std::vector<std::optional<KeyRecord>>> records = tx_->ClaimKeys(intended);
     if (!records.ok()) {
       claims_timed_out_ = IsInProgress(records.status());
       return records.status();
@@ -145,6 +156,13 @@ std::vector<std::string> Ledger::BatchAttempt::AccountsNamedUpFront() const {
   }
   posting_rules::SortDistinct(ids);
   return ids;
+}
+
+const KeyRecord* Ledger::BatchAttempt::IntendedOf(size_t i) const {
+  const internal::BatchItem& item = *items_[i];
+  if (!item.has_key) return nullptr;
+  auto intended = intended_.find(item.encoded_identity);
+  return intended == intended_.end() ? nullptr : &intended->second;
 }
 
 const KeyRecord* Ledger::BatchAttempt::RecordOf(size_t i) const {
@@ -283,7 +301,10 @@ absl::Status Ledger::BatchAttempt::Decide(size_t i) {
     return absl::OkStatus();
   }
   Transaction transaction = std::get<Transaction>(std::move(made));
-  transaction.id = NewTransactionId(state_.now);
+  // A key's id was minted at its claim (at most one item of a key commits: a later one
+  // replays it); the hold sweep's expiries, without a key, mint theirs now.
+  const KeyRecord* intended = IntendedOf(i);
+  transaction.id = intended != nullptr ? intended->transaction_id : NewTransactionId(state_.now);
   transaction.kind = op.kind;
   transaction.created_at = state_.now;
   LEDGER_ASSIGN_OR_RETURN(transaction.metadata, CanonicalJson(op.metadata));
@@ -336,9 +357,16 @@ void Ledger::BatchAttempt::Accept(size_t i, const ItemPlan& plan, Transaction tr
   plan.Commit(transaction, state_);
   std::optional<KeyRecord> record;
   if (item.has_key) {
-    record = KeyRecord{item.identity, item.fingerprint, transaction.id, state_.now,
-                       state_.now + item.request->claim.ttl};
+    // Timed from the claim, as the claim was told (the TTL starts there, not under the
+    // account locks): usually exactly the intended record, so the engine whose claim
+    // wrote it sends nothing more.
+    const KeyRecord* intended = IntendedOf(i);
+    const absl::Time claimed_at = intended != nullptr ? intended->created_at : state_.now;
+    record = KeyRecord{item.identity, item.fingerprint, transaction.id, claimed_at,
+                       claimed_at + item.request->claim.ttl};
   }
+  LEDGER_CHECK(!state_.committing.contains(transaction.id))
+      << "item " << i << " commits transaction " << transaction.id << " a second time";
   decisions_[i] = Outcome::Committed(transaction);
   rides_on_commit_[i] = true;
   state_.Commit(std::move(transaction), std::move(updated), std::move(record),

@@ -3,7 +3,9 @@
 // hold sweep's expiries (items without a key). The caller (Ledger::RunBatch) begins the
 // StorageTransaction and commits or rolls it back; the attempt runs in it:
 //
-//   ClaimKeys            every distinct key, in (namespace, scope, key) byte order
+//   ClaimKeys            every distinct key, in (namespace, scope, key) byte order, with
+//                        the record it is to hold (the transaction id minted for it, the
+//                        TTL counted from now)
 //   LoadTargets          what the item plans name (ledger/item_plans.h: the transactions
 //                        reverse items name, the holds settlements name) and the
 //                        transactions the replays return, each kind in one read
@@ -14,13 +16,14 @@
 //                        (ledger/attempt_state.h), then the invariants (invariants.h)
 //   Write                what was decided to commit, with its keys and events
 //
-// A rejected item writes nothing, so its key stays unused (an engine whose claim writes
-// a placeholder drops it at COMMIT). Internal to ledger/. Not thread-safe: one attempt
+// A rejected item writes nothing, so its key stays unused (an engine whose claim wrote
+// the key's record drops it at COMMIT). Internal to ledger/. Not thread-safe: one attempt
 // belongs to the thread running the submit.
 #ifndef LEDGER_LEDGER_BATCH_ATTEMPT_H_
 #define LEDGER_LEDGER_BATCH_ATTEMPT_H_
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -119,6 +122,9 @@ class Ledger::BatchAttempt {
   absl::Status Decide(size_t i);
   // The live key record item i replays, or null (a new key, or an item without one).
   const KeyRecord* RecordOf(size_t i) const;
+  // The record item i's key was claimed with (its transaction id, its claim's time), or
+  // null (an item without a key, or the ledger skips idempotency).
+  const KeyRecord* IntendedOf(size_t i) const;
   // Whether a replay of `record` by `item` returns the original transaction (rather
   // than a conflict or a duplicate error).
   static bool ReturnsOriginal(const internal::BatchItem& item, const KeyRecord& record);
@@ -143,6 +149,8 @@ class Ledger::BatchAttempt {
   // for the items that were not replays then.
   std::vector<std::optional<internal::PlannedPostings>> postings_;
   std::vector<bool> rides_on_commit_;
+  // Each claimed key's record-to-be, by KeyIdentity::Encoded() (ClaimKeys).
+  std::map<std::string, KeyRecord> intended_;
   internal::AttemptState state_;
 };
 

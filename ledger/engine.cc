@@ -26,11 +26,11 @@ absl::StatusOr<std::vector<Transaction>> EachThatExists(const std::vector<std::s
 }  // namespace
 
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> StorageTransaction::ClaimKeys(
-    const std::vector<KeyIdentity>& identities) {
+    const std::vector<KeyRecord>& intended) {
   std::vector<std::optional<KeyRecord>> records;
-  records.reserve(identities.size());
-  for (const KeyIdentity& identity : identities) {
-    LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record, ClaimKey(identity));
+  records.reserve(intended.size());
+  for (const KeyRecord& record_to_be : intended) {
+    LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record, ClaimKey(record_to_be));
     records.push_back(std::move(record));
   }
   return records;

@@ -8,10 +8,10 @@
 //   -> [IsReversed*, LoadHolds, LoadHoldTotals*, LoadDebitUsage*]
 //   -> (WriteTransaction -> RecordKey -> AppendEvent) per committing item -> Commit
 // and Rollback (or the destructor) on every other path, also when nothing is to be
-// written. Commit must leave no placeholder of a claimed key that RecordKey did not
-// fill: a rejected item of a committed batch leaves its key unused. An engine decides how to make
-// ClaimKey exclusive (advisory lock, placeholder row, serialized writer, mutex) and how
-// to batch the writes, but every engine shows the same observable semantics: the
+// written. Commit must leave no placeholder (nor claimed record) of a claimed key that
+// RecordKey did not store: a rejected item of a committed batch leaves its key unused.
+// An engine decides how to make ClaimKey exclusive (advisory lock, the key's row,
+// serialized writer, mutex) and how to batch the writes, but every engine shows the same observable semantics: the
 // conformance suite in tests/conformance/ runs unchanged against each.
 //
 // Errors: engines map their driver's errors in one place (engines/<name>/*_errors.cc)
@@ -138,19 +138,28 @@ class StorageTransaction {
     (void)sorted_ids;
   }
 
-  // Takes this transaction's exclusive hold on `identity` until commit or rollback and
-  // returns the committed record stored under it, if any (possibly expired). While
-  // another live transaction holds the identity this waits up to the begin options'
-  // bound, then fails with InProgressError.
-  virtual absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) = 0;
+  // Takes this transaction's exclusive hold on `intended.identity` until commit or
+  // rollback and returns the committed record stored under it, if any (possibly
+  // expired). While another live transaction holds the identity this waits up to the
+  // begin options' bound, then fails with InProgressError.
+  //
+  // `intended` is the record the key will hold if this transaction commits it: its
+  // fingerprint, the transaction id minted for it, created_at (the claim's time) and
+  // expires_at. An engine whose claim writes a row may write this final record rather
+  // than a placeholder (MySQL, PostgreSQL's row mode), as long as no other transaction
+  // can read it before COMMIT and Commit removes it when RecordKey did not store it
+  // (the key then stays unused). RecordKey is still called for every key that commits,
+  // with a record that may differ from `intended` (a second item of the same key in a
+  // batch, a second submit of a unit of work): the engine then writes that one.
+  virtual absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) = 0;
 
-  // ClaimKey for each identity, in the order given (the pipeline passes them distinct, in
-  // its global claim order), returning their records in that order. The default claims
-  // one by one; an engine may claim them all in one round trip. When a claim runs out of
-  // wait the result is InProgressError without saying which key: the caller claims one
-  // by one to find out.
+  // ClaimKey for each record, in the order given (the pipeline passes distinct
+  // identities, in its global claim order), returning the stored records in that order.
+  // The default claims one by one; an engine may claim them all in one round trip. When
+  // a claim runs out of wait the result is InProgressError without saying which key:
+  // the caller claims one by one to find out.
   virtual absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
-      const std::vector<KeyIdentity>& identities);
+      const std::vector<KeyRecord>& intended);
 
   virtual absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) = 0;
 
@@ -192,8 +201,9 @@ class StorageTransaction {
   virtual absl::Status WriteTransaction(const Transaction& transaction,
                                         const std::vector<Account>& updated_accounts) = 0;
 
-  // Stores the committed key record: inserts it, or replaces the expired record or the
-  // placeholder under the same identity.
+  // Stores the committed key record: inserts it, or replaces the expired record, the
+  // placeholder or the record this transaction's claim wrote under the same identity
+  // (when the claim wrote exactly `record`, there is nothing left to send).
   virtual absl::Status RecordKey(const KeyRecord& record) = 0;
 
   virtual absl::Status AppendEvent(const OutboxEvent& event) = 0;

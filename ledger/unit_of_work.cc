@@ -18,12 +18,12 @@ class JoinedTransaction final : public StorageTransaction {
  public:
   explicit JoinedTransaction(UnitOfWorkState& unit) : unit_(unit) {}
 
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
-    return Noted(target().ClaimKey(identity));
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override {
+    return Noted(target().ClaimKey(intended));
   }
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
-      const std::vector<KeyIdentity>& identities) override {
-    return Noted(target().ClaimKeys(identities));
+      const std::vector<KeyRecord>& intended) override {
+    return Noted(target().ClaimKeys(intended));
   }
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override {
     return Noted(target().LoadTransaction(id));

@@ -83,7 +83,7 @@ class MemoryTransaction final : public StorageTransaction {
       : engine_(engine), options_(options) {}
   ~MemoryTransaction() override { Rollback(); }
 
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override;
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
   absl::StatusOr<bool> IsReversed(std::string_view id) override;
   absl::StatusOr<std::vector<Account>> LockAccounts(const std::vector<std::string>& sorted_ids) override;
@@ -399,9 +399,10 @@ State& MemoryTransaction::LockedState() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   return engine_.state_;
 }
 
-absl::StatusOr<std::optional<KeyRecord>> MemoryTransaction::ClaimKey(const KeyIdentity& identity)
+// The record is written by RecordKey alone: nothing here is visible to anyone else.
+absl::StatusOr<std::optional<KeyRecord>> MemoryTransaction::ClaimKey(const KeyRecord& intended)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  IdentityKey key = KeyOf(identity);
+  IdentityKey key = KeyOf(intended.identity);
   // A unit of work may claim a key it holds already (a second submit with it).
   if (std::find(held_keys_.begin(), held_keys_.end(), key) == held_keys_.end()) {
     LEDGER_RETURN_IF_ERROR(engine_.HoldKey(key, options_.wait));

@@ -12,7 +12,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "engines/common/hold_writes.h"
-#include "engines/common/key_placeholder.h"
 #include "engines/common/standalone.h"
 #include "engines/mysql/mysql_engine_internal.h"
 #include "engines/mysql/mysql_migrations.h"
@@ -144,33 +143,32 @@ absl::StatusOr<void*> MysqlStorageTransaction::NativeHandle() {
 }
 
 absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::ClaimKey(
-    const KeyIdentity& identity) {
-  LEDGER_ASSIGN_OR_RETURN(std::vector<std::optional<KeyRecord>> records, ClaimKeys({identity}));
+    const KeyRecord& intended) {
+  LEDGER_ASSIGN_OR_RETURN(std::vector<std::optional<KeyRecord>> records, ClaimKeys({intended}));
   return std::move(records.front());
 }
 
 // The claim's lock wait is set once around all the keys, not once per key.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::ClaimKeys(
-    const std::vector<KeyIdentity>& identities) {
+    const std::vector<KeyRecord>& intended) {
   // Nothing ran, nor runs before it (no buffered write): a ROLLBACK loses nothing.
   const bool claim_is_first = !any_step_succeeded_ && writes_.empty();
   return RunStep([&](MysqlConnection& connection) {
     if (claim_is_first) {  // a rerun on a fresh connection starts over
-      own_placeholders_.clear();
+      claimed_rows_.clear();
       locked_records_.clear();
     }
-    return ClaimKeysOn(connection, identities, claim_is_first);
+    return ClaimKeysOn(connection, intended, claim_is_first);
   });
 }
 
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::ClaimKeysOn(
-    MysqlConnection& connection, const std::vector<KeyIdentity>& identities,
-    bool claim_is_first) {
+    MysqlConnection& connection, const std::vector<KeyRecord>& intended, bool claim_is_first) {
   LEDGER_RETURN_IF_ERROR(connection.SetLockWaitSeconds(ClaimLockWaitSeconds(options_.wait),
                                                        "set the claim's lock wait",
                                                        ErrorContext::kClaim));
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> records =
-      HoldKeys(connection, identities, claim_is_first);
+      HoldKeys(connection, intended, claim_is_first);
   // Account and work-claim rows wait the session's normal time, not the claim's: a
   // short claim bound must not turn an account lock wait into "in progress".
   absl::Status restored =
@@ -181,45 +179,45 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::C
   return records;
 }
 
-// Many keys first go in one multi-row INSERT of their placeholders (a statement per
+// Many keys first go in one multi-row INSERT of their final records (a statement per
 // kRowsPerStatementMax), in the given global order: when every key is new (the common
-// case) the claim costs one round trip. A duplicate (1062) rolls back the statement but
+// case) the claim costs one round trip and the key rows are written once, in it. A
+// duplicate (1062) rolls back the statement but
 // not the locks InnoDB took for it (those of the rows inserted before it, and the shared
 // lock of the duplicate check), so only a claim that is the transaction's first step
 // takes this path: a ROLLBACK then drops them all, one locking read takes and reads the
-// rows that exist and the other keys' placeholders go in (LockThenInsert: a resent batch
+// rows that exist and the other keys' records go in (LockThenInsert: a resent batch
 // of N keys costs 3 round trips, not 2N). Only a key recorded in between sends the
 // claim one by one (HoldKey), after another ROLLBACK. A later claim goes one by one.
 //
-// Deadlocks: two batches insert their placeholders in the same global order, so a batch
+// Deadlocks: two batches insert their rows in the same global order, so a batch
 // waits only at its first key that another holds, while holding keys below it only;
 // the holder is already past that key and takes only keys above it, so no cycle forms
 // between claims (accounts are locked after every claim, also in one order). What
 // remains is the wait on a single key that a single claim has too: two waiters on a
-// placeholder whose holder drops it (its item was rejected) both hold the duplicate
+// claimed row whose holder drops it (its item was rejected) both hold the duplicate
 // check's shared lock and both insert, and InnoDB makes one the victim (1213). That is
 // RetryableError in the claim phase (docs/engines/errors.md): the transaction was
 // rolled back and the pipeline reruns the attempt. A wait that runs out (1205) is
 // InProgressError: the caller claims one by one to name the key.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::HoldKeys(
-    MysqlConnection& connection, const std::vector<KeyIdentity>& identities,
-    bool claim_is_first) {
+    MysqlConnection& connection, const std::vector<KeyRecord>& intended, bool claim_is_first) {
   // Fail fast probes each key without waiting; an INSERT would wait InnoDB's 1 s.
-  if (identities.size() > 1 && claim_is_first && !options_.wait.fail_fast()) {
-    absl::Status inserted = InsertPlaceholders(connection, identities);
-    if (inserted.ok()) return std::vector<std::optional<KeyRecord>>(identities.size());
+  if (intended.size() > 1 && claim_is_first && !options_.wait.fail_fast()) {
+    absl::Status inserted = InsertClaimedRecords(connection, intended);
+    if (inserted.ok()) return std::vector<std::optional<KeyRecord>>(intended.size());
     if (!absl::IsAlreadyExists(inserted)) return inserted;
     LEDGER_RETURN_IF_ERROR(RestartClaim(connection));
     absl::StatusOr<std::vector<std::optional<KeyRecord>>> records =
-        LockThenInsert(connection, identities);
+        LockThenInsert(connection, intended);
     if (!absl::IsAlreadyExists(records.status())) return records;
     LEDGER_RETURN_IF_ERROR(RestartClaim(connection));  // a key recorded in between
   }
   std::vector<std::optional<KeyRecord>> records;
-  for (size_t k = 0; k < identities.size(); ++k) {
+  for (size_t k = 0; k < intended.size(); ++k) {
     // Only the first key may ROLLBACK its duplicate's lock: nothing is held before it.
     LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record,
-                            HoldKey(connection, identities[k], claim_is_first && k == 0));
+                            HoldKey(connection, intended[k], claim_is_first && k == 0));
     records.push_back(std::move(record));
   }
   return records;
@@ -228,26 +226,26 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::H
 absl::Status MysqlStorageTransaction::RestartClaim(MysqlConnection& connection) {
   LEDGER_RETURN_IF_ERROR(connection.ExecuteText(
       statement::kRollback, "release the batch claim's locks", ErrorContext::kClaim));
-  own_placeholders_.clear();  // rolled back
-  locked_records_.clear();    // unlocked
+  claimed_rows_.clear();    // rolled back
+  locked_records_.clear();  // unlocked
   return absl::OkStatus();
 }
 
 // The locking read waits for a row's holder like HoldKey's does (a replayer's lock, or
-// another claimer's uncommitted placeholder) and returns the latest committed version.
+// another claimer's uncommitted record) and returns the latest committed version.
 // It locks the rows in primary key order, which is the claim order (VARBINARY columns,
-// compared byte-wise), and the placeholders go in after it in that order too.
+// compared byte-wise), and the new keys' records go in after it in that order too.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>>
 MysqlStorageTransaction::LockThenInsert(MysqlConnection& connection,
-                                        const std::vector<KeyIdentity>& identities) {
+                                        const std::vector<KeyRecord>& intended) {
   using RowKey = std::tuple<std::string, std::string, std::string>;  // namespace, scope, key
   std::map<RowKey, LockedKeyRow> existing;
-  for (size_t begin = 0; begin < identities.size(); begin += kRowsPerStatementMax) {
-    const size_t end = std::min(identities.size(), begin + kRowsPerStatementMax);
+  for (size_t begin = 0; begin < intended.size(); begin += kRowsPerStatementMax) {
+    const size_t end = std::min(intended.size(), begin + kRowsPerStatementMax);
     SqlParams params;
     std::string matches;
     for (size_t k = begin; k < end; ++k) {
-      SqlParams identity = IdentityParams(identities[k]);
+      SqlParams identity = IdentityParams(intended[k].identity);
       std::move(identity.begin(), identity.end(), std::back_inserter(params));
       absl::StrAppend(&matches, k == begin ? "" : " OR ", "(" LEDGER_MYSQL_IDENTITY_MATCHES ")");
     }
@@ -262,45 +260,45 @@ MysqlStorageTransaction::LockThenInsert(MysqlConnection& connection,
         "lock the keys' rows", ErrorContext::kClaim));
     LEDGER_RETURN_IF_ERROR(unreadable);
   }
-  std::vector<KeyIdentity> missing;
+  std::vector<KeyRecord> missing;
   std::vector<std::optional<KeyRecord>> records;
-  for (const KeyIdentity& identity : identities) {
+  for (const KeyRecord& record_to_be : intended) {
+    const KeyIdentity& identity = record_to_be.identity;
     auto row = existing.find(RowKey(identity.key_namespace, identity.scope.Encoded(), identity.key));
     if (row == existing.end()) {
-      missing.push_back(identity);
+      missing.push_back(record_to_be);
       records.emplace_back();
     } else {
       records.push_back(Claimed(identity, std::move(row->second)));
     }
   }
-  LEDGER_RETURN_IF_ERROR(InsertPlaceholders(connection, missing));
+  LEDGER_RETURN_IF_ERROR(InsertClaimedRecords(connection, missing));
   return records;
 }
 
-absl::Status MysqlStorageTransaction::InsertPlaceholders(
-    MysqlConnection& connection, const std::vector<KeyIdentity>& identities) {
-  constexpr size_t kColumns = 3;  // namespace, scope, key
-  // The same for every row, so written into the statement.
-  const std::string row = absl::StrCat("(?, ?, ?, '', 'pending', NULL, 0, ",
-                                       engine_common::kPlaceholderExpiresAtMicros, ")");
-  for (size_t begin = 0; begin < identities.size(); begin += kRowsPerStatementMax) {
-    const size_t end = std::min(identities.size(), begin + kRowsPerStatementMax);
+absl::Status MysqlStorageTransaction::InsertClaimedRecords(
+    MysqlConnection& connection, const std::vector<KeyRecord>& intended) {
+  constexpr size_t kColumns = 7;  // namespace, scope, key, fingerprint, id, created, expires
+  for (size_t begin = 0; begin < intended.size(); begin += kRowsPerStatementMax) {
+    const size_t end = std::min(intended.size(), begin + kRowsPerStatementMax);
     SqlParams params;
     params.reserve((end - begin) * kColumns);
     std::string rows;
     for (size_t k = begin; k < end; ++k) {
-      SqlParams identity = IdentityParams(identities[k]);
+      const KeyRecord& record = intended[k];
+      SqlParams identity = IdentityParams(record.identity);
       std::move(identity.begin(), identity.end(), std::back_inserter(params));
-      absl::StrAppend(&rows, k == begin ? "" : ", ", row);
+      params.insert(params.end(), {record.fingerprint, record.transaction_id,
+                                   ToMicros(record.created_at), ToMicros(record.expires_at)});
+      absl::StrAppend(&rows, k == begin ? "" : ", ", "(?, ?, ?, ?, 'committed', ?, ?, ?)");
     }
     LEDGER_RETURN_IF_ERROR(
         connection
-            .Execute(absl::StrCat(statement::kInsertKeysHead,
-                                  rows),
-                     params, "claim the keys", ErrorContext::kClaim)
+            .Execute(absl::StrCat(statement::kInsertKeysHead, rows), params, "claim the keys",
+                     ErrorContext::kClaim)
             .status());
     for (size_t k = begin; k < end; ++k) {
-      own_placeholders_.emplace(identities[k].Encoded(), identities[k]);
+      claimed_rows_.insert_or_assign(intended[k].identity.Encoded(), intended[k]);
     }
   }
   return absl::OkStatus();
@@ -308,28 +306,36 @@ absl::Status MysqlStorageTransaction::InsertPlaceholders(
 
 std::optional<KeyRecord> MysqlStorageTransaction::Claimed(const KeyIdentity& identity,
                                                           LockedKeyRow row) {
-  if (row.record.has_value()) locked_records_[identity.Encoded()] = row.record->expires_at;
+  const std::string encoded = identity.Encoded();
+  if (auto own = claimed_rows_.find(encoded);
+      own != claimed_rows_.end() && row.record.has_value() &&
+      row.record->transaction_id == own->second.transaction_id) {
+    return std::nullopt;  // this transaction's own claim, not committed by any item yet
+  }
+  if (row.record.has_value()) locked_records_[encoded] = row.record->expires_at;
   return std::move(row.record);
 }
 
 absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(
-    MysqlConnection& connection, const KeyIdentity& identity, bool claim_is_first) {
+    MysqlConnection& connection, const KeyRecord& intended, bool claim_is_first) {
+  const KeyIdentity& identity = intended.identity;
   for (int round = 1; round <= kClaimRoundsMax; ++round) {
     if (options_.wait.fail_fast()) {
       LEDGER_ASSIGN_OR_RETURN(LockedKeyRow row, ProbeKeyRowFailFast(connection, identity));
       if (row.exists) return Claimed(identity, std::move(row));
     }
-    SqlParams placeholder = IdentityParams(identity);
-    placeholder.push_back(engine_common::kPlaceholderExpiresAtMicros);
-    absl::StatusOr<int64_t> inserted = connection.Execute(
-        statement::kInsertPlaceholder,
-        placeholder, "claim the key", ErrorContext::kClaim);
-    if (inserted.ok()) {  // a new key: the placeholder row is the hold
-      own_placeholders_.emplace(identity.Encoded(), identity);
+    SqlParams record = IdentityParams(identity);
+    record.insert(record.end(), {intended.fingerprint, intended.transaction_id,
+                                 ToMicros(intended.created_at), ToMicros(intended.expires_at)});
+    absl::StatusOr<int64_t> inserted =
+        connection.Execute(statement::kInsertKey, record, "claim the key", ErrorContext::kClaim);
+    if (inserted.ok()) {  // a new key: the row is the hold
+      claimed_rows_.insert_or_assign(identity.Encoded(), intended);
       return std::nullopt;
     }
     if (!absl::IsAlreadyExists(inserted.status())) return inserted.status();
-    // 1062: the key is committed, perhaps by the holder this INSERT waited for. The
+    // 1062: the key is committed, perhaps by the holder this INSERT waited for (or this
+    // transaction's own claim, in a unit of work). The
     // failed duplicate check left a shared lock on the row; two waiters upgrading theirs
     // to exclusive would deadlock, so drop it first (nothing else ran yet).
     if (claim_is_first) {
@@ -491,11 +497,14 @@ absl::Status MysqlStorageTransaction::WriteTransaction(
 absl::Status MysqlStorageTransaction::RecordKey(const KeyRecord& record) {
   if (!connection_.has_value()) return EndedError();
   const std::string encoded = record.identity.Encoded();
-  // The row this transaction's claim holds: its placeholder, or an expired record.
-  if (own_placeholders_.erase(encoded) > 0) {
-    writes_.ReplaceKeyRow(record);
+  // The row this transaction's claim inserted: it holds the record already, unless
+  // another item than the one the claim was told of commits the key.
+  if (auto claimed = claimed_rows_.find(encoded); claimed != claimed_rows_.end()) {
+    if (claimed->second != record) writes_.RewriteClaimedKeyRow(claimed->second, record);
+    claimed_rows_.erase(claimed);
     return absl::OkStatus();
   }
+  // An expired record the claim locked (or a placeholder of an earlier release).
   if (auto locked = locked_records_.find(encoded);
       locked != locked_records_.end() && locked->second <= record.created_at) {
     locked_records_.erase(locked);
@@ -517,10 +526,10 @@ absl::Status MysqlStorageTransaction::Commit() {
   if (!connection_.has_value()) {
     return absl::FailedPreconditionError("mysql: commit of a transaction that has ended");
   }
-  // A rejected item of a committed batch leaves its key unused: its placeholder goes,
-  // with every other one no record filled, in one DELETE.
-  for (const auto& [encoded, identity] : own_placeholders_) writes_.DropPlaceholder(identity);
-  own_placeholders_.clear();
+  // A rejected item of a committed batch leaves its key unused: the row its claim
+  // inserted goes, with every other one no item committed, in one DELETE.
+  for (const auto& [encoded, claimed] : claimed_rows_) writes_.DropClaimedKeyRow(claimed);
+  claimed_rows_.clear();
   if (absl::Status written = RunStep([](MysqlConnection&) { return absl::OkStatus(); });
       !written.ok()) {
     Rollback();

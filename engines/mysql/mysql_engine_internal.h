@@ -2,22 +2,24 @@
 // migrate, the submit transaction), mysql_reads.cc (assets, accounts, history, keys,
 // holds, events) and its two stores, mysql_work_claim_store.cc and mysql_webhook_store.cc.
 //
-// The submit transaction's claim is a placeholder row (see docs/engines/mysql.md):
-//   INSERT the key row (state pending) under the claim's lock wait timeout;
-//   - inserted: the key was free; the row's exclusive lock is the hold until the end;
+// The submit transaction's claim is the key's row (see docs/engines/mysql.md):
+//   INSERT the key's final record (the one the pipeline says it will commit: its
+//   fingerprint, transaction id and times) under the claim's lock wait timeout;
+//   - inserted: the key was free; the row's exclusive lock is the hold until the end,
+//     and no other session reads the uncommitted row;
 //   - 1062 duplicate: the key is committed (perhaps by the holder just waited for).
 //     ROLLBACK drops the shared lock the duplicate check left, then a locking read
 //     (SELECT ... FOR UPDATE) takes the row and returns the latest committed record;
 //   - 1205 after the wait: another transaction still holds it: InProgressError.
 // Fail fast first probes the row with SELECT ... FOR UPDATE NOWAIT (InnoDB's shortest
-// lock wait is 1 s). A batch's claim first tries every placeholder in one multi-row
+// lock wait is 1 s). A batch's claim first tries every record in one multi-row
 // INSERT (ClaimKeysOn explains when, and why it cannot deadlock worse than one key).
 //
 // Writes (WriteTransaction, RecordKey, AppendEvent) are checked at once and buffered
 // (mysql_write_batch.h); they go out as multi-row statements before the transaction's
-// next statement, normally COMMIT. RecordKey replaces the row the claim holds (this
-// transaction's placeholder, or the expired record it locked); the placeholders no
-// record filled are deleted in one statement.
+// next statement, normally COMMIT. RecordKey of the record the claim inserted sends
+// nothing; it replaces an expired record the claim locked; the claimed rows no item
+// committed are deleted in one statement, so their keys stay unused.
 //
 // Internal to engines/mysql. MysqlEngine is thread-safe; a MysqlStorageTransaction
 // belongs to the thread that began it.
@@ -132,9 +134,9 @@ class MysqlStorageTransaction final : public StorageTransaction {
       : pool_(std::move(pool)), connection_(std::move(connection)), options_(options) {}
   ~MysqlStorageTransaction() override { Rollback(); }
 
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override;
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
-      const std::vector<KeyIdentity>& identities) override;
+      const std::vector<KeyRecord>& intended) override;
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
   absl::StatusOr<std::vector<Transaction>> LoadTransactions(
       const std::vector<std::string>& ids) override;
@@ -174,30 +176,32 @@ class MysqlStorageTransaction final : public StorageTransaction {
   void AfterStep(const absl::Status& status);
 
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeysOn(
-      MysqlConnection& connection, const std::vector<KeyIdentity>& identities,
+      MysqlConnection& connection, const std::vector<KeyRecord>& intended,
       bool claim_is_first);
-  // The claim of every identity, under the claim's lock wait: all at once when it can
-  // (see the definition), else one by one.
+  // The claim of every key, under the claim's lock wait: all at once when it can (see
+  // the definition), else one by one.
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> HoldKeys(
-      MysqlConnection& connection, const std::vector<KeyIdentity>& identities,
+      MysqlConnection& connection, const std::vector<KeyRecord>& intended,
       bool claim_is_first);
-  // Every identity's placeholder in multi-row INSERTs (kRowsPerStatementMax a
-  // statement): OK when every key was new. AlreadyExists when one was taken.
-  absl::Status InsertPlaceholders(MysqlConnection& connection,
-                                  const std::vector<KeyIdentity>& identities);
+  // Every intended record in multi-row INSERTs (kRowsPerStatementMax a statement): OK
+  // when every key was new. AlreadyExists when one was taken.
+  absl::Status InsertClaimedRecords(MysqlConnection& connection,
+                                    const std::vector<KeyRecord>& intended);
   // The claim of a batch some of whose keys exist (a resent batch, typically): every
   // existing row locked and read in one locking read per kRowsPerStatementMax keys, then
-  // the placeholders of the others inserted. AlreadyExists when a key was recorded in
+  // the records of the others inserted. AlreadyExists when a key was recorded in
   // between.
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> LockThenInsert(
-      MysqlConnection& connection, const std::vector<KeyIdentity>& identities);
+      MysqlConnection& connection, const std::vector<KeyRecord>& intended);
   // Undoes a claim that failed on a duplicate: its statement rolled back, but InnoDB
   // keeps the locks it took until the transaction ends.
   absl::Status RestartClaim(MysqlConnection& connection);
   absl::StatusOr<std::optional<KeyRecord>> HoldKey(MysqlConnection& connection,
-                                                   const KeyIdentity& identity,
+                                                   const KeyRecord& intended,
                                                    bool claim_is_first);
-  // Notes what the claim of `identity` locked, for RecordKey, and returns its record.
+  // Notes what the claim of `identity` locked, for RecordKey, and returns its record:
+  // none for the row this transaction's own claim inserted (a unit of work claims a key
+  // again), whose item did not commit.
   std::optional<KeyRecord> Claimed(const KeyIdentity& identity, LockedKeyRow row);
   // Fail fast: the key's row locked (or found absent) without waiting for a first
   // attempt that holds it: InProgressError then.
@@ -212,10 +216,11 @@ class MysqlStorageTransaction final : public StorageTransaction {
   std::optional<PooledConnection> connection_;  // empty once the transaction ended
   BeginOptions options_;
   bool any_step_succeeded_ = false;
-  // The key rows this transaction's claims hold, by KeyIdentity::Encoded(): its own
-  // placeholders not yet filled by RecordKey, and the committed records it locked with
-  // their expires_at (RecordKey may replace one only once it has expired).
-  std::map<std::string, KeyIdentity> own_placeholders_;
+  // The key rows this transaction's claims hold, by KeyIdentity::Encoded(): the records
+  // its claims inserted that RecordKey has not stored yet, as they are in the row, and
+  // the committed records it locked with their expires_at (RecordKey may replace one
+  // only once it has expired).
+  std::map<std::string, KeyRecord> claimed_rows_;
   std::map<std::string, absl::Time> locked_records_;
   MysqlWriteBatch writes_;
 };

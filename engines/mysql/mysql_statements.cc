@@ -61,10 +61,8 @@ std::string RecordKeysSql(std::string_view values) {
                       " state = 'committed'");
 }
 
-std::string DropPlaceholdersSql(std::string_view matches) {
-  return absl::StrCat("DELETE FROM idempotency_keys WHERE state = 'pending'"
-                      " AND (",
-                      View(matches), ")");
+std::string DropClaimedKeyRowsSql(std::string_view matches) {
+  return absl::StrCat("DELETE FROM idempotency_keys WHERE ", View(matches));
 }
 
 std::string SessionVariablesSql(int lock_wait_seconds, std::string_view statement_timeout) {

@@ -70,10 +70,6 @@ inline constexpr char kListKeyRecordsFirst[] =
 inline constexpr char kPruneExpiredKeys[] =
     "DELETE FROM idempotency_keys WHERE expires_at <= ? AND state = 'committed'"
     " ORDER BY expires_at LIMIT ?";
-inline constexpr char kInsertPlaceholder[] =
-    "INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint, state,"
-    " transaction_id, created_at, expires_at)"
-    " VALUES (?, ?, ?, '', 'pending', NULL, 0, ?)";
 inline constexpr char kSelectCommittedKey[] =
     "SELECT 1 FROM idempotency_keys WHERE " LEDGER_MYSQL_IDENTITY_MATCHES
     " AND state = 'committed'";
@@ -88,10 +84,16 @@ inline constexpr char kReplaceKey[] =
     "UPDATE idempotency_keys SET fingerprint = ?, state = 'committed',"
     " transaction_id = ?, created_at = ?, expires_at = ?"
     " WHERE " LEDGER_MYSQL_IDENTITY_MATCHES " AND (state = 'pending' OR expires_at <= ?)";
+// The claim of a new key (its final record, visible to no other session before COMMIT),
+// and a record written without a claim's row.
 inline constexpr char kInsertKey[] =
     "INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint, state,"
     " transaction_id, created_at, expires_at)"
     " VALUES (?, ?, ?, ?, 'committed', ?, ?, ?)";
+// The record this transaction's claim inserted, replaced by the one that commits.
+inline constexpr char kRewriteClaimedKey[] =
+    "UPDATE idempotency_keys SET fingerprint = ?, transaction_id = ?, created_at = ?,"
+    " expires_at = ? WHERE " LEDGER_MYSQL_IDENTITY_MATCHES " AND transaction_id = ?";
 inline constexpr char kInsertKeysHead[] =
     "INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint,"
     " state, transaction_id, created_at, expires_at) VALUES ";
@@ -255,8 +257,9 @@ std::string SettledByOfHoldsSql(size_t count);
 // Records the key rows `values` ("(?, ...), ..."), each replacing its placeholder or
 // expired record and keeping a live committed one as it is.
 std::string RecordKeysSql(std::string_view values);
-// Deletes this transaction's 'pending' placeholders matching `matches`.
-std::string DropPlaceholdersSql(std::string_view matches);
+// Deletes the key rows matching `matches` ("(identity AND transaction_id = ?) OR ..."):
+// the records this transaction's claim inserted that no item committed.
+std::string DropClaimedKeyRowsSql(std::string_view matches);
 
 // The session's settings, set once per new session.
 std::string SessionVariablesSql(int lock_wait_seconds, std::string_view statement_timeout);

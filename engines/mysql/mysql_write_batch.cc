@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/status.h"
 #include "engines/common/hold_writes.h"
 #include "engines/common/transaction_page.h"
@@ -156,15 +157,21 @@ void MysqlWriteBatch::ReplaceKeyRow(const KeyRecord& record) { replaced_keys_.pu
 
 void MysqlWriteBatch::WriteKeyRow(const KeyRecord& record) { lone_keys_.push_back(record); }
 
-void MysqlWriteBatch::DropPlaceholder(const KeyIdentity& identity) {
-  dropped_placeholders_.push_back(identity);
+void MysqlWriteBatch::RewriteClaimedKeyRow(const KeyRecord& claimed, const KeyRecord& record) {
+  LEDGER_CHECK(claimed.identity == record.identity) << "a claimed key row rewritten under another key";
+  rewritten_keys_.emplace_back(claimed, record);
+}
+
+void MysqlWriteBatch::DropClaimedKeyRow(const KeyRecord& claimed) {
+  dropped_keys_.push_back(claimed);
 }
 
 void MysqlWriteBatch::AddEvent(const OutboxEvent& event) { events_.push_back(event); }
 
 bool MysqlWriteBatch::empty() const {
   return transactions_.empty() && accounts_.empty() && replaced_keys_.empty() &&
-         lone_keys_.empty() && dropped_placeholders_.empty() && events_.empty();
+         lone_keys_.empty() && rewritten_keys_.empty() && dropped_keys_.empty() &&
+         events_.empty();
 }
 
 absl::Status MysqlWriteBatch::Send(MysqlConnection& connection) {
@@ -310,7 +317,8 @@ absl::Status MysqlWriteBatch::SendAccounts(MysqlConnection& connection) const {
 
 absl::Status MysqlWriteBatch::SendKeyRows(MysqlConnection& connection) const {
   LEDGER_RETURN_IF_ERROR(SendReplacedKeyRows(connection));
-  LEDGER_RETURN_IF_ERROR(SendDroppedPlaceholders(connection));
+  LEDGER_RETURN_IF_ERROR(SendRewrittenKeyRows(connection));
+  LEDGER_RETURN_IF_ERROR(SendDroppedKeyRows(connection));
   for (const KeyRecord& record : lone_keys_) {
     LEDGER_RETURN_IF_ERROR(SendLoneKeyRow(connection, record));
   }
@@ -355,25 +363,49 @@ absl::Status MysqlWriteBatch::SendReplacedKeyRows(MysqlConnection& connection) c
   });
 }
 
-absl::Status MysqlWriteBatch::SendDroppedPlaceholders(MysqlConnection& connection) const {
+// Rare: a committing item's record differs from the one its key's claim inserted.
+absl::Status MysqlWriteBatch::SendRewrittenKeyRows(MysqlConnection& connection) const {
+  for (const auto& [claimed, record] : rewritten_keys_) {
+    SqlParams params = {record.fingerprint, record.transaction_id, ToMicros(record.created_at),
+                        ToMicros(record.expires_at)};
+    SqlParams identity = IdentityParams(claimed.identity);
+    params.insert(params.end(), identity.begin(), identity.end());
+    params.push_back(claimed.transaction_id);
+    LEDGER_ASSIGN_OR_RETURN(const int64_t changed,
+                            connection.Execute(statement::kRewriteClaimedKey, params,
+                                               "record the key over its claim", ErrorContext::kWrite));
+    if (changed != 1) {
+      return absl::InternalError(absl::StrCat("mysql: rewrote ", changed,
+                                              " rows over the key row this transaction claimed"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MysqlWriteBatch::SendDroppedKeyRows(MysqlConnection& connection) const {
   std::vector<SqlParams> rows;
-  rows.reserve(dropped_placeholders_.size());
-  for (const KeyIdentity& identity : dropped_placeholders_) rows.push_back(IdentityParams(identity));
+  rows.reserve(dropped_keys_.size());
+  for (const KeyRecord& claimed : dropped_keys_) {
+    SqlParams row = IdentityParams(claimed.identity);
+    row.push_back(claimed.transaction_id);
+    rows.push_back(std::move(row));
+  }
   return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
     const size_t count = range.end - range.begin;
     std::string matches;
     for (size_t r = 0; r < count; ++r) {
-      absl::StrAppend(&matches, r == 0 ? "" : " OR ", "(" LEDGER_MYSQL_IDENTITY_MATCHES ")");
+      absl::StrAppend(&matches, r == 0 ? "" : " OR ",
+                      "(" LEDGER_MYSQL_IDENTITY_MATCHES " AND transaction_id = ?)");
     }
-    // Each is this transaction's own placeholder, locked since the claim: all are there.
+    // Each is the row this transaction's claim inserted, locked since: all are there.
     LEDGER_ASSIGN_OR_RETURN(
         const int64_t deleted,
-        connection.Execute(DropPlaceholdersSql(matches),
-                           Flatten(rows, range), "drop the unused placeholders",
+        connection.Execute(DropClaimedKeyRowsSql(matches),
+                           Flatten(rows, range), "drop the unused claimed keys",
                            ErrorContext::kWrite));
     if (deleted != static_cast<int64_t>(count)) {
       return absl::InternalError(absl::StrCat("mysql: dropped ", deleted, " of the ", count,
-                                              " placeholders this transaction claimed"));
+                                              " key rows this transaction claimed"));
     }
     return absl::OkStatus();
   });

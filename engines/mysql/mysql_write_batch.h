@@ -5,16 +5,16 @@
 // one of the holds placed, one UPDATE of the holds settled, one INSERT of the entries
 // (each with its created_at_running_max, engines/common/entry_running_max.h), one UPDATE
 // of the accounts (each at its final values, entries_running_max too), one INSERT ... ON
-// DUPLICATE KEY UPDATE of the key records over the rows the claims hold (their
-// placeholders, the expired records they locked), one DELETE of the
-// placeholders no record filled, one INSERT of the events (in order: the AUTO_INCREMENT
-// insert order follows VALUES).
+// DUPLICATE KEY UPDATE of the key records over the expired records the claims locked
+// (only those: the claim of a new key inserted its final record already), one DELETE of
+// the claimed rows no item committed, one INSERT of the events (in order: the
+// AUTO_INCREMENT insert order follows VALUES).
 // Each is split into statements of at most kRowsPerStatementMax rows and about
 // kStatementBytesMax bytes of parameters, under the server's max_allowed_packet.
 //
 //   MysqlWriteBatch batch;
 //   LEDGER_RETURN_IF_ERROR(batch.AddTransaction(transaction, updated_accounts));
-//   batch.ReplaceKeyRow(record);           // the claim's placeholder or expired record
+//   batch.ReplaceKeyRow(record);           // the expired record the claim locked
 //   batch.AddEvent(event);
 //   LEDGER_RETURN_IF_ERROR(batch.Send(connection));
 //
@@ -66,15 +66,21 @@ class MysqlWriteBatch {
   // an account not noted (NoteLocked).
   absl::Status AddTransaction(const Transaction& transaction,
                               const std::vector<Account>& updated_accounts);
-  // A record whose row this transaction holds: its own placeholder, or the expired record
-  // its claim locked. The row is replaced; a row gone or still live fails the batch.
+  // A record whose row this transaction holds: the expired record its claim locked (or a
+  // placeholder of an earlier release). The row is replaced; a row gone or still live
+  // fails the batch.
   void ReplaceKeyRow(const KeyRecord& record);
+  // A record other than the one this transaction's claim inserted (`claimed`): a later
+  // item of the same key in the batch, or a later submit of a unit of work, commits it.
+  // The claimed row is updated, alone (rare).
+  void RewriteClaimedKeyRow(const KeyRecord& claimed, const KeyRecord& record);
   // A record with no row of this transaction's (the claim was bypassed): sent alone as
   // before, UPDATE of a placeholder or an expired record, else INSERT, so a live
   // committed record is never overwritten (the INSERT fails as a unique violation).
   void WriteKeyRow(const KeyRecord& record);
-  // This transaction's placeholder that no record filled: deleted, so the key stays unused.
-  void DropPlaceholder(const KeyIdentity& identity);
+  // The record this transaction's claim inserted that no item committed: deleted, so the
+  // key stays unused.
+  void DropClaimedKeyRow(const KeyRecord& claimed);
   void AddEvent(const OutboxEvent& event);
   // The account's entries_running_max as LockAccounts read it (nullopt: no entry yet):
   // each entry added continues it (engines/common/entry_running_max.h). Kept when a Send
@@ -118,7 +124,8 @@ class MysqlWriteBatch {
   absl::Status SendAccounts(MysqlConnection& connection) const;
   absl::Status SendKeyRows(MysqlConnection& connection) const;
   absl::Status SendReplacedKeyRows(MysqlConnection& connection) const;
-  absl::Status SendDroppedPlaceholders(MysqlConnection& connection) const;
+  absl::Status SendRewrittenKeyRows(MysqlConnection& connection) const;
+  absl::Status SendDroppedKeyRows(MysqlConnection& connection) const;
   absl::Status SendLoneKeyRow(MysqlConnection& connection, const KeyRecord& record) const;
   absl::Status SendEvents(MysqlConnection& connection) const;
 
@@ -129,7 +136,8 @@ class MysqlWriteBatch {
   std::map<std::string, AccountValues> accounts_;  // the final values, by id
   std::vector<KeyRecord> replaced_keys_;
   std::vector<KeyRecord> lone_keys_;
-  std::vector<KeyIdentity> dropped_placeholders_;
+  std::vector<std::pair<KeyRecord, KeyRecord>> rewritten_keys_;  // claimed, then committed
+  std::vector<KeyRecord> dropped_keys_;                           // as claimed
   std::vector<OutboxEvent> events_;
   engine_common::EntryRunningMaxima running_maxima_;  // kept when a Send empties the batch
 };

@@ -2,7 +2,8 @@
 // that runs one submit on one pooled connection.
 //
 // Round trips of a submit (READ COMMITTED), each a libpq pipeline (postgres_pipeline.h):
-//   1. BEGIN, the claim, the key rows and, when the ledger named the accounts up front
+//   1. BEGIN, the claim (row mode: the keys' final records inserted), the key rows and,
+//      when the ledger named the accounts up front
 //      (ExpectAccountLocks), their lock unless a claimed key replays; LockAccounts is
 //      then answered from those rows. Otherwise LockAccounts is a round trip of its own:
 //      SELECT ... FOR UPDATE in the caller's sorted order
@@ -54,39 +55,87 @@ namespace {
 // The reads and locks of a submit before its writes: the error table's "lock accounts".
 constexpr engine_common::ErrorPhase kInTransaction = engine_common::ErrorPhase::kLockAccounts;
 
+ClaimArrays ClaimArraysOf(PostgresClaimMode mode, const std::vector<KeyRecord>& intended) {
+  std::vector<std::string> namespaces, scopes, keys;
+  for (const KeyRecord& record : intended) {
+    namespaces.push_back(record.identity.key_namespace);
+    scopes.push_back(record.identity.scope.Encoded());
+    keys.push_back(record.identity.key);
+  }
+  ClaimArrays arrays;
+  arrays.keys = {TextArrayLiteral(namespaces), TextArrayLiteral(scopes), TextArrayLiteral(keys)};
+  if (mode == PostgresClaimMode::kAdvisoryLock) {
+    std::vector<std::string> encoded;
+    for (const KeyRecord& record : intended) encoded.push_back(record.identity.Encoded());
+    arrays.identities = TextArrayLiteral(encoded);
+    return arrays;
+  }
+  std::vector<std::string> fingerprints, transaction_ids;
+  std::vector<int64_t> created_at, expires_at;
+  for (const KeyRecord& record : intended) {
+    fingerprints.push_back(record.fingerprint);
+    transaction_ids.push_back(record.transaction_id);
+    created_at.push_back(Micros(record.created_at));
+    expires_at.push_back(Micros(record.expires_at));
+  }
+  arrays.transaction_ids = TextArrayLiteral(transaction_ids);
+  arrays.records = arrays.keys;
+  arrays.records.insert(arrays.records.end(),
+                        {TextArrayLiteral(fingerprints), arrays.transaction_ids,
+                         IntegerArrayLiteral(created_at), IntegerArrayLiteral(expires_at)});
+  return arrays;
+}
+
+PipelinedQuery ClaimQuery(const char* name, std::string_view sql,
+                          std::vector<std::string> parameters,
+                          const PostgresErrorContext& context) {
+  return PipelinedQuery{.statement = name, .sql = sql, .parameters = std::move(parameters),
+                        .context = context};
+}
+
 // The claim's part of its pipeline: [BEGIN,] the claim's wait, the claim in the keys'
-// order (`key_arrays`: their namespaces, scopes and keys; `encoded_array`: their
-// identities), the session's wait back. `advisory_sql` keeps the advisory statement's
-// text (seeded by the session's schema) for its Parse on the session's first claim.
+// order, the session's wait back. `advisory_sql` keeps the advisory statement's text
+// (seeded by the session's schema) for its Parse on the session's first claim.
 std::vector<PipelinedQuery> ClaimQueries(const PostgresSession& session, PostgresClaimMode mode,
                                          bool begin, absl::Duration wait_max,
-                                         const std::vector<std::string>& key_arrays,
-                                         std::string encoded_array,
+                                         const ClaimArrays& arrays,
                                          const PostgresErrorContext& context,
                                          std::string& advisory_sql) {
-  auto prepared = [&](const char* name, std::string_view sql,
-                      std::vector<std::string> parameters) {
-    return PipelinedQuery{.statement = name, .sql = sql, .parameters = std::move(parameters),
-                          .context = context};
-  };
   std::vector<PipelinedQuery> queries;
   if (begin) queries.push_back({.text = kBeginReadCommitted, .context = context});
-  queries.push_back(
-      prepared(claim_statement::kSetLockTimeout, kSetLockTimeoutSql, {ClaimLockTimeout(wait_max)}));
+  queries.push_back(ClaimQuery(claim_statement::kSetLockTimeout, kSetLockTimeoutSql,
+                               {ClaimLockTimeout(wait_max)}, context));
   if (mode == PostgresClaimMode::kRow) {
     queries.push_back(
-        prepared(claim_statement::kInsertPlaceholders, InsertPlaceholdersSql(), key_arrays));
-    queries.push_back(prepared(claim_statement::kLockKeyRows, LockKeyRowsSql(), key_arrays));
+        ClaimQuery(claim_statement::kInsertRecords, InsertRecordsSql(), arrays.records, context));
+    queries.push_back(
+        ClaimQuery(claim_statement::kLockKeyRows, LockKeyRowsSql(), arrays.keys, context));
   } else {
     if (!session.pipelined_statements.contains(claim_statement::kAdvisoryLocks)) {
       advisory_sql = AdvisoryLocksSql(AdvisoryLockSeed(session.schema));
     }
     queries.push_back(
-        prepared(claim_statement::kAdvisoryLocks, advisory_sql, {std::move(encoded_array)}));
+        ClaimQuery(claim_statement::kAdvisoryLocks, advisory_sql, {arrays.identities}, context));
   }
-  queries.push_back(prepared(claim_statement::kSetLockTimeout, kSetLockTimeoutSql,
-                             {session.lock_timeout_default}));
+  queries.push_back(ClaimQuery(claim_statement::kSetLockTimeout, kSetLockTimeoutSql,
+                               {session.lock_timeout_default}, context));
   return queries;
+}
+
+PipelinedQuery ReadKeysQuery(const ClaimArrays& arrays, const PostgresErrorContext& context,
+                             ClaimedKeyRows& found) {
+  PipelinedQuery read_keys =
+      ClaimQuery(claim_statement::kReadKeys, ReadKeysSql(), arrays.keys, context);
+  read_keys.read = [&found](const PGresult* rows) -> absl::Status {
+    for (int row = 0; row < PQntuples(rows); ++row) {
+      LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record, KeyRecordFromResult(rows, row));
+      found.emplace(std::make_tuple(PQgetvalue(rows, row, 0), PQgetvalue(rows, row, 1),
+                                    PQgetvalue(rows, row, 2)),
+                    std::move(record));
+    }
+    return absl::OkStatus();
+  };
+  return read_keys;
 }
 
 }  // namespace
@@ -138,8 +187,8 @@ absl::Status PostgresStorageTransaction::PrepareForStatement() {
 }
 
 absl::StatusOr<std::optional<KeyRecord>> PostgresStorageTransaction::ClaimKey(
-    const KeyIdentity& identity) {
-  LEDGER_ASSIGN_OR_RETURN(std::vector<std::optional<KeyRecord>> records, ClaimKeys({identity}));
+    const KeyRecord& intended) {
+  LEDGER_ASSIGN_OR_RETURN(std::vector<std::optional<KeyRecord>> records, ClaimKeys({intended}));
   return std::move(records.front());
 }
 
@@ -151,75 +200,59 @@ void PostgresStorageTransaction::ExpectAccountLocks(const std::vector<std::strin
 }
 
 // Every key in one round trip (postgres_pipeline.h): BEGIN, the claim in the given
-// order, the key rows and, after ExpectAccountLocks, the accounts' lock unless a key
-// replays. Nothing is parsed per submit: each statement is prepared once per session.
+// order (row mode: the final records inserted), the key rows and, after
+// ExpectAccountLocks, the accounts' lock unless a key replays. Nothing is parsed per
+// submit: each statement is prepared once per session.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction::ClaimKeys(
-    const std::vector<KeyIdentity>& identities) {
+    const std::vector<KeyRecord>& intended) {
   if (!batch_.empty()) LEDGER_RETURN_IF_ERROR(PrepareForStatement());
   LEDGER_RETURN_IF_ERROR(Usable());
   const PostgresErrorContext claim_context{.operation = "claim key",
                                            .phase = engine_common::ErrorPhase::kClaim};
-  const PostgresErrorContext lock_context{.operation = "lock accounts", .phase = kInTransaction};
-  PostgresSession& session = **lease_;
-  const std::vector<std::string> account_ids = std::exchange(expected_account_ids_, {});
-
-  std::vector<std::string> encoded, namespaces, scopes, keys;
-  for (const KeyIdentity& identity : identities) {
-    encoded.push_back(identity.Encoded());
-    namespaces.push_back(identity.key_namespace);
-    scopes.push_back(identity.scope.Encoded());
-    keys.push_back(identity.key);
-  }
-  const std::vector<std::string> key_arrays = {postgres_internal::TextArrayLiteral(namespaces),
-                                               postgres_internal::TextArrayLiteral(scopes),
-                                               postgres_internal::TextArrayLiteral(keys)};
-  auto prepared = [&](const char* name, std::string_view sql,
-                      std::vector<std::string> parameters) {
-    return PipelinedQuery{.statement = name, .sql = sql, .parameters = std::move(parameters),
-                          .context = claim_context};
-  };
+  const ClaimArrays arrays = ClaimArraysOf(claim_mode_, intended);
   std::string advisory_sql;  // built only for the session's first claim
-  std::vector<PipelinedQuery> queries = ClaimQueries(
-      session, claim_mode_, !begin_sent_, options_.wait.wait_max, key_arrays,
-      postgres_internal::TextArrayLiteral(encoded), claim_context, advisory_sql);
-  std::map<std::tuple<std::string, std::string, std::string>, std::optional<KeyRecord>> found;
-  PipelinedQuery read_keys =
-      prepared(claim_statement::kReadKeys, postgres_internal::ReadKeysSql(), key_arrays);
-  read_keys.read = [&found](const PGresult* rows) -> absl::Status {
+  std::vector<PipelinedQuery> queries =
+      ClaimQueries(**lease_, claim_mode_, !begin_sent_, options_.wait.wait_max, arrays,
+                   claim_context, advisory_sql);
+  ClaimedKeyRows found;
+  queries.push_back(ReadKeysQuery(arrays, claim_context, found));
+  PrefetchedLocks prefetched{.ids = std::exchange(expected_account_ids_, {})};
+  std::optional<size_t> lock_query;  // the prefetched lock's place in the pipeline
+  if (!prefetched.ids.empty()) {
+    lock_query = queries.size();
+    queries.push_back(LockUnlessReplayedQuery(arrays, prefetched));
+  }
+  LEDGER_RETURN_IF_ERROR(RunClaimPipeline(queries, claim_context, lock_query, prefetched));
+  return ClaimedRecords(intended, found);
+}
+
+PipelinedQuery PostgresStorageTransaction::LockUnlessReplayedQuery(const ClaimArrays& arrays,
+                                                                   PrefetchedLocks& prefetched) {
+  const bool row_mode = claim_mode_ == PostgresClaimMode::kRow;
+  std::vector<std::string> parameters = {TextArrayLiteral(prefetched.ids)};
+  parameters.insert(parameters.end(), arrays.keys.begin(), arrays.keys.end());
+  if (row_mode) parameters.push_back(arrays.transaction_ids);
+  PipelinedQuery lock = ClaimQuery(
+      row_mode ? claim_statement::kLockAccountsUnlessReplayedRowMode
+               : claim_statement::kLockAccountsUnlessReplayed,
+      LockAccountsUnlessReplayedSql(row_mode), std::move(parameters),
+      {.operation = "lock accounts", .phase = kInTransaction});
+  lock.read = [&prefetched](const PGresult* rows) -> absl::Status {
     for (int row = 0; row < PQntuples(rows); ++row) {
-      LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record,
-                              postgres_internal::KeyRecordFromResult(rows, row));
-      found.emplace(std::make_tuple(PQgetvalue(rows, row, 0), PQgetvalue(rows, row, 1),
-                                    PQgetvalue(rows, row, 2)),
-                    std::move(record));
+      prefetched.rows.emplace_back(
+          AccountFromResult(rows, row),
+          RunningMaxFromResult(rows, row, kLockAccountsRunningMaxColumn));
     }
     return absl::OkStatus();
   };
-  queries.push_back(std::move(read_keys));
-  std::optional<size_t> lock_query;  // the prefetched lock's place in the pipeline
-  PrefetchedLocks prefetched{.ids = account_ids};
-  if (!account_ids.empty()) {
-    std::vector<std::string> parameters = {postgres_internal::TextArrayLiteral(account_ids)};
-    parameters.insert(parameters.end(), key_arrays.begin(), key_arrays.end());
-    PipelinedQuery lock = prepared(claim_statement::kLockAccountsUnlessReplayed,
-                                    postgres_internal::LockAccountsUnlessReplayedSql(),
-                                    std::move(parameters));
-    lock.context = lock_context;
-    lock.read = [&prefetched](const PGresult* rows) -> absl::Status {
-      for (int row = 0; row < PQntuples(rows); ++row) {
-        prefetched.rows.emplace_back(
-            postgres_internal::AccountFromResult(rows, row),
-            postgres_internal::RunningMaxFromResult(
-                rows, row, postgres_internal::kLockAccountsRunningMaxColumn));
-      }
-      return absl::OkStatus();
-    };
-    lock_query = queries.size();
-    queries.push_back(std::move(lock));
-  }
+  return lock;
+}
 
+absl::Status PostgresStorageTransaction::RunClaimPipeline(
+    std::vector<PipelinedQuery>& queries, const PostgresErrorContext& claim_context,
+    std::optional<size_t> lock_query, PrefetchedLocks& prefetched) {
   begin_sent_ = true;  // from here on the session may be inside a transaction
-  PipelineResult result = postgres_internal::RunPipeline(session, queries);
+  PipelineResult result = RunPipeline(**lease_, queries);
   if (result.discard_session) {
     lease_->Discard();
     if (result.status.ok()) {
@@ -240,20 +273,35 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
   } else if (!prefetched.rows.empty()) {
     prefetched_locks_ = std::move(prefetched);
   }
+  return absl::OkStatus();
+}
 
+// A row with the claim's own transaction id is the record its INSERT wrote (row mode),
+// or, in a unit of work, the one an earlier claim of this transaction wrote and no item
+// committed yet: no record either way.
+std::vector<std::optional<KeyRecord>> PostgresStorageTransaction::ClaimedRecords(
+    const std::vector<KeyRecord>& intended, ClaimedKeyRows& found) {
   std::vector<std::optional<KeyRecord>> records;
-  for (const KeyIdentity& identity : identities) {
+  for (const KeyRecord& record_to_be : intended) {
+    const KeyIdentity& identity = record_to_be.identity;
+    const std::string encoded = identity.Encoded();
     auto row = found.find(
         std::make_tuple(identity.key_namespace, identity.scope.Encoded(), identity.key));
     if (row == found.end()) {
-      claimed_without_row_.insert(identity.Encoded());
+      claimed_without_row_.insert(encoded);
       records.emplace_back();
       continue;
     }
-    // A visible 'pending' row is this transaction's own placeholder: another one's
-    // would still be uncommitted, and the claim waited for it.
-    if (!row->second.has_value()) own_placeholders_.push_back(identity);
-    records.push_back(std::move(row->second));
+    std::optional<KeyRecord>& record = row->second;
+    if (record.has_value() && record->transaction_id == record_to_be.transaction_id) {
+      claimed_rows_.insert_or_assign(encoded, record_to_be);
+      record.reset();
+    } else if (auto earlier = claimed_rows_.find(encoded);
+               record.has_value() && earlier != claimed_rows_.end() &&
+               record->transaction_id == earlier->second.transaction_id) {
+      record.reset();
+    }
+    records.push_back(std::move(record));
   }
   return records;
 }
@@ -386,11 +434,39 @@ absl::Status PostgresStorageTransaction::WriteTransaction(
 
 absl::Status PostgresStorageTransaction::RecordKey(const KeyRecord& record) {
   LEDGER_RETURN_IF_ERROR(Usable());
-  batch_.AddKeyRecord(record, claimed_without_row_.count(record.identity.Encoded()) == 0);
-  // Filled: in a unit of work the batch may go out before COMMIT, and COMMIT must not
-  // look for the placeholder again.
-  std::erase(own_placeholders_, record.identity);
+  const std::string encoded = record.identity.Encoded();
+  // The row this transaction's claim inserted (row mode) holds the record already,
+  // unless another item than the one the claim was told of commits the key. Erased
+  // either way: in a unit of work the batch may go out before COMMIT, and COMMIT must
+  // not drop the row.
+  if (auto claimed = claimed_rows_.find(encoded); claimed != claimed_rows_.end()) {
+    const KeyRecord claimed_record = std::move(claimed->second);
+    claimed_rows_.erase(claimed);
+    if (claimed_record == record) return absl::OkStatus();
+    return RewriteClaimedRow(claimed_record, record);
+  }
+  batch_.AddKeyRecord(record, claimed_without_row_.count(encoded) == 0);
   return absl::OkStatus();
+}
+
+// Rare (a batch's second item of a key, a unit of work's second submit of it): a
+// round trip of its own, not a part of every write statement.
+absl::Status PostgresStorageTransaction::RewriteClaimedRow(const KeyRecord& claimed,
+                                                           const KeyRecord& record) {
+  LEDGER_RETURN_IF_ERROR(PrepareForStatement());
+  const PostgresErrorContext context{.operation = "record key",
+                                     .phase = engine_common::ErrorPhase::kWrite};
+  return RoundTrip(context, [&]() -> absl::Status {
+    const pqxx::result rewritten = work_->exec_params(
+        kRewriteClaimedKeySql, record.fingerprint, record.transaction_id,
+        Micros(record.created_at), Micros(record.expires_at), claimed.identity.key_namespace,
+        claimed.identity.scope.Encoded(), claimed.identity.key, claimed.transaction_id);
+    if (rewritten.affected_rows() != 1) {
+      return absl::InternalError(absl::StrCat("postgres: rewrote ", rewritten.affected_rows(),
+                                              " rows over the key row this transaction claimed"));
+    }
+    return absl::OkStatus();
+  });
 }
 
 absl::Status PostgresStorageTransaction::AppendEvent(const OutboxEvent& event) {
@@ -452,7 +528,9 @@ absl::Status PostgresStorageTransaction::WriteAndCommit() {
 
 absl::Status PostgresStorageTransaction::Commit() {
   LEDGER_RETURN_IF_ERROR(Usable());
-  for (const KeyIdentity& identity : own_placeholders_) batch_.DropPlaceholder(identity);
+  // A rejected item of a committed batch leaves its key unused: the row its claim
+  // inserted (row mode) goes, in the write statement.
+  for (const auto& [encoded, claimed] : claimed_rows_) batch_.DropUnusedClaim(claimed.identity);
   if (!batch_.empty()) {
     if (absl::Status committed = WriteAndCommit(); !committed.ok()) {
       Rollback();  // no-op on a lost connection: the lease is then discarded

@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_engine.h"
 #include "engines/postgres/postgres_errors.h"
+#include "engines/postgres/postgres_pipeline.h"
 #include "engines/postgres/postgres_webhook_store.h"
 #include "engines/postgres/postgres_work_claim_store.h"
 #include "engines/postgres/postgres_write_batch.h"
@@ -34,6 +36,20 @@
 namespace ledger::postgres_internal {
 
 using engine_common::StatusOf;
+
+// The claim's arrays, each a text[] or bigint[] literal, in the keys' claim order.
+struct ClaimArrays {
+  std::vector<std::string> keys;     // namespaces, scopes, keys
+  std::vector<std::string> records;  // row mode: keys, fingerprints, transaction ids, times
+  std::string identities;            // advisory mode: the encoded identities
+  std::string transaction_ids;       // row mode: the ids of the claim's own rows
+};
+
+// The key rows the claim finds, by (namespace, encoded scope, key): a committed record,
+// or none for a 'pending' placeholder (written by no release since the final record
+// replaced it at the claim, but still read).
+using ClaimedKeyRows =
+    std::map<std::tuple<std::string, std::string, std::string>, std::optional<KeyRecord>>;
 
 class PostgresStorageTransaction final : public StorageTransaction {
  public:
@@ -51,9 +67,9 @@ class PostgresStorageTransaction final : public StorageTransaction {
   }
 
   void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) override;
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override;
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
-      const std::vector<KeyIdentity>& identities) override;
+      const std::vector<KeyRecord>& intended) override;
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
   absl::StatusOr<std::vector<Transaction>> LoadTransactions(
       const std::vector<std::string>& ids) override;
@@ -114,8 +130,18 @@ class PostgresStorageTransaction final : public StorageTransaction {
     std::vector<std::pair<Account, std::optional<absl::Time>>> rows;
     absl::Status failure;
   };
+  // The parts of ClaimKeys (postgres_engine.cc).
+  PipelinedQuery LockUnlessReplayedQuery(const ClaimArrays& arrays, PrefetchedLocks& prefetched);
+  absl::Status RunClaimPipeline(std::vector<PipelinedQuery>& queries,
+                                const PostgresErrorContext& claim_context,
+                                std::optional<size_t> lock_query, PrefetchedLocks& prefetched);
+  std::vector<std::optional<KeyRecord>> ClaimedRecords(const std::vector<KeyRecord>& intended,
+                                                       ClaimedKeyRows& found);
+  absl::Status RewriteClaimedRow(const KeyRecord& claimed, const KeyRecord& record);
   std::optional<PrefetchedLocks> prefetched_locks_;
-  std::vector<KeyIdentity> own_placeholders_;       // row mode: inserted by this claim
+  // Row mode: the records this transaction's claims inserted that RecordKey has not
+  // stored yet, as they are in the row, by KeyIdentity::Encoded().
+  std::map<std::string, KeyRecord> claimed_rows_;
   std::set<std::string> claimed_without_row_;       // encoded identities the claim found no row of
   PostgresWriteBatch batch_;
 };

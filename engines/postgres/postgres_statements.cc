@@ -12,7 +12,6 @@
 #include "absl/strings/str_replace.h"
 #include "base/check.h"
 #include "base/status.h"
-#include "engines/common/key_placeholder.h"
 #include "engines/postgres/postgres_rows.h"
 
 namespace ledger::postgres_internal {
@@ -24,15 +23,11 @@ using P = WriteParameter;
 constexpr int64_t kLockTimeoutMillisMax = 2'147'483'647;
 
 // The claimed keys as a relation c(namespace, scope, key, position), position in claim
-// order, from the three text[] parameters starting at $first. Each array is read
-// through a one-row subquery, as lock_accounts reads its own: given the arrays
-// themselves, the planner's custom plans knew their lengths, came out cheaper than the
-// generic one, and claim_read_keys was planned anew at every call (pg_prepared_statements:
-// 0 generic plans after 8 calls; 3 of 8 this way).
+// order, from the three text[] parameters starting at $first. (Every pool session plans
+// its statements generically, plan_cache_mode = force_generic_plan: SessionSettingsSql.)
 std::string ClaimedKeysRelation(int first) {
-  return absl::StrCat("unnest((SELECT $", first, "::text[]), (SELECT $", first + 1,
-                      "::text[]), (SELECT $", first + 2,
-                      "::text[])) WITH ORDINALITY AS c(namespace, scope, key, position)");
+  return absl::StrCat("unnest($", first, "::text[], $", first + 1, "::text[], $", first + 2,
+                      "::text[]) WITH ORDINALITY AS c(namespace, scope, key, position)");
 }
 
 // The key row of each c (ClaimedKeysRelation), looked up by its primary key: a LATERAL
@@ -64,13 +59,14 @@ std::string Arrays(std::initializer_list<std::pair<WriteParameter, absl::string_
 // each part so the caller checks that every row landed.
 //
 // A key whose claim found no row is recorded by a plain INSERT (new_keys); only a key
-// whose row the claim saw (a row-mode placeholder, an expired record) takes the upsert
+// whose row the claim saw (an expired record) takes the upsert
 // (replaced_keys). ON CONFLICT costs every row a second index probe and a confirm
 // record in the WAL; should a row have appeared since the claim after all, the plain
 // INSERT fails on the primary key and the batch is retried.
 //
-// The placeholders no record filled (row mode only) are deleted only when there are
-// some: `cardinality(kPlaceholderNamespaces) > 0` is a one-time filter, checked before
+// The rows the claim inserted (row mode only) that no item committed are deleted (each
+// is this transaction's own, locked since its claim), only when there are
+// some: `cardinality(kUnusedClaimNamespaces) > 0` is a one-time filter, checked before
 // the key table is touched. The statement's generic plan is made once a session has run
 // it a few times and kept until the tables' statistics change; made while
 // idempotency_keys was small, it joined the empty array with a scan of the whole key
@@ -111,7 +107,7 @@ std::string WriteBatchSqlText(bool with_holds, bool checked) {
                                               {P::kAccountPendingCredits, "bigint"}}))
                  : "";
   const absl::string_view pending_names = with_holds ? ", pending_debits, pending_credits" : "";
-  const std::string placeholder_namespaces = Arrays({{P::kPlaceholderNamespaces, "text"}});
+  const std::string unused_claim_namespaces = Arrays({{P::kUnusedClaimNamespaces, "text"}});
   std::string sql = Sql({R"sql(
 WITH new_transactions AS (
   INSERT INTO transactions (id, kind, created_at, metadata, reversal_of, fingerprint)sql",
@@ -182,20 +178,20 @@ new_events AS (
        AS event (transaction_id, type, payload, created_at, position)
   ORDER BY event.position
   RETURNING 1),
-dropped_placeholders AS (
-  DELETE FROM idempotency_keys AS placeholder
+dropped_claims AS (
+  DELETE FROM idempotency_keys AS claimed
   USING unnest()sql",
-                         Arrays({{P::kPlaceholderNamespaces, "text"},
-                                 {P::kPlaceholderScopes, "text"}, {P::kPlaceholderKeys, "text"}}),
+                         Arrays({{P::kUnusedClaimNamespaces, "text"},
+                                 {P::kUnusedClaimScopes, "text"}, {P::kUnusedClaimKeys, "text"}}),
                          R"sql() AS unused (namespace, scope, key)
-  WHERE cardinality()sql", placeholder_namespaces, R"sql() > 0
-    AND placeholder.namespace = unused.namespace AND placeholder.scope = unused.scope
-    AND placeholder.key = unused.key AND placeholder.state = 'pending'
+  WHERE cardinality()sql", unused_claim_namespaces, R"sql() > 0
+    AND claimed.namespace = unused.namespace AND claimed.scope = unused.scope
+    AND claimed.key = unused.key
   RETURNING 1))sql"});
   if (with_holds) {
     // A settlement's UPDATE cannot see a hold inserted by this same statement; the
     // pipeline never settles a hold placed in the same batch (it is not found yet). It
-    // runs only when there are settlements, for the reason dropped_placeholders does.
+    // runs only when there are settlements, for the reason dropped_claims does.
     const std::string settled_hold_ids = Arrays({{P::kSettledHoldIds, "text"}});
     absl::StrAppend(&sql, R"sql(,
 new_holds AS (
@@ -222,7 +218,7 @@ settled_holds AS (
   std::string counts = R"sql((SELECT count(*) FROM new_transactions), (SELECT count(*) FROM new_entries),
        (SELECT count(*) FROM updated_accounts),
        (SELECT count(*) FROM new_keys) + (SELECT count(*) FROM replaced_keys),
-       (SELECT count(*) FROM new_events), (SELECT count(*) FROM dropped_placeholders))sql";
+       (SELECT count(*) FROM new_events), (SELECT count(*) FROM dropped_claims))sql";
   if (with_holds) {
     counts += ",\n       (SELECT count(*) FROM new_holds), (SELECT count(*) FROM settled_holds)";
   }
@@ -308,16 +304,10 @@ std::vector<std::pair<const char*, std::string>> Statements() {
        Sql({"SELECT ", kEventColumns,
             " FROM outbox_events WHERE sequence > $1 ORDER BY sequence LIMIT $2"})},
       {statement::kIsReversed, "SELECT EXISTS (SELECT 1 FROM transactions WHERE reversal_of = $1)"},
-      // Rows are locked in the order LockRows receives them: the caller's order. The
-      // array is read through a one-row subquery, (SELECT $1::text[]), so the planner
-      // sees no array constant: it estimates every call the same, and the session keeps
-      // the generic plan after its first five calls. Given $1 itself, each custom plan
-      // knew the array's length, came out cheaper than the generic one and so was made
-      // anew at every call (pg_prepared_statements: 0 generic plans), about 0.05 ms of a
-      // shared transaction's server time (docs/benchmarks.md, issue 29).
+      // Rows are locked in the order LockRows receives them: the caller's order.
       {statement::kLockAccounts,
        Sql({"SELECT ", kAccountColumnsOfA, ", a.entries_running_max"
-            " FROM unnest((SELECT $1::text[])) WITH ORDINALITY AS wanted (id, position) "
+            " FROM unnest($1::text[]) WITH ORDINALITY AS wanted (id, position) "
             "JOIN accounts a ON a.id = wanted.id ORDER BY wanted.position FOR UPDATE OF a"})},
       // numeric sums cannot overflow; the total saturates at the bigint maximum.
       {statement::kDebitUsage,
@@ -519,19 +509,22 @@ std::string AdvisoryLocksSql(std::string_view lock_seed) {
                       "AS u(identity, position) ORDER BY position) c");
 }
 
-// Row mode: inserts a 'pending' placeholder for each key unless its row exists (waiting
-// for a concurrent inserter of the same key to finish), then locks the rows FOR UPDATE
-// (waiting for a concurrent replacer), both in claim order. A new key is claimed by its
-// placeholder, which every other claimer of it waits for in its own INSERT; the row
-// locks of existing keys are taken in the global order; a deadlock the server still
-// finds is RetryableError, and the batch reruns.
-const std::string& InsertPlaceholdersSql() {
-  static const std::string* const sql = new std::string(absl::StrCat(
+// Row mode: inserts each key's final record (the one the ledger will commit, so the
+// write sends no key row for it) unless its row exists (waiting for a concurrent
+// inserter of the same key to finish), then locks the rows FOR UPDATE (waiting for a
+// concurrent replacer), both in claim order. A new key is claimed by its uncommitted
+// record, which no other session reads and every other claimer of it waits for in its
+// own INSERT; the row locks of existing keys are taken in the global order; a deadlock
+// the server still finds is RetryableError, and the batch reruns.
+const std::string& InsertRecordsSql() {
+  static const std::string* const sql = new std::string(
       "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, "
-      "transaction_id, created_at, expires_at) SELECT c.namespace, c.scope, c.key, '', "
-      "'pending', NULL, 0, ",
-      engine_common::kPlaceholderExpiresAtMicros, " FROM ", ClaimedKeysRelation(1),
-      " ORDER BY c.position ON CONFLICT (namespace, scope, key) DO NOTHING"));
+      "transaction_id, created_at, expires_at) SELECT c.namespace, c.scope, c.key, "
+      "c.fingerprint, 'committed', c.transaction_id, c.created_at, c.expires_at "
+      "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], "
+      "$7::bigint[]) WITH ORDINALITY AS c(namespace, scope, key, fingerprint, transaction_id, "
+      "created_at, expires_at, position) "
+      "ORDER BY c.position ON CONFLICT (namespace, scope, key) DO NOTHING");
   return *sql;
 }
 
@@ -551,19 +544,23 @@ const std::string& ReadKeysSql() {
 // rows is uncorrelated, so the server evaluates it once, before it reads or locks any
 // account row; in this statement's snapshot, taken after the claim was granted (the
 // claim's advisory lock or row lock is held, so no other writer of these keys can
-// commit meanwhile). A row-mode placeholder is 'pending' (this transaction's own, or
-// it would still be uncommitted and the claim would have waited), so it does not stop
-// the locks; an expired committed record does (the ledger replaces it, after a
-// lock_accounts of its own).
-const std::string& LockAccountsUnlessReplayedSql() {
-  static const std::string* const sql = new std::string(absl::StrCat(
-      "SELECT ", kAccountColumnsOfA, ", a.entries_running_max"
-      " FROM unnest((SELECT $1::text[])) WITH ORDINALITY AS wanted (id, position)"
-      " JOIN accounts a ON a.id = wanted.id"
-      " WHERE NOT EXISTS (SELECT 1 FROM ", ClaimedKeysRelation(2),
-      KeyRowOfEach("1", " AND k.state = 'committed'", ""),
-      ") ORDER BY wanted.position FOR UPDATE OF a"));
-  return *sql;
+// commit meanwhile). In row mode the rows the claim itself inserted carry its
+// transaction ids ($5; another transaction's would still be uncommitted and the claim
+// would have waited), so they do not stop the locks; an expired committed record does
+// (the ledger replaces it, after a lock_accounts of its own).
+const std::string& LockAccountsUnlessReplayedSql(bool row_mode) {
+  auto make = [](const char* condition) {
+    return new std::string(absl::StrCat(
+        "SELECT ", kAccountColumnsOfA, ", a.entries_running_max"
+        " FROM unnest($1::text[]) WITH ORDINALITY AS wanted (id, position)"
+        " JOIN accounts a ON a.id = wanted.id"
+        " WHERE NOT EXISTS (SELECT 1 FROM ", ClaimedKeysRelation(2),
+        KeyRowOfEach("1", condition, ""), ") ORDER BY wanted.position FOR UPDATE OF a"));
+  };
+  static const std::string* const advisory = make(" AND k.state = 'committed'");
+  static const std::string* const row =
+      make(" AND k.state = 'committed' AND k.transaction_id <> ALL ($5::text[])");
+  return row_mode ? *row : *advisory;
 }
 
 std::string ClaimLockTimeout(absl::Duration wait_max) {

@@ -90,7 +90,7 @@ void DeclareStatements(pqxx::connection_base& connection);
 // ---- the write statement's parameters -------------------------------------------------
 
 // The parameters of the write statements, in position order ($1 is the first). Both
-// statements take the positions up to kPlaceholderKeys; write_batch_with_holds also the
+// statements take the positions up to kUnusedClaimKeys; write_batch_with_holds also the
 // rest. Every one is an array with one element per row of its part.
 enum class WriteParameter : int {
   // transactions: one per transaction
@@ -135,10 +135,10 @@ enum class WriteParameter : int {
   kEventTypes,
   kEventPayloads,
   kEventCreatedAt,
-  // row-mode placeholders no record filled: one per placeholder
-  kPlaceholderNamespaces,
-  kPlaceholderScopes,
-  kPlaceholderKeys,
+  // row mode: the key rows this transaction's claim inserted that no item committed
+  kUnusedClaimNamespaces,
+  kUnusedClaimScopes,
+  kUnusedClaimKeys,
   // write_batch_with_holds only
   kTransactionHoldIds,    // one per transaction, as kTransactionIds
   kAccountPendingDebits,  // one per account, as kAccountIds
@@ -156,7 +156,7 @@ enum class WriteParameter : int {
 };
 
 inline constexpr int kWriteBatchParameterCount =
-    static_cast<int>(WriteParameter::kPlaceholderKeys) + 1;
+    static_cast<int>(WriteParameter::kUnusedClaimKeys) + 1;
 inline constexpr int kWriteBatchWithHoldsParameterCount =
     static_cast<int>(WriteParameter::kSettledHoldSettledBy) + 1;
 static_assert(kWriteBatchParameterCount == 39 && kWriteBatchWithHoldsParameterCount == 52,
@@ -216,23 +216,36 @@ inline constexpr char kCheckWriteCountsFunction[] = "ledger_check_write_counts";
 namespace claim_statement {
 inline constexpr char kSetLockTimeout[] = "claim_set_lock_timeout";  // $1: '250ms'
 inline constexpr char kAdvisoryLocks[] = "claim_advisory_locks";     // $1: identities
-inline constexpr char kInsertPlaceholders[] = "claim_insert_placeholders";  // row mode
+inline constexpr char kInsertRecords[] = "claim_insert_records";  // row mode: $1..$7
 inline constexpr char kLockKeyRows[] = "claim_lock_key_rows";               // row mode
 inline constexpr char kReadKeys[] = "claim_read_keys";  // kKeyColumns, one row per key found
 // The accounts ($1, sorted) locked as lock_accounts locks them, unless a claimed key
-// ($2, $3, $4) has a committed record: then nothing (a replay locks nothing).
+// ($2, $3, $4) has a committed record: then nothing (a replay locks nothing). The row
+// mode's also takes the claim's transaction ids ($5): a row with one of them is the
+// claim's own insert, not a record.
 inline constexpr char kLockAccountsUnlessReplayed[] = "lock_accounts_unless_replayed";
+inline constexpr char kLockAccountsUnlessReplayedRowMode[] =
+    "lock_accounts_unless_replayed_row_mode";
 }  // namespace claim_statement
 
 inline constexpr char kSetLockTimeoutSql[] = "SELECT set_config('lock_timeout', $1, true)";
 // Advisory mode: pg_advisory_xact_lock on each identity's hash seeded by `lock_seed`
 // (AdvisoryLockSeed of the session's schema), in the array's order.
 std::string AdvisoryLocksSql(std::string_view lock_seed);
-// Row mode: a 'pending' placeholder per key without a row, then the key rows locked.
-const std::string& InsertPlaceholdersSql();
+// Row mode: the final record of each key without a row (namespaces, scopes, keys,
+// fingerprints, transaction ids, created_at, expires_at: $1..$7), then the key rows locked.
+const std::string& InsertRecordsSql();
 const std::string& LockKeyRowsSql();
 const std::string& ReadKeysSql();
-const std::string& LockAccountsUnlessReplayedSql();
+const std::string& LockAccountsUnlessReplayedSql(bool row_mode);
+
+// Row mode, rare: the record this transaction's claim inserted ($5..$7 its identity, $8
+// its transaction id) rewritten to the one that commits ($1..$4: fingerprint,
+// transaction id, created_at, expires_at), when another item than the one the claim was
+// told of commits the key. Sent unprepared.
+inline constexpr char kRewriteClaimedKeySql[] =
+    "UPDATE idempotency_keys SET fingerprint = $1, transaction_id = $2, created_at = $3,"
+    " expires_at = $4 WHERE namespace = $5 AND scope = $6 AND key = $7 AND transaction_id = $8";
 
 // The lock_timeout that bounds a claim's wait: at least 1 ms (0 would mean "wait
 // forever" to PostgreSQL), at most the server's maximum.

@@ -64,7 +64,7 @@ absl::Status PostgresWriteBatch::AddTransaction(
 
 void PostgresWriteBatch::AddKeyRecord(const KeyRecord& record, bool claim_found_row) {
   IdentityKey key = KeyOf(record.identity);
-  placeholders_.erase(key);  // the record fills the placeholder
+  unused_claims_.erase(key);  // the record is stored over the claim's row
   if (claim_found_row) {
     keys_claimed_without_row_.erase(key);
   } else {
@@ -75,14 +75,14 @@ void PostgresWriteBatch::AddKeyRecord(const KeyRecord& record, bool claim_found_
 
 void PostgresWriteBatch::AddEvent(const OutboxEvent& event) { events_.push_back(event); }
 
-void PostgresWriteBatch::DropPlaceholder(const KeyIdentity& identity) {
+void PostgresWriteBatch::DropUnusedClaim(const KeyIdentity& identity) {
   IdentityKey key = KeyOf(identity);
-  if (keys_.count(key) == 0) placeholders_.insert(key);
+  if (keys_.count(key) == 0) unused_claims_.insert(key);
 }
 
 bool PostgresWriteBatch::empty() const {
   return transactions_.empty() && accounts_.empty() && keys_.empty() && events_.empty() &&
-         placeholders_.empty();
+         unused_claims_.empty();
 }
 
 bool PostgresWriteBatch::WritesHolds() const {
@@ -105,7 +105,7 @@ std::vector<std::string> PostgresWriteBatch::Parameters() const {
   SetAccountParameters(parameters);
   SetKeyParameters(parameters);
   SetEventParameters(parameters);
-  SetPlaceholderParameters(parameters);
+  SetUnusedClaimParameters(parameters);
   if (with_holds) SetHoldParameters(parameters);
   return std::move(parameters).Take();
 }
@@ -244,16 +244,16 @@ void PostgresWriteBatch::SetEventParameters(WriteParameters& parameters) const {
   parameters.Set(WriteParameter::kEventCreatedAt, IntegerArrayLiteral(created_at));
 }
 
-void PostgresWriteBatch::SetPlaceholderParameters(WriteParameters& parameters) const {
+void PostgresWriteBatch::SetUnusedClaimParameters(WriteParameters& parameters) const {
   std::vector<std::string> namespaces, scopes, keys;
-  for (const auto& [key_namespace, scope, key] : placeholders_) {
+  for (const auto& [key_namespace, scope, key] : unused_claims_) {
     namespaces.push_back(key_namespace);
     scopes.push_back(scope);
     keys.push_back(key);
   }
-  parameters.Set(WriteParameter::kPlaceholderNamespaces, TextArrayLiteral(namespaces));
-  parameters.Set(WriteParameter::kPlaceholderScopes, TextArrayLiteral(scopes));
-  parameters.Set(WriteParameter::kPlaceholderKeys, TextArrayLiteral(keys));
+  parameters.Set(WriteParameter::kUnusedClaimNamespaces, TextArrayLiteral(namespaces));
+  parameters.Set(WriteParameter::kUnusedClaimScopes, TextArrayLiteral(scopes));
+  parameters.Set(WriteParameter::kUnusedClaimKeys, TextArrayLiteral(keys));
 }
 
 void PostgresWriteBatch::SetHoldParameters(WriteParameters& parameters) const {
@@ -315,7 +315,7 @@ std::vector<std::string> PostgresWriteBatch::CheckedParameters() const {
   std::vector<std::string> parameters = Parameters();
   const WriteBatchCounts expected = Expected();
   std::vector<int64_t> counts = {expected.transactions, expected.entries, expected.accounts,
-                                 expected.keys,         expected.events,  expected.placeholders};
+                                 expected.keys,         expected.events,  expected.unused_claims};
   if (WritesHolds()) {
     counts.push_back(expected.holds);
     counts.push_back(expected.settled_holds);
@@ -333,7 +333,7 @@ WriteBatchCounts PostgresWriteBatch::Expected() const {
   counts.accounts = static_cast<int64_t>(accounts_.size());
   counts.keys = static_cast<int64_t>(keys_.size());
   counts.events = static_cast<int64_t>(events_.size());
-  counts.placeholders = static_cast<int64_t>(placeholders_.size());
+  counts.unused_claims = static_cast<int64_t>(unused_claims_.size());
   for (const Transaction& transaction : transactions_) {
     if (transaction.hold.has_value()) ++counts.holds;
     if (transaction.hold_id.has_value()) ++counts.settled_holds;
@@ -345,7 +345,7 @@ absl::Status PostgresWriteBatch::CheckApplied(const WriteBatchCounts& applied) c
   const WriteBatchCounts expected = Expected();
   if (applied == expected) return absl::OkStatus();
   if (applied.keys != expected.keys) {
-    // The upsert only replaces a placeholder or an expired record. A live record under
+    // The upsert only replaces an expired record (or a placeholder). A live record under
     // the identity means another transaction committed the key after this one read it
     // (a claim mode mismatch, or a row-mode key pruned and re-recorded meanwhile). The
     // unique key stopped a second commit; the retry's claim reads it and replays.
@@ -368,7 +368,7 @@ absl::Status PostgresWriteBatch::CheckApplied(const WriteBatchCounts& applied) c
                    expected.transactions, " transactions, ", applied.entries, "/", expected.entries,
                    " entries, ", applied.accounts, "/", expected.accounts,
                    " accounts (changed under their lock?), ", applied.events, "/", expected.events,
-                   " events, ", applied.placeholders, "/", expected.placeholders, " placeholders, ",
+                   " events, ", applied.unused_claims, "/", expected.unused_claims, " unused claims, ",
                    applied.holds, "/", expected.holds, " holds"));
 }
 
@@ -407,7 +407,7 @@ void PostgresWriteBatch::Clear() {
   keys_.clear();
   keys_claimed_without_row_.clear();
   events_.clear();
-  placeholders_.clear();
+  unused_claims_.clear();
 }
 
 }  // namespace ledger::postgres_internal

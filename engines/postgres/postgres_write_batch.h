@@ -46,7 +46,7 @@ struct WriteBatchCounts {
   int64_t accounts = 0;
   int64_t keys = 0;
   int64_t events = 0;
-  int64_t placeholders = 0;  // row-mode placeholders dropped because no record filled them
+  int64_t unused_claims = 0;  // row-mode claimed rows dropped because no item committed them
   int64_t holds = 0;         // holds placed (write_batch_with_holds only)
   int64_t settled_holds = 0; // holds that left 'pending' (write_batch_with_holds only)
   friend bool operator==(const WriteBatchCounts&, const WriteBatchCounts&) = default;
@@ -79,12 +79,13 @@ class PostgresWriteBatch {
                               const std::vector<Account>& updated_accounts,
                               const std::map<std::string, LockedAccount>& locked);
   // A second record of the same identity replaces the first. `claim_found_row`: whether
-  // this transaction's claim saw a row under the identity (its own placeholder, an
-  // expired record); a key without one is written by a plain INSERT.
+  // this transaction's claim saw a row under the identity (an expired record); a key
+  // without one is written by a plain INSERT.
   void AddKeyRecord(const KeyRecord& record, bool claim_found_row);
   void AddEvent(const OutboxEvent& event);
-  // Deletes this transaction's own 'pending' placeholder of `identity` at commit.
-  void DropPlaceholder(const KeyIdentity& identity);
+  // Deletes the row this transaction's claim inserted under `identity` (row mode) at
+  // commit: no item committed it, so the key stays unused.
+  void DropUnusedClaim(const KeyIdentity& identity);
 
   bool empty() const;
   // Whether the batch needs write_batch_with_holds: a hold placed or settled, or an
@@ -134,7 +135,7 @@ class PostgresWriteBatch {
   void SetAccountParameters(WriteParameters& parameters) const;
   void SetKeyParameters(WriteParameters& parameters) const;
   void SetEventParameters(WriteParameters& parameters) const;
-  void SetPlaceholderParameters(WriteParameters& parameters) const;
+  void SetUnusedClaimParameters(WriteParameters& parameters) const;
   // write_batch_with_holds only: kTransactionHoldIds to kSettledHoldSettledBy.
   void SetHoldParameters(WriteParameters& parameters) const;
 
@@ -146,7 +147,7 @@ class PostgresWriteBatch {
   std::map<IdentityKey, KeyRecord> keys_;
   std::set<IdentityKey> keys_claimed_without_row_;
   std::vector<OutboxEvent> events_;
-  std::set<IdentityKey> placeholders_;
+  std::set<IdentityKey> unused_claims_;
   engine_common::EntryRunningMaxima running_maxima_;  // kept by Clear
 };
 

@@ -77,7 +77,7 @@ class SqliteStorageTransaction final : public StorageTransaction {
       : writer_queue_(std::move(writer_queue)), options_(std::move(options)) {}
   ~SqliteStorageTransaction() override { Rollback(); }
 
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override;
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
   absl::StatusOr<bool> IsReversed(std::string_view id) override;
   absl::StatusOr<std::vector<Account>> LockAccounts(
@@ -147,10 +147,12 @@ absl::Status SqliteStorageTransaction::Ready() {
 }
 
 absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
-    const KeyIdentity& identity) {
+    const KeyRecord& intended) {
   LEDGER_RETURN_IF_ERROR(Ready());
+  const KeyIdentity& identity = intended.identity;
   // Under the writer lock nothing can change this row until COMMIT: the read is the
-  // claim's answer. Only committed rows count; this engine writes no placeholders.
+  // claim's answer. Only committed rows count; this engine writes no placeholders (and
+  // the record only in RecordKey: the writer lock is the hold).
   LEDGER_ASSIGN_OR_RETURN(
       Query query, connection().Prepare(statement::kSelectCommittedKey,
                                         "select key record", ErrorContext::kTransaction));

@@ -18,6 +18,7 @@
 #include "base/status.h"
 #include "ledger/json.h"
 #include "ledger/verify.h"
+#include "tests/support/claims.h"
 #include "tests/conformance/conformance_fixture.h"
 
 namespace ledger::testing {
@@ -322,6 +323,32 @@ TEST_P(ConformanceTest, BatchSameKeyAfterARejectedFirstIsJudgedAfresh) {
   EXPECT_TRUE(IsOutcome(Submit("k", Transfer("alice", "bob", 150)), OutcomeKind::kDuplicate));
 }
 
+// The key is claimed with its first item's record (that item's fingerprint and TTL); a
+// later item of the key with another payload and TTL commits instead, and the record is
+// that item's.
+TEST_P(ConformanceTest, BatchSameKeyAfterARejectedFirstRecordsTheItemThatCommits) {
+  Fund("alice", 100);
+  SubmitRequest first = Item("k", Transfer("alice", "bob", 150));  // rejected
+  first.claim.ttl = absl::Hours(1);
+  SubmitRequest second = Item("k", Transfer("alice", "bob", 60));  // another payload: commits
+  second.claim.ttl = absl::Hours(2);
+  std::vector<SubmitResult> results =
+      RunBatch(ledger(), {first, Item("other", Transfer("alice", "bob", 1)), second});
+  ASSERT_TRUE(IsRejected(results[0], RejectionReason::kInsufficientFunds)) << Describe(results);
+  ASSERT_TRUE(IsOutcome(results[1], OutcomeKind::kCommitted)) << Describe(results);
+  ASSERT_TRUE(IsOutcome(results[2], OutcomeKind::kCommitted)) << Describe(results);
+  absl::StatusOr<std::optional<KeyRecord>> record = engine().GetKeyRecord(SubmitKey("k"));
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_TRUE(record->has_value());
+  EXPECT_EQ((*record)->transaction_id, results[2]->transaction.id);
+  EXPECT_EQ((*record)->fingerprint, results[2]->transaction.fingerprint);
+  EXPECT_EQ((*record)->expires_at - (*record)->created_at, absl::Hours(2));
+  EXPECT_TRUE(IsOutcome(Submit("k", Transfer("alice", "bob", 60)), OutcomeKind::kDuplicate));
+  EXPECT_TRUE(IsConflict(Submit("k", Transfer("alice", "bob", 150)).status()));
+  EXPECT_EQ(BalanceOf("alice"), 39);
+  EXPECT_TRUE(VerifyLedger(engine())->ok());
+}
+
 TEST_P(ConformanceTest, BatchErrorReplayPolicyAndScopesApplyPerItem) {
   Fund("alice", 100);
   ASSERT_TRUE(IsOutcome(Submit("p", Transfer("alice", "bob", 1)), OutcomeKind::kCommitted));
@@ -526,7 +553,7 @@ TEST_P(ConformanceTest, BatchAKeyHeldElsewhereMakesOnlyItsItemsInProgress) {
   Fund("alice", 100);
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine().Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("busy")).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(ClaimOf(SubmitKey("busy"))).ok());
   SubmitRequest busy = Item("busy", Transfer("alice", "bob", 5));
   busy.claim.wait = WaitPolicy{absl::Milliseconds(200)};
   std::vector<SubmitResult> results =
@@ -550,8 +577,8 @@ TEST_P(ConformanceTest, BatchBusyKeysCostTheBatchOneClaimWaitInAll) {
   Fund("alice", 100);
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine().Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("busy-a")).ok());
-  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("busy-b")).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(ClaimOf(SubmitKey("busy-a"))).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(ClaimOf(SubmitKey("busy-b"))).ok());
   constexpr absl::Duration kWait = absl::Milliseconds(200);
   std::vector<SubmitRequest> items = {
       Item("free-1", Transfer("alice", "bob", 10)), Item("busy-a", Transfer("alice", "bob", 5)),
@@ -697,7 +724,7 @@ TEST_P(ConformanceTest, GroupCommitABusyKeyMakesOnlyItsCallerInProgress) {
   Fund("alice", 100);
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine().Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("busy")).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(ClaimOf(SubmitKey("busy"))).ok());
   std::vector<SubmitRequest> requests;
   for (int i = 0; i < 8; ++i) {
     requests.push_back(Item(i == 3 ? "busy" : absl::StrCat("g-", i), Transfer("alice", "bob", 1)));

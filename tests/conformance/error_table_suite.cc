@@ -19,6 +19,7 @@
 #include "base/status.h"
 #include "ledger/json.h"
 #include "ledger/verify.h"
+#include "tests/support/claims.h"
 #include "tests/conformance/conformance_fixture.h"
 
 namespace ledger::testing {
@@ -48,7 +49,7 @@ TEST_P(ConformanceTest, ErrorTableUniqueViolationDuringTheWriteIsRetryable) {
 
   absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = engine().Begin({});
   ASSERT_TRUE(storage.ok()) << storage.status();
-  ASSERT_TRUE((*storage)->ClaimKey(Identity("dup-id")).ok());
+  ASSERT_TRUE((*storage)->ClaimKey(ClaimOf(Identity("dup-id"))).ok());
   std::vector<std::string> ids;
   for (const Entry& entry : taken.entries) ids.push_back(entry.account_id);
   std::sort(ids.begin(), ids.end());
@@ -84,12 +85,12 @@ TEST_P(ConformanceTest, ErrorTableUniqueViolationOutsideASubmitIsAlreadyExists) 
 TEST_P(ConformanceTest, ErrorTableLockWaitInTheClaimIsInProgress) {
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine().Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey(Identity("held")).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(ClaimOf(Identity("held"))).ok());
 
   absl::StatusOr<std::unique_ptr<StorageTransaction>> second =
       engine().Begin({.wait = WaitPolicy::FailFast()});
   ASSERT_TRUE(second.ok()) << second.status();
-  absl::StatusOr<std::optional<KeyRecord>> claimed = (*second)->ClaimKey(Identity("held"));
+  absl::StatusOr<std::optional<KeyRecord>> claimed = (*second)->ClaimKey(ClaimOf(Identity("held")));
   EXPECT_TRUE(IsInProgress(claimed.status())) << claimed.status();
   (*second)->Rollback();
   (*holder)->Rollback();
@@ -151,7 +152,7 @@ TEST_P(ConformanceTest, ErrorTableDeadlockInASubmitIsRetriedAndCommitsOnce) {
     absl::StatusOr<std::unique_ptr<StorageTransaction>> other = engine().Begin({});
     ASSERT_TRUE(other.ok()) << other.status();
     for (int claim = 1; claim <= 3; ++claim) {
-      ASSERT_TRUE((*other)->ClaimKey(Identity(absl::StrCat(key, "-heavier-", claim))).ok());
+      ASSERT_TRUE((*other)->ClaimKey(ClaimOf(Identity(absl::StrCat(key, "-heavier-", claim)))).ok());
     }
     ASSERT_TRUE((*other)->LockAccounts({"bob"}).ok());
     // A rerun waits until the test's transaction ended, so it cannot start a second
@@ -197,7 +198,7 @@ TEST_P(ConformanceTest, ErrorTableConnectionLostBeforeCommitIsUnavailable) {
   const Snapshot before = TakeSnapshot();
   absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = engine().Begin({});
   ASSERT_TRUE(storage.ok()) << storage.status();
-  ASSERT_TRUE((*storage)->ClaimKey(Identity("lost")).ok());
+  ASSERT_TRUE((*storage)->ClaimKey(ClaimOf(Identity("lost"))).ok());
   ASSERT_TRUE(context().kill_sessions().ok());
   absl::StatusOr<std::vector<Account>> locked = (*storage)->LockAccounts({"alice", "bob"});
   EXPECT_EQ(locked.status().code(), absl::StatusCode::kUnavailable) << locked.status();

@@ -355,6 +355,57 @@ TEST_P(ConformanceTest, KeyReplaysWithinItsTtlAndIsReusableAfterIt) {
   EXPECT_TRUE(VerifyLedger(engine())->ok());
 }
 
+// The key's TTL starts at its claim (StorageTransaction::ClaimKey is told the record to
+// be, so an engine can write it with the claim), not under the account locks, which the
+// transaction's created_at waits for: here the account-lock wait is a minute long.
+TEST_P(ConformanceTest, KeyTtlCountsFromTheClaimAndTheRecordNamesTheTransaction) {
+  Fund("alice", 100);
+  const absl::Time claimed_at = clock().Now();
+  faults().SetHook(FaultPoint::kAfterClaim, [this] { clock().Advance(absl::Minutes(1)); });
+  ClaimOptions claim;
+  claim.ttl = absl::Hours(1);
+  absl::StatusOr<Outcome> committed = Submit("k", Transfer("alice", "bob", 10), claim);
+  faults().Clear();
+  ASSERT_OUTCOME(committed, OutcomeKind::kCommitted);
+  EXPECT_EQ(committed->transaction.created_at, claimed_at + absl::Minutes(1));
+  absl::StatusOr<std::optional<KeyRecord>> record =
+      engine().GetKeyRecord(KeyIdentityOf(SubmitRequest{.key = "k"}));
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_TRUE(record->has_value());
+  EXPECT_EQ((*record)->transaction_id, committed->transaction.id);
+  EXPECT_EQ((*record)->fingerprint, committed->transaction.fingerprint);
+  EXPECT_EQ((*record)->created_at, claimed_at);
+  EXPECT_EQ((*record)->expires_at, claimed_at + absl::Hours(1));
+  clock().Set(claimed_at + absl::Hours(1) - absl::Microseconds(1));
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 10), claim), OutcomeKind::kDuplicate);
+  clock().Set(claimed_at + absl::Hours(1));
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 10), claim), OutcomeKind::kCommitted);
+  EXPECT_EQ(BalanceOf("bob"), 20);
+}
+
+// Reuse after expiry by a submit that is rejected leaves the expired record as it was;
+// the next one that fits replaces it.
+TEST_P(ConformanceTest, ARejectedReuseOfAnExpiredKeyLeavesItsRecordAndTheNextOneCommits) {
+  Fund("alice", 100);
+  ClaimOptions claim;
+  claim.ttl = absl::Minutes(10);
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 10), claim), OutcomeKind::kCommitted);
+  clock().Advance(absl::Minutes(10));
+  const KeyIdentity identity = KeyIdentityOf(SubmitRequest{.key = "k"});
+  const std::optional<KeyRecord> expired = engine().GetKeyRecord(identity).value();
+  ASSERT_TRUE(expired.has_value());
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 500), claim), OutcomeKind::kRejected);
+  EXPECT_EQ(engine().GetKeyRecord(identity).value(), expired);
+  absl::StatusOr<Outcome> reused = Submit("k", Transfer("alice", "bob", 20), claim);
+  ASSERT_OUTCOME(reused, OutcomeKind::kCommitted);
+  const std::optional<KeyRecord> replaced = engine().GetKeyRecord(identity).value();
+  ASSERT_TRUE(replaced.has_value());
+  EXPECT_EQ(replaced->transaction_id, reused->transaction.id);
+  EXPECT_EQ(replaced->expires_at, clock().Now() + absl::Minutes(10));
+  ASSERT_OUTCOME(Submit("k", Transfer("alice", "bob", 20), claim), OutcomeKind::kDuplicate);
+  EXPECT_EQ(BalanceOf("bob"), 30);
+}
+
 TEST_P(ConformanceTest, PruneDeletesOnlyExpiredKeys) {
   Fund("alice", 100);
   ClaimOptions short_lived;

@@ -244,6 +244,39 @@ TEST_P(ConformanceTest, UnitOfWorkRejectedSubmitWritesNothingAndTheUnitGoesOn) {
   EXPECT_EQ(later->kind, OutcomeKind::kCommitted);
 }
 
+// A key claimed by a rejected submit of the unit is claimed again by a later one with
+// another payload, which commits: the record is the later one's.
+TEST_P(ConformanceTest, UnitOfWorkKeyOfARejectedSubmitIsCommittedByALaterOneOfTheUnit) {
+  Fund("alice", 10);
+  std::vector<Outcome> decided;
+  absl::Status status = ledger().Transact([&](UnitOfWork& unit) -> absl::Status {
+    for (const SubmitRequest& request : {Payment("order-5", 500), Payment("order-5", 5)}) {
+      LEDGER_ASSIGN_OR_RETURN(Outcome outcome, unit.Submit(request));
+      decided.push_back(outcome);
+    }
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_EQ(decided.size(), 2u);
+  EXPECT_EQ(decided[0].kind, OutcomeKind::kRejected);
+  ASSERT_EQ(decided[1].kind, OutcomeKind::kCommitted);
+  absl::StatusOr<std::vector<KeyRecord>> records = engine().ListKeyRecords(std::nullopt, 1000);
+  ASSERT_TRUE(records.ok()) << records.status();
+  int found = 0;
+  for (const KeyRecord& record : *records) {
+    if (record.identity.key != "order-5") continue;
+    ++found;
+    EXPECT_EQ(record.transaction_id, decided[1].transaction.id);
+    EXPECT_EQ(record.fingerprint, decided[1].transaction.fingerprint);
+  }
+  EXPECT_EQ(found, 1);
+  absl::StatusOr<Outcome> replayed = ledger().Submit(Payment("order-5", 5));
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->kind, OutcomeKind::kDuplicate);
+  EXPECT_EQ(replayed->transaction, decided[1].transaction);
+  EXPECT_EQ(BalanceOf("alice"), 5);
+}
+
 TEST_P(ConformanceTest, UnitOfWorkLaterSubmitsSeeEarlierOnesOfTheSameUnit) {
   ASSERT_NO_FATAL_FAILURE(CreateAppTables(ledger(), context()));
   Fund("alice", 50);

@@ -15,14 +15,14 @@ class SplitClaimTransaction final : public StorageTransaction {
                         const std::function<void(const KeyIdentity&)>& after_claim)
       : engine_(engine), options_(options), after_claim_(after_claim) {}
 
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override {
     std::optional<KeyRecord> existing;
     {
       LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> claim, engine_.Begin(options_));
-      LEDGER_ASSIGN_OR_RETURN(existing, claim->ClaimKey(identity));
+      LEDGER_ASSIGN_OR_RETURN(existing, claim->ClaimKey(intended));
       claim->Rollback();  // the bug: the hold ends here, before anything is posted
     }
-    if (after_claim_) after_claim_(identity);
+    if (after_claim_) after_claim_(intended.identity);
     LEDGER_ASSIGN_OR_RETURN(inner_, engine_.Begin(options_));
     return existing;
   }
@@ -143,14 +143,14 @@ class CapturableAfterExpiryTransaction final : public ForwardingTransaction {
  public:
   using ForwardingTransaction::ForwardingTransaction;
 
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override {
     submit_ = true;
-    return inner().ClaimKey(identity);
+    return inner().ClaimKey(intended);
   }
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
-      const std::vector<KeyIdentity>& identities) override {
+      const std::vector<KeyRecord>& intended) override {
     submit_ = true;
-    return inner().ClaimKeys(identities);
+    return inner().ClaimKeys(intended);
   }
   absl::StatusOr<std::vector<Hold>> LoadHolds(const std::vector<std::string>& ids) override {
     LEDGER_ASSIGN_OR_RETURN(std::vector<Hold> holds, inner().LoadHolds(ids));

@@ -12,17 +12,17 @@ class FaultInjectingTransaction final : public ForwardingTransaction {
   FaultInjectingTransaction(FaultInjectingEngine& engine, std::unique_ptr<StorageTransaction> inner)
       : ForwardingTransaction(std::move(inner)), engine_(engine) {}
 
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override {
     LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kClaim));
-    auto result = inner().ClaimKey(identity);
+    auto result = inner().ClaimKey(intended);
     if (result.ok()) LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kAfterClaim));
     return result;
   }
   // Many keys in one call reach the claim points once, as one claim does.
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
-      const std::vector<KeyIdentity>& identities) override {
+      const std::vector<KeyRecord>& intended) override {
     LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kClaim));
-    auto result = inner().ClaimKeys(identities);
+    auto result = inner().ClaimKeys(intended);
     if (result.ok()) LEDGER_RETURN_IF_ERROR(engine_.Reach(FaultPoint::kAfterClaim));
     return result;
   }

@@ -20,12 +20,12 @@ class ForwardingTransaction : public StorageTransaction {
   void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) override {
     inner_->ExpectAccountLocks(sorted_ids);
   }
-  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override {
-    return inner_->ClaimKey(identity);
+  absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override {
+    return inner_->ClaimKey(intended);
   }
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
-      const std::vector<KeyIdentity>& identities) override {
-    return inner_->ClaimKeys(identities);
+      const std::vector<KeyRecord>& intended) override {
+    return inner_->ClaimKeys(intended);
   }
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override {
     return inner_->LoadTransaction(id);

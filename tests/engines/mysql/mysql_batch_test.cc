@@ -24,6 +24,7 @@
 #include "ledger/ledger.h"
 #include "ledger/operation.h"
 #include "ledger/verify.h"
+#include "tests/support/claims.h"
 #include "tests/conformance/conformance_context.h"
 #include "tests/engines/mysql/mysql_ledger_test.h"
 #include "tests/engines/mysql/mysql_test_server.h"
@@ -231,13 +232,13 @@ TEST_F(MysqlBatchTest, ARecordOverALiveCommittedRecordFailsAndWritesNothing) {
   {
     absl::StatusOr<std::unique_ptr<StorageTransaction>> tx = engine_->Begin({});
     ASSERT_TRUE(tx.ok()) << tx.status();
-    ASSERT_TRUE((*tx)->ClaimKey(live).ok());
+    ASSERT_TRUE((*tx)->ClaimKey(ClaimOf(live)).ok());
     write(**tx, "tx-first", live);
     ASSERT_TRUE((*tx)->Commit().ok());
   }
   absl::StatusOr<std::unique_ptr<StorageTransaction>> tx = engine_->Begin({});
   ASSERT_TRUE(tx.ok()) << tx.status();
-  absl::StatusOr<std::vector<std::optional<KeyRecord>>> claimed = (*tx)->ClaimKeys({live, fresh});
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> claimed = (*tx)->ClaimKeys(ClaimsOf({live, fresh}));
   ASSERT_TRUE(claimed.ok()) << claimed.status();
   ASSERT_TRUE((*claimed)[0].has_value());  // live: the batch claim fell back one by one
   EXPECT_EQ((*claimed)[0]->transaction_id, "tx-first");

@@ -30,6 +30,7 @@
 #include "ledger/ledger.h"
 #include "ledger/operation.h"
 #include "ledger/verify.h"
+#include "tests/support/claims.h"
 #include "tests/conformance/conformance_context.h"
 #include "tests/engines/mysql/mysql_ledger_test.h"
 #include "tests/engines/mysql/mysql_test_server.h"
@@ -160,12 +161,12 @@ TEST_F(MysqlEngineTest, ClaimOfAHeldKeyIsInProgressOnceTheWaitBoundRunsOut) {
   const KeyIdentity identity = SubmitKey("held");
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey(identity).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(ClaimOf(identity)).ok());
 
   for (WaitPolicy wait : {WaitPolicy::FailFast(), WaitPolicy{absl::Milliseconds(300)}}) {
     absl::StatusOr<std::unique_ptr<StorageTransaction>> second = engine_->Begin({wait});
     ASSERT_TRUE(second.ok()) << second.status();
-    absl::StatusOr<std::optional<KeyRecord>> claimed = (*second)->ClaimKey(identity);
+    absl::StatusOr<std::optional<KeyRecord>> claimed = (*second)->ClaimKey(ClaimOf(identity));
     EXPECT_TRUE(IsInProgress(claimed.status())) << claimed.status();
   }
   (*holder)->Rollback();
@@ -173,7 +174,7 @@ TEST_F(MysqlEngineTest, ClaimOfAHeldKeyIsInProgressOnceTheWaitBoundRunsOut) {
   absl::StatusOr<std::unique_ptr<StorageTransaction>> third =
       engine_->Begin({WaitPolicy::FailFast()});
   ASSERT_TRUE(third.ok()) << third.status();
-  absl::StatusOr<std::optional<KeyRecord>> claimed = (*third)->ClaimKey(identity);
+  absl::StatusOr<std::optional<KeyRecord>> claimed = (*third)->ClaimKey(ClaimOf(identity));
   ASSERT_TRUE(claimed.ok()) << claimed.status();
   EXPECT_FALSE(claimed->has_value());
 }
@@ -187,7 +188,7 @@ TEST_F(MysqlEngineTest, WaitersBehindAHolderThatRollsBackCommitOnce) {
   // A first attempt holds the key's placeholder, as a submit about to be rejected would.
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("contested")).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(ClaimOf(SubmitKey("contested"))).ok());
 
   std::vector<absl::StatusOr<Outcome>> outcomes(kWaiters);
   std::vector<std::thread> waiters;
@@ -222,7 +223,7 @@ TEST_F(MysqlEngineTest, AccountLockWaitOutlastsTheFailFastClaimsTimeout) {
   ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey(SubmitKey("first")).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(ClaimOf(SubmitKey("first"))).ok());
   ASSERT_TRUE((*holder)->LockAccounts({"alice"}).ok());
 
   // A fail-fast submit of another key claims at once (1 s session timeout), then must
@@ -234,7 +235,7 @@ TEST_F(MysqlEngineTest, AccountLockWaitOutlastsTheFailFastClaimsTimeout) {
         engine_->Begin({WaitPolicy::FailFast()});
     if (second.ok()) {
       absl::StatusOr<std::optional<KeyRecord>> claimed =
-          (*second)->ClaimKey(SubmitKey("second"));
+          (*second)->ClaimKey(ClaimOf(SubmitKey("second")));
       locked = claimed.ok() ? (*second)->LockAccounts({"alice"})
                             : absl::StatusOr<std::vector<Account>>(claimed.status());
     } else {
@@ -264,9 +265,10 @@ TEST_F(MysqlEngineTest, AccountLockWaitOutlastsTheFailFastClaimsTimeout) {
   EXPECT_EQ(locked->front().id, "alice");
 }
 
-// The claim's placeholder row of a batch item that was rejected while others committed
-// must not outlive the COMMIT: it would sit in the key table forever (it never expires).
-TEST_F(MysqlEngineTest, ABatchLeavesNoPlaceholderOfItsRejectedItems) {
+// The row the claim inserted for a batch item that was rejected while others committed
+// must not outlive the COMMIT: it would name a transaction that does not exist and keep
+// the key from being used.
+TEST_F(MysqlEngineTest, ABatchLeavesNoClaimedRowOfItsRejectedItems) {
   OpenLedger(2);
   ASSERT_TRUE(Submit("fund", Operation::TopUp("issuance", "alice", "CREDITS", 10)).ok());
   absl::StatusOr<std::vector<SubmitResult>> results = ledger_->SubmitBatch(
@@ -275,8 +277,52 @@ TEST_F(MysqlEngineTest, ABatchLeavesNoPlaceholderOfItsRejectedItems) {
   ASSERT_TRUE(results.ok()) << results.status();
   ASSERT_EQ((*results)[1]->kind, OutcomeKind::kRejected);
   EXPECT_EQ(*server_->QueryText(absl::StrCat("SELECT COUNT(*) FROM `", database_,
-                                             "`.idempotency_keys WHERE state = 'pending'")),
+                                             "`.idempotency_keys WHERE state = 'pending'"
+                                             " OR `key` = 'no'")),
             "0");
+}
+
+// Issue 29's shape d: the claim inserts the key's final record, and the write step sends
+// no statement for it. Inside the claiming transaction the row already holds what
+// RecordKey will be told; recording it then changes no row (the session's handler
+// counters: an upsert of the key row would write or update one).
+TEST_F(MysqlEngineTest, TheClaimWritesTheFinalKeyRecordAndRecordingItSendsNothing) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(2));
+  const KeyRecord intended = ClaimOf(SubmitKey("once"), absl::FromUnixSeconds(1'767'225'600));
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = engine_->Begin({});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<std::optional<KeyRecord>> claimed = (*storage)->ClaimKey(intended);
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  EXPECT_FALSE(claimed->has_value());
+  auto read = [&](const std::string& sql,
+                  const std::vector<SqlValue>& parameters) -> std::vector<std::string> {
+    absl::StatusOr<SqlRows> rows = (*storage)->RunCallerSql(sql, parameters);
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    std::vector<std::string> values;
+    if (!rows.ok()) return values;
+    for (const std::vector<std::optional<std::string>>& row : rows->rows) {
+      for (const std::optional<std::string>& value : row) values.push_back(value.value_or("NULL"));
+    }
+    return values;
+  };
+  EXPECT_EQ(read("SELECT fingerprint, state, transaction_id, created_at, expires_at"
+                 " FROM idempotency_keys WHERE `key` = ?",
+                 {intended.identity.key}),
+            (std::vector<std::string>{intended.fingerprint, "committed", intended.transaction_id,
+                                      absl::StrCat(absl::ToUnixMicros(intended.created_at)),
+                                      absl::StrCat(absl::ToUnixMicros(intended.expires_at))}));
+  const std::string handler_writes =
+      "SELECT CAST(SUM(VARIABLE_VALUE) AS SIGNED) FROM information_schema.SESSION_STATUS"
+      " WHERE VARIABLE_NAME IN ('HANDLER_WRITE', 'HANDLER_UPDATE', 'HANDLER_DELETE')";
+  const std::vector<std::string> before = read(handler_writes, {});
+  ASSERT_TRUE((*storage)->RecordKey(intended).ok());
+  const std::vector<std::string> after = read(handler_writes, {});  // the writes go first
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(after, before);
+  ASSERT_TRUE((*storage)->Commit().ok());
+  absl::StatusOr<std::optional<KeyRecord>> stored = engine_->GetKeyRecord(intended.identity);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, intended);
 }
 
 TEST_F(MysqlEngineTest, IdentitiesCompareAndSortByteWise) {

@@ -25,6 +25,7 @@
 #include "ledger/verify.h"
 #include "pqxx/connection"
 #include "pqxx/nontransaction"
+#include "tests/support/claims.h"
 #include "tests/conformance/conformance_context.h"
 #include "tests/engines/postgres/postgres_ledger_test.h"
 #include "tests/engines/postgres/postgres_test_database.h"
@@ -384,6 +385,59 @@ TEST_P(PostgresEngineTest, NoStatementOfASubmitIsPlannedPerCall) {
   (*transaction)->Rollback();
 }
 
+// Issue 29's shape d in the row mode: the claim inserts the key's final record, so the
+// write statement writes no key row (the transaction's own statistics,
+// pg_stat_xact_user_tables: no insert, no update). The advisory mode writes the record
+// with the write: one insert there, none at the claim.
+TEST_P(PostgresEngineTest, TheKeyRowIsWrittenOnceAndTheRowClaimWritesTheFinalRecord) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/2));
+  const KeyRecord intended = ClaimOf(KeyIdentityOf(SubmitRequest{.key = "once"}), clock_.Now());
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = engine().Begin({});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<std::optional<KeyRecord>> claimed = (*storage)->ClaimKey(intended);
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  EXPECT_FALSE(claimed->has_value());
+  auto read = [&](const std::string& sql) -> std::vector<std::optional<std::string>> {
+    absl::StatusOr<SqlRows> rows = (*storage)->RunCallerSql(sql, {intended.identity.key});
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    if (!rows.ok() || rows->rows.size() != 1) return {};
+    return rows->rows.front();
+  };
+  const std::string key_row =
+      "SELECT fingerprint, state, transaction_id, created_at::text, expires_at::text"
+      " FROM idempotency_keys WHERE key = $1";
+  const std::string written =
+      "SELECT n_tup_ins::text, n_tup_upd::text FROM pg_stat_xact_user_tables"
+      " WHERE relname = 'idempotency_keys' AND schemaname = current_schema() AND $1 <> ''";
+  if (GetParam() == PostgresClaimMode::kRow) {
+    EXPECT_EQ(read(key_row),
+              (std::vector<std::optional<std::string>>{
+                  intended.fingerprint, "committed", intended.transaction_id,
+                  absl::StrCat(absl::ToUnixMicros(intended.created_at)),
+                  absl::StrCat(absl::ToUnixMicros(intended.expires_at))}));
+  } else {
+    EXPECT_TRUE(read(key_row).empty());  // recorded by the write
+  }
+  // Deltas within the transaction: the view also counts earlier transactions of the
+  // session whose statistics were not reported yet.
+  auto counts = [&]() -> std::pair<int, int> {
+    const std::vector<std::optional<std::string>> row = read(written);
+    if (row.size() != 2 || !row[0].has_value() || !row[1].has_value()) return {-1, -1};
+    return {std::stoi(*row[0]), std::stoi(*row[1])};
+  };
+  const auto [inserted_before, updated_before] = counts();
+  ASSERT_GE(inserted_before, 0);
+  ASSERT_TRUE((*storage)->RecordKey(intended).ok());
+  // The caller's statement goes after the buffered write statement.
+  const auto [inserted_after, updated_after] = counts();
+  EXPECT_EQ(inserted_after - inserted_before, GetParam() == PostgresClaimMode::kRow ? 0 : 1);
+  EXPECT_EQ(updated_after - updated_before, 0);
+  ASSERT_TRUE((*storage)->Commit().ok());
+  absl::StatusOr<std::optional<KeyRecord>> stored = engine().GetKeyRecord(intended.identity);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, intended);
+}
+
 std::string ModeName(const ::testing::TestParamInfo<PostgresClaimMode>& info) {
   return info.param == PostgresClaimMode::kRow ? "row" : "advisory";
 }
@@ -465,15 +519,15 @@ TEST(PostgresSchemaTest, TwoSchemasOfOneDatabaseAreTwoLedgersThatNeverShareALock
   const KeyIdentity identity{.key_namespace = "operations", .scope = Scope{.tenant = "t"}, .key = "k"};
   absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = (*a)->Begin({});
   ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey(identity).ok());
+  ASSERT_TRUE((*holder)->ClaimKey(ClaimOf(identity)).ok());
   BeginOptions fail_fast{.wait = WaitPolicy::FailFast()};
   absl::StatusOr<std::unique_ptr<StorageTransaction>> same_schema = (*a_again)->Begin(fail_fast);
   ASSERT_TRUE(same_schema.ok()) << same_schema.status();
-  EXPECT_FALSE((*same_schema)->ClaimKey(identity).ok());  // held by `holder`
+  EXPECT_FALSE((*same_schema)->ClaimKey(ClaimOf(identity)).ok());  // held by `holder`
   (*same_schema)->Rollback();
   absl::StatusOr<std::unique_ptr<StorageTransaction>> other_schema = (*b)->Begin(fail_fast);
   ASSERT_TRUE(other_schema.ok()) << other_schema.status();
-  absl::StatusOr<std::optional<KeyRecord>> claimed = (*other_schema)->ClaimKey(identity);
+  absl::StatusOr<std::optional<KeyRecord>> claimed = (*other_schema)->ClaimKey(ClaimOf(identity));
   EXPECT_TRUE(claimed.ok()) << claimed.status();
   (*other_schema)->Rollback();
   (*holder)->Rollback();

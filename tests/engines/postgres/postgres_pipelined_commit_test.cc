@@ -21,6 +21,7 @@
 #include "tests/conformance/conformance_context.h"
 #include "tests/engines/postgres/postgres_ledger_test.h"
 #include "tests/engines/postgres/postgres_test_database.h"
+#include "tests/support/claims.h"
 #include "tests/support/open_ledger.h"
 #include "pqxx/connection"
 #include "pqxx/transaction"
@@ -218,8 +219,8 @@ TEST_P(PostgresPipelinedCommitTest, APrefetchedLockTimeoutIsTheLockAccountsError
   {
     absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = (*engine)->Begin({});
     ASSERT_TRUE(storage.ok()) << storage.status();
-    absl::StatusOr<std::optional<KeyRecord>> claimed = (*storage)->ClaimKey(
-        {.key_namespace = std::string(kDefaultKeyNamespace), .scope = Scope{}, .key = "plain"});
+    absl::StatusOr<std::optional<KeyRecord>> claimed = (*storage)->ClaimKey(ClaimOf(
+        {.key_namespace = std::string(kDefaultKeyNamespace), .scope = Scope{}, .key = "plain"}));
     ASSERT_TRUE(claimed.ok()) << claimed.status();
     plain = (*storage)->LockAccounts({"alice", "bob"}).status();
     (*storage)->Rollback();
@@ -228,8 +229,8 @@ TEST_P(PostgresPipelinedCommitTest, APrefetchedLockTimeoutIsTheLockAccountsError
   absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = (*engine)->Begin({});
   ASSERT_TRUE(storage.ok()) << storage.status();
   (*storage)->ExpectAccountLocks({"alice", "bob"});
-  absl::StatusOr<std::optional<KeyRecord>> claimed = (*storage)->ClaimKey(
-      {.key_namespace = std::string(kDefaultKeyNamespace), .scope = Scope{}, .key = "hinted"});
+  absl::StatusOr<std::optional<KeyRecord>> claimed = (*storage)->ClaimKey(ClaimOf(
+      {.key_namespace = std::string(kDefaultKeyNamespace), .scope = Scope{}, .key = "hinted"}));
   ASSERT_TRUE(claimed.ok()) << claimed.status();
   EXPECT_FALSE(claimed->has_value());
   absl::Status hinted = (*storage)->LockAccounts({"alice", "bob"}).status();
@@ -255,7 +256,13 @@ TEST_P(PostgresPipelinedCommitTest, AShortWriteIsRefusedBeforeItsCommitAndWrites
                              .key = "short"};
   absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = engine_->Begin({});
   ASSERT_TRUE(storage.ok()) << storage.status();
-  absl::StatusOr<std::optional<KeyRecord>> claimed = (*storage)->ClaimKey(identity);
+  // The record the pipeline would claim the key with, and then record.
+  const KeyRecord intended{.identity = identity,
+                           .fingerprint = "fingerprint-short",
+                           .transaction_id = NewTransactionId(clock_.Now()),
+                           .created_at = clock_.Now(),
+                           .expires_at = clock_.Now() + absl::Hours(1)};
+  absl::StatusOr<std::optional<KeyRecord>> claimed = (*storage)->ClaimKey(intended);
   ASSERT_TRUE(claimed.ok()) << claimed.status();
   ASSERT_FALSE(claimed->has_value());
   absl::StatusOr<std::vector<Account>> locked = (*storage)->LockAccounts({"alice", "bob"});
@@ -264,7 +271,7 @@ TEST_P(PostgresPipelinedCommitTest, AShortWriteIsRefusedBeforeItsCommitAndWrites
                   ->RunCallerSql("UPDATE accounts SET version = version + 1 WHERE id = 'alice'", {})
                   .ok());
   Transaction transaction;
-  transaction.id = NewTransactionId(clock_.Now());
+  transaction.id = intended.transaction_id;
   transaction.kind = OperationKind::kTransfer;
   transaction.created_at = clock_.Now();
   transaction.fingerprint = "fingerprint-short";
@@ -276,13 +283,7 @@ TEST_P(PostgresPipelinedCommitTest, AShortWriteIsRefusedBeforeItsCommitAndWrites
     transaction.entries.push_back({account.id, kAsset, amount, account.balance, account.version});
   }
   ASSERT_TRUE((*storage)->WriteTransaction(transaction, updated).ok());
-  ASSERT_TRUE((*storage)
-                  ->RecordKey({.identity = identity,
-                               .fingerprint = "fingerprint-short",
-                               .transaction_id = transaction.id,
-                               .created_at = clock_.Now(),
-                               .expires_at = clock_.Now() + absl::Hours(1)})
-                  .ok());
+  ASSERT_TRUE((*storage)->RecordKey(intended).ok());
   absl::Status committed = (*storage)->Commit();
   EXPECT_EQ(committed.code(), absl::StatusCode::kInternal) << committed;
   EXPECT_NE(committed.message().find("1/2 accounts"), std::string::npos) << committed;

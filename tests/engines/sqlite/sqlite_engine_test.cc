@@ -32,6 +32,7 @@
 #include "ledger/json.h"
 #include "ledger/ledger.h"
 #include "ledger/operation.h"
+#include "tests/support/claims.h"
 #include "tests/engines/sqlite/sqlite_file_test.h"
 #include "tests/support/open_ledger.h"
 
@@ -71,7 +72,7 @@ class SqliteEngineTest : public testing::SqliteFileTest {
   // The same on a transaction the caller began.
   static absl::StatusOr<Transaction> PostTopUpOn(StorageTransaction& storage,
                                                  const std::string& key, Amount amount) {
-    LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> existing, storage.ClaimKey(Identity(key)));
+    LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> existing, storage.ClaimKey(ClaimOf(Identity(key))));
     if (existing.has_value()) return absl::AlreadyExistsError("key already recorded");
     LEDGER_ASSIGN_OR_RETURN(std::vector<Account> accounts,
                             storage.LockAccounts({"issuance", "wallet"}));
@@ -229,7 +230,7 @@ TEST_F(SqliteEngineTest, FailFastClaimWhileAnotherConnectionHoldsTheWriteLockIsI
     absl::StatusOr<std::unique_ptr<StorageTransaction>> storage =
         engine->Begin(BeginOptions{WaitPolicy::FailFast()});
     ASSERT_TRUE(storage.ok()) << storage.status();
-    absl::StatusOr<std::optional<KeyRecord>> claim = (*storage)->ClaimKey(Identity("order-1"));
+    absl::StatusOr<std::optional<KeyRecord>> claim = (*storage)->ClaimKey(ClaimOf(Identity("order-1")));
     EXPECT_TRUE(IsInProgress(claim.status())) << claim.status();
   }
 
@@ -237,7 +238,7 @@ TEST_F(SqliteEngineTest, FailFastClaimWhileAnotherConnectionHoldsTheWriteLockIsI
   absl::StatusOr<std::unique_ptr<StorageTransaction>> storage =
       engine->Begin(BeginOptions{WaitPolicy::FailFast()});
   ASSERT_TRUE(storage.ok()) << storage.status();
-  absl::StatusOr<std::optional<KeyRecord>> claim = (*storage)->ClaimKey(Identity("order-1"));
+  absl::StatusOr<std::optional<KeyRecord>> claim = (*storage)->ClaimKey(ClaimOf(Identity("order-1")));
   ASSERT_TRUE(claim.ok()) << claim.status();
   EXPECT_FALSE(claim->has_value());
 }
@@ -252,7 +253,7 @@ TEST_F(SqliteEngineTest, BoundedClaimWaitForAnotherProcessEndsInProgress) {
   absl::StatusOr<std::unique_ptr<StorageTransaction>> storage =
       engine->Begin(BeginOptions{WaitPolicy{absl::Milliseconds(20)}});
   ASSERT_TRUE(storage.ok()) << storage.status();
-  absl::StatusOr<std::optional<KeyRecord>> claim = (*storage)->ClaimKey(Identity("order-1"));
+  absl::StatusOr<std::optional<KeyRecord>> claim = (*storage)->ClaimKey(ClaimOf(Identity("order-1")));
   EXPECT_TRUE(IsInProgress(claim.status())) << claim.status();
   ASSERT_EQ(other.Execute("ROLLBACK"), "ok");
 }
@@ -270,7 +271,7 @@ TEST_F(SqliteEngineTest, WaitingClaimGetsTheLockOnceAnotherProcessReleasesIt) {
     std::unique_ptr<StorageTransaction> storage =
         engine->Begin(BeginOptions{WaitPolicy{absl::Minutes(1)}}).value();
     began.Notify();
-    claim = storage->ClaimKey(Identity("order-1"));  // waits in SQLite's busy handler
+    claim = storage->ClaimKey(ClaimOf(Identity("order-1")));  // waits in SQLite's busy handler
   });
   began.WaitForNotification();
   ASSERT_EQ(other.Execute("ROLLBACK"), "ok");  // before or during the wait: same result
@@ -308,7 +309,7 @@ TEST_F(SqliteEngineTest, ReadersSeeTheLastCommitWhileAWriterHoldsTheLock) {
   ASSERT_TRUE(PostTopUp(*engine, "order-1", 500).ok());
   absl::StatusOr<std::unique_ptr<StorageTransaction>> writer = engine->Begin(BeginOptions{});
   ASSERT_TRUE(writer.ok()) << writer.status();
-  ASSERT_TRUE((*writer)->ClaimKey(Identity("order-2")).ok());  // the writer lock is held
+  ASSERT_TRUE((*writer)->ClaimKey(ClaimOf(Identity("order-2"))).ok());  // the writer lock is held
 
   // WAL: a reader neither waits for the writer nor sees its uncommitted work.
   absl::StatusOr<std::optional<Account>> wallet = engine->GetAccount("wallet");
@@ -374,7 +375,7 @@ TEST_F(SqliteEngineTest, DestroyingAnUncommittedTransactionWritesNothingAndFrees
   {
     absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = engine->Begin(BeginOptions{});
     ASSERT_TRUE(storage.ok()) << storage.status();
-    ASSERT_TRUE((*storage)->ClaimKey(Identity("order-1")).ok());
+    ASSERT_TRUE((*storage)->ClaimKey(ClaimOf(Identity("order-1"))).ok());
     ASSERT_TRUE((*storage)
                     ->AppendEvent(OutboxEvent{0, "t-1", "transaction.committed", "{}", kNow})
                     .ok());
@@ -384,7 +385,7 @@ TEST_F(SqliteEngineTest, DestroyingAnUncommittedTransactionWritesNothingAndFrees
   absl::StatusOr<std::unique_ptr<StorageTransaction>> next =
       engine->Begin(BeginOptions{WaitPolicy::FailFast()});
   ASSERT_TRUE(next.ok()) << next.status();
-  EXPECT_TRUE((*next)->ClaimKey(Identity("order-1")).ok());
+  EXPECT_TRUE((*next)->ClaimKey(ClaimOf(Identity("order-1"))).ok());
 }
 
 TEST_F(SqliteEngineTest, RecordKeyReplacesOnlyAnExpiredRecord) {
@@ -396,7 +397,7 @@ TEST_F(SqliteEngineTest, RecordKeyReplacesOnlyAnExpiredRecord) {
                               kNow + absl::Hours(25)};
   {
     std::unique_ptr<StorageTransaction> storage = engine->Begin(BeginOptions{}).value();
-    ASSERT_TRUE(storage->ClaimKey(Identity("order-1")).ok());
+    ASSERT_TRUE(storage->ClaimKey(ClaimOf(Identity("order-1"))).ok());
     // The error table: a unique violation during the write is retryable.
     EXPECT_TRUE(IsRetryable(storage->RecordKey(replacement)));
   }
@@ -404,7 +405,7 @@ TEST_F(SqliteEngineTest, RecordKeyReplacesOnlyAnExpiredRecord) {
   after_expiry.created_at = kNow + absl::Hours(24);  // the first record's expires_at
   after_expiry.expires_at = kNow + absl::Hours(48);
   std::unique_ptr<StorageTransaction> storage = engine->Begin(BeginOptions{}).value();
-  absl::StatusOr<std::optional<KeyRecord>> claim = storage->ClaimKey(Identity("order-1"));
+  absl::StatusOr<std::optional<KeyRecord>> claim = storage->ClaimKey(ClaimOf(Identity("order-1")));
   ASSERT_TRUE(claim.ok() && claim->has_value());
   EXPECT_TRUE((*claim)->ExpiredAt(after_expiry.created_at));
   ASSERT_TRUE(storage->RecordKey(after_expiry).ok());
