@@ -64,7 +64,7 @@ absl::Status Ledger::BatchAttempt::Run(StorageTransaction& tx) {
   tx_ = &tx;
   // Claims one by one (after a claim of many ran out of wait) take no hint: the locks
   // would come before the later keys.
-  if (!claim_deadline_.has_value() && !ledger_.skip_idempotency_) {
+  if (!claim_deadline_.has_value() && !ledger_.skip_idempotency_ && tx_->TakesAccountLockHint()) {
     if (std::vector<std::string> ids = AccountsNamedUpFront(); !ids.empty()) {
       tx_->ExpectAccountLocks(ids);
     }

@@ -51,6 +51,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
   }
 
   void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) override;
+  bool TakesAccountLockHint() const override { return true; }
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyIdentity& identity) override;
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
       const std::vector<KeyIdentity>& identities) override;
