@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
-#include "absl/strings/str_format.h"
 
 namespace ledger {
 
@@ -54,10 +53,13 @@ std::string NewTransactionId(absl::Time now) {
   for (int i = 0; i < 6; ++i) bytes[i] = static_cast<unsigned char>(millis >> (40 - 8 * i));
   bytes[6] = static_cast<unsigned char>(0x70 | (bytes[6] & 0x0f));  // version 7
   bytes[8] = static_cast<unsigned char>(0x80 | (bytes[8] & 0x3f));  // RFC 4122 variant
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
+  hex.reserve(36);
   for (size_t i = 0; i < bytes.size(); ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) hex.push_back('-');
-    absl::StrAppendFormat(&hex, "%02x", bytes[i]);
+    hex.push_back(kHex[bytes[i] >> 4]);
+    hex.push_back(kHex[bytes[i] & 0x0f]);
   }
   return hex;
 }

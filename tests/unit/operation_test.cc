@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "gtest/gtest.h"
 #include "idempotency/fingerprint.h"
 #include "ledger/amount.h"
@@ -210,6 +211,23 @@ TEST(NewTransactionId, IsTimeOrderedUuidVersion7) {
   EXPECT_LT(earlier, later);
   EXPECT_EQ(earlier.size(), 36u);
   EXPECT_EQ(earlier[14], '7');
+}
+
+// The RFC 9562 text form: lowercase hex in 8-4-4-4-12, the Unix milliseconds first,
+// then the version and the variant.
+TEST(NewTransactionId, IsLowercaseHexGroupedWithTheMillisecondsFirst) {
+  const std::string id = NewTransactionId(absl::FromUnixMillis(0x0123456789ab));
+  ASSERT_EQ(id.size(), 36u);
+  EXPECT_EQ(id.substr(0, 15), "01234567-89ab-7");
+  for (size_t i = 0; i < id.size(); ++i) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      EXPECT_EQ(id[i], '-') << id;
+    } else {
+      EXPECT_TRUE(absl::ascii_isdigit(id[i]) || (id[i] >= 'a' && id[i] <= 'f')) << id;
+    }
+  }
+  EXPECT_NE(std::string("89ab").find(id[19]), std::string::npos) << id;
+  EXPECT_NE(NewTransactionId(absl::FromUnixMillis(0x0123456789ab)), id);  // random bits
 }
 
 // The names are the wire format (JSON, the CLI, the idempotency namespace of keys):
