@@ -369,7 +369,11 @@ absl::StatusOr<std::string> CanonicalizeJsonText(std::string_view text) {
 std::string Sha256Hex(std::string_view bytes) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int size = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1 ||
+  // Fetched once: EVP_sha256() alone makes EVP_Digest look the algorithm up in the
+  // provider on every call. Kept for the process (a null fetch fails below).
+  static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  if (sha256 == nullptr ||
+      EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, sha256, nullptr) != 1 ||
       size != 32) {
     // Only possible if OpenSSL is broken (no default provider, out of memory). Any
     // string returned here would make unrelated payloads share a fingerprint and turn

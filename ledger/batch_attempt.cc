@@ -64,7 +64,7 @@ absl::Status Ledger::BatchAttempt::Run(StorageTransaction& tx) {
   tx_ = &tx;
   // Claims one by one (after a claim of many ran out of wait) take no hint: the locks
   // would come before the later keys.
-  if (!claim_deadline_.has_value() && !ledger_.skip_idempotency_) {
+  if (!claim_deadline_.has_value() && !ledger_.skip_idempotency_ && tx_->TakesAccountLockHint()) {
     if (std::vector<std::string> ids = AccountsNamedUpFront(); !ids.empty()) {
       tx_->ExpectAccountLocks(ids);
     }
@@ -389,9 +389,10 @@ absl::Status Ledger::BatchAttempt::Write() {
     if (write.record.has_value() && !ledger_.skip_idempotency_) {
       LEDGER_RETURN_IF_ERROR(tx_->RecordKey(*write.record));
     }
+    // The JSON tree's compact text to the byte (ledger/json.h), written without the tree.
     LEDGER_RETURN_IF_ERROR(tx_->AppendEvent(OutboxEvent{
         0, write.transaction.id, kCommittedEventType,
-        TransactionToJson(write.transaction).dump(), state_.now}));
+        TransactionToJsonText(write.transaction), state_.now}));
   }
   return absl::OkStatus();
 }

@@ -137,6 +137,9 @@ class StorageTransaction {
   virtual void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) {
     (void)sorted_ids;
   }
+  // Whether ExpectAccountLocks does anything: the ledger works the hint out (a pass over
+  // the batch's plans) only for an engine that uses it. The default: no.
+  virtual bool TakesAccountLockHint() const { return false; }
 
   // Takes this transaction's exclusive hold on `intended.identity` until commit or
   // rollback and returns the committed record stored under it, if any (possibly

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 
 namespace ledger::load {
 namespace {
@@ -123,7 +122,9 @@ class ReplaySource final : public RequestSource {
 
 }  // namespace
 
-std::string UserAccountId(int index) { return absl::StrFormat("bench-user-%06d", index); }
+std::string UserAccountId(int index) {
+  return absl::StrCat("bench-user-", absl::Dec(index, absl::kZeroPad6));
+}
 
 Scope LoadScope() { return Scope{"bench", "load"}; }
 

@@ -67,6 +67,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
   }
 
   void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) override;
+  bool TakesAccountLockHint() const override { return true; }
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override;
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
       const std::vector<KeyRecord>& intended) override;

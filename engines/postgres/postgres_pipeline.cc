@@ -250,7 +250,7 @@ PipelineResult RunPipeline(PostgresSession& session, std::vector<PipelinedQuery>
   return result;
 }
 
-PipelineResult WriteAndCommit(PostgresSession& session, const PipelinedWrite& write) {
+PipelineResult WriteAndCommit(PostgresSession& session, PipelinedWrite write) {
   LEDGER_CHECK(write.statement != nullptr && write.sql != nullptr && write.short_write)
       << "an incomplete PipelinedWrite";
   std::vector<PipelinedQuery> queries;
@@ -259,7 +259,7 @@ PipelineResult WriteAndCommit(PostgresSession& session, const PipelinedWrite& wr
   PipelinedQuery& written = queries.back();
   written.statement = write.statement;
   written.sql = *write.sql;
-  written.parameters = write.parameters;
+  written.parameters = std::move(write.parameters);
   written.context = kWriteContext;
   written.read = [](const PGresult* rows) {
     LEDGER_CHECK(PQntuples(rows) == 1) << "the checked write returned " << PQntuples(rows)

@@ -98,7 +98,7 @@ struct PipelinedWrite {
 
 // Sends [BEGIN,] the write and COMMIT in one round trip. Precondition: the session is
 // idle (`begin`) or inside a transaction none of whose statements failed.
-PipelineResult WriteAndCommit(PostgresSession& session, const PipelinedWrite& write);
+PipelineResult WriteAndCommit(PostgresSession& session, PipelinedWrite write);
 
 }  // namespace ledger::postgres_internal
 

@@ -897,6 +897,8 @@ TEST_P(ConformanceTest, EveryCommitAppendsOneOutboxEventAndReplaysAppendNone) {
   EXPECT_EQ((*events)[1].transaction_id, outcome->transaction.id);
   EXPECT_EQ((*events)[1].type, "transaction.committed");
   EXPECT_EQ(nlohmann::json::parse((*events)[1].payload)["id"], outcome->transaction.id);
+  // The payload is the transaction's JSON tree printed compact, to the byte.
+  EXPECT_EQ((*events)[1].payload, TransactionToJson(outcome->transaction).dump());
   EXPECT_EQ(engine().ListEvents((*events)[0].sequence, 100)->size(), 1u);
 }
 

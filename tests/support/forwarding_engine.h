@@ -20,6 +20,7 @@ class ForwardingTransaction : public StorageTransaction {
   void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) override {
     inner_->ExpectAccountLocks(sorted_ids);
   }
+  bool TakesAccountLockHint() const override { return inner_->TakesAccountLockHint(); }
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override {
     return inner_->ClaimKey(intended);
   }

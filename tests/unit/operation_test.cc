@@ -1,9 +1,13 @@
 // Parsing, validation and payloads of operations: no engine involved.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "gtest/gtest.h"
 #include "idempotency/fingerprint.h"
 #include "ledger/amount.h"
@@ -210,6 +214,62 @@ TEST(NewTransactionId, IsTimeOrderedUuidVersion7) {
   EXPECT_LT(earlier, later);
   EXPECT_EQ(earlier.size(), 36u);
   EXPECT_EQ(earlier[14], '7');
+}
+
+// The RFC 9562 text form: lowercase hex in 8-4-4-4-12, the Unix milliseconds first,
+// then the version and the variant.
+TEST(NewTransactionId, IsLowercaseHexGroupedWithTheMillisecondsFirst) {
+  const std::string id = NewTransactionId(absl::FromUnixMillis(0x0123456789ab));
+  ASSERT_EQ(id.size(), 36u);
+  EXPECT_EQ(id.substr(0, 15), "01234567-89ab-7");
+  for (size_t i = 0; i < id.size(); ++i) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      EXPECT_EQ(id[i], '-') << id;
+    } else {
+      EXPECT_TRUE(absl::ascii_isdigit(id[i]) || (id[i] >= 'a' && id[i] <= 'f')) << id;
+    }
+  }
+  EXPECT_NE(std::string("89ab").find(id[19]), std::string::npos) << id;
+  EXPECT_NE(NewTransactionId(absl::FromUnixMillis(0x0123456789ab)), id);  // random bits
+}
+
+// The random bits come from a per-thread block of CSPRNG output: ids in the same
+// millisecond across many blocks are all distinct.
+TEST(NewTransactionId, IdsOfOneMillisecondAreDistinctAcrossRandomBlocks) {
+  std::set<std::string> ids;
+  for (int i = 0; i < 1000; ++i) ids.insert(NewTransactionId(absl::FromUnixMillis(7)));
+  EXPECT_EQ(ids.size(), 1000u);
+}
+
+// A forked child does not hand out the random bytes its parent drew before the fork (the
+// parent's next id in the same millisecond would be the child's).
+TEST(NewTransactionId, AForkedChildDrawsItsOwnRandomBits) {
+  const absl::Time now = absl::FromUnixMillis(1'764'190'000'000);
+  (void)NewTransactionId(now);  // the parent draws its block
+  int pipe_ends[2];
+  ASSERT_EQ(pipe(pipe_ends), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string id = NewTransactionId(now);
+    const bool written = write(pipe_ends[1], id.data(), id.size()) == static_cast<ssize_t>(id.size());
+    _exit(written ? 0 : 1);
+  }
+  close(pipe_ends[1]);
+  const std::string parent_id = NewTransactionId(now);
+  std::string child_id(36, '\0');
+  size_t read_bytes = 0;
+  while (read_bytes < child_id.size()) {
+    const ssize_t n = read(pipe_ends[0], child_id.data() + read_bytes, child_id.size() - read_bytes);
+    if (n <= 0) break;
+    read_bytes += static_cast<size_t>(n);
+  }
+  close(pipe_ends[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(read_bytes, child_id.size());
+  EXPECT_NE(child_id, parent_id);
 }
 
 // The names are the wire format (JSON, the CLI, the idempotency namespace of keys):

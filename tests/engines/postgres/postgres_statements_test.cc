@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
+#include "engines/postgres/postgres_rows.h"
 #include "engines/postgres/postgres_statements.h"
 #include "engines/postgres/postgres_write_batch.h"
 #include "gtest/gtest.h"
@@ -88,6 +89,19 @@ TEST(PostgresStatementsDeathTest, AParameterLeftUnsetIsAProgrammingError) {
         (void)std::move(parameters).Take();
       },
       "write parameter 2 was not set");
+}
+
+// The write's parameters are array literals: every text element double-quoted, only a
+// double quote and a backslash escaped (wherever they fall), NULL bare.
+TEST(PostgresStatements, ArrayLiteralsQuoteEveryTextAndEscapeOnlyQuoteAndBackslash) {
+  EXPECT_EQ(TextArrayLiteral({}), "{}");
+  EXPECT_EQ(TextArrayLiteral({"", "a b", "NULL", "{x,y}"}), R"({"","a b","NULL","{x,y}"})");
+  EXPECT_EQ(TextArrayLiteral({"\"", "a\\b", "\"x\\\\y\"", R"({"k":"v"})"}),
+            R"({"\"","a\\b","\"x\\\\y\"","{\"k\":\"v\"}"})");
+  EXPECT_EQ(NullableTextArrayLiteral({std::nullopt, "q\"", std::nullopt}), R"({NULL,"q\"",NULL})");
+  EXPECT_EQ(IntegerArrayLiteral({0, -1, 9223372036854775807}), "{0,-1,9223372036854775807}");
+  EXPECT_EQ(NullableIntegerArrayLiteral({std::nullopt, -42}), "{NULL,-42}");
+  EXPECT_EQ(BooleanArrayLiteral({true, false}), "{t,f}");
 }
 
 }  // namespace
