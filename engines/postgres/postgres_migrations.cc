@@ -32,8 +32,10 @@ absl::Status RoundTrip(PostgresSession& session, std::string_view operation,
 // One migration, a transaction of its own (PostgreSQL DDL is transactional): BEGIN
 // with the first statement, one round trip per statement (so statement_timeout and
 // read_timeout each bound one), COMMIT with the version row.
+// A migration may rewrite whole tables, so it plans with sequential scans, which the
+// session's own statements price out (SessionSettingsSql); SET LOCAL ends with it.
 absl::Status ApplyMigration(PostgresSession& session, const Migration& migration) {
-  std::string begin = "BEGIN;\n";
+  std::string begin = "BEGIN;\nSET LOCAL enable_seqscan = on;\n";
   for (const std::string& statement : SplitSqlStatements(migration.sql)) {
     LEDGER_RETURN_IF_ERROR(
         RoundTrip(session, "apply migration", absl::StrCat(begin, statement)));

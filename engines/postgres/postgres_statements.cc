@@ -572,7 +572,8 @@ std::string ClaimLockTimeout(absl::Duration wait_max) {
 std::string SessionSettingsSql(std::string_view lock_timeout,
                                std::string_view statement_timeout) {
   return absl::StrCat("SET lock_timeout = '", View(lock_timeout), "'; SET statement_timeout = '",
-                      View(statement_timeout), "'; SET plan_cache_mode = force_generic_plan");
+                      View(statement_timeout),
+                      "'; SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off");
 }
 
 std::string SearchPathSql(std::string_view schema) {

@@ -266,8 +266,12 @@ inline constexpr char kProbeTransaction[] = "SELECT 1";
 // the values; left to choose, PostgreSQL planned the checked write (its CTEs) anew at
 // every call because each custom plan, knowing its arrays' lengths, came out cheaper
 // than the generic one: about 30% of the server's CPU per submit at 8 clients
-// (docs/benchmarks.md, "Generic plans"). Callers' own sessions (a unit of work on the
-// caller's connection) are not touched.
+// (docs/benchmarks.md, "Generic plans"). Sequential scans are priced out
+// (enable_seqscan = off): a plan is made once per session against the statistics of the
+// moment, and made while autovacuum had last seen a table tiny it chose a scan of it and
+// kept it as the table grew, until the next ANALYZE. Migrations turn scans back on for
+// their transaction. Callers' own sessions (a unit of work on the caller's connection)
+// are not touched.
 std::string SessionSettingsSql(std::string_view lock_timeout,
                                std::string_view statement_timeout);
 // Names resolve in `schema` alone (validated by ValidateSchemaName).
