@@ -78,6 +78,15 @@ std::string KeyRecordRows(WriteParts parts, bool replaced) {
        AS record (namespace, scope, key, fingerprint, transaction_id, created_at, expires_at))sql"});
 }
 
+// How many parameters `parts`' arrays take (the expected counts not included).
+int PartParameterCount(WriteParts parts) {
+  int count = 0;
+  for (int i = 0; i < kWriteParameterCount; ++i) {
+    if (parts.Has(WritePartOf(static_cast<WriteParameter>(i)))) ++count;
+  }
+  return count;
+}
+
 // The statement of one counted part in `parts`' shape, without its RETURNING.
 //
 // A key whose claim found no row is recorded by a plain INSERT (new_keys); only a key
@@ -87,7 +96,9 @@ std::string KeyRecordRows(WriteParts parts, bool replaced) {
 // key and the batch is retried.
 //
 // The rows the claim inserted (row mode only) that no item committed are deleted by
-// dropped_claims (each is this transaction's own, locked since its claim). A
+// dropped_claims (each is this transaction's own, locked since its claim). Like every
+// part, planned once per session: a plan made while idempotency_keys was tiny may scan
+// it (docs/engines/postgres.md, the known hazard), but only when there are rows to drop. A
 // settlement's UPDATE (settled_holds) cannot see a hold inserted by this same statement;
 // the pipeline never settles a hold placed in the same batch (it is not found yet). It
 // settles only holds still pending: the caller compares the count.
@@ -211,10 +222,6 @@ std::string PartSql(WritePart part, WriteParts parts) {
 // clients, docs/benchmarks.md; a part now runs only with rows.)
 std::string WriteBatchSqlText(WriteParts parts) {
   std::vector<std::string> ctes, counts;
-  int parameters = 0;
-  for (int i = 0; i < kWriteParameterCount; ++i) {
-    if (parts.Has(WritePartOf(static_cast<WriteParameter>(i)))) ++parameters;
-  }
   for (int i = 0; i < kCountedWritePartCount; ++i) {
     const auto part = static_cast<WritePart>(i);
     if (!parts.Has(part)) continue;
@@ -224,7 +231,7 @@ std::string WriteBatchSqlText(WriteParts parts) {
   }
   return absl::StrCat("WITH ", absl::StrJoin(ctes, ",\n"), "\nSELECT ",
                       kCheckWriteCountsFunction, "(ARRAY[", absl::StrJoin(counts, ", "), "], $",
-                      parameters + 1, "::bigint[])\n");
+                      PartParameterCount(parts) + 1, "::bigint[])\n");
 }
 
 // An account's pending holds at $2 (PendingHoldTotals): out of it, the lapsed amounts
@@ -506,10 +513,7 @@ const WriteStatement& WriteStatementOf(WriteParts parts) {
   made->parts = parts;
   made->name = absl::StrCat("write_batch_", absl::Hex(parts.bits()));
   made->sql = WriteBatchSqlText(parts);
-  for (int i = 0; i < kWriteParameterCount; ++i) {
-    if (parts.Has(WritePartOf(static_cast<WriteParameter>(i)))) ++made->parameter_count;
-  }
-  ++made->parameter_count;  // the expected counts
+  made->parameter_count = PartParameterCount(parts) + 1;  // and the expected counts
   const ParameterUse use = ParameterUseOf(made->sql);
   LEDGER_CHECK(use.highest == made->parameter_count && use.contiguous)
       << made->name << " uses $1..$" << use.highest << (use.contiguous ? "" : " with gaps")
