@@ -419,8 +419,8 @@ absl::StatusOr<PendingHoldTotals> PostgresStorageTransaction::LoadHoldTotals(
   });
 }
 
-// Buffered until Commit (postgres_write_batch.h); a hold or a settlement only picks the
-// batch's statement there.
+// Buffered until Commit (postgres_write_batch.h); a hold or a settlement only adds parts to
+// the batch's statement there.
 absl::Status PostgresStorageTransaction::WriteTransaction(
     const Transaction& transaction, const std::vector<Account>& updated_accounts) {
   LEDGER_RETURN_IF_ERROR(Usable());
@@ -479,22 +479,9 @@ absl::Status PostgresStorageTransaction::AppendEvent(const OutboxEvent& event) {
 // (the error table's "write" phase): the inputs were checked under the account locks,
 // so a violation means a concurrent writer won a race; the retry re-checks.
 absl::Status PostgresStorageTransaction::FlushWrites() {
-  const PostgresErrorContext context{.operation = "write",
-                                     .phase = engine_common::ErrorPhase::kWrite};
-  return RoundTrip(context, [&]() -> absl::Status {
-    const std::vector<std::string> parameters = batch_.Parameters();
-    const pqxx::row row = work_->exec_prepared1(batch_.Statement(),
-                                                pqxx::prepare::make_dynamic_params(parameters));
-    WriteBatchCounts applied{row[0].as<int64_t>(), row[1].as<int64_t>(), row[2].as<int64_t>(),
-                             row[3].as<int64_t>(), row[4].as<int64_t>(), row[5].as<int64_t>()};
-    if (row.size() > 6) {  // write_batch_with_holds
-      applied.holds = row[6].as<int64_t>();
-      applied.settled_holds = row[7].as<int64_t>();
-    }
-    LEDGER_RETURN_IF_ERROR(batch_.CheckApplied(applied));
-    batch_.Clear();
-    return absl::OkStatus();
-  });
+  LEDGER_RETURN_IF_ERROR(SendWrites(/*commit=*/false));
+  batch_.Clear();
+  return absl::OkStatus();
 }
 
 absl::Status PostgresStorageTransaction::SendCommit() {
@@ -508,16 +495,18 @@ absl::Status PostgresStorageTransaction::SendCommit() {
   });
 }
 
-// The writes and COMMIT in one round trip (postgres_pipeline.h). A failure
-// leaves the transaction failed, as RoundTrip's do.
-absl::Status PostgresStorageTransaction::WriteAndCommit() {
+// The writes [and COMMIT] in one round trip (postgres_pipeline.h), as the statement of
+// the batch's parts. A failure leaves the transaction failed, as RoundTrip's do.
+absl::Status PostgresStorageTransaction::SendWrites(bool commit) {
   LEDGER_RETURN_IF_ERROR(Usable());
   const bool begin = !std::exchange(begin_sent_, true);
-  PipelineResult result = postgres_internal::WriteAndCommit(
+  const postgres_internal::WriteStatement& statement = batch_.Statement();
+  PipelineResult result = postgres_internal::SendWrite(
       **lease_, {.begin = begin,
-                 .statement = batch_.CheckedStatement(),
-                 .sql = &batch_.CheckedStatementSql(),
-                 .parameters = batch_.CheckedParameters(),
+                 .commit = commit,
+                 .statement = statement.name.c_str(),
+                 .sql = &statement.sql,
+                 .parameters = batch_.Parameters(),
                  .short_write = [this](std::string_view applied) {
                    return batch_.CheckAppliedText(applied);
                  }});
@@ -532,7 +521,7 @@ absl::Status PostgresStorageTransaction::Commit() {
   // inserted (row mode) goes, in the write statement.
   for (const auto& [encoded, claimed] : claimed_rows_) batch_.DropUnusedClaim(claimed.identity);
   if (!batch_.empty()) {
-    if (absl::Status committed = WriteAndCommit(); !committed.ok()) {
+    if (absl::Status committed = SendWrites(/*commit=*/true); !committed.ok()) {
       Rollback();  // no-op on a lost connection: the lease is then discarded
       return committed;
     }

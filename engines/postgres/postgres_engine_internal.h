@@ -109,8 +109,9 @@ class PostgresStorageTransaction final : public StorageTransaction {
   // The accounts of one lock read (lock_accounts or its prefetch), noted for the writes.
   void NoteLocked(const Account& account, std::optional<absl::Time> running_max);
   absl::Status SendCommit();
-  // The buffered writes and COMMIT in one round trip (postgres_pipeline.h).
-  absl::Status WriteAndCommit();
+  // The buffered writes, and COMMIT when `commit`, in one round trip
+  // (postgres_pipeline.h).
+  absl::Status SendWrites(bool commit);
   void Release();
 
   std::optional<PooledConnection> lease_;

@@ -250,7 +250,7 @@ PipelineResult RunPipeline(PostgresSession& session, std::vector<PipelinedQuery>
   return result;
 }
 
-PipelineResult WriteAndCommit(PostgresSession& session, PipelinedWrite write) {
+PipelineResult SendWrite(PostgresSession& session, PipelinedWrite write) {
   LEDGER_CHECK(write.statement != nullptr && write.sql != nullptr && write.short_write)
       << "an incomplete PipelinedWrite";
   std::vector<PipelinedQuery> queries;
@@ -272,7 +272,9 @@ PipelineResult WriteAndCommit(PostgresSession& session, PipelinedWrite write) {
                ? write.short_write(detail)
                : StatusFromServerError(kWriteContext, std::string(sql_state), std::string(message));
   };
-  queries.push_back({.text = kCommit, .context = kCommitContext, .commits = true});
+  if (write.commit) {
+    queries.push_back({.text = kCommit, .context = kCommitContext, .commits = true});
+  }
   return RunPipeline(session, queries);
 }
 

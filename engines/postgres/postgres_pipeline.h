@@ -7,8 +7,8 @@
 //   of the key rows and, when the ledger named the accounts up front, their lock
 //   (lock_accounts_unless_replayed, which locks nothing when a claimed key has a
 //   committed record).
-// - The commit (WriteAndCommit below): the checked write and COMMIT. The write is
-//   the checked one (postgres_statements.h, kCheckedWriteBatch): the server compares
+// - The commit (SendWrite below): the checked write and COMMIT. The write is
+//   checked (postgres_statements.h, WriteStatementOf): the server compares
 //   the rows it wrote with the counts the client expects and raises kShortWriteSqlState
 //   when they differ. An error in the write aborts the pipeline, so the COMMIT behind it
 //   is never run: a short write is never committed, and the transaction is left
@@ -86,19 +86,21 @@ struct PipelineResult {
 // use in the session.
 PipelineResult RunPipeline(PostgresSession& session, std::vector<PipelinedQuery>& queries);
 
-// The checked write and COMMIT (the second round trip of a submit).
+// The checked write and COMMIT (the second round trip of a submit), or the checked
+// write alone (a unit of work's writes flushed before a read of its own).
 struct PipelinedWrite {
   bool begin = false;               // BEGIN rides ahead (no statement of it was sent yet)
-  const char* statement = nullptr;  // a checked write statement's name
+  bool commit = true;               // COMMIT rides behind
+  const char* statement = nullptr;  // the write statement's name (WriteStatementOf)
   const std::string* sql = nullptr; // its text, for the Parse on first use in a session
   std::vector<std::string> parameters;
   // The status of a short write, from the counts the server reports (its DETAIL).
   std::function<absl::Status(std::string_view applied)> short_write;
 };
 
-// Sends [BEGIN,] the write and COMMIT in one round trip. Precondition: the session is
+// Sends [BEGIN,] the write [and COMMIT] in one round trip. Precondition: the session is
 // idle (`begin`) or inside a transaction none of whose statements failed.
-PipelineResult WriteAndCommit(PostgresSession& session, PipelinedWrite write);
+PipelineResult SendWrite(PostgresSession& session, PipelinedWrite write);
 
 }  // namespace ledger::postgres_internal
 

@@ -1,21 +1,26 @@
 // Every SQL statement the PostgreSQL engine sends, in one place: the named prepared
-// statements declared on each session, the write statement and its parameter
+// statements declared on each session, the write statement, its parts and its parameter
 // positions, the multi-statement claim scripts built per submit, the transaction
 // control, the session set-up, the event sequencer and the migrations' bookkeeping.
 // (The column lists the rows are read back by live beside their readers, in
 // postgres_rows.h; a unit of work's own statements are the caller's.)
 //
-// The write statements (write_batch, write_batch_with_holds) carry each batch of rows
-// as arrays, 39 or 52 of them. Their positions are named once, by WriteParameter: the
-// SQL is written with the names (WriteParameterSql(WriteParameter::kEntryAmounts) is
-// "$16"), and postgres_write_batch.cc fills a WriteParameters slot by the same name, so
-// the two files cannot drift apart. A static_assert keeps the counts; DeclareStatements
-// checks at start-up that each write statement uses exactly $1..$count.
+// The write statement carries each batch of rows as arrays, and is built from the parts
+// (WritePart) the batch has rows for: a submit's statement holds its transaction,
+// entries, accounts, key record and event, not the empty metadata, hold or dropped-claim
+// parts that PostgreSQL would otherwise open, lock and count at every call. Its
+// parameters are named once, by WriteParameter, each belonging to one part; a shape
+// numbers only its parts' parameters, in the enum's order: the SQL is written with the
+// names (WriteParameterSql(WriteParameter::kEntryAmounts, parts) is "$N" for that shape),
+// and postgres_write_batch.cc fills a WriteParameters slot by the same name, so the two
+// files cannot drift apart. WriteStatementOf checks each shape's positions when it
+// builds it.
 //
-//   WriteParameters parameters(/*with_holds=*/false);
+//   WriteParameters parameters(parts);
 //   parameters.Set(WriteParameter::kTransactionIds, TextArrayLiteral(ids));
+//   parameters.Set(WriteParameter::kMetadataNames, "{}");  // an absent part: dropped
 //   ...
-//   std::vector<std::string> values = std::move(parameters).Take();  // all set, in order
+//   std::vector<std::string> values = std::move(parameters).Take();  // the parts', in order
 //
 // Internal to engines/postgres. Thread-safe: constants and pure functions.
 #ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_STATEMENTS_H_
@@ -55,8 +60,6 @@ inline constexpr char kListEvents[] = "list_events";
 inline constexpr char kIsReversed[] = "is_reversed";
 inline constexpr char kLockAccounts[] = "lock_accounts";  // then entries_running_max
 inline constexpr char kDebitUsage[] = "debit_usage";
-inline constexpr char kWriteBatch[] = "write_batch";
-inline constexpr char kWriteBatchWithHolds[] = "write_batch_with_holds";
 inline constexpr char kSelectHold[] = "select_hold";
 inline constexpr char kSelectEntryAsOf[] = "select_entry_as_of";
 // kSelectEntryAsOf's column that is false when its search stopped short.
@@ -82,30 +85,75 @@ inline constexpr char kPruneWebhookEvents[] = "prune_webhook_events";
 inline constexpr int kLockAccountsRunningMaxColumn = 10;
 
 // Declares every statement above on `connection` (no round trip: libpqxx prepares
-// lazily, so a connection opened before the migrations ran is still fine). The first
-// call checks the write statements' parameter positions (a failed check is a
-// programming error: LEDGER_CHECK).
+// lazily, so a connection opened before the migrations ran is still fine). The write
+// statement is not among them: see WriteStatementOf.
 void DeclareStatements(pqxx::connection_base& connection);
 
-// ---- the write statement's parameters -------------------------------------------------
+// ---- the write statement: its parts and their parameters ---------------------------
 
-// The parameters of the write statements, in position order ($1 is the first). Both
-// statements take the positions up to kUnusedClaimKeys; write_batch_with_holds also the
-// rest. Every one is an array with one element per row of its part.
+// The parts of the write statement, in the statement's order. Each but kPendingAmounts
+// is one data-modifying CTE (named by WritePartName) whose rows the statement counts; a
+// batch's statement holds a part only when the batch has rows for it
+// (PostgresWriteBatch::Parts), because PostgreSQL starts every CTE of a plan at every
+// call, rows or not: it opens the table and each of its indexes, locks them and builds
+// the executor's state (docs/benchmarks.md, "The write built from the parts present").
+enum class WritePart : int {
+  kTransactions,  // new_transactions
+  kMetadata,      // new_metadata: transaction_metadata rows (IndexedMetadataMembers)
+  kEntries,       // new_entries
+  kAccounts,      // updated_accounts
+  kNewKeys,       // new_keys: records whose claim found no row (plain INSERT)
+  kReplacedKeys,  // replaced_keys: records over an expired one (upsert)
+  kEvents,        // new_events
+  kDroppedClaims, // dropped_claims: row-mode claimed rows no item committed
+  kNewHolds,      // new_holds: holds placed
+  kSettledHolds,  // settled_holds, and each transaction's hold_id in new_transactions
+  // No CTE of its own: updated_accounts also stores the accounts' pending amounts. Only
+  // with kAccounts.
+  kPendingAmounts,
+};
+inline constexpr int kWritePartCount = static_cast<int>(WritePart::kPendingAmounts) + 1;
+// The parts with rows of their own, counted by the statement: all before kPendingAmounts.
+inline constexpr int kCountedWritePartCount = static_cast<int>(WritePart::kPendingAmounts);
+
+// The CTE of a counted part ("new_entries"), also its name in messages.
+const char* WritePartName(WritePart part);
+
+// A set of write parts: which shape of the write statement a batch sends.
+class WriteParts {
+ public:
+  constexpr WriteParts() = default;
+  WriteParts With(WritePart part) const {
+    return WriteParts(bits_ | (uint32_t{1} << static_cast<int>(part)));
+  }
+  bool Has(WritePart part) const { return (bits_ >> static_cast<int>(part)) & 1; }
+  bool empty() const { return bits_ == 0; }
+  uint32_t bits() const { return bits_; }
+  friend bool operator==(WriteParts, WriteParts) = default;
+
+ private:
+  explicit constexpr WriteParts(uint32_t bits) : bits_(bits) {}
+  uint32_t bits_ = 0;
+};
+
+// The parameters of the write statement, each an array with one element per row of its
+// part, in position order: a shape takes those of its parts ($1 is the first present).
 enum class WriteParameter : int {
-  // transactions: one per transaction
+  // kTransactions: one per transaction
   kTransactionIds,
   kTransactionKinds,
   kTransactionCreatedAt,
   kTransactionMetadata,
   kTransactionReversalOf,
   kTransactionFingerprints,
-  // transaction_metadata: one per member indexed (engine_common::IndexedMetadataMembers)
+  // kSettledHolds: one per transaction, as kTransactionIds (new_transactions' hold_id)
+  kTransactionHoldIds,
+  // kMetadata: one per member indexed (engine_common::IndexedMetadataMembers)
   kMetadataNames,
   kMetadataValues,
   kMetadataCreatedAt,
   kMetadataTransactionIds,
-  // entries: one per entry
+  // kEntries: one per entry
   kEntryAccountIds,
   kEntryAccountVersions,
   kEntryTransactionIds,
@@ -115,92 +163,112 @@ enum class WriteParameter : int {
   kEntryBalancesAfter,
   kEntryCreatedAt,
   kEntryRunningMaxima,  // created_at_running_max (engines/common/entry_running_max.h)
-  // accounts: one per account updated
+  // kAccounts: one per account updated
   kAccountIds,
   kAccountBalances,
   kAccountVersions,
   kAccountLockedVersions,
   kAccountEntriesRunningMax,  // NULL: the account's own is kept
-  // key records: one per key recorded
-  kKeyNamespaces,
-  kKeyScopes,
-  kKeys,
-  kKeyFingerprints,
-  kKeyTransactionIds,
-  kKeyCreatedAt,
-  kKeyExpiresAt,
-  kKeyClaimedWithoutRow,
-  // outbox events: one per event
+  // kPendingAmounts: one per account, as kAccountIds
+  kAccountPendingDebits,
+  kAccountPendingCredits,
+  // kNewKeys: one per key recorded whose claim found no row
+  kNewKeyNamespaces,
+  kNewKeyScopes,
+  kNewKeys,
+  kNewKeyFingerprints,
+  kNewKeyTransactionIds,
+  kNewKeyCreatedAt,
+  kNewKeyExpiresAt,
+  // kReplacedKeys: one per key recorded over an expired record
+  kReplacedKeyNamespaces,
+  kReplacedKeyScopes,
+  kReplacedKeys,
+  kReplacedKeyFingerprints,
+  kReplacedKeyTransactionIds,
+  kReplacedKeyCreatedAt,
+  kReplacedKeyExpiresAt,
+  // kEvents: one per event
   kEventTransactionIds,
   kEventTypes,
   kEventPayloads,
   kEventCreatedAt,
-  // row mode: the key rows this transaction's claim inserted that no item committed
+  // kDroppedClaims: row mode, the key rows this transaction's claim inserted that no
+  // item committed
   kUnusedClaimNamespaces,
   kUnusedClaimScopes,
   kUnusedClaimKeys,
-  // write_batch_with_holds only
-  kTransactionHoldIds,    // one per transaction, as kTransactionIds
-  kAccountPendingDebits,  // one per account, as kAccountIds
-  kAccountPendingCredits,
-  kHoldIds,  // holds placed: one per hold
+  // kNewHolds: one per hold placed
+  kHoldIds,
   kHoldFromAccounts,
   kHoldToAccounts,
   kHoldAssets,
   kHoldAmounts,
   kHoldExpiresAt,
   kHoldCreatedAt,
-  kSettledHoldIds,  // holds settled: one per settlement
+  // kSettledHolds: one per settlement
+  kSettledHoldIds,
   kSettledHoldStatuses,
   kSettledHoldSettledBy,
 };
 
-inline constexpr int kWriteBatchParameterCount =
-    static_cast<int>(WriteParameter::kUnusedClaimKeys) + 1;
-inline constexpr int kWriteBatchWithHoldsParameterCount =
+inline constexpr int kWriteParameterCount =
     static_cast<int>(WriteParameter::kSettledHoldSettledBy) + 1;
-static_assert(kWriteBatchParameterCount == 39 && kWriteBatchWithHoldsParameterCount == 52,
-              "a write parameter was added or removed: check WriteBatchSql and "
-              "PostgresWriteBatch::Parameters, which name every position");
+static_assert(kWriteParameterCount == 58,
+              "a write parameter was added or removed: check WritePartOf, the write "
+              "statement's SQL and PostgresWriteBatch::Parameters, which name every one");
 
-// "$N" for a parameter: its position, 1-based.
-std::string WriteParameterSql(WriteParameter parameter);
+// The part a parameter belongs to.
+WritePart WritePartOf(WriteParameter parameter);
 
-// The values of one write statement's parameters, filled by name in any order.
+// A parameter's 0-based index among the parameters of `parts`' shape. Checked: its part
+// is one of `parts`.
+int WriteParameterIndex(WriteParameter parameter, WriteParts parts);
+// "$N" for a parameter of `parts`' shape: its index + 1.
+std::string WriteParameterSql(WriteParameter parameter, WriteParts parts);
+
+// The values of one shape's parameters, filled by name in any order.
 class WriteParameters {
  public:
-  explicit WriteParameters(bool with_holds);
-  // Checked: the parameter belongs to the statement and is set only once.
+  explicit WriteParameters(WriteParts parts);
+  // Checked: set only once; a parameter of a part not in the shape only as an empty
+  // array (an absent part has no rows), which is dropped.
   void Set(WriteParameter parameter, std::string value);
-  // The values in position order. Checked: every position was set.
+  // The values of the shape's parameters in position order. Checked: every one was set.
   std::vector<std::string> Take() &&;
 
  private:
-  std::vector<std::optional<std::string>> values_;
+  WriteParts parts_;
+  std::vector<std::optional<std::string>> values_;  // by WriteParameter
 };
 
-// The highest $N in `sql`, and whether every $1..$N occurs: what DeclareStatements
-// checks of the write statements ({0, true} for none).
+// The highest $N in `sql`, and whether every $1..$N occurs: what WriteStatementOf
+// checks of each shape ({0, true} for none).
 struct ParameterUse {
   int highest = 0;
   bool contiguous = true;
 };
 ParameterUse ParameterUseOf(std::string_view sql);
 
-// The SQL of write_batch (with_holds false) or write_batch_with_holds.
-std::string WriteBatchSql(bool with_holds);
+// One shape of the write statement. It is checked by the server: it takes the expected
+// counts of its counted parts (in WritePart order, a bigint[]) as its last parameter and
+// raises kShortWriteSqlState when what it wrote differs, so a COMMIT sent behind it in
+// the same pipeline never runs after a short write (postgres_pipeline.h). Prepared by
+// libpq itself (libpqxx never hears of it), on first use in each session, under its
+// name: "write_batch_" and the parts' bits in hex ("write_batch_4d"). At most
+// 2^kWritePartCount shapes; a workload sends a handful.
+struct WriteStatement {
+  WriteParts parts;
+  std::string name;
+  std::string sql;
+  int parameter_count = 0;  // the parts' parameters and the expected counts
+};
+// Built on first use in the process and kept (thread-safe; the reference stays valid).
+// Checked: `parts` is not empty, has kAccounts if kPendingAmounts and kTransactions if
+// kSettledHolds, and the SQL uses exactly $1..$parameter_count.
+const WriteStatement& WriteStatementOf(WriteParts parts);
 
-// ---- the write pipelined with its COMMIT (postgres_pipeline.h) ----------------
-// The same statements, checked by the server: they take the expected counts as one more
-// parameter (a bigint[] in the order of the counts write_batch returns) and raise
-// kShortWriteSqlState when what they wrote differs, so a COMMIT sent behind them in the
-// same pipeline never runs after a short write. Prepared by libpq itself (libpqxx never
-// hears of them), on first use in each session.
-inline constexpr char kCheckedWriteBatch[] = "write_batch_checked";
-inline constexpr char kCheckedWriteBatchWithHolds[] = "write_batch_with_holds_checked";
-const std::string& CheckedWriteBatchSql(bool with_holds);
-
-// The function the checked statements call, ledger_check_write_counts, is the schema's
+// The function the write statement calls, ledger_check_write_counts, is the schema's
 // (schema/postgres/0008_write_check_function.sql). Its error carries the counts written
 // as its DETAIL, an array literal, for PostgresWriteBatch::CheckAppliedText.
 inline constexpr char kShortWriteSqlState[] = "LW001";

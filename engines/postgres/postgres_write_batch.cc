@@ -44,8 +44,16 @@ absl::Status PostgresWriteBatch::AddTransaction(
                           running_maxima_.Continue(transaction));
   entry_running_maxima_.push_back(std::move(running_maxima));
   transactions_.push_back(transaction);
-  if (transaction.hold.has_value() || transaction.hold_id.has_value()) {
-    places_or_settles_holds_ = true;
+  // text cannot hold \u0000 (nor can jsonb): metadata naming it indexes nothing, as
+  // before 0006 (the rule of 0005's ledger_transaction_metadata_members).
+  if (!absl::StrContains(transaction.metadata, "\\u0000")) {
+    for (engine_common::MetadataMember& member :
+         engine_common::IndexedMetadataMembers(transaction.metadata)) {
+      metadata_rows_.push_back({.name = std::move(member.name),
+                                .value = std::move(member.value),
+                                .created_at = Micros(transaction.created_at),
+                                .transaction_id = transaction.id});
+    }
   }
   for (const Account& account : updated_accounts) {
     // A later transaction of the batch on the same account carries the earlier one's
@@ -81,33 +89,57 @@ void PostgresWriteBatch::DropUnusedClaim(const KeyIdentity& identity) {
 }
 
 bool PostgresWriteBatch::empty() const {
-  return transactions_.empty() && accounts_.empty() && keys_.empty() && events_.empty() &&
-         unused_claims_.empty();
+  return Parts().empty();
 }
 
-bool PostgresWriteBatch::WritesHolds() const {
-  if (places_or_settles_holds_) return true;
+bool PostgresWriteBatch::PendingAmountsChanged() const {
   for (const auto& [id, update] : accounts_) {
     if (update.PendingChanged()) return true;
   }
   return false;
 }
 
-const char* PostgresWriteBatch::Statement() const {
-  return WritesHolds() ? statement::kWriteBatchWithHolds : statement::kWriteBatch;
+WriteParts PostgresWriteBatch::Parts() const {
+  const WriteBatchCounts expected = Expected();
+  WriteParts parts;
+  for (int i = 0; i < kCountedWritePartCount; ++i) {
+    const auto part = static_cast<WritePart>(i);
+    if (expected[part] > 0) parts = parts.With(part);
+  }
+  if (PendingAmountsChanged()) parts = parts.With(WritePart::kPendingAmounts);
+  return parts;
 }
 
+const WriteStatement& PostgresWriteBatch::Statement() const { return WriteStatementOf(Parts()); }
+
 std::vector<std::string> PostgresWriteBatch::Parameters() const {
-  const bool with_holds = WritesHolds();
-  WriteParameters parameters(with_holds);
+  const WriteParts parts = Parts();
+  // Every part's parameters are set, an absent part's as empty arrays, which
+  // WriteParameters checks and drops: a part left out of the statement loses no row.
+  WriteParameters parameters(parts);
   SetTransactionParameters(parameters);
+  SetMetadataParameters(parameters);
   SetEntryParameters(parameters);
   SetAccountParameters(parameters);
-  SetKeyParameters(parameters);
+  SetKeyParameters(parameters, /*replaced=*/false);
+  SetKeyParameters(parameters, /*replaced=*/true);
   SetEventParameters(parameters);
   SetUnusedClaimParameters(parameters);
-  if (with_holds) SetHoldParameters(parameters);
-  return std::move(parameters).Take();
+  SetHoldParameters(parameters);
+  SetSettlementParameters(parameters);
+  // Columns of other parts, not rows of their own: NULL hold_ids and unchanged pending
+  // amounts are what the rows hold without them.
+  if (parts.Has(WritePart::kSettledHolds)) SetHoldIdParameters(parameters);
+  if (parts.Has(WritePart::kPendingAmounts)) SetPendingAmountParameters(parameters);
+  std::vector<std::string> values = std::move(parameters).Take();
+  const WriteBatchCounts expected = Expected();
+  std::vector<int64_t> counts;
+  for (int i = 0; i < kCountedWritePartCount; ++i) {
+    const auto part = static_cast<WritePart>(i);
+    if (parts.Has(part)) counts.push_back(expected[part]);
+  }
+  values.push_back(IntegerArrayLiteral(counts));
+  return values;
 }
 
 void PostgresWriteBatch::SetTransactionParameters(WriteParameters& parameters) const {
@@ -128,23 +160,16 @@ void PostgresWriteBatch::SetTransactionParameters(WriteParameters& parameters) c
   parameters.Set(WriteParameter::kTransactionMetadata, TextArrayLiteral(metadata));
   parameters.Set(WriteParameter::kTransactionReversalOf, NullableTextArrayLiteral(reversal_of));
   parameters.Set(WriteParameter::kTransactionFingerprints, TextArrayLiteral(fingerprints));
-  SetMetadataParameters(parameters);
 }
 
 void PostgresWriteBatch::SetMetadataParameters(WriteParameters& parameters) const {
   std::vector<std::string> names, values, transaction_ids;
   std::vector<int64_t> created_at;
-  for (const Transaction& transaction : transactions_) {
-    // text cannot hold \u0000 (nor can jsonb): metadata naming it indexes nothing, as
-    // before 0006 (the rule of 0005's ledger_transaction_metadata_members).
-    if (absl::StrContains(transaction.metadata, "\\u0000")) continue;
-    for (engine_common::MetadataMember& member :
-         engine_common::IndexedMetadataMembers(transaction.metadata)) {
-      names.push_back(std::move(member.name));
-      values.push_back(std::move(member.value));
-      created_at.push_back(Micros(transaction.created_at));
-      transaction_ids.push_back(transaction.id);
-    }
+  for (const MetadataRow& row : metadata_rows_) {
+    names.push_back(row.name);
+    values.push_back(row.value);
+    created_at.push_back(row.created_at);
+    transaction_ids.push_back(row.transaction_id);
   }
   parameters.Set(WriteParameter::kMetadataNames, TextArrayLiteral(names));
   parameters.Set(WriteParameter::kMetadataValues, TextArrayLiteral(values));
@@ -205,12 +230,12 @@ void PostgresWriteBatch::SetAccountParameters(WriteParameters& parameters) const
                  NullableIntegerArrayLiteral(running_maxima));
 }
 
-void PostgresWriteBatch::SetKeyParameters(WriteParameters& parameters) const {
+void PostgresWriteBatch::SetKeyParameters(WriteParameters& parameters, bool replaced) const {
   std::vector<std::string> namespaces, scopes, keys, fingerprints, transaction_ids;
   std::vector<int64_t> created_at, expires_at;
-  std::vector<bool> claimed_without_row;
   for (const auto& [identity, record] : keys_) {
-    claimed_without_row.push_back(keys_claimed_without_row_.count(identity) > 0);
+    // A key whose claim found a row (an expired record) is replaced; the others are new.
+    if ((keys_claimed_without_row_.count(identity) == 0) != replaced) continue;
     namespaces.push_back(std::get<0>(identity));
     scopes.push_back(std::get<1>(identity));
     keys.push_back(std::get<2>(identity));
@@ -219,14 +244,19 @@ void PostgresWriteBatch::SetKeyParameters(WriteParameters& parameters) const {
     created_at.push_back(Micros(record.created_at));
     expires_at.push_back(Micros(record.expires_at));
   }
-  parameters.Set(WriteParameter::kKeyNamespaces, TextArrayLiteral(namespaces));
-  parameters.Set(WriteParameter::kKeyScopes, TextArrayLiteral(scopes));
-  parameters.Set(WriteParameter::kKeys, TextArrayLiteral(keys));
-  parameters.Set(WriteParameter::kKeyFingerprints, TextArrayLiteral(fingerprints));
-  parameters.Set(WriteParameter::kKeyTransactionIds, TextArrayLiteral(transaction_ids));
-  parameters.Set(WriteParameter::kKeyCreatedAt, IntegerArrayLiteral(created_at));
-  parameters.Set(WriteParameter::kKeyExpiresAt, IntegerArrayLiteral(expires_at));
-  parameters.Set(WriteParameter::kKeyClaimedWithoutRow, BooleanArrayLiteral(claimed_without_row));
+  using P = WriteParameter;
+  parameters.Set(replaced ? P::kReplacedKeyNamespaces : P::kNewKeyNamespaces,
+                 TextArrayLiteral(namespaces));
+  parameters.Set(replaced ? P::kReplacedKeyScopes : P::kNewKeyScopes, TextArrayLiteral(scopes));
+  parameters.Set(replaced ? P::kReplacedKeys : P::kNewKeys, TextArrayLiteral(keys));
+  parameters.Set(replaced ? P::kReplacedKeyFingerprints : P::kNewKeyFingerprints,
+                 TextArrayLiteral(fingerprints));
+  parameters.Set(replaced ? P::kReplacedKeyTransactionIds : P::kNewKeyTransactionIds,
+                 TextArrayLiteral(transaction_ids));
+  parameters.Set(replaced ? P::kReplacedKeyCreatedAt : P::kNewKeyCreatedAt,
+                 IntegerArrayLiteral(created_at));
+  parameters.Set(replaced ? P::kReplacedKeyExpiresAt : P::kNewKeyExpiresAt,
+                 IntegerArrayLiteral(expires_at));
 }
 
 void PostgresWriteBatch::SetEventParameters(WriteParameters& parameters) const {
@@ -257,40 +287,22 @@ void PostgresWriteBatch::SetUnusedClaimParameters(WriteParameters& parameters) c
 }
 
 void PostgresWriteBatch::SetHoldParameters(WriteParameters& parameters) const {
-  std::vector<std::optional<std::string>> hold_ids;  // per transaction, as kTransactionIds
-  for (const Transaction& transaction : transactions_) hold_ids.push_back(transaction.hold_id);
-  std::vector<int64_t> pending_debits, pending_credits;  // per account, as kAccountIds
-  for (const auto& [id, update] : accounts_) {
-    pending_debits.push_back(update.pending_debits);
-    pending_credits.push_back(update.pending_credits);
-  }
-  std::vector<std::string> ids, from, to, assets, settled, statuses, settled_by;
+  std::vector<std::string> ids, from, to, assets;
   std::vector<int64_t> amounts, created_at;
   std::vector<std::optional<int64_t>> expires_at;
   for (const Transaction& transaction : transactions_) {
-    if (transaction.hold.has_value()) {
-      const HoldTerms& terms = *transaction.hold;
-      ids.push_back(transaction.id);
-      from.push_back(terms.from);
-      to.push_back(terms.to);
-      assets.push_back(terms.asset);
-      amounts.push_back(terms.amount);
-      expires_at.push_back(terms.expires_at.has_value()
-                               ? std::optional<int64_t>(Micros(*terms.expires_at))
-                               : std::nullopt);
-      created_at.push_back(Micros(transaction.created_at));
-    }
-    if (transaction.hold_id.has_value()) {
-      // AddTransaction checked the kind.
-      settled.push_back(*transaction.hold_id);
-      statuses.emplace_back(
-          HoldStatusName(*engine_common::SettledStatus("postgres", transaction.kind)));
-      settled_by.push_back(transaction.id);
-    }
+    if (!transaction.hold.has_value()) continue;
+    const HoldTerms& terms = *transaction.hold;
+    ids.push_back(transaction.id);
+    from.push_back(terms.from);
+    to.push_back(terms.to);
+    assets.push_back(terms.asset);
+    amounts.push_back(terms.amount);
+    expires_at.push_back(terms.expires_at.has_value()
+                             ? std::optional<int64_t>(Micros(*terms.expires_at))
+                             : std::nullopt);
+    created_at.push_back(Micros(transaction.created_at));
   }
-  parameters.Set(WriteParameter::kTransactionHoldIds, NullableTextArrayLiteral(hold_ids));
-  parameters.Set(WriteParameter::kAccountPendingDebits, IntegerArrayLiteral(pending_debits));
-  parameters.Set(WriteParameter::kAccountPendingCredits, IntegerArrayLiteral(pending_credits));
   parameters.Set(WriteParameter::kHoldIds, TextArrayLiteral(ids));
   parameters.Set(WriteParameter::kHoldFromAccounts, TextArrayLiteral(from));
   parameters.Set(WriteParameter::kHoldToAccounts, TextArrayLiteral(to));
@@ -298,53 +310,63 @@ void PostgresWriteBatch::SetHoldParameters(WriteParameters& parameters) const {
   parameters.Set(WriteParameter::kHoldAmounts, IntegerArrayLiteral(amounts));
   parameters.Set(WriteParameter::kHoldExpiresAt, NullableIntegerArrayLiteral(expires_at));
   parameters.Set(WriteParameter::kHoldCreatedAt, IntegerArrayLiteral(created_at));
+}
+
+void PostgresWriteBatch::SetSettlementParameters(WriteParameters& parameters) const {
+  std::vector<std::string> settled, statuses, settled_by;
+  for (const Transaction& transaction : transactions_) {
+    if (!transaction.hold_id.has_value()) continue;
+    // AddTransaction checked the kind.
+    settled.push_back(*transaction.hold_id);
+    statuses.emplace_back(
+        HoldStatusName(*engine_common::SettledStatus("postgres", transaction.kind)));
+    settled_by.push_back(transaction.id);
+  }
   parameters.Set(WriteParameter::kSettledHoldIds, TextArrayLiteral(settled));
   parameters.Set(WriteParameter::kSettledHoldStatuses, TextArrayLiteral(statuses));
   parameters.Set(WriteParameter::kSettledHoldSettledBy, TextArrayLiteral(settled_by));
 }
 
-const char* PostgresWriteBatch::CheckedStatement() const {
-  return WritesHolds() ? kCheckedWriteBatchWithHolds : kCheckedWriteBatch;
+void PostgresWriteBatch::SetHoldIdParameters(WriteParameters& parameters) const {
+  std::vector<std::optional<std::string>> hold_ids;  // per transaction, as kTransactionIds
+  for (const Transaction& transaction : transactions_) hold_ids.push_back(transaction.hold_id);
+  parameters.Set(WriteParameter::kTransactionHoldIds, NullableTextArrayLiteral(hold_ids));
 }
 
-const std::string& PostgresWriteBatch::CheckedStatementSql() const {
-  return CheckedWriteBatchSql(WritesHolds());
-}
-
-std::vector<std::string> PostgresWriteBatch::CheckedParameters() const {
-  std::vector<std::string> parameters = Parameters();
-  const WriteBatchCounts expected = Expected();
-  std::vector<int64_t> counts = {expected.transactions, expected.entries, expected.accounts,
-                                 expected.keys,         expected.events,  expected.unused_claims};
-  if (WritesHolds()) {
-    counts.push_back(expected.holds);
-    counts.push_back(expected.settled_holds);
+void PostgresWriteBatch::SetPendingAmountParameters(WriteParameters& parameters) const {
+  std::vector<int64_t> pending_debits, pending_credits;  // per account, as kAccountIds
+  for (const auto& [id, update] : accounts_) {
+    pending_debits.push_back(update.pending_debits);
+    pending_credits.push_back(update.pending_credits);
   }
-  parameters.push_back(IntegerArrayLiteral(counts));
-  return parameters;
+  parameters.Set(WriteParameter::kAccountPendingDebits, IntegerArrayLiteral(pending_debits));
+  parameters.Set(WriteParameter::kAccountPendingCredits, IntegerArrayLiteral(pending_credits));
 }
 
 WriteBatchCounts PostgresWriteBatch::Expected() const {
   WriteBatchCounts counts;
-  counts.transactions = static_cast<int64_t>(transactions_.size());
+  counts[WritePart::kTransactions] = static_cast<int64_t>(transactions_.size());
+  counts[WritePart::kMetadata] = static_cast<int64_t>(metadata_rows_.size());
   for (const Transaction& transaction : transactions_) {
-    counts.entries += static_cast<int64_t>(transaction.entries.size());
+    counts[WritePart::kEntries] += static_cast<int64_t>(transaction.entries.size());
+    if (transaction.hold.has_value()) ++counts[WritePart::kNewHolds];
+    if (transaction.hold_id.has_value()) ++counts[WritePart::kSettledHolds];
   }
-  counts.accounts = static_cast<int64_t>(accounts_.size());
-  counts.keys = static_cast<int64_t>(keys_.size());
-  counts.events = static_cast<int64_t>(events_.size());
-  counts.unused_claims = static_cast<int64_t>(unused_claims_.size());
-  for (const Transaction& transaction : transactions_) {
-    if (transaction.hold.has_value()) ++counts.holds;
-    if (transaction.hold_id.has_value()) ++counts.settled_holds;
+  counts[WritePart::kAccounts] = static_cast<int64_t>(accounts_.size());
+  for (const auto& [identity, record] : keys_) {
+    ++counts[keys_claimed_without_row_.count(identity) > 0 ? WritePart::kNewKeys
+                                                            : WritePart::kReplacedKeys];
   }
+  counts[WritePart::kEvents] = static_cast<int64_t>(events_.size());
+  counts[WritePart::kDroppedClaims] = static_cast<int64_t>(unused_claims_.size());
   return counts;
 }
 
 absl::Status PostgresWriteBatch::CheckApplied(const WriteBatchCounts& applied) const {
   const WriteBatchCounts expected = Expected();
   if (applied == expected) return absl::OkStatus();
-  if (applied.keys != expected.keys) {
+  if (applied[WritePart::kNewKeys] != expected[WritePart::kNewKeys] ||
+      applied[WritePart::kReplacedKeys] != expected[WritePart::kReplacedKeys]) {
     // The upsert only replaces an expired record (or a placeholder). A live record under
     // the identity means another transaction committed the key after this one read it
     // (a claim mode mismatch, or a row-mode key pruned and re-recorded meanwhile). The
@@ -353,7 +375,7 @@ absl::Status PostgresWriteBatch::CheckApplied(const WriteBatchCounts& applied) c
         "postgres: the idempotency key was recorded by a concurrent "
         "transaction; retry to replay it");
   }
-  if (applied.settled_holds != expected.settled_holds) {
+  if (applied[WritePart::kSettledHolds] != expected[WritePart::kSettledHolds]) {
     // Every settlement locks both of the hold's accounts and the hold_id is unique, so
     // this is a race lost all the same (as on the other engines).
     std::vector<std::string> settled;
@@ -363,13 +385,15 @@ absl::Status PostgresWriteBatch::CheckApplied(const WriteBatchCounts& applied) c
     return engine_common::HoldNotPendingError(
         "postgres", absl::StrJoin(settled, settled.size() > 1 ? " or " : ""));
   }
+  std::vector<std::string> parts;
+  for (int i = 0; i < kCountedWritePartCount; ++i) {
+    const auto part = static_cast<WritePart>(i);
+    if (applied[part] == 0 && expected[part] == 0) continue;
+    parts.push_back(absl::StrCat(applied[part], "/", expected[part], " ", WritePartName(part),
+                                 part == WritePart::kAccounts ? " (changed under their lock?)" : ""));
+  }
   return absl::InternalError(
-      absl::StrCat("postgres: write batch applied ", applied.transactions, "/",
-                   expected.transactions, " transactions, ", applied.entries, "/", expected.entries,
-                   " entries, ", applied.accounts, "/", expected.accounts,
-                   " accounts (changed under their lock?), ", applied.events, "/", expected.events,
-                   " events, ", applied.unused_claims, "/", expected.unused_claims, " unused claims, ",
-                   applied.holds, "/", expected.holds, " holds"));
+      absl::StrCat("postgres: write batch applied ", absl::StrJoin(parts, ", ")));
 }
 
 absl::Status PostgresWriteBatch::CheckAppliedText(std::string_view applied) const {
@@ -381,28 +405,29 @@ absl::Status PostgresWriteBatch::CheckAppliedText(std::string_view applied) cons
     readable = readable && absl::SimpleAtoi(part, &count);
     counts.push_back(count);
   }
-  const size_t expected_size = WritesHolds() ? 8 : 6;
-  if (!readable || counts.size() != expected_size) {
+  const WriteParts parts = Parts();
+  std::vector<WritePart> counted;  // the statement's counts, in order
+  for (int i = 0; i < kCountedWritePartCount; ++i) {
+    if (parts.Has(static_cast<WritePart>(i))) counted.push_back(static_cast<WritePart>(i));
+  }
+  if (!readable || counts.size() != counted.size()) {
     return absl::InternalError(
         absl::StrCat("postgres: the write statement reported a short write as \"", std::string(applied),
-                     "\", which is not ", expected_size, " counts"));
+                     "\", which is not ", counted.size(), " counts"));
   }
-  WriteBatchCounts counted{counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]};
-  if (expected_size == 8) {
-    counted.holds = counts[6];
-    counted.settled_holds = counts[7];
-  }
+  WriteBatchCounts reported;
+  for (size_t i = 0; i < counted.size(); ++i) reported[counted[i]] = counts[i];
   // The server found a difference: were there none, the check below and the server's
   // disagree about the same numbers.
-  LEDGER_CHECK(!(counted == Expected())) << "the server reported a short write of " << applied
-                                         << ", which is what was expected";
-  return CheckApplied(counted);
+  LEDGER_CHECK(!(reported == Expected())) << "the server reported a short write of " << applied
+                                          << ", which is what was expected";
+  return CheckApplied(reported);
 }
 
 void PostgresWriteBatch::Clear() {
   entry_running_maxima_.clear();
   transactions_.clear();
-  places_or_settles_holds_ = false;
+  metadata_rows_.clear();
   accounts_.clear();
   keys_.clear();
   keys_claimed_without_row_.clear();

@@ -1,9 +1,8 @@
 // The writes of one storage transaction, buffered until Commit and then sent as one
 // statement (postgres_statements.h): a submit's transaction, entries, account updates,
-// key record and outbox events cost one round trip. A batch that places or settles a
-// hold, or changes an account's pending amounts, goes as write_batch_with_holds, which
-// also writes the holds rows, the hold_ids and the pending amounts; every other batch
-// as write_batch, which writes no more than before holds existed.
+// key record and outbox events cost one round trip. The statement holds only the parts
+// (WritePart) the batch has rows for: a transfer's has no metadata, hold or
+// dropped-claim part; a hold's placement adds new_holds and the pending amounts.
 //
 // The MySQL engine buffers the same way (engines/mysql/mysql_write_batch.h) but sends
 // multi-row statements, one per table; SQLite writes in-process. Only here do the writes
@@ -12,12 +11,14 @@
 //   PostgresWriteBatch batch;
 //   LEDGER_RETURN_IF_ERROR(batch.AddTransaction(transaction, updated_accounts, locked));
 //   batch.AddKeyRecord(record, /*claim_found_row=*/false);
-//   work.exec_prepared(batch.Statement(), pqxx::prepare::make_dynamic_params(batch.Parameters()));
+//   const WriteStatement& statement = batch.Statement();  // its shape: batch.Parts()
+//   send statement.name (statement.sql on first use) with batch.Parameters()
 //
 // Internal to engines/postgres. Not thread-safe: owned by one storage transaction.
 #ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_WRITE_BATCH_H_
 #define LEDGER_ENGINES_POSTGRES_POSTGRES_WRITE_BATCH_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -29,6 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "base/check.h"
 #include "engines/common/entry_running_max.h"
 #include "engines/postgres/postgres_statements.h"
 #include "idempotency/key.h"
@@ -39,17 +41,20 @@
 
 namespace ledger::postgres_internal {
 
-// How many rows each part of the write_batch statement touched (or must touch).
+// How many rows each counted part of the write statement touched (or must touch), by
+// part; a part not in the statement touched none.
 struct WriteBatchCounts {
-  int64_t transactions = 0;
-  int64_t entries = 0;
-  int64_t accounts = 0;
-  int64_t keys = 0;
-  int64_t events = 0;
-  int64_t unused_claims = 0;  // row-mode claimed rows dropped because no item committed them
-  int64_t holds = 0;         // holds placed (write_batch_with_holds only)
-  int64_t settled_holds = 0; // holds that left 'pending' (write_batch_with_holds only)
+  std::array<int64_t, kCountedWritePartCount> rows{};
+  int64_t& operator[](WritePart part) { return rows[Index(part)]; }
+  int64_t operator[](WritePart part) const { return rows[Index(part)]; }
   friend bool operator==(const WriteBatchCounts&, const WriteBatchCounts&) = default;
+
+ private:
+  static size_t Index(WritePart part) {
+    LEDGER_CHECK(static_cast<int>(part) < kCountedWritePartCount)
+        << WritePartName(part) << " has no rows of its own";
+    return static_cast<size_t>(part);
+  }
 };
 
 // An account as LockAccounts read it under its row lock.
@@ -88,26 +93,24 @@ class PostgresWriteBatch {
   void DropUnusedClaim(const KeyIdentity& identity);
 
   bool empty() const;
-  // Whether the batch needs write_batch_with_holds: a hold placed or settled, or an
-  // account whose pending amounts differ from what LockAccounts read.
-  bool WritesHolds() const;
-  // The prepared statement to send: statement::kWriteBatch or kWriteBatchWithHolds.
-  const char* Statement() const;
+  // The parts the batch has rows for (and kPendingAmounts when an account's pending
+  // amounts differ from what LockAccounts read): its statement's shape.
+  WriteParts Parts() const;
+  // The statement of that shape (WriteStatementOf).
+  const WriteStatement& Statement() const;
   // Its parameters in statement order, as array literals, each filled by its name
-  // (WriteParameter): the 39 of write_batch, or the 52 of write_batch_with_holds.
+  // (WriteParameter; an absent part's must be empty), and last Expected() as one array
+  // of the counted parts present.
   std::vector<std::string> Parameters() const;
-  // The statement checked by the server (kCheckedWriteBatch or kCheckedWriteBatchWithHolds),
-  // its SQL, and its parameters: Parameters() and then Expected() as one array.
-  const char* CheckedStatement() const;
-  const std::string& CheckedStatementSql() const;
-  std::vector<std::string> CheckedParameters() const;
+  // The rows each part must touch.
   WriteBatchCounts Expected() const;
   // Compares what the statement reports with Expected(): a key that did not land means
   // a concurrent transaction recorded it, a hold that did not settle that it was
   // settled meanwhile (RetryableError both: the retry replays or re-checks).
   absl::Status CheckApplied(const WriteBatchCounts& applied) const;
-  // The same from the counts the checked statement's error reports (its DETAIL, an
-  // array literal such as "{1,2,2,0,1,0}"); Internal when that cannot be read.
+  // The same from the counts the statement's error reports (its DETAIL, an array
+  // literal such as "{1,2,2,1,1}", one count per counted part of Parts()); Internal
+  // when that cannot be read.
   absl::Status CheckAppliedText(std::string_view applied) const;
   void Clear();
 
@@ -128,21 +131,36 @@ class PostgresWriteBatch {
     }
   };
 
+  // A transaction_metadata row (engine_common::IndexedMetadataMembers), found when the
+  // transaction is added.
+  struct MetadataRow {
+    std::string name;
+    std::string value;
+    int64_t created_at = 0;
+    std::string transaction_id;
+  };
+
+  bool PendingAmountsChanged() const;
+  // Each sets its part's parameters, empty when the part has no rows.
   void SetTransactionParameters(WriteParameters& parameters) const;
-  // The transactions' rows of transaction_metadata (IndexedMetadataMembers).
   void SetMetadataParameters(WriteParameters& parameters) const;
   void SetEntryParameters(WriteParameters& parameters) const;
   void SetAccountParameters(WriteParameters& parameters) const;
-  void SetKeyParameters(WriteParameters& parameters) const;
+  // `replaced`: the records over an expired one (kReplacedKeys), else kNewKeys'.
+  void SetKeyParameters(WriteParameters& parameters, bool replaced) const;
   void SetEventParameters(WriteParameters& parameters) const;
   void SetUnusedClaimParameters(WriteParameters& parameters) const;
-  // write_batch_with_holds only: kTransactionHoldIds to kSettledHoldSettledBy.
   void SetHoldParameters(WriteParameters& parameters) const;
+  void SetSettlementParameters(WriteParameters& parameters) const;
+  // Only with the parts they add columns to: kTransactionHoldIds (kSettledHolds) and
+  // the pending amounts (kPendingAmounts).
+  void SetHoldIdParameters(WriteParameters& parameters) const;
+  void SetPendingAmountParameters(WriteParameters& parameters) const;
 
   // Each transaction's entries' created_at_running_max, as transactions_.
   std::vector<std::vector<absl::Time>> entry_running_maxima_;
   std::vector<Transaction> transactions_;
-  bool places_or_settles_holds_ = false;
+  std::vector<MetadataRow> metadata_rows_;
   std::map<std::string, AccountUpdate> accounts_;
   std::map<IdentityKey, KeyRecord> keys_;
   std::set<IdentityKey> keys_claimed_without_row_;

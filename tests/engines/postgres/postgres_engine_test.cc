@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/barrier.h"
@@ -377,12 +378,12 @@ TEST_P(PostgresEngineTest, NoStatementOfASubmitIsPlannedPerCall) {
   for (const std::vector<std::optional<std::string>>& row : plans->rows) {
     ASSERT_TRUE(row[0].has_value() && row[1].has_value() && row[2].has_value());
     EXPECT_EQ(*row[2], "0") << *row[0] << " was planned anew at " << *row[2] << " calls";
-    if (*row[0] == "write_batch_checked") {
+    if (absl::StartsWith(*row[0], "write_batch_")) {
       saw_write = true;
       EXPECT_GE(std::stoi(*row[1]), 10) << "the write ran once per submit";
     }
   }
-  EXPECT_TRUE(saw_write) << "the session prepared no write_batch_checked";
+  EXPECT_TRUE(saw_write) << "the session prepared no write_batch_<parts>";
   (*transaction)->Rollback();
 }
 

@@ -321,7 +321,7 @@ TEST_F(PostgresHoldRowsTest, SettlingAHoldNoLongerPendingIsRetryable) {
   EXPECT_EQ((*alice)->balance, 0);
 }
 
-// ------------------------------------------------------------ which statement a batch sends
+// ------------------------------------------------------------ which parts a batch sends
 
 Account AccountWith(const std::string& id, Amount balance, int64_t version, Amount pending_debits,
                     Amount pending_credits) {
@@ -331,17 +331,37 @@ Account AccountWith(const std::string& id, Amount balance, int64_t version, Amou
   return account;
 }
 
-// A plain transfer goes as write_batch, which writes what a submit wrote before holds
-// (39 parameters); a hold, a settlement or a change of pending amounts as
-// write_batch_with_holds (52). Each entry carries its account's running maximum, and each
+// Each batch's write statement holds only the parts it has rows for: a plain transfer
+// its transaction, entries, accounts, key record and event; metadata, a hold placed or
+// settled, a change of pending amounts, a key over an expired record or a claim no item
+// committed add their parts. Each entry carries its account's running maximum, and each
 // account its latest (engines/common/entry_running_max.h). No server needed.
-TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
+TEST(PostgresWriteBatchTest, EachBatchSendsOnlyThePartsItHasRowsFor) {
   using postgres_internal::LockedAccount;
   using postgres_internal::PostgresWriteBatch;
+  using postgres_internal::WriteParameter;
+  using postgres_internal::WritePart;
+  using postgres_internal::WriteParts;
   const std::map<std::string, LockedAccount> locked = {{"alice", {3, 40, 0}},
                                                       {"bob", {7, 0, 40}}};
   Transaction transfer{.id = "t-1", .kind = OperationKind::kTransfer, .created_at = kStart};
   transfer.entries = {{"alice", "CREDITS", -5, 95, 4}, {"bob", "CREDITS", 5, 5, 8}};
+  const KeyRecord key{.identity = {.key_namespace = "operations", .scope = Scope{}, .key = "k"},
+                      .fingerprint = "f",
+                      .transaction_id = "t-1",
+                      .created_at = kStart,
+                      .expires_at = kStart + absl::Hours(24)};
+  const OutboxEvent event{.transaction_id = "t-1", .type = "transaction.committed", .payload = "{}"};
+  const WriteParts submit = WriteParts()
+                                .With(WritePart::kTransactions)
+                                .With(WritePart::kEntries)
+                                .With(WritePart::kAccounts)
+                                .With(WritePart::kNewKeys)
+                                .With(WritePart::kEvents);
+  // The parameter of `batch` named `parameter`.
+  const auto parameter = [](const PostgresWriteBatch& batch, WriteParameter named) {
+    return batch.Parameters()[postgres_internal::WriteParameterIndex(named, batch.Parts())];
+  };
 
   // What LockAccounts would note: alice's latest entry an hour after this transfer (a
   // clock stepped back), bob without one.
@@ -350,31 +370,69 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
     batch.NoteLocked("alice", later);
     batch.NoteLocked("bob", std::nullopt);
   };
-  PostgresWriteBatch plain;
-  noted(plain);
-  ASSERT_TRUE(plain
-                  .AddTransaction(transfer,
-                                  {AccountWith("alice", 95, 4, 40, 0),
-                                   AccountWith("bob", 5, 8, 0, 40)},
-                                  locked)
-                  .ok());
-  EXPECT_STREQ(plain.Statement(), postgres_internal::statement::kWriteBatch);
-  const std::vector<std::string> transfer_parameters = plain.Parameters();
-  EXPECT_EQ(transfer_parameters.size(), 39u);
+  const auto add_transfer = [&](PostgresWriteBatch& batch, const Transaction& transaction,
+                                std::vector<Account> accounts) {
+    noted(batch);
+    ASSERT_TRUE(batch.AddTransaction(transaction, accounts, locked).ok());
+  };
+  const std::vector<Account> transferred = {AccountWith("alice", 95, 4, 40, 0),
+                                            AccountWith("bob", 5, 8, 0, 40)};
+
+  PostgresWriteBatch plain;  // an advisory-mode submit: its key record goes with the write
+  add_transfer(plain, transfer, transferred);
+  plain.AddKeyRecord(key, /*claim_found_row=*/false);
+  plain.AddEvent(event);
+  EXPECT_EQ(plain.Parts(), submit);
+  EXPECT_EQ(plain.Statement().name, absl::StrCat("write_batch_", absl::Hex(submit.bits())));
+  // 6 + 9 + 5 + 7 + 4 arrays and the expected counts.
+  EXPECT_EQ(plain.Parameters().size(), 32u);
+  EXPECT_EQ(plain.Parameters().back(), "{1,2,2,1,1}");
   const std::string maxima =
       absl::StrCat("{", absl::ToUnixMicros(later), ",", absl::ToUnixMicros(kStart), "}");
-  using postgres_internal::WriteParameter;
-  EXPECT_EQ(transfer_parameters[static_cast<int>(WriteParameter::kEntryRunningMaxima)], maxima);
-  EXPECT_EQ(transfer_parameters[static_cast<int>(WriteParameter::kAccountEntriesRunningMax)],
-            maxima);  // alice, bob
+  EXPECT_EQ(parameter(plain, WriteParameter::kEntryRunningMaxima), maxima);
+  EXPECT_EQ(parameter(plain, WriteParameter::kAccountEntriesRunningMax), maxima);  // alice, bob
+  for (const std::string_view absent :
+       {"new_metadata", "replaced_keys", "dropped_claims", "new_holds", "settled_holds",
+        "pending_debits", "hold_id"}) {
+    EXPECT_EQ(plain.Statement().sql.find(absent), std::string::npos) << absent;
+  }
+
+  PostgresWriteBatch row_mode;  // the row claim inserted the key's final record
+  add_transfer(row_mode, transfer, transferred);
+  row_mode.AddEvent(event);
+  EXPECT_EQ(row_mode.Parts(),
+            WriteParts().With(WritePart::kTransactions).With(WritePart::kEntries)
+                .With(WritePart::kAccounts).With(WritePart::kEvents));
+
+  Transaction tagged = transfer;
+  tagged.metadata = R"({"order":"o-1","count":3})";  // one string member indexed
+  PostgresWriteBatch with_metadata;
+  add_transfer(with_metadata, tagged, transferred);
+  EXPECT_EQ(with_metadata.Parts(),
+            WriteParts().With(WritePart::kTransactions).With(WritePart::kMetadata)
+                .With(WritePart::kEntries).With(WritePart::kAccounts));
+  EXPECT_EQ(parameter(with_metadata, WriteParameter::kMetadataNames), "{\"order\"}");
+  EXPECT_EQ(with_metadata.Expected()[WritePart::kMetadata], 1);
+
+  PostgresWriteBatch replacing;  // the claim found an expired record under the key
+  add_transfer(replacing, transfer, transferred);
+  replacing.AddKeyRecord(key, /*claim_found_row=*/true);
+  EXPECT_TRUE(replacing.Parts().Has(WritePart::kReplacedKeys));
+  EXPECT_FALSE(replacing.Parts().Has(WritePart::kNewKeys));
+  EXPECT_EQ(parameter(replacing, WriteParameter::kReplacedKeys), "{\"k\"}");
+
+  PostgresWriteBatch rejected;  // row mode: the batch's only item was rejected
+  rejected.DropUnusedClaim(key.identity);
+  EXPECT_EQ(rejected.Parts(), WriteParts().With(WritePart::kDroppedClaims));
+  EXPECT_EQ(rejected.Parameters(),
+            (std::vector<std::string>{"{\"operations\"}", "{\"default/default\"}", "{\"k\"}", "{1}"}));
 
   PostgresWriteBatch pending_changed;  // not written by any kind today, stored all the same
-  noted(pending_changed);
-  ASSERT_TRUE(pending_changed
-                  .AddTransaction(transfer, {AccountWith("alice", 95, 4, 39, 0)}, locked)
-                  .ok());
-  EXPECT_STREQ(pending_changed.Statement(), postgres_internal::statement::kWriteBatchWithHolds);
-  EXPECT_EQ(pending_changed.Parameters().size(), 52u);
+  add_transfer(pending_changed, transfer, {AccountWith("alice", 95, 4, 39, 0)});
+  EXPECT_EQ(pending_changed.Parts(),
+            WriteParts().With(WritePart::kTransactions).With(WritePart::kEntries)
+                .With(WritePart::kAccounts).With(WritePart::kPendingAmounts));
+  EXPECT_EQ(parameter(pending_changed, WriteParameter::kAccountPendingDebits), "{39}");
 
   Transaction hold{.id = "h-1", .kind = OperationKind::kHold, .created_at = kStart};
   hold.hold = HoldTerms{"alice", "bob", "CREDITS", 10, kStart + absl::Hours(1)};
@@ -385,16 +443,17 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
                                    AccountWith("bob", 0, 7, 0, 50)},
                                   locked)
                   .ok());
-  EXPECT_STREQ(placing.Statement(), postgres_internal::statement::kWriteBatchWithHolds);
-  const std::vector<std::string> parameters = placing.Parameters();
-  ASSERT_EQ(parameters.size(), 52u);
-  EXPECT_EQ(parameters[39], "{NULL}");                 // the transaction's hold_id
-  EXPECT_EQ(parameters[40], "{50,0}");                 // pending debits, by account id
-  EXPECT_EQ(parameters[41], "{0,50}");                 // pending credits
-  EXPECT_EQ(parameters[42], "{\"h-1\"}");              // the hold placed
-  EXPECT_EQ(parameters[47], absl::StrCat("{", absl::ToUnixMicros(kStart + absl::Hours(1)), "}"));
-  EXPECT_EQ(placing.Expected().holds, 1);
-  EXPECT_EQ(placing.Expected().settled_holds, 0);
+  EXPECT_EQ(placing.Parts(),
+            WriteParts().With(WritePart::kTransactions).With(WritePart::kAccounts)
+                .With(WritePart::kNewHolds).With(WritePart::kPendingAmounts));
+  EXPECT_EQ(placing.Statement().sql.find("hold_id"), std::string::npos);  // no settlement
+  EXPECT_EQ(parameter(placing, WriteParameter::kAccountPendingDebits), "{50,0}");  // by id
+  EXPECT_EQ(parameter(placing, WriteParameter::kAccountPendingCredits), "{0,50}");
+  EXPECT_EQ(parameter(placing, WriteParameter::kHoldIds), "{\"h-1\"}");
+  EXPECT_EQ(parameter(placing, WriteParameter::kHoldExpiresAt),
+            absl::StrCat("{", absl::ToUnixMicros(kStart + absl::Hours(1)), "}"));
+  EXPECT_EQ(placing.Expected()[WritePart::kNewHolds], 1);
+  EXPECT_EQ(placing.Expected()[WritePart::kSettledHolds], 0);
 
   Transaction expire{.id = "e-1", .kind = OperationKind::kExpire, .created_at = kStart};
   expire.hold_id = "h-0";
@@ -405,15 +464,16 @@ TEST(PostgresWriteBatchTest, OnlyBatchesThatTouchHoldsUseTheHoldsStatement) {
                                    AccountWith("bob", 0, 7, 0, 30)},
                                   locked)
                   .ok());
-  const std::vector<std::string> settled = settling.Parameters();
-  ASSERT_EQ(settled.size(), 52u);
-  EXPECT_EQ(settled[39], "{\"h-0\"}");
-  EXPECT_EQ(settled[49], "{\"h-0\"}");
-  EXPECT_EQ(settled[50], "{\"expired\"}");
-  EXPECT_EQ(settled[51], "{\"e-1\"}");
-  EXPECT_EQ(settling.Expected().settled_holds, 1);
+  EXPECT_EQ(settling.Parts(),
+            WriteParts().With(WritePart::kTransactions).With(WritePart::kAccounts)
+                .With(WritePart::kSettledHolds).With(WritePart::kPendingAmounts));
+  EXPECT_EQ(parameter(settling, WriteParameter::kTransactionHoldIds), "{\"h-0\"}");
+  EXPECT_EQ(parameter(settling, WriteParameter::kSettledHoldIds), "{\"h-0\"}");
+  EXPECT_EQ(parameter(settling, WriteParameter::kSettledHoldStatuses), "{\"expired\"}");
+  EXPECT_EQ(parameter(settling, WriteParameter::kSettledHoldSettledBy), "{\"e-1\"}");
+  EXPECT_EQ(settling.Expected()[WritePart::kSettledHolds], 1);
   postgres_internal::WriteBatchCounts applied = settling.Expected();
-  applied.settled_holds = 0;
+  applied[WritePart::kSettledHolds] = 0;
   const absl::Status check = settling.CheckApplied(applied);
   EXPECT_TRUE(IsRetryable(check)) << check;
 

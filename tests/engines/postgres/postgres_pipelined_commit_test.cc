@@ -286,7 +286,7 @@ TEST_P(PostgresPipelinedCommitTest, AShortWriteIsRefusedBeforeItsCommitAndWrites
   ASSERT_TRUE((*storage)->RecordKey(intended).ok());
   absl::Status committed = (*storage)->Commit();
   EXPECT_EQ(committed.code(), absl::StatusCode::kInternal) << committed;
-  EXPECT_NE(committed.message().find("1/2 accounts"), std::string::npos) << committed;
+  EXPECT_NE(committed.message().find("1/2 updated_accounts"), std::string::npos) << committed;
   EXPECT_FALSE(IsInDoubt(committed)) << committed;
   (*storage)->Rollback();
   storage->reset();

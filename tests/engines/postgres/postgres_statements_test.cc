@@ -1,6 +1,6 @@
-// The write statement's parameter positions are named once (postgres_statements.h): the
-// SQL uses exactly the positions the enum counts, and WriteParameters fills them by name
-// in position order. Needs no server.
+// The write statement's parameter positions are named once (postgres_statements.h): each
+// shape's SQL uses exactly the positions of its parts' parameters, and WriteParameters
+// fills them by name in position order. Needs no server.
 #include <string>
 #include <vector>
 
@@ -14,30 +14,70 @@
 namespace ledger::postgres_internal {
 namespace {
 
-TEST(PostgresStatements, TheWriteStatementsUseExactlyTheNamedPositions) {
-  const ParameterUse plain = ParameterUseOf(WriteBatchSql(/*with_holds=*/false));
-  EXPECT_EQ(plain.highest, kWriteBatchParameterCount);
-  EXPECT_TRUE(plain.contiguous);
-  const ParameterUse holds = ParameterUseOf(WriteBatchSql(/*with_holds=*/true));
-  EXPECT_EQ(holds.highest, kWriteBatchWithHoldsParameterCount);
-  EXPECT_TRUE(holds.contiguous);
+// Every valid set of parts: not empty, pending amounts only with the accounts, and
+// settlements only with the transactions that carry their hold_id.
+std::vector<WriteParts> EveryShape() {
+  std::vector<WriteParts> shapes;
+  for (uint32_t bits = 1; bits < (uint32_t{1} << kWritePartCount); ++bits) {
+    WriteParts parts;
+    for (int i = 0; i < kWritePartCount; ++i) {
+      if ((bits >> i) & 1) parts = parts.With(static_cast<WritePart>(i));
+    }
+    if (parts.Has(WritePart::kPendingAmounts) && !parts.Has(WritePart::kAccounts)) continue;
+    if (parts.Has(WritePart::kSettledHolds) && !parts.Has(WritePart::kTransactions)) continue;
+    shapes.push_back(parts);
+  }
+  return shapes;
 }
 
-// The checked statements (pipelined with COMMIT) take the same positions and the
-// expected counts last, and hand the counts to the session's check.
-TEST(PostgresStatements, TheCheckedWriteStatementsTakeTheExpectedCountsLast) {
-  for (const bool with_holds : {false, true}) {
-    const std::string sql = CheckedWriteBatchSql(with_holds);
-    const ParameterUse use = ParameterUseOf(sql);
-    const int count = with_holds ? kWriteBatchWithHoldsParameterCount : kWriteBatchParameterCount;
-    EXPECT_EQ(use.highest, count + 1);
+// Each shape's statement uses exactly the positions of its parts' parameters and the
+// expected counts last, holds the CTE of each counted part present and of no other, and
+// hands exactly those counts to the schema's check.
+TEST(PostgresStatements, EachShapeOfTheWriteHoldsItsPartsAndUsesExactlyTheirPositions) {
+  for (const WriteParts parts : EveryShape()) {
+    const WriteStatement& statement = WriteStatementOf(parts);
+    SCOPED_TRACE(statement.name);
+    EXPECT_EQ(statement.name, absl::StrCat("write_batch_", absl::Hex(parts.bits())));
+    int parameters = 0;
+    for (int i = 0; i < kWriteParameterCount; ++i) {
+      if (parts.Has(WritePartOf(static_cast<WriteParameter>(i)))) ++parameters;
+    }
+    EXPECT_EQ(statement.parameter_count, parameters + 1);
+    const ParameterUse use = ParameterUseOf(statement.sql);
+    EXPECT_EQ(use.highest, parameters + 1);
     EXPECT_TRUE(use.contiguous);
-    EXPECT_NE(sql.find(absl::StrCat(kCheckWriteCountsFunction, "(ARRAY[")), std::string::npos);
-    EXPECT_NE(sql.find(absl::StrCat("$", count + 1, "::bigint[])")), std::string::npos);
+    EXPECT_NE(statement.sql.find(absl::StrCat(kCheckWriteCountsFunction, "(ARRAY[")),
+              std::string::npos);
+    EXPECT_NE(statement.sql.find(absl::StrCat("$", parameters + 1, "::bigint[])")),
+              std::string::npos);
+    for (int i = 0; i < kCountedWritePartCount; ++i) {
+      const auto part = static_cast<WritePart>(i);
+      EXPECT_EQ(statement.sql.find(absl::StrCat(WritePartName(part), " AS (")) != std::string::npos,
+                parts.Has(part))
+          << WritePartName(part);
+      EXPECT_EQ(statement.sql.find(absl::StrCat("count(*) FROM ", WritePartName(part), ")")) !=
+                    std::string::npos,
+                parts.Has(part))
+          << WritePartName(part);
+    }
+    EXPECT_EQ(statement.sql.find("hold_id") != std::string::npos,
+              parts.Has(WritePart::kSettledHolds));
+    EXPECT_EQ(statement.sql.find("pending_debits") != std::string::npos,
+              parts.Has(WritePart::kPendingAmounts));
+    EXPECT_EQ(&WriteStatementOf(parts), &statement);  // built once
   }
 }
 
-// The server reports a short write's counts; they map as the client-side check does.
+TEST(PostgresStatementsDeathTest, AShapeWithoutThePartsItsColumnsBelongToIsAProgrammingError) {
+  EXPECT_DEATH((void)WriteStatementOf(WriteParts().With(WritePart::kPendingAmounts)),
+               "pending amounts without the accounts");
+  EXPECT_DEATH((void)WriteStatementOf(WriteParts().With(WritePart::kSettledHolds)),
+               "settlements without the transactions");
+  EXPECT_DEATH((void)WriteStatementOf(WriteParts()), "a write statement of no part");
+}
+
+// The server reports a short write's counts, one per part of the statement; they map as
+// the client-side check does.
 TEST(PostgresStatements, AShortWriteReportedByTheServerMapsAsTheClientCheck) {
   PostgresWriteBatch batch;
   batch.AddEvent({.transaction_id = "t", .type = "transaction.committed", .payload = "{}"});
@@ -45,17 +85,20 @@ TEST(PostgresStatements, AShortWriteReportedByTheServerMapsAsTheClientCheck) {
                       .fingerprint = "f",
                       .transaction_id = "t"},
                      /*claim_found_row=*/false);
-  // Expected: 0 transactions, 0 entries, 0 accounts, 1 key, 1 event, 0 placeholders.
-  const std::vector<std::string> parameters = batch.CheckedParameters();
-  EXPECT_EQ(parameters.back(), "{0,0,0,1,1,0}");
-  EXPECT_EQ(parameters.size(), static_cast<size_t>(kWriteBatchParameterCount + 1));
-  EXPECT_TRUE(IsRetryable(batch.CheckAppliedText("{0,0,0,0,1,0}")));
-  const absl::Status events = batch.CheckAppliedText("{0,0,0,1,0,0}");
+  EXPECT_EQ(batch.Parts(),
+            WriteParts().With(WritePart::kNewKeys).With(WritePart::kEvents));
+  // The new key's 7 arrays, the event's 4, and the expected counts: 1 key, 1 event.
+  const std::vector<std::string> parameters = batch.Parameters();
+  EXPECT_EQ(parameters.back(), "{1,1}");
+  EXPECT_EQ(parameters.size(), 12u);
+  EXPECT_EQ(static_cast<int>(parameters.size()), batch.Statement().parameter_count);
+  EXPECT_TRUE(IsRetryable(batch.CheckAppliedText("{0,1}")));
+  const absl::Status events = batch.CheckAppliedText("{1,0}");
   EXPECT_EQ(events.code(), absl::StatusCode::kInternal) << events;
-  EXPECT_NE(events.message().find("0/1 events"), std::string::npos) << events;
+  EXPECT_NE(events.message().find("0/1 new_events"), std::string::npos) << events;
   const absl::Status unreadable = batch.CheckAppliedText("{0,0,0}");
   EXPECT_EQ(unreadable.code(), absl::StatusCode::kInternal) << unreadable;
-  EXPECT_NE(unreadable.message().find("not 6 counts"), std::string::npos) << unreadable;
+  EXPECT_NE(unreadable.message().find("not 2 counts"), std::string::npos) << unreadable;
 }
 
 TEST(PostgresStatements, ParameterUseFindsGapsAndTheHighestPosition) {
@@ -69,26 +112,52 @@ TEST(PostgresStatements, ParameterUseFindsGapsAndTheHighestPosition) {
 }
 
 TEST(PostgresStatements, WriteParametersComeOutInPositionOrderWhateverTheFillOrder) {
-  WriteParameters parameters(/*with_holds=*/false);
-  for (int i = kWriteBatchParameterCount - 1; i >= 0; --i) {
+  const WriteParts parts = WriteParts()
+                               .With(WritePart::kTransactions)
+                               .With(WritePart::kEntries)
+                               .With(WritePart::kAccounts)
+                               .With(WritePart::kEvents);
+  WriteParameters parameters(parts);
+  int present = 0;
+  for (int i = kWriteParameterCount - 1; i >= 0; --i) {
     const auto parameter = static_cast<WriteParameter>(i);
-    parameters.Set(parameter, WriteParameterSql(parameter));
+    if (!parts.Has(WritePartOf(parameter))) {
+      parameters.Set(parameter, "{}");  // an absent part: empty, dropped
+      continue;
+    }
+    ++present;
+    parameters.Set(parameter, WriteParameterSql(parameter, parts));
   }
   const std::vector<std::string> values = std::move(parameters).Take();
-  ASSERT_EQ(values.size(), static_cast<size_t>(kWriteBatchParameterCount));
+  ASSERT_EQ(values.size(), static_cast<size_t>(present));
+  EXPECT_EQ(present, 6 + 9 + 5 + 4);
   EXPECT_EQ(values.front(), "$1");
-  EXPECT_EQ(values.back(), "$39");
-  EXPECT_EQ(WriteParameterSql(WriteParameter::kEntryAmounts), "$16");
+  EXPECT_EQ(values.back(), "$24");
+  // After the transactions' 6 and before its own: the metadata's 4 are not in this shape.
+  EXPECT_EQ(WriteParameterSql(WriteParameter::kEntryAmounts, parts), "$12");
+  EXPECT_EQ(WriteParameterSql(WriteParameter::kEntryAmounts,
+                              parts.With(WritePart::kMetadata)),
+            "$16");
 }
 
 TEST(PostgresStatementsDeathTest, AParameterLeftUnsetIsAProgrammingError) {
   EXPECT_DEATH(
       {
-        WriteParameters parameters(/*with_holds=*/false);
+        WriteParameters parameters(WriteParts().With(WritePart::kTransactions));
         parameters.Set(WriteParameter::kTransactionIds, "{}");
         (void)std::move(parameters).Take();
       },
-      "write parameter 2 was not set");
+      "write parameter 1 was not set");
+}
+
+// A part left out of the statement must have no rows: they would be lost.
+TEST(PostgresStatementsDeathTest, RowsForAPartNotInTheStatementAreAProgrammingError) {
+  EXPECT_DEATH(
+      {
+        WriteParameters parameters(WriteParts().With(WritePart::kTransactions));
+        parameters.Set(WriteParameter::kMetadataNames, "{\"currency\"}");
+      },
+      "its part new_metadata is not in the statement");
 }
 
 // The write's parameters are array literals: every text element double-quoted, only a
