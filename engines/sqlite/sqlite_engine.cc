@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -78,6 +79,8 @@ class SqliteStorageTransaction final : public StorageTransaction {
   ~SqliteStorageTransaction() override { Rollback(); }
 
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override;
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
+      const std::vector<KeyRecord>& intended) override;
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
   absl::StatusOr<bool> IsReversed(std::string_view id) override;
   absl::StatusOr<std::vector<Account>> LockAccounts(
@@ -117,6 +120,12 @@ class SqliteStorageTransaction final : public StorageTransaction {
   // Locks (reads) the accounts of `transaction`'s entries that LockAccounts did not: a
   // caller of the storage contract that skipped it.
   absl::Status NoteUnlockedAccounts(const Transaction& transaction);
+  // One INSERT of the final records of intended[begin, end) (at most kKeysPerClaimMax),
+  // then, only if some key held a row already, a read of each key's row.
+  absl::Status ClaimChunk(const std::vector<KeyRecord>& intended, size_t begin, size_t end,
+                          std::vector<std::optional<KeyRecord>>& records);
+  // Deletes the rows the claim inserted that no RecordKey stored (rejected items).
+  absl::Status DropUnrecordedClaims();
   // Ends the transaction's hold: leaves the writer's turn (and its connection).
   void Finish();
   // The writer's connection; only while the turn is held (state kOpen).
@@ -128,6 +137,9 @@ class SqliteStorageTransaction final : public StorageTransaction {
   State state_ = State::kNotBegun;
   // Each locked account's latest entry running maximum, continued along the writes.
   engine_common::EntryRunningMaxima running_maxima_;
+  // The rows this transaction's claims inserted that no RecordKey has stored yet, by
+  // KeyIdentity::Encoded(), each as inserted.
+  std::unordered_map<std::string, KeyRecord> claimed_rows_;
 };
 
 absl::Status SqliteStorageTransaction::Ready() {
@@ -148,20 +160,76 @@ absl::Status SqliteStorageTransaction::Ready() {
 
 absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
     const KeyRecord& intended) {
+  LEDGER_ASSIGN_OR_RETURN(std::vector<std::optional<KeyRecord>> records, ClaimKeys({intended}));
+  LEDGER_CHECK(records.size() == 1);
+  return std::move(records.front());
+}
+
+// Under the writer lock nothing but this transaction can change a key's row until
+// COMMIT, so the claim needs no read when the key is new: it inserts the record the key
+// will hold (the final one, as MySQL's claim does), and only a key that holds a row
+// already is read. The inserted rows are invisible to every other connection until
+// COMMIT (WAL snapshots), and Commit deletes those no RecordKey stored.
+absl::StatusOr<std::vector<std::optional<KeyRecord>>> SqliteStorageTransaction::ClaimKeys(
+    const std::vector<KeyRecord>& intended) {
   LEDGER_RETURN_IF_ERROR(Ready());
-  const KeyIdentity& identity = intended.identity;
-  // Under the writer lock nothing can change this row until COMMIT: the read is the
-  // claim's answer. Only committed rows count; this engine writes no placeholders (and
-  // the record only in RecordKey: the writer lock is the hold).
-  LEDGER_ASSIGN_OR_RETURN(
-      Query query, connection().Prepare(statement::kSelectCommittedKey,
-                                        "select key record", ErrorContext::kTransaction));
-  BindIdentity(query, identity);
-  LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
-  if (!found) return std::nullopt;
-  LEDGER_ASSIGN_OR_RETURN(KeyRecord record, ReadKeyRecord(query));
-  LEDGER_CHECK(record.identity == identity);
-  return record;
+  std::vector<std::optional<KeyRecord>> records(intended.size());
+  for (size_t begin = 0; begin < intended.size(); begin += kKeysPerClaimMax) {
+    const size_t end = std::min(intended.size(), begin + kKeysPerClaimMax);
+    LEDGER_RETURN_IF_ERROR(ClaimChunk(intended, begin, end, records));
+  }
+  return records;
+}
+
+absl::Status SqliteStorageTransaction::ClaimChunk(const std::vector<KeyRecord>& intended,
+                                                  size_t begin, size_t end,
+                                                  std::vector<std::optional<KeyRecord>>& records) {
+  LEDGER_CHECK(begin < end && end - begin <= kKeysPerClaimMax && end <= intended.size());
+  {
+    LEDGER_ASSIGN_OR_RETURN(Query insert,
+                            connection().Prepare(ClaimKeysSql(end - begin), "claim keys",
+                                                 ErrorContext::kTransaction));
+    for (size_t k = begin; k < end; ++k) BindClaimedRecord(insert, intended[k]);
+    LEDGER_RETURN_IF_ERROR(insert.Run());
+  }
+  const int64_t inserted = connection().ChangedRows();
+  LEDGER_CHECK(inserted >= 0 && static_cast<size_t>(inserted) <= end - begin);
+  if (static_cast<size_t>(inserted) == end - begin) {  // every key new: the common case
+    for (size_t k = begin; k < end; ++k) {
+      claimed_rows_.insert_or_assign(intended[k].identity.Encoded(), intended[k]);
+    }
+    return absl::OkStatus();
+  }
+  // Some key held a row: read each key's row to tell the records inserted now (this
+  // transaction's fresh transaction id) from those stored before.
+  for (size_t k = begin; k < end; ++k) {
+    const KeyIdentity& identity = intended[k].identity;
+    LEDGER_ASSIGN_OR_RETURN(
+        Query query, connection().Prepare(statement::kSelectCommittedKey,
+                                          "select key record", ErrorContext::kTransaction));
+    BindIdentity(query, identity);
+    LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
+    if (!found) {
+      return absl::InternalError(absl::StrCat("sqlite: key ", identity.Encoded(),
+                                              " has no row after its claim's INSERT"));
+    }
+    LEDGER_ASSIGN_OR_RETURN(KeyRecord row, ReadKeyRecord(query));
+    LEDGER_CHECK(row.identity == identity);
+    const std::string encoded = identity.Encoded();
+    if (row.transaction_id == intended[k].transaction_id &&
+        row.fingerprint == intended[k].fingerprint) {
+      claimed_rows_.insert_or_assign(encoded, intended[k]);  // inserted by this claim
+      continue;
+    }
+    // An earlier claim of this transaction (a unit of work's earlier submit whose item
+    // was rejected) inserted it and no RecordKey stored it: the key is still unused.
+    if (auto own = claimed_rows_.find(encoded);
+        own != claimed_rows_.end() && own->second.transaction_id == row.transaction_id) {
+      continue;
+    }
+    records[k] = std::move(row);  // a committed record, live or expired
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<Transaction>> SqliteStorageTransaction::LoadTransaction(
@@ -286,6 +354,32 @@ absl::Status SqliteStorageTransaction::UpdateAccount(const Transaction& transact
 
 absl::Status SqliteStorageTransaction::RecordKey(const KeyRecord& record) {
   LEDGER_RETURN_IF_ERROR(Ready());
+  // The row this transaction's claim inserted holds the record already, unless another
+  // record than the one the claim was told of commits the key.
+  if (auto claimed = claimed_rows_.find(record.identity.Encoded());
+      claimed != claimed_rows_.end()) {
+    if (claimed->second != record) {
+      LEDGER_ASSIGN_OR_RETURN(Query query,
+                              connection().Prepare(statement::kRewriteClaimedKey,
+                                                   "rewrite claimed key", ErrorContext::kWrite));
+      query.BindText(record.fingerprint)
+          .BindText(record.transaction_id)
+          .BindTime(record.created_at)
+          .BindTime(record.expires_at);
+      BindIdentity(query, record.identity);
+      query.BindText(claimed->second.transaction_id);
+      LEDGER_RETURN_IF_ERROR(query.Run());
+      if (connection().ChangedRows() != 1) {  // only a unit of work's own SQL can do this
+        return absl::InternalError(absl::StrCat("sqlite: the row the claim inserted for key ",
+                                                record.identity.Encoded(),
+                                                " was changed within the transaction"));
+      }
+    }
+    claimed_rows_.erase(claimed);
+    return absl::OkStatus();
+  }
+  // Anything else (an expired record the claim read, a key never claimed) goes through
+  // the guarded upsert.
   // Replaces only an expired record (or a placeholder): a live committed record under
   // the same identity means the claim was bypassed, and overwriting it would lose it.
   LEDGER_ASSIGN_OR_RETURN(
@@ -331,6 +425,10 @@ absl::Status SqliteStorageTransaction::Commit() {
     Rollback();
     return ready;
   }
+  if (absl::Status dropped = DropUnrecordedClaims(); !dropped.ok()) {
+    Rollback();
+    return dropped;
+  }
   Connection& connection = turn_.connection();
   absl::Status committed = connection.Execute(statement::kCommit, "commit", ErrorContext::kCommit);
   // After a failed COMMIT that left the transaction open (SQLITE_BUSY) nothing was
@@ -338,6 +436,22 @@ absl::Status SqliteStorageTransaction::Commit() {
   if (connection.InTransaction()) RollBackQuietly(connection);
   Finish();
   return committed;
+}
+
+// A rejected item of a committed batch leaves its key unused: the row its claim inserted
+// goes before COMMIT.
+absl::Status SqliteStorageTransaction::DropUnrecordedClaims() {
+  for (const auto& [encoded, claimed] : claimed_rows_) {
+    (void)encoded;
+    LEDGER_ASSIGN_OR_RETURN(Query query,
+                            connection().Prepare(statement::kDropClaimedKey,
+                                                 "drop unrecorded claim", ErrorContext::kWrite));
+    BindIdentity(query, claimed.identity);
+    query.BindText(claimed.transaction_id);
+    LEDGER_RETURN_IF_ERROR(query.Run());
+  }
+  claimed_rows_.clear();
+  return absl::OkStatus();
 }
 
 void SqliteStorageTransaction::Rollback() {
@@ -348,6 +462,7 @@ void SqliteStorageTransaction::Rollback() {
 
 void SqliteStorageTransaction::Finish() {
   state_ = State::kFinished;
+  claimed_rows_.clear();
   turn_.Release();
 }
 

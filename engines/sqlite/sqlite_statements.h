@@ -113,6 +113,22 @@ inline constexpr char kRecordKey[] =
     " expires_at = excluded.expires_at"
     " WHERE idempotency_keys.state = 'pending'"
     " OR idempotency_keys.expires_at <= excluded.created_at";
+// The claim (sqlite_engine.cc): the final records of a batch's keys, one multi-row INSERT
+// per kKeysPerClaimMax keys, completed per row count by sqlite_rows.cc (ClaimKeysSql). A
+// key that holds a record already is left alone and read with kSelectCommittedKey.
+inline constexpr char kClaimKeysHead[] =
+    "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state,"
+    " transaction_id, created_at, expires_at) VALUES ";
+inline constexpr char kClaimKeysRow[] = "(?, ?, ?, ?, 'committed', ?, ?, ?)";
+inline constexpr char kClaimKeysTail[] = " ON CONFLICT (namespace, scope, key) DO NOTHING";
+// The record a claim inserted, when the key commits with another record than the one
+// the claim was told of, or when no item committed it (Commit).
+inline constexpr char kRewriteClaimedKey[] =
+    "UPDATE idempotency_keys SET fingerprint = ?, transaction_id = ?, created_at = ?,"
+    " expires_at = ? WHERE namespace = ? AND scope = ? AND key = ? AND transaction_id = ?";
+inline constexpr char kDropClaimedKey[] =
+    "DELETE FROM idempotency_keys"
+    " WHERE namespace = ? AND scope = ? AND key = ? AND transaction_id = ?";
 inline constexpr char kListKeyRecordsAfter[] = "SELECT " LEDGER_SQLITE_KEY_RECORD_COLUMNS
                                                " FROM idempotency_keys WHERE state = 'committed'"
                                                " AND (namespace, scope, key) > (?, ?, ?)"
