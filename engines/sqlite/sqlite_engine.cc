@@ -79,8 +79,6 @@ class SqliteStorageTransaction final : public StorageTransaction {
   ~SqliteStorageTransaction() override { Rollback(); }
 
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override;
-  absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
-      const std::vector<KeyRecord>& intended) override;
   absl::StatusOr<std::optional<Transaction>> LoadTransaction(std::string_view id) override;
   absl::StatusOr<bool> IsReversed(std::string_view id) override;
   absl::StatusOr<std::vector<Account>> LockAccounts(
@@ -120,10 +118,6 @@ class SqliteStorageTransaction final : public StorageTransaction {
   // Locks (reads) the accounts of `transaction`'s entries that LockAccounts did not: a
   // caller of the storage contract that skipped it.
   absl::Status NoteUnlockedAccounts(const Transaction& transaction);
-  // One INSERT of the final records of intended[begin, end) (at most kKeysPerClaimMax),
-  // then, only if some key held a row already, a read of each key's row.
-  absl::Status ClaimChunk(const std::vector<KeyRecord>& intended, size_t begin, size_t end,
-                          std::vector<std::optional<KeyRecord>>& records);
   // Deletes the rows the claim inserted that no RecordKey stored (rejected items).
   absl::Status DropUnrecordedClaims();
   // Ends the transaction's hold: leaves the writer's turn (and its connection).
@@ -158,78 +152,46 @@ absl::Status SqliteStorageTransaction::Ready() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
-    const KeyRecord& intended) {
-  LEDGER_ASSIGN_OR_RETURN(std::vector<std::optional<KeyRecord>> records, ClaimKeys({intended}));
-  LEDGER_CHECK(records.size() == 1);
-  return std::move(records.front());
-}
-
 // Under the writer lock nothing but this transaction can change a key's row until
 // COMMIT, so the claim needs no read when the key is new: it inserts the record the key
-// will hold (the final one, as MySQL's claim does), and only a key that holds a row
-// already is read. The inserted rows are invisible to every other connection until
-// COMMIT (WAL snapshots), and Commit deletes those no RecordKey stored.
-absl::StatusOr<std::vector<std::optional<KeyRecord>>> SqliteStorageTransaction::ClaimKeys(
-    const std::vector<KeyRecord>& intended) {
+// will hold (the final one, as MySQL's claim does), and reads only a key that holds a
+// row already. The inserted row is invisible to every other connection until COMMIT
+// (WAL snapshots), and Commit deletes it if no RecordKey stored it. A batch's keys
+// take the default ClaimKeys, one statement each: a multi-row INSERT costs more
+// (kClaimKey says why).
+absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
+    const KeyRecord& intended) {
   LEDGER_RETURN_IF_ERROR(Ready());
-  std::vector<std::optional<KeyRecord>> records(intended.size());
-  for (size_t begin = 0; begin < intended.size(); begin += kKeysPerClaimMax) {
-    const size_t end = std::min(intended.size(), begin + kKeysPerClaimMax);
-    LEDGER_RETURN_IF_ERROR(ClaimChunk(intended, begin, end, records));
-  }
-  return records;
-}
-
-absl::Status SqliteStorageTransaction::ClaimChunk(const std::vector<KeyRecord>& intended,
-                                                  size_t begin, size_t end,
-                                                  std::vector<std::optional<KeyRecord>>& records) {
-  LEDGER_CHECK(begin < end && end - begin <= kKeysPerClaimMax && end <= intended.size());
+  const KeyIdentity& identity = intended.identity;
   {
-    LEDGER_ASSIGN_OR_RETURN(Query insert,
-                            connection().Prepare(ClaimKeysSql(end - begin), "claim keys",
-                                                 ErrorContext::kTransaction));
-    for (size_t k = begin; k < end; ++k) BindClaimedRecord(insert, intended[k]);
+    LEDGER_ASSIGN_OR_RETURN(Query insert, connection().Prepare(statement::kClaimKey, "claim key",
+                                                               ErrorContext::kTransaction));
+    BindClaimedRecord(insert, intended);
     LEDGER_RETURN_IF_ERROR(insert.Run());
   }
-  const int64_t inserted = connection().ChangedRows();
-  LEDGER_CHECK(inserted >= 0 && static_cast<size_t>(inserted) <= end - begin);
-  if (static_cast<size_t>(inserted) == end - begin) {  // every key new: the common case
-    for (size_t k = begin; k < end; ++k) {
-      claimed_rows_.insert_or_assign(intended[k].identity.Encoded(), intended[k]);
-    }
-    return absl::OkStatus();
+  std::string encoded = identity.Encoded();
+  if (connection().ChangedRows() == 1) {  // a new key: the usual case
+    claimed_rows_.insert_or_assign(std::move(encoded), intended);
+    return std::nullopt;
   }
-  // Some key held a row: read each key's row to tell the records inserted now (this
-  // transaction's fresh transaction id) from those stored before.
-  for (size_t k = begin; k < end; ++k) {
-    const KeyIdentity& identity = intended[k].identity;
-    LEDGER_ASSIGN_OR_RETURN(
-        Query query, connection().Prepare(statement::kSelectCommittedKey,
-                                          "select key record", ErrorContext::kTransaction));
-    BindIdentity(query, identity);
-    LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
-    if (!found) {
-      return absl::InternalError(absl::StrCat("sqlite: key ", identity.Encoded(),
-                                              " has no row after its claim's INSERT"));
-    }
-    LEDGER_ASSIGN_OR_RETURN(KeyRecord row, ReadKeyRecord(query));
-    LEDGER_CHECK(row.identity == identity);
-    const std::string encoded = identity.Encoded();
-    if (row.transaction_id == intended[k].transaction_id &&
-        row.fingerprint == intended[k].fingerprint) {
-      claimed_rows_.insert_or_assign(encoded, intended[k]);  // inserted by this claim
-      continue;
-    }
-    // An earlier claim of this transaction (a unit of work's earlier submit whose item
-    // was rejected) inserted it and no RecordKey stored it: the key is still unused.
-    if (auto own = claimed_rows_.find(encoded);
-        own != claimed_rows_.end() && own->second.transaction_id == row.transaction_id) {
-      continue;
-    }
-    records[k] = std::move(row);  // a committed record, live or expired
+  LEDGER_ASSIGN_OR_RETURN(
+      Query query, connection().Prepare(statement::kSelectCommittedKey,
+                                        "select key record", ErrorContext::kTransaction));
+  BindIdentity(query, identity);
+  LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
+  if (!found) {
+    return absl::InternalError(absl::StrCat("sqlite: key ", encoded,
+                                            " holds a row that is not a committed record"));
   }
-  return absl::OkStatus();
+  LEDGER_ASSIGN_OR_RETURN(KeyRecord record, ReadKeyRecord(query));
+  LEDGER_CHECK(record.identity == identity);
+  // An earlier claim of this transaction (a unit of work's earlier submit whose item was
+  // rejected) inserted it and no RecordKey stored it: the key is still unused.
+  if (auto own = claimed_rows_.find(encoded);
+      own != claimed_rows_.end() && own->second.transaction_id == record.transaction_id) {
+    return std::nullopt;
+  }
+  return record;  // a committed record, live or expired
 }
 
 absl::StatusOr<std::optional<Transaction>> SqliteStorageTransaction::LoadTransaction(

@@ -9,9 +9,9 @@
 // other transaction can read-then-write anything, so the row of idempotency_keys seen
 // right after is final until COMMIT, and the table's primary key (namespace, scope, key)
 // guarantees a second commit is impossible. The claim inserts each new key's final
-// record (one multi-row INSERT ... ON CONFLICT DO NOTHING per 64 keys) and reads only the
-// keys that hold a row already; other connections see nothing before COMMIT, and Commit
-// deletes the inserted rows no RecordKey stored. Waiting for the lock is bounded by the
+// record (INSERT ... ON CONFLICT DO NOTHING) and reads only a key that holds a row
+// already; other connections see nothing before COMMIT, and Commit deletes the inserted
+// rows no RecordKey stored. Waiting for the lock is bounded by the
 // submit's WaitPolicy (zero: fail fast with InProgressError).
 //
 // Internal to engines/sqlite. Thread-safe: share one engine across threads; each

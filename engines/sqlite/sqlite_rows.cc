@@ -35,23 +35,6 @@ const std::string& InsertEntriesSql(size_t rows) {
 
 }  // namespace
 
-const std::string& ClaimKeysSql(size_t rows) {
-  LEDGER_CHECK(rows >= 1 && rows <= kKeysPerClaimMax);
-  static const std::array<std::string, kKeysPerClaimMax + 1> statements = [] {
-    std::array<std::string, kKeysPerClaimMax + 1> built;
-    for (size_t count = 1; count <= kKeysPerClaimMax; ++count) {
-      std::string& sql = built[count];
-      sql = statement::kClaimKeysHead;
-      for (size_t row = 0; row < count; ++row) {
-        absl::StrAppend(&sql, row == 0 ? "" : ", ", statement::kClaimKeysRow);
-      }
-      sql += statement::kClaimKeysTail;
-    }
-    return built;
-  }();
-  return statements[rows];
-}
-
 void BindClaimedRecord(Query& query, const KeyRecord& record) {
   BindIdentity(query, record.identity);
   query.BindText(record.fingerprint)

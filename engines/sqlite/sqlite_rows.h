@@ -56,14 +56,8 @@ inline constexpr size_t kEntriesPerInsertMax = 16;
 // Holds per SELECT ... WHERE id IN (...) of LoadHolds, for the same reasons.
 inline constexpr size_t kHoldsPerSelectMax = 16;
 
-// Keys per multi-row INSERT of the claim (kClaimKeysHead): a batch of 1,000 keys in 16
-// statements, at most 64 cached shapes per connection, 448 parameters a statement.
-inline constexpr size_t kKeysPerClaimMax = 64;
-
-// The claim's INSERT for `rows` keys (1..kKeysPerClaimMax), built once per shape, and
-// the binding of one row of it (identity, fingerprint, transaction id, created_at,
-// expires_at: the state is the statement's 'committed').
-const std::string& ClaimKeysSql(size_t rows);
+// Binds one record as kClaimKey's row: identity, fingerprint, transaction id,
+// created_at, expires_at (the state is the statement's 'committed').
 void BindClaimedRecord(Query& query, const KeyRecord& record);
 
 Account ReadAccount(const Query& row);
