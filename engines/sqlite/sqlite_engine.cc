@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -117,6 +118,8 @@ class SqliteStorageTransaction final : public StorageTransaction {
   // Locks (reads) the accounts of `transaction`'s entries that LockAccounts did not: a
   // caller of the storage contract that skipped it.
   absl::Status NoteUnlockedAccounts(const Transaction& transaction);
+  // Deletes the rows the claim inserted that no RecordKey stored (rejected items).
+  absl::Status DropUnrecordedClaims();
   // Ends the transaction's hold: leaves the writer's turn (and its connection).
   void Finish();
   // The writer's connection; only while the turn is held (state kOpen).
@@ -128,6 +131,9 @@ class SqliteStorageTransaction final : public StorageTransaction {
   State state_ = State::kNotBegun;
   // Each locked account's latest entry running maximum, continued along the writes.
   engine_common::EntryRunningMaxima running_maxima_;
+  // The rows this transaction's claims inserted that no RecordKey has stored yet, by
+  // KeyIdentity::Encoded(), each as inserted.
+  std::unordered_map<std::string, KeyRecord> claimed_rows_;
 };
 
 absl::Status SqliteStorageTransaction::Ready() {
@@ -146,22 +152,46 @@ absl::Status SqliteStorageTransaction::Ready() {
   return absl::OkStatus();
 }
 
+// Under the writer lock nothing but this transaction can change a key's row until
+// COMMIT, so the claim needs no read when the key is new: it inserts the record the key
+// will hold (the final one, as MySQL's claim does), and reads only a key that holds a
+// row already. The inserted row is invisible to every other connection until COMMIT
+// (WAL snapshots), and Commit deletes it if no RecordKey stored it. A batch's keys
+// take the default ClaimKeys, one statement each: a multi-row INSERT costs more
+// (kClaimKey says why).
 absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
     const KeyRecord& intended) {
   LEDGER_RETURN_IF_ERROR(Ready());
   const KeyIdentity& identity = intended.identity;
-  // Under the writer lock nothing can change this row until COMMIT: the read is the
-  // claim's answer. Only committed rows count; this engine writes no placeholders (and
-  // the record only in RecordKey: the writer lock is the hold).
+  {
+    LEDGER_ASSIGN_OR_RETURN(Query insert, connection().Prepare(statement::kClaimKey, "claim key",
+                                                               ErrorContext::kTransaction));
+    BindClaimedRecord(insert, intended);
+    LEDGER_RETURN_IF_ERROR(insert.Run());
+  }
+  std::string encoded = identity.Encoded();
+  if (connection().ChangedRows() == 1) {  // a new key: the usual case
+    claimed_rows_.insert_or_assign(std::move(encoded), intended);
+    return std::nullopt;
+  }
   LEDGER_ASSIGN_OR_RETURN(
       Query query, connection().Prepare(statement::kSelectCommittedKey,
                                         "select key record", ErrorContext::kTransaction));
   BindIdentity(query, identity);
   LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
-  if (!found) return std::nullopt;
+  if (!found) {
+    return absl::InternalError(absl::StrCat("sqlite: key ", encoded,
+                                            " holds a row that is not a committed record"));
+  }
   LEDGER_ASSIGN_OR_RETURN(KeyRecord record, ReadKeyRecord(query));
   LEDGER_CHECK(record.identity == identity);
-  return record;
+  // An earlier claim of this transaction (a unit of work's earlier submit whose item was
+  // rejected) inserted it and no RecordKey stored it: the key is still unused.
+  if (auto own = claimed_rows_.find(encoded);
+      own != claimed_rows_.end() && own->second.transaction_id == record.transaction_id) {
+    return std::nullopt;
+  }
+  return record;  // a committed record, live or expired
 }
 
 absl::StatusOr<std::optional<Transaction>> SqliteStorageTransaction::LoadTransaction(
@@ -286,6 +316,32 @@ absl::Status SqliteStorageTransaction::UpdateAccount(const Transaction& transact
 
 absl::Status SqliteStorageTransaction::RecordKey(const KeyRecord& record) {
   LEDGER_RETURN_IF_ERROR(Ready());
+  // The row this transaction's claim inserted holds the record already, unless another
+  // record than the one the claim was told of commits the key.
+  if (auto claimed = claimed_rows_.find(record.identity.Encoded());
+      claimed != claimed_rows_.end()) {
+    if (claimed->second != record) {
+      LEDGER_ASSIGN_OR_RETURN(Query query,
+                              connection().Prepare(statement::kRewriteClaimedKey,
+                                                   "rewrite claimed key", ErrorContext::kWrite));
+      query.BindText(record.fingerprint)
+          .BindText(record.transaction_id)
+          .BindTime(record.created_at)
+          .BindTime(record.expires_at);
+      BindIdentity(query, record.identity);
+      query.BindText(claimed->second.transaction_id);
+      LEDGER_RETURN_IF_ERROR(query.Run());
+      if (connection().ChangedRows() != 1) {  // only a unit of work's own SQL can do this
+        return absl::InternalError(absl::StrCat("sqlite: the row the claim inserted for key ",
+                                                record.identity.Encoded(),
+                                                " was changed within the transaction"));
+      }
+    }
+    claimed_rows_.erase(claimed);
+    return absl::OkStatus();
+  }
+  // Anything else (an expired record the claim read, a key never claimed) goes through
+  // the guarded upsert.
   // Replaces only an expired record (or a placeholder): a live committed record under
   // the same identity means the claim was bypassed, and overwriting it would lose it.
   LEDGER_ASSIGN_OR_RETURN(
@@ -331,6 +387,10 @@ absl::Status SqliteStorageTransaction::Commit() {
     Rollback();
     return ready;
   }
+  if (absl::Status dropped = DropUnrecordedClaims(); !dropped.ok()) {
+    Rollback();
+    return dropped;
+  }
   Connection& connection = turn_.connection();
   absl::Status committed = connection.Execute(statement::kCommit, "commit", ErrorContext::kCommit);
   // After a failed COMMIT that left the transaction open (SQLITE_BUSY) nothing was
@@ -338,6 +398,22 @@ absl::Status SqliteStorageTransaction::Commit() {
   if (connection.InTransaction()) RollBackQuietly(connection);
   Finish();
   return committed;
+}
+
+// A rejected item of a committed batch leaves its key unused: the row its claim inserted
+// goes before COMMIT.
+absl::Status SqliteStorageTransaction::DropUnrecordedClaims() {
+  for (const auto& [encoded, claimed] : claimed_rows_) {
+    (void)encoded;
+    LEDGER_ASSIGN_OR_RETURN(Query query,
+                            connection().Prepare(statement::kDropClaimedKey,
+                                                 "drop unrecorded claim", ErrorContext::kWrite));
+    BindIdentity(query, claimed.identity);
+    query.BindText(claimed.transaction_id);
+    LEDGER_RETURN_IF_ERROR(query.Run());
+  }
+  claimed_rows_.clear();
+  return absl::OkStatus();
 }
 
 void SqliteStorageTransaction::Rollback() {
@@ -348,6 +424,7 @@ void SqliteStorageTransaction::Rollback() {
 
 void SqliteStorageTransaction::Finish() {
   state_ = State::kFinished;
+  claimed_rows_.clear();
   turn_.Release();
 }
 

@@ -6,10 +6,13 @@
 //
 // How a submit claims its key: the submit's first statement is BEGIN IMMEDIATE, which
 // takes SQLite's single writer lock for the whole transaction; while it is held no
-// other transaction can read-then-write anything, so the committed row of
-// idempotency_keys read right after is final until COMMIT, and the table's primary key
-// (namespace, scope, key) guarantees a second commit is impossible. Waiting for the
-// lock is bounded by the submit's WaitPolicy (zero: fail fast with InProgressError).
+// other transaction can read-then-write anything, so the row of idempotency_keys seen
+// right after is final until COMMIT, and the table's primary key (namespace, scope, key)
+// guarantees a second commit is impossible. The claim inserts each new key's final
+// record (INSERT ... ON CONFLICT DO NOTHING) and reads only a key that holds a row
+// already; other connections see nothing before COMMIT, and Commit deletes the inserted
+// rows no RecordKey stored. Waiting for the lock is bounded by the
+// submit's WaitPolicy (zero: fail fast with InProgressError).
 //
 // Internal to engines/sqlite. Thread-safe: share one engine across threads; each
 // reader borrows its own pooled connection, each writer takes the writer's turn and

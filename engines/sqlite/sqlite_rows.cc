@@ -33,6 +33,18 @@ const std::string& InsertEntriesSql(size_t rows) {
   return statements[rows];
 }
 
+}  // namespace
+
+void BindClaimedRecord(Query& query, const KeyRecord& record) {
+  BindIdentity(query, record.identity);
+  query.BindText(record.fingerprint)
+      .BindText(record.transaction_id)
+      .BindTime(record.created_at)
+      .BindTime(record.expires_at);
+}
+
+namespace {
+
 // SELECT <hold columns> FROM holds WHERE id IN (?, ...) for `rows` ids
 // (1..kHoldsPerSelectMax), built once per shape.
 const std::string& SelectHoldsSql(size_t rows) {

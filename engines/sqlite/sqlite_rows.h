@@ -56,6 +56,10 @@ inline constexpr size_t kEntriesPerInsertMax = 16;
 // Holds per SELECT ... WHERE id IN (...) of LoadHolds, for the same reasons.
 inline constexpr size_t kHoldsPerSelectMax = 16;
 
+// Binds one record as kClaimKey's row: identity, fingerprint, transaction id,
+// created_at, expires_at (the state is the statement's 'committed').
+void BindClaimedRecord(Query& query, const KeyRecord& record);
+
 Account ReadAccount(const Query& row);
 // Everything but the entries, which live in their own table: the columns of
 // LEDGER_SQLITE_SELECT_TRANSACTION. DataLoss when the hold fields do not fit the kind.

@@ -113,6 +113,23 @@ inline constexpr char kRecordKey[] =
     " expires_at = excluded.expires_at"
     " WHERE idempotency_keys.state = 'pending'"
     " OR idempotency_keys.expires_at <= excluded.created_at";
+// The claim (sqlite_engine.cc): the final record of one key, or nothing when the key
+// holds a row already (then read with kSelectCommittedKey). One row a statement: a
+// multi-row INSERT needs a statement journal, which costs a page image per leaf page it
+// touches, and a shared transaction's keys from many clients sit on as many pages
+// (docs/benchmarks.md, "SQLite's exactly-once cost").
+inline constexpr char kClaimKey[] =
+    "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state,"
+    " transaction_id, created_at, expires_at) VALUES (?, ?, ?, ?, 'committed', ?, ?, ?)"
+    " ON CONFLICT (namespace, scope, key) DO NOTHING";
+// The record a claim inserted, when the key commits with another record than the one
+// the claim was told of, or when no item committed it (Commit).
+inline constexpr char kRewriteClaimedKey[] =
+    "UPDATE idempotency_keys SET fingerprint = ?, transaction_id = ?, created_at = ?,"
+    " expires_at = ? WHERE namespace = ? AND scope = ? AND key = ? AND transaction_id = ?";
+inline constexpr char kDropClaimedKey[] =
+    "DELETE FROM idempotency_keys"
+    " WHERE namespace = ? AND scope = ? AND key = ? AND transaction_id = ?";
 inline constexpr char kListKeyRecordsAfter[] = "SELECT " LEDGER_SQLITE_KEY_RECORD_COLUMNS
                                                " FROM idempotency_keys WHERE state = 'committed'"
                                                " AND (namespace, scope, key) > (?, ?, ?)"

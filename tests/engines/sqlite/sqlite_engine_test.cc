@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/barrier.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -411,6 +413,130 @@ TEST_F(SqliteEngineTest, RecordKeyReplacesOnlyAnExpiredRecord) {
   ASSERT_TRUE(storage->RecordKey(after_expiry).ok());
   ASSERT_TRUE(storage->Commit().ok());
   EXPECT_EQ(engine->ListKeyRecords(std::nullopt, 10).value(), std::vector<KeyRecord>{after_expiry});
+}
+
+// Counts the statements run on a connection (sqlite3_trace_v2), not the statements of
+// its triggers, from construction until destruction.
+class StatementCounter {
+ public:
+  explicit StatementCounter(sqlite3* database) : database_(database) {
+    sqlite3_trace_v2(database_, SQLITE_TRACE_STMT, &StatementCounter::OnStatement, this);
+  }
+  ~StatementCounter() { sqlite3_trace_v2(database_, 0, nullptr, nullptr); }
+  StatementCounter(const StatementCounter&) = delete;
+  StatementCounter& operator=(const StatementCounter&) = delete;
+
+  const std::vector<std::string>& statements() const { return statements_; }
+
+ private:
+  static int OnStatement(unsigned, void* self, void*, void* text) {
+    const std::string sql = static_cast<const char*>(text);
+    if (!absl::StartsWith(sql, "--")) static_cast<StatementCounter*>(self)->statements_.push_back(sql);
+    return 0;
+  }
+  sqlite3* database_;
+  std::vector<std::string> statements_;
+};
+
+// The claim of a new key is one INSERT of its final record and no read, and RecordKey
+// of the record the claim was told of sends nothing more; the keys no RecordKey stored
+// (rejected items) are gone after COMMIT.
+TEST_F(SqliteEngineTest, AClaimOfNewKeysReadsNothingAndTheirRecordsCostNoStatement) {
+  std::unique_ptr<Engine> engine = Open(path_);
+  ASSERT_NE(engine, nullptr);
+  std::vector<KeyIdentity> identities;
+  for (int k = 0; k < 100; ++k) identities.push_back(Identity(absl::StrCat("batch-", 1000 + k)));
+  const std::vector<KeyRecord> intended = ClaimsOf(identities);
+  std::unique_ptr<StorageTransaction> storage = engine->Begin(BeginOptions{}).value();
+  absl::StatusOr<void*> handle = storage->NativeHandle();  // begins: BEGIN IMMEDIATE
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  std::vector<std::string> statements;
+  {
+    StatementCounter counter(static_cast<sqlite3*>(*handle));
+    absl::StatusOr<std::vector<std::optional<KeyRecord>>> claimed = storage->ClaimKeys(intended);
+    ASSERT_TRUE(claimed.ok()) << claimed.status();
+    EXPECT_EQ(*claimed, std::vector<std::optional<KeyRecord>>(intended.size()));
+    for (size_t k = 0; k < 60; ++k) ASSERT_TRUE(storage->RecordKey(intended[k]).ok()) << k;
+    statements = counter.statements();
+  }
+  ASSERT_EQ(statements.size(), intended.size()) << absl::StrJoin(statements, "\n");
+  for (const std::string& sql : statements) EXPECT_TRUE(absl::StartsWith(sql, "INSERT")) << sql;
+  // Nobody else sees a claimed record before COMMIT.
+  EXPECT_EQ(engine->GetKeyRecord(identities[0]).value(), std::nullopt);
+  ASSERT_TRUE(storage->Commit().ok());
+
+  absl::StatusOr<std::vector<KeyRecord>> stored = engine->ListKeyRecords(std::nullopt, 1000);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 60u);
+  for (size_t k = 0; k < 60; ++k) {
+    EXPECT_EQ((*stored)[k].identity, intended[k].identity);
+    EXPECT_EQ((*stored)[k].transaction_id, intended[k].transaction_id);
+    EXPECT_EQ((*stored)[k].fingerprint, intended[k].fingerprint);
+  }
+}
+
+// One claim over new keys, a live record, an expired one and a record this transaction
+// claimed before (a unit of work's rejected submit): each key's answer in the given
+// order, the expired record replaced by the key's next commit, the live one untouched,
+// a key recorded with another record than its claim's stored as recorded.
+TEST_F(SqliteEngineTest, AClaimAnswersEachKeyInOrderAndCommitsOnlyTheRecordedOnes) {
+  std::unique_ptr<Engine> engine = Open(path_);
+  ASSERT_NE(engine, nullptr);
+  const absl::Time now = absl::Now();
+  const KeyRecord live = ClaimOf(Identity("c-live"), now);
+  KeyRecord expired = ClaimOf(Identity("b-expired"), now - absl::Hours(3));
+  {
+    std::unique_ptr<StorageTransaction> storage = engine->Begin(BeginOptions{}).value();
+    ASSERT_TRUE(storage->ClaimKeys({expired, live}).ok());
+    ASSERT_TRUE(storage->RecordKey(expired).ok());
+    ASSERT_TRUE(storage->RecordKey(live).ok());
+    ASSERT_TRUE(storage->Commit().ok());
+  }
+  ASSERT_TRUE(expired.ExpiredAt(now));
+  const std::vector<KeyRecord> before = engine->ListKeyRecords(std::nullopt, 10).value();
+  ASSERT_EQ(before.size(), 2u);
+
+  std::unique_ptr<StorageTransaction> storage = engine->Begin(BeginOptions{}).value();
+  // A unit of work's earlier submit claimed d-rejected-first and was rejected.
+  ASSERT_EQ(storage->ClaimKey(ClaimOf(Identity("d-rejected-first"), now)).value(), std::nullopt);
+  const std::vector<KeyRecord> intended =
+      ClaimsOf({Identity("a-new"), Identity("b-expired"), Identity("c-live"),
+                Identity("d-rejected-first"), Identity("e-new-rejected"), Identity("f-new-other")},
+               now);
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> claimed = storage->ClaimKeys(intended);
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  ASSERT_EQ(claimed->size(), intended.size());
+  EXPECT_EQ((*claimed)[0], std::nullopt);
+  EXPECT_EQ((*claimed)[1], before[0]);  // b-expired, as stored
+  EXPECT_EQ((*claimed)[2], before[1]);  // c-live
+  EXPECT_EQ((*claimed)[3], std::nullopt);
+  EXPECT_EQ((*claimed)[4], std::nullopt);
+  EXPECT_EQ((*claimed)[5], std::nullopt);
+
+  ASSERT_TRUE(storage->RecordKey(intended[0]).ok());
+  ASSERT_TRUE(storage->RecordKey(intended[1]).ok());  // replaces the expired record
+  ASSERT_TRUE(storage->RecordKey(intended[3]).ok());
+  KeyRecord other = intended[5];  // another item than the claim's commits the key
+  other.transaction_id = NewTransactionId(now);
+  other.fingerprint = "0th3r";
+  ASSERT_TRUE(storage->RecordKey(other).ok());
+  EXPECT_TRUE(IsRetryable(storage->RecordKey(intended[2])));  // live: never overwritten
+  ASSERT_TRUE(storage->Commit().ok());
+
+  absl::StatusOr<std::vector<KeyRecord>> stored = engine->ListKeyRecords(std::nullopt, 10);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 5u);
+  auto transaction_of = [&](size_t k) { return (*stored)[k].transaction_id; };
+  EXPECT_EQ((*stored)[0].identity, Identity("a-new"));
+  EXPECT_EQ(transaction_of(0), intended[0].transaction_id);
+  EXPECT_EQ((*stored)[1].identity, Identity("b-expired"));
+  EXPECT_EQ(transaction_of(1), intended[1].transaction_id);
+  EXPECT_EQ((*stored)[2], before[1]);  // c-live untouched
+  EXPECT_EQ((*stored)[3].identity, Identity("d-rejected-first"));
+  EXPECT_EQ(transaction_of(3), intended[3].transaction_id);
+  EXPECT_EQ((*stored)[4].identity, Identity("f-new-other"));
+  EXPECT_EQ(transaction_of(4), other.transaction_id);
+  EXPECT_EQ((*stored)[4].fingerprint, "0th3r");
 }
 
 TEST_F(SqliteEngineTest, IdentityColumnsCompareByteWise) {
