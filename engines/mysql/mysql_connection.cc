@@ -404,6 +404,11 @@ absl::Status MysqlConnection::SetUpSession(const MysqlWaits& waits) {
         mariadb_ = absl::StrContains(row.String(1), "MariaDB");
       },
       "read connection id", ErrorContext::kConnect));
+  if (mariadb_) {
+    LEDGER_RETURN_IF_ERROR(Query(
+        statement::kSelectWsrepOn, {}, [&](const SqlRow& row) { galera_ = row.Int64(0) != 0; },
+        "read wsrep_on", ErrorContext::kConnect));
+  }
   LEDGER_RETURN_IF_ERROR(ExecuteText(
       SessionVariablesSql(account_lock_wait_seconds_,
                           StatementTimeoutAssignment(mariadb_, waits.statement_timeout)),

@@ -184,6 +184,11 @@ class MysqlConnection {
 
   bool broken() const { return broken_; }
   int64_t session_id() const { return session_id_; }  // CONNECTION_ID(), for KILL
+  // Whether the server is a Galera node (MariaDB's @@wsrep_on): there a replicated
+  // write set may abort this session's open transaction while it is idle (a brute-force
+  // abort), and the abort's error is not always reported to the next statement
+  // (MysqlStorageTransaction::VerifyClaimsHeld).
+  bool galera() const { return galera_; }
   absl::Time last_used() const { return last_used_; }
 
  private:
@@ -205,6 +210,7 @@ class MysqlConnection {
   int lock_wait_seconds_ = 0;  // the session's value as last set; 0: unknown
   const int account_lock_wait_seconds_;
   bool mariadb_ = false;  // the server's flavour, from VERSION()
+  bool galera_ = false;   // @@wsrep_on, read at set-up
   absl::Time last_used_;
 };
 

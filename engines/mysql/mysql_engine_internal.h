@@ -203,6 +203,10 @@ class MysqlStorageTransaction final : public StorageTransaction {
   // none for the row this transaction's own claim inserted (a unit of work claims a key
   // again), whose item did not commit.
   std::optional<KeyRecord> Claimed(const KeyIdentity& identity, LockedKeyRow row);
+  // On a Galera node, before COMMIT: RetryableError unless every key row this
+  // transaction's claims inserted and its items commit still holds its record (see the
+  // definition: an abort the server did not report).
+  absl::Status VerifyClaimsHeld(MysqlConnection& connection) const;
   // Fail fast: the key's row locked (or found absent) without waiting for a first
   // attempt that holds it: InProgressError then.
   absl::StatusOr<LockedKeyRow> ProbeKeyRowFailFast(MysqlConnection& connection,
@@ -222,6 +226,9 @@ class MysqlStorageTransaction final : public StorageTransaction {
   // only once it has expired).
   std::map<std::string, KeyRecord> claimed_rows_;
   std::map<std::string, absl::Time> locked_records_;
+  // The records RecordKey kept in rows this transaction's claims inserted: what
+  // VerifyClaimsHeld reads back on a Galera node.
+  std::vector<KeyRecord> held_claims_;
   MysqlWriteBatch writes_;
 };
 

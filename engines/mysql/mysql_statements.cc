@@ -65,6 +65,10 @@ std::string DropClaimedKeyRowsSql(std::string_view matches) {
   return absl::StrCat("DELETE FROM idempotency_keys WHERE ", View(matches));
 }
 
+std::string CountKeyRowsSql(std::string_view matches) {
+  return absl::StrCat("SELECT COUNT(*) FROM idempotency_keys WHERE ", View(matches));
+}
+
 std::string SessionVariablesSql(int lock_wait_seconds, std::string_view statement_timeout) {
   return absl::StrCat("SET SESSION autocommit = 0, innodb_lock_wait_timeout = ",
                       lock_wait_seconds, ", ", View(statement_timeout),

@@ -223,6 +223,8 @@ inline constexpr char kPruneWebhookEvents[] = "DELETE FROM webhook_events WHERE 
 inline constexpr char kSetReadCommitted[] =
     "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
 inline constexpr char kSelectSessionIdAndVersion[] = "SELECT CONNECTION_ID(), VERSION()";
+// MariaDB only (MySQL 8 has no such variable): whether the node replicates with Galera.
+inline constexpr char kSelectWsrepOn[] = "SELECT @@wsrep_on";
 inline constexpr char kCommit[] = "COMMIT";
 inline constexpr char kRollback[] = "ROLLBACK";
 inline constexpr char kPing[] = "DO 1";
@@ -260,6 +262,8 @@ std::string RecordKeysSql(std::string_view values);
 // Deletes the key rows matching `matches` ("(identity AND transaction_id = ?) OR ..."):
 // the records this transaction's claim inserted that no item committed.
 std::string DropClaimedKeyRowsSql(std::string_view matches);
+// How many of the key rows `matches` names (identity and transaction id) exist.
+std::string CountKeyRowsSql(std::string_view matches);
 
 // The session's settings, set once per new session.
 std::string SessionVariablesSql(int lock_wait_seconds, std::string_view statement_timeout);

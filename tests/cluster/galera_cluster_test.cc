@@ -29,6 +29,7 @@
 #include "engines/mysql/mysql_engine.h"
 #include "engines/mysql/mysql_errors.h"
 #include "ledger/ledger.h"
+#include "ledger/unit_of_work.h"
 #include "tests/cluster/cluster_servers.h"
 #include "tests/cluster/cluster_workload.h"
 #include "tests/conformance/conformance_context.h"
@@ -306,6 +307,52 @@ TEST_F(GaleraClusterTest, TheSameKeySentToAllThreeNodesAtOnceCommitsExactlyOnce)
     EXPECT_EQ(target->balance, kRounds) << "galera" << node;
   }
   EXPECT_EQ(committed_rounds, kRounds);
+}
+
+// A claim's transaction aborted by another node's write set while its session is idle
+// (a brute-force abort) must not commit the rest of the submit. A unit of work on
+// galera1, on a ledger of its own (sessions that have prepared nothing yet), claims a
+// key, locks the accounts and stops; galera2 commits the same key, which aborts
+// galera1's idle transaction when galera1 applies it; then the unit commits: its
+// attempt fails and its rerun replays. This pins the abort the node reports (it passes
+// without VerifyClaimsHeld too); the one it once did not report, mid-submit, is what
+// TheSameKeySentToAllThreeNodesAtOnce caught (docs/scaling.md).
+TEST_F(GaleraClusterTest, AClaimAbortedByAnotherNodeWhileIdleNeverCommitsWithoutItsKey) {
+  ClusterWorkload setup({.prefix = "idle", .clients = 1}, nullptr);
+  ASSERT_TRUE(setup.Prepare(On(1)).ok());
+  ASSERT_TRUE(WaitUntil(AllCaughtUp, kRejoinWait));
+  absl::StatusOr<std::shared_ptr<Engine>> engine = OpenNode(1);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  Ledger fresh = OpenTestLedger(*engine);
+  SubmitRequest request;
+  request.key = "idle-abort-1";
+  request.operation = Operation::TopUp(setup.AccountId("issuance"), setup.AccountId("u0"),
+                                       kClusterAsset, 1);
+  int attempts = 0;
+  std::vector<OutcomeKind> unit_outcomes;
+  absl::StatusOr<Outcome> elsewhere = absl::UnknownError("not run");
+  absl::Status unit = fresh.Transact([&](UnitOfWork& work) -> absl::Status {
+    ++attempts;
+    LEDGER_ASSIGN_OR_RETURN(Outcome outcome, work.Submit(request));
+    unit_outcomes.push_back(outcome.kind);
+    if (attempts == 1) {
+      elsewhere = On(2).Submit(request);  // galera1's claim is not visible to galera2
+      if (!WaitUntil(AllCaughtUp, kRejoinWait)) return absl::DeadlineExceededError("apply");
+    }
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(elsewhere.ok() && elsewhere->kind == OutcomeKind::kCommitted)
+      << EndOf(elsewhere);
+  EXPECT_TRUE(unit.ok()) << unit;
+  EXPECT_GE(attempts, 2) << "the aborted attempt was not noticed";
+  ASSERT_FALSE(unit_outcomes.empty());
+  EXPECT_EQ(unit_outcomes.back(), OutcomeKind::kDuplicate);
+  ASSERT_TRUE(WaitUntil(AllCaughtUp, kRejoinWait));
+  for (int node = 1; node <= kNodes; ++node) {
+    absl::StatusOr<Account> target = On(node).GetAccount(setup.AccountId("u0"));
+    ASSERT_TRUE(target.ok()) << target.status();
+    EXPECT_EQ(target->balance, 1) << "galera" << node << ": the key posted twice";
+  }
 }
 
 TEST_F(GaleraClusterTest, TransfersRacingFromDifferentNodesNeverOverdraw) {
