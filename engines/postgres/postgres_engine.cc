@@ -63,11 +63,11 @@ ClaimArrays ClaimArraysOf(PostgresClaimMode mode, const std::vector<KeyRecord>& 
     keys.push_back(record.identity.key);
   }
   ClaimArrays arrays;
-  arrays.keys = {TextArrayLiteral(namespaces), TextArrayLiteral(scopes), TextArrayLiteral(keys)};
+  arrays.keys = {TextArray(namespaces), TextArray(scopes), TextArray(keys)};
   if (mode == PostgresClaimMode::kAdvisoryLock) {
     std::vector<std::string> encoded;
     for (const KeyRecord& record : intended) encoded.push_back(record.identity.Encoded());
-    arrays.identities = TextArrayLiteral(encoded);
+    arrays.identities = TextArray(encoded);
     return arrays;
   }
   std::vector<std::string> fingerprints, transaction_ids;
@@ -78,16 +78,21 @@ ClaimArrays ClaimArraysOf(PostgresClaimMode mode, const std::vector<KeyRecord>& 
     created_at.push_back(Micros(record.created_at));
     expires_at.push_back(Micros(record.expires_at));
   }
-  arrays.transaction_ids = TextArrayLiteral(transaction_ids);
+  arrays.transaction_ids = TextArray(transaction_ids);
   arrays.records = arrays.keys;
   arrays.records.insert(arrays.records.end(),
-                        {TextArrayLiteral(fingerprints), arrays.transaction_ids,
-                         IntegerArrayLiteral(created_at), IntegerArrayLiteral(expires_at)});
+                        {TextArray(fingerprints), arrays.transaction_ids,
+                         BigintArray(created_at), BigintArray(expires_at)});
   return arrays;
 }
 
+// The arrays as parameters of a query (copied: the claim's keys go to several).
+std::vector<PipelineParameter> ParametersOf(const std::vector<BinaryArray>& arrays) {
+  return std::vector<PipelineParameter>(arrays.begin(), arrays.end());
+}
+
 PipelinedQuery ClaimQuery(const char* name, std::string_view sql,
-                          std::vector<std::string> parameters,
+                          std::vector<PipelineParameter> parameters,
                           const PostgresErrorContext& context) {
   return PipelinedQuery{.statement = name, .sql = sql, .parameters = std::move(parameters),
                         .context = context};
@@ -107,9 +112,10 @@ std::vector<PipelinedQuery> ClaimQueries(const PostgresSession& session, Postgre
                                {ClaimLockTimeout(wait_max)}, context));
   if (mode == PostgresClaimMode::kRow) {
     queries.push_back(
-        ClaimQuery(claim_statement::kInsertRecords, InsertRecordsSql(), arrays.records, context));
-    queries.push_back(
-        ClaimQuery(claim_statement::kLockKeyRows, LockKeyRowsSql(), arrays.keys, context));
+        ClaimQuery(claim_statement::kInsertRecords, InsertRecordsSql(),
+                   ParametersOf(arrays.records), context));
+    queries.push_back(ClaimQuery(claim_statement::kLockKeyRows, LockKeyRowsSql(),
+                                 ParametersOf(arrays.keys), context));
   } else {
     if (!session.pipelined_statements.contains(claim_statement::kAdvisoryLocks)) {
       advisory_sql = AdvisoryLocksSql(AdvisoryLockSeed(session.schema));
@@ -125,7 +131,7 @@ std::vector<PipelinedQuery> ClaimQueries(const PostgresSession& session, Postgre
 PipelinedQuery ReadKeysQuery(const ClaimArrays& arrays, const PostgresErrorContext& context,
                              ClaimedKeyRows& found) {
   PipelinedQuery read_keys =
-      ClaimQuery(claim_statement::kReadKeys, ReadKeysSql(), arrays.keys, context);
+      ClaimQuery(claim_statement::kReadKeys, ReadKeysSql(), ParametersOf(arrays.keys), context);
   read_keys.read = [&found](const PGresult* rows) -> absl::Status {
     for (int row = 0; row < PQntuples(rows); ++row) {
       LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record, KeyRecordFromResult(rows, row));
@@ -229,8 +235,8 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
 PipelinedQuery PostgresStorageTransaction::LockUnlessReplayedQuery(const ClaimArrays& arrays,
                                                                    PrefetchedLocks& prefetched) {
   const bool row_mode = claim_mode_ == PostgresClaimMode::kRow;
-  std::vector<std::string> parameters = {TextArrayLiteral(prefetched.ids)};
-  parameters.insert(parameters.end(), arrays.keys.begin(), arrays.keys.end());
+  std::vector<PipelineParameter> parameters = {TextArray(prefetched.ids)};
+  for (const BinaryArray& key_array : arrays.keys) parameters.emplace_back(key_array);
   if (row_mode) parameters.push_back(arrays.transaction_ids);
   PipelinedQuery lock = ClaimQuery(
       row_mode ? claim_statement::kLockAccountsUnlessReplayedRowMode

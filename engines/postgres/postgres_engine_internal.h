@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "engines/common/standalone.h"
+#include "engines/postgres/postgres_binary_arrays.h"
 #include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_engine.h"
 #include "engines/postgres/postgres_errors.h"
@@ -39,10 +40,10 @@ using engine_common::StatusOf;
 
 // The claim's arrays, each a text[] or bigint[] literal, in the keys' claim order.
 struct ClaimArrays {
-  std::vector<std::string> keys;     // namespaces, scopes, keys
-  std::vector<std::string> records;  // row mode: keys, fingerprints, transaction ids, times
-  std::string identities;            // advisory mode: the encoded identities
-  std::string transaction_ids;       // row mode: the ids of the claim's own rows
+  std::vector<BinaryArray> keys;     // namespaces, scopes, keys
+  std::vector<BinaryArray> records;  // row mode: keys, fingerprints, transaction ids, times
+  BinaryArray identities;            // advisory mode: the encoded identities
+  BinaryArray transaction_ids;       // row mode: the ids of the claim's own rows
 };
 
 // The key rows the claim finds, by (namespace, encoded scope, key): a committed record,

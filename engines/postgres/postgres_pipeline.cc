@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -181,6 +183,25 @@ PipelineResult ReadAnswers(PostgresSession& session, PGconn* connection,
   return result;
 }
 
+// Queues a prepared statement's Bind + Execute, each parameter in its own format (binary
+// arrays carry their length: they hold zero bytes). Results come back as text.
+bool SendPrepared(PGconn* connection, const PipelinedQuery& query) {
+  const size_t count = query.parameters.size();
+  std::vector<const char*> values(count);
+  std::vector<int> lengths(count);
+  std::vector<int> formats(count);
+  for (size_t index = 0; index < count; ++index) {
+    const PipelineParameter& parameter = query.parameters[index];
+    LEDGER_CHECK(parameter.value.size() <= static_cast<size_t>(std::numeric_limits<int>::max()))
+        << "a parameter of " << parameter.value.size() << " bytes";
+    values[index] = parameter.value.c_str();
+    lengths[index] = static_cast<int>(parameter.value.size());  // ignored for text
+    formats[index] = parameter.binary ? 1 : 0;
+  }
+  return PQsendQueryPrepared(connection, query.statement, static_cast<int>(count), values.data(),
+                             lengths.data(), formats.data(), /*resultFormat=*/0) == 1;
+}
+
 // Sends the pipeline and reads its answers. `commit_sent`: set once COMMIT was handed
 // to libpq, from when a loss is in doubt.
 PipelineResult Exchange(PostgresSession& session, PGconn* connection,
@@ -189,7 +210,6 @@ PipelineResult Exchange(PostgresSession& session, PGconn* connection,
     return {LibpqFailure(connection, queries.front().context), true, 0};
   }
   const std::vector<bool> preparing = Preparing(session, queries);
-  std::vector<const char*> values;
   for (size_t sending = 0; sending < queries.size(); ++sending) {
     const PipelinedQuery& query = queries[sending];
     if (query.commits) commit_sent = true;
@@ -208,10 +228,7 @@ PipelineResult Exchange(PostgresSession& session, PGconn* connection,
           return {LibpqFailure(connection, context), true, sending};
         }
       }
-      values.clear();
-      for (const std::string& parameter : query.parameters) values.push_back(parameter.c_str());
-      sent = PQsendQueryPrepared(connection, query.statement, static_cast<int>(values.size()),
-                                 values.data(), nullptr, nullptr, /*resultFormat=*/0) == 1;
+      sent = SendPrepared(connection, query);
     }
     if (!sent) return {LibpqFailure(connection, context), true, sending};
   }
@@ -259,7 +276,8 @@ PipelineResult SendWrite(PostgresSession& session, PipelinedWrite write) {
   PipelinedQuery& written = queries.back();
   written.statement = write.statement;
   written.sql = *write.sql;
-  written.parameters = std::move(write.parameters);
+  written.parameters.assign(std::make_move_iterator(write.parameters.begin()),
+                            std::make_move_iterator(write.parameters.end()));
   written.context = kWriteContext;
   written.read = [](const PGresult* rows) {
     LEDGER_CHECK(PQntuples(rows) == 1) << "the checked write returned " << PQntuples(rows)

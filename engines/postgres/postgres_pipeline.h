@@ -40,15 +40,27 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "engines/postgres/postgres_binary_arrays.h"
 #include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_errors.h"
 
 typedef struct pg_result PGresult;  // libpq-fe.h
 
 namespace ledger::postgres_internal {
+
+// A parameter of a pipelined query: a text value (a lock timeout) or an array in the
+// binary format (postgres_binary_arrays.h), which the server reads without parsing.
+struct PipelineParameter {
+  PipelineParameter(std::string text) : value(std::move(text)) {}  // NOLINT: implicit
+  PipelineParameter(BinaryArray array)                              // NOLINT: implicit
+      : value(std::move(array.bytes)), binary(true) {}
+  std::string value;
+  bool binary = false;
+};
 
 // One query of a pipeline: a prepared statement (`statement`, with `sql` for its Parse
 // on first use in the session) or an unnamed one without parameters (`text`: BEGIN,
@@ -57,7 +69,7 @@ struct PipelinedQuery {
   const char* statement = nullptr;   // a named statement libpq prepares (never libpqxx's)
   std::string_view sql;              // its text; needed only before its first use
   const char* text = nullptr;        // or: an unnamed query's text
-  std::vector<std::string> parameters;
+  std::vector<PipelineParameter> parameters;
   PostgresErrorContext context;      // what its failure means
   bool commits = false;              // COMMIT: once handed to libpq, a loss is in doubt
   // Reads the rows the query returned (the result is valid during the call); a failure
@@ -93,7 +105,7 @@ struct PipelinedWrite {
   bool commit = true;               // COMMIT rides behind
   const char* statement = nullptr;  // the write statement's name (WriteStatementOf)
   const std::string* sql = nullptr; // its text, for the Parse on first use in a session
-  std::vector<std::string> parameters;
+  std::vector<BinaryArray> parameters;
   // The status of a short write, from the counts the server reports (its DETAIL).
   std::function<absl::Status(std::string_view applied)> short_write;
 };

@@ -5,7 +5,6 @@
 #include <string_view>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "engines/common/row_readers.h"
 #include "absl/strings/numbers.h"
 #include "base/check.h"
@@ -77,31 +76,6 @@ void AppendQuotedElement(std::string& literal, std::string_view value) {
   }
   literal.append(value.substr(run));
   literal.push_back('"');
-}
-
-// The literal's length without escapes: what to reserve.
-size_t UnescapedSize(const std::string& value) { return value.size() + 3; }
-size_t UnescapedSize(const std::optional<std::string>& value) {
-  return value.has_value() ? UnescapedSize(*value) : 5;
-}
-template <typename T>
-size_t UnescapedSize(const T&) {
-  return 8;  // a number or a boolean, and its comma
-}
-
-template <typename T, typename AppendElement>
-std::string ArrayLiteral(const std::vector<T>& values, AppendElement append) {
-  size_t size = 2;
-  for (const T& value : values) size += UnescapedSize(value);
-  std::string literal;
-  literal.reserve(size);
-  literal.push_back('{');
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) literal.push_back(',');
-    append(literal, values[i]);
-  }
-  literal.push_back('}');
-  return literal;
 }
 
 }  // namespace
@@ -185,36 +159,17 @@ absl::StatusOr<std::vector<Transaction>> TransactionsFromRows(const pqxx::result
 }
 
 std::string TextArrayLiteral(const std::vector<std::string>& values) {
-  return ArrayLiteral(values, AppendQuotedElement);
-}
-
-std::string NullableTextArrayLiteral(const std::vector<std::optional<std::string>>& values) {
-  return ArrayLiteral(values, [](std::string& literal, const std::optional<std::string>& value) {
-    if (value.has_value()) {
-      AppendQuotedElement(literal, *value);
-    } else {
-      literal.append("NULL");
-    }
-  });
-}
-
-std::string IntegerArrayLiteral(const std::vector<int64_t>& values) {
-  return ArrayLiteral(
-      values, [](std::string& literal, int64_t value) { absl::StrAppend(&literal, value); });
-}
-
-std::string NullableIntegerArrayLiteral(const std::vector<std::optional<int64_t>>& values) {
-  return ArrayLiteral(values, [](std::string& literal, const std::optional<int64_t>& value) {
-    if (value.has_value()) {
-      absl::StrAppend(&literal, *value);
-    } else {
-      literal.append("NULL");
-    }
-  });
-}
-
-std::string BooleanArrayLiteral(const std::vector<bool>& values) {
-  return ArrayLiteral(values, [](std::string& literal, bool value) { literal.append(value ? "t" : "f"); });
+  size_t size = 2;
+  for (const std::string& value : values) size += value.size() + 3;  // quoted, and a comma
+  std::string literal;
+  literal.reserve(size);
+  literal.push_back('{');
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) literal.push_back(',');
+    AppendQuotedElement(literal, values[i]);
+  }
+  literal.push_back('}');
+  return literal;
 }
 
 }  // namespace ledger::postgres_internal

@@ -1,6 +1,6 @@
 // Row <-> struct mapping for the PostgreSQL engine: the column lists every SELECT
 // uses, the functions that read those columns back into ledger structs, and the
-// PostgreSQL array literals that carry a batch of rows in one statement parameter.
+// PostgreSQL array literal that carries a set of ids in one libpqxx parameter.
 //
 // Internal to engines/postgres. Thread-safe: pure functions.
 #ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_ROWS_H_
@@ -83,13 +83,11 @@ std::optional<absl::Time> RunningMaxFromResult(const PGresult* result, int row, 
 // Groups rows of kTransactionWithEntryColumns, ordered by transaction then entry.
 absl::StatusOr<std::vector<Transaction>> TransactionsFromRows(const pqxx::result& rows);
 
-// PostgreSQL array literals ('{"a","b"}', '{1,2}') for text[] / bigint[] parameters.
-// Every text element is quoted and escaped, so any printable or UTF-8 text survives.
+// A PostgreSQL array literal ('{"a","b"}') for a text[] parameter of the statements
+// libpqxx sends (its parameters are text); the pipeline's arrays are binary
+// (postgres_binary_arrays.h). Every element is quoted and escaped, so any printable or
+// UTF-8 text survives.
 std::string TextArrayLiteral(const std::vector<std::string>& values);
-std::string NullableTextArrayLiteral(const std::vector<std::optional<std::string>>& values);
-std::string IntegerArrayLiteral(const std::vector<int64_t>& values);
-std::string NullableIntegerArrayLiteral(const std::vector<std::optional<int64_t>>& values);
-std::string BooleanArrayLiteral(const std::vector<bool>& values);
 
 }  // namespace ledger::postgres_internal
 

@@ -52,6 +52,10 @@ std::string Arrays(WriteParts parts,
                    std::initializer_list<std::pair<WriteParameter, absl::string_view>> parameters) {
   std::vector<std::string> arrays;
   for (const auto& [parameter, type] : parameters) {
+    // The cast and the array sent must agree: the server refuses any other element type.
+    LEDGER_CHECK(type == ArrayElementName(WriteParameterElement(parameter)))
+        << "write parameter " << static_cast<int>(parameter) << " is cast to " << type
+        << "[] but sent as " << ArrayElementName(WriteParameterElement(parameter)) << "[]";
     arrays.push_back(absl::StrCat(WriteParameterSql(parameter, parts), "::", type, "[]"));
   }
   return absl::StrJoin(arrays, ", ");
@@ -456,6 +460,37 @@ WritePart WritePartOf(WriteParameter parameter) {
   return part;
 }
 
+ArrayElement WriteParameterElement(WriteParameter parameter) {
+  switch (parameter) {
+    case P::kEntryIndexes:
+      return ArrayElement::kInteger;
+    case P::kTransactionCreatedAt:
+    case P::kMetadataCreatedAt:
+    case P::kEntryAccountVersions:
+    case P::kEntryAmounts:
+    case P::kEntryBalancesAfter:
+    case P::kEntryCreatedAt:
+    case P::kEntryRunningMaxima:
+    case P::kAccountBalances:
+    case P::kAccountVersions:
+    case P::kAccountLockedVersions:
+    case P::kAccountEntriesRunningMax:
+    case P::kAccountPendingDebits:
+    case P::kAccountPendingCredits:
+    case P::kNewKeyCreatedAt:
+    case P::kNewKeyExpiresAt:
+    case P::kReplacedKeyCreatedAt:
+    case P::kReplacedKeyExpiresAt:
+    case P::kEventCreatedAt:
+    case P::kHoldAmounts:
+    case P::kHoldExpiresAt:
+    case P::kHoldCreatedAt:
+      return ArrayElement::kBigint;
+    default:  // ids, names, keys, fingerprints, metadata, payloads, statuses
+      return ArrayElement::kText;
+  }
+}
+
 int WriteParameterIndex(WriteParameter parameter, WriteParts parts) {
   LEDGER_CHECK(parts.Has(WritePartOf(parameter)))
       << "write parameter " << static_cast<int>(parameter) << " is of part "
@@ -474,20 +509,23 @@ std::string WriteParameterSql(WriteParameter parameter, WriteParts parts) {
 WriteParameters::WriteParameters(WriteParts parts)
     : parts_(parts), values_(kWriteParameterCount) {}
 
-void WriteParameters::Set(WriteParameter parameter, std::string value) {
+void WriteParameters::Set(WriteParameter parameter, BinaryArray value) {
   const size_t position = static_cast<size_t>(parameter);
   LEDGER_CHECK(!values_[position].has_value()) << "write parameter " << position << " set twice";
+  LEDGER_CHECK(value.element == WriteParameterElement(parameter))
+      << "write parameter " << position << " is a " << ArrayElementName(value.element)
+      << "[], not the " << ArrayElementName(WriteParameterElement(parameter)) << "[] of its SQL";
   if (!parts_.Has(WritePartOf(parameter))) {
     // The part is not in the statement: were there rows for it, they would be lost.
-    LEDGER_CHECK(value == "{}") << "write parameter " << position << " has rows (" << value
-                                << ") but its part " << WritePartName(WritePartOf(parameter))
-                                << " is not in the statement";
+    LEDGER_CHECK(value.length == 0) << "write parameter " << position << " has " << value.length
+                                    << " rows but its part " << WritePartName(WritePartOf(parameter))
+                                    << " is not in the statement";
   }
   values_[position] = std::move(value);
 }
 
-std::vector<std::string> WriteParameters::Take() && {
-  std::vector<std::string> values;
+std::vector<BinaryArray> WriteParameters::Take() && {
+  std::vector<BinaryArray> values;
   values.reserve(values_.size());
   for (size_t i = 0; i < values_.size(); ++i) {
     if (!parts_.Has(WritePartOf(static_cast<WriteParameter>(i)))) continue;

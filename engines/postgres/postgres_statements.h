@@ -16,11 +16,15 @@
 // files cannot drift apart. WriteStatementOf checks each shape's positions when it
 // builds it.
 //
+// Each parameter's element type is named once too (WriteParameterElement): the SQL
+// casts to it, and Set checks the array it is given carries it (binary arrays,
+// postgres_binary_arrays.h, which the server refuses under any other type).
+//
 //   WriteParameters parameters(parts);
-//   parameters.Set(WriteParameter::kTransactionIds, TextArrayLiteral(ids));
-//   parameters.Set(WriteParameter::kMetadataNames, "{}");  // an absent part: dropped
+//   parameters.Set(WriteParameter::kTransactionIds, TextArray(ids));
+//   parameters.Set(WriteParameter::kMetadataNames, TextArray({}));  // an absent part: dropped
 //   ...
-//   std::vector<std::string> values = std::move(parameters).Take();  // the parts', in order
+//   std::vector<BinaryArray> values = std::move(parameters).Take();  // the parts', in order
 //
 // Internal to engines/postgres. Thread-safe: constants and pure functions.
 #ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_STATEMENTS_H_
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "engines/postgres/postgres_binary_arrays.h"
 #include "pqxx/connection_base"
 
 namespace ledger::postgres_internal {
@@ -220,6 +225,8 @@ static_assert(kWriteParameterCount == 58,
 
 // The part a parameter belongs to.
 WritePart WritePartOf(WriteParameter parameter);
+// The element type of its array: what the SQL casts it to and the array must carry.
+ArrayElement WriteParameterElement(WriteParameter parameter);
 
 // A parameter's 0-based index among the parameters of `parts`' shape. Checked: its part
 // is one of `parts`.
@@ -231,15 +238,16 @@ std::string WriteParameterSql(WriteParameter parameter, WriteParts parts);
 class WriteParameters {
  public:
   explicit WriteParameters(WriteParts parts);
-  // Checked: set only once; a parameter of a part not in the shape only as an empty
-  // array (an absent part has no rows), which is dropped.
-  void Set(WriteParameter parameter, std::string value);
+  // Checked: set only once, as an array of the parameter's element type; a parameter of
+  // a part not in the shape only as an empty array (an absent part has no rows), which
+  // is dropped.
+  void Set(WriteParameter parameter, BinaryArray value);
   // The values of the shape's parameters in position order. Checked: every one was set.
-  std::vector<std::string> Take() &&;
+  std::vector<BinaryArray> Take() &&;
 
  private:
   WriteParts parts_;
-  std::vector<std::optional<std::string>> values_;  // by WriteParameter
+  std::vector<std::optional<BinaryArray>> values_;  // by WriteParameter
 };
 
 // The highest $N in `sql`, and whether every $1..$N occurs: what WriteStatementOf

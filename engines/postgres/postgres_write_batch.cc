@@ -12,6 +12,7 @@
 #include "base/status.h"
 #include "engines/common/hold_writes.h"
 #include "engines/common/transaction_page.h"
+#include "engines/postgres/postgres_binary_arrays.h"
 #include "engines/postgres/postgres_rows.h"
 #include "engines/postgres/postgres_statements.h"
 
@@ -112,7 +113,7 @@ WriteParts PostgresWriteBatch::Parts() const {
 
 const WriteStatement& PostgresWriteBatch::Statement() const { return WriteStatementOf(Parts()); }
 
-std::vector<std::string> PostgresWriteBatch::Parameters() const {
+std::vector<BinaryArray> PostgresWriteBatch::Parameters() const {
   const WriteParts parts = Parts();
   // Every part's parameters are set, an absent part's as empty arrays, which
   // WriteParameters checks and drops: a part left out of the statement loses no row.
@@ -131,14 +132,14 @@ std::vector<std::string> PostgresWriteBatch::Parameters() const {
   // amounts are what the rows hold without them.
   if (parts.Has(WritePart::kSettledHolds)) SetHoldIdParameters(parameters);
   if (parts.Has(WritePart::kPendingAmounts)) SetPendingAmountParameters(parameters);
-  std::vector<std::string> values = std::move(parameters).Take();
+  std::vector<BinaryArray> values = std::move(parameters).Take();
   const WriteBatchCounts expected = Expected();
   std::vector<int64_t> counts;
   for (int i = 0; i < kCountedWritePartCount; ++i) {
     const auto part = static_cast<WritePart>(i);
     if (parts.Has(part)) counts.push_back(expected[part]);
   }
-  values.push_back(IntegerArrayLiteral(counts));
+  values.push_back(BigintArray(counts));
   return values;
 }
 
@@ -154,12 +155,12 @@ void PostgresWriteBatch::SetTransactionParameters(WriteParameters& parameters) c
     reversal_of.push_back(transaction.reversal_of);
     fingerprints.push_back(transaction.fingerprint);
   }
-  parameters.Set(WriteParameter::kTransactionIds, TextArrayLiteral(ids));
-  parameters.Set(WriteParameter::kTransactionKinds, TextArrayLiteral(kinds));
-  parameters.Set(WriteParameter::kTransactionCreatedAt, IntegerArrayLiteral(created_at));
-  parameters.Set(WriteParameter::kTransactionMetadata, TextArrayLiteral(metadata));
-  parameters.Set(WriteParameter::kTransactionReversalOf, NullableTextArrayLiteral(reversal_of));
-  parameters.Set(WriteParameter::kTransactionFingerprints, TextArrayLiteral(fingerprints));
+  parameters.Set(WriteParameter::kTransactionIds, TextArray(ids));
+  parameters.Set(WriteParameter::kTransactionKinds, TextArray(kinds));
+  parameters.Set(WriteParameter::kTransactionCreatedAt, BigintArray(created_at));
+  parameters.Set(WriteParameter::kTransactionMetadata, TextArray(metadata));
+  parameters.Set(WriteParameter::kTransactionReversalOf, NullableTextArray(reversal_of));
+  parameters.Set(WriteParameter::kTransactionFingerprints, TextArray(fingerprints));
 }
 
 void PostgresWriteBatch::SetMetadataParameters(WriteParameters& parameters) const {
@@ -171,10 +172,10 @@ void PostgresWriteBatch::SetMetadataParameters(WriteParameters& parameters) cons
     created_at.push_back(row.created_at);
     transaction_ids.push_back(row.transaction_id);
   }
-  parameters.Set(WriteParameter::kMetadataNames, TextArrayLiteral(names));
-  parameters.Set(WriteParameter::kMetadataValues, TextArrayLiteral(values));
-  parameters.Set(WriteParameter::kMetadataCreatedAt, IntegerArrayLiteral(created_at));
-  parameters.Set(WriteParameter::kMetadataTransactionIds, TextArrayLiteral(transaction_ids));
+  parameters.Set(WriteParameter::kMetadataNames, TextArray(names));
+  parameters.Set(WriteParameter::kMetadataValues, TextArray(values));
+  parameters.Set(WriteParameter::kMetadataCreatedAt, BigintArray(created_at));
+  parameters.Set(WriteParameter::kMetadataTransactionIds, TextArray(transaction_ids));
 }
 
 void PostgresWriteBatch::SetEntryParameters(WriteParameters& parameters) const {
@@ -195,15 +196,15 @@ void PostgresWriteBatch::SetEntryParameters(WriteParameters& parameters) const {
       created_at.push_back(Micros(transaction.created_at));
     }
   }
-  parameters.Set(WriteParameter::kEntryAccountIds, TextArrayLiteral(account_ids));
-  parameters.Set(WriteParameter::kEntryAccountVersions, IntegerArrayLiteral(versions));
-  parameters.Set(WriteParameter::kEntryTransactionIds, TextArrayLiteral(transaction_ids));
-  parameters.Set(WriteParameter::kEntryIndexes, IntegerArrayLiteral(indexes));
-  parameters.Set(WriteParameter::kEntryAssets, TextArrayLiteral(assets));
-  parameters.Set(WriteParameter::kEntryAmounts, IntegerArrayLiteral(amounts));
-  parameters.Set(WriteParameter::kEntryBalancesAfter, IntegerArrayLiteral(balances));
-  parameters.Set(WriteParameter::kEntryCreatedAt, IntegerArrayLiteral(created_at));
-  parameters.Set(WriteParameter::kEntryRunningMaxima, IntegerArrayLiteral(running_maxima));
+  parameters.Set(WriteParameter::kEntryAccountIds, TextArray(account_ids));
+  parameters.Set(WriteParameter::kEntryAccountVersions, BigintArray(versions));
+  parameters.Set(WriteParameter::kEntryTransactionIds, TextArray(transaction_ids));
+  parameters.Set(WriteParameter::kEntryIndexes, IntegerArray(indexes));
+  parameters.Set(WriteParameter::kEntryAssets, TextArray(assets));
+  parameters.Set(WriteParameter::kEntryAmounts, BigintArray(amounts));
+  parameters.Set(WriteParameter::kEntryBalancesAfter, BigintArray(balances));
+  parameters.Set(WriteParameter::kEntryCreatedAt, BigintArray(created_at));
+  parameters.Set(WriteParameter::kEntryRunningMaxima, BigintArray(running_maxima));
 }
 
 void PostgresWriteBatch::SetAccountParameters(WriteParameters& parameters) const {
@@ -221,13 +222,13 @@ void PostgresWriteBatch::SetAccountParameters(WriteParameters& parameters) const
                                   ? std::optional<int64_t>(update.locked->version)
                                   : std::nullopt);
   }
-  parameters.Set(WriteParameter::kAccountIds, TextArrayLiteral(ids));
-  parameters.Set(WriteParameter::kAccountBalances, IntegerArrayLiteral(balances));
-  parameters.Set(WriteParameter::kAccountVersions, IntegerArrayLiteral(versions));
+  parameters.Set(WriteParameter::kAccountIds, TextArray(ids));
+  parameters.Set(WriteParameter::kAccountBalances, BigintArray(balances));
+  parameters.Set(WriteParameter::kAccountVersions, BigintArray(versions));
   parameters.Set(WriteParameter::kAccountLockedVersions,
-                 NullableIntegerArrayLiteral(locked_versions));
+                 NullableBigintArray(locked_versions));
   parameters.Set(WriteParameter::kAccountEntriesRunningMax,
-                 NullableIntegerArrayLiteral(running_maxima));
+                 NullableBigintArray(running_maxima));
 }
 
 void PostgresWriteBatch::SetKeyParameters(WriteParameters& parameters, bool replaced) const {
@@ -246,17 +247,17 @@ void PostgresWriteBatch::SetKeyParameters(WriteParameters& parameters, bool repl
   }
   using P = WriteParameter;
   parameters.Set(replaced ? P::kReplacedKeyNamespaces : P::kNewKeyNamespaces,
-                 TextArrayLiteral(namespaces));
-  parameters.Set(replaced ? P::kReplacedKeyScopes : P::kNewKeyScopes, TextArrayLiteral(scopes));
-  parameters.Set(replaced ? P::kReplacedKeys : P::kNewKeys, TextArrayLiteral(keys));
+                 TextArray(namespaces));
+  parameters.Set(replaced ? P::kReplacedKeyScopes : P::kNewKeyScopes, TextArray(scopes));
+  parameters.Set(replaced ? P::kReplacedKeys : P::kNewKeys, TextArray(keys));
   parameters.Set(replaced ? P::kReplacedKeyFingerprints : P::kNewKeyFingerprints,
-                 TextArrayLiteral(fingerprints));
+                 TextArray(fingerprints));
   parameters.Set(replaced ? P::kReplacedKeyTransactionIds : P::kNewKeyTransactionIds,
-                 TextArrayLiteral(transaction_ids));
+                 TextArray(transaction_ids));
   parameters.Set(replaced ? P::kReplacedKeyCreatedAt : P::kNewKeyCreatedAt,
-                 IntegerArrayLiteral(created_at));
+                 BigintArray(created_at));
   parameters.Set(replaced ? P::kReplacedKeyExpiresAt : P::kNewKeyExpiresAt,
-                 IntegerArrayLiteral(expires_at));
+                 BigintArray(expires_at));
 }
 
 void PostgresWriteBatch::SetEventParameters(WriteParameters& parameters) const {
@@ -268,10 +269,10 @@ void PostgresWriteBatch::SetEventParameters(WriteParameters& parameters) const {
     payloads.push_back(event.payload);
     created_at.push_back(Micros(event.created_at));
   }
-  parameters.Set(WriteParameter::kEventTransactionIds, TextArrayLiteral(transaction_ids));
-  parameters.Set(WriteParameter::kEventTypes, TextArrayLiteral(types));
-  parameters.Set(WriteParameter::kEventPayloads, TextArrayLiteral(payloads));
-  parameters.Set(WriteParameter::kEventCreatedAt, IntegerArrayLiteral(created_at));
+  parameters.Set(WriteParameter::kEventTransactionIds, TextArray(transaction_ids));
+  parameters.Set(WriteParameter::kEventTypes, TextArray(types));
+  parameters.Set(WriteParameter::kEventPayloads, TextArray(payloads));
+  parameters.Set(WriteParameter::kEventCreatedAt, BigintArray(created_at));
 }
 
 void PostgresWriteBatch::SetUnusedClaimParameters(WriteParameters& parameters) const {
@@ -281,9 +282,9 @@ void PostgresWriteBatch::SetUnusedClaimParameters(WriteParameters& parameters) c
     scopes.push_back(scope);
     keys.push_back(key);
   }
-  parameters.Set(WriteParameter::kUnusedClaimNamespaces, TextArrayLiteral(namespaces));
-  parameters.Set(WriteParameter::kUnusedClaimScopes, TextArrayLiteral(scopes));
-  parameters.Set(WriteParameter::kUnusedClaimKeys, TextArrayLiteral(keys));
+  parameters.Set(WriteParameter::kUnusedClaimNamespaces, TextArray(namespaces));
+  parameters.Set(WriteParameter::kUnusedClaimScopes, TextArray(scopes));
+  parameters.Set(WriteParameter::kUnusedClaimKeys, TextArray(keys));
 }
 
 void PostgresWriteBatch::SetHoldParameters(WriteParameters& parameters) const {
@@ -303,13 +304,13 @@ void PostgresWriteBatch::SetHoldParameters(WriteParameters& parameters) const {
                              : std::nullopt);
     created_at.push_back(Micros(transaction.created_at));
   }
-  parameters.Set(WriteParameter::kHoldIds, TextArrayLiteral(ids));
-  parameters.Set(WriteParameter::kHoldFromAccounts, TextArrayLiteral(from));
-  parameters.Set(WriteParameter::kHoldToAccounts, TextArrayLiteral(to));
-  parameters.Set(WriteParameter::kHoldAssets, TextArrayLiteral(assets));
-  parameters.Set(WriteParameter::kHoldAmounts, IntegerArrayLiteral(amounts));
-  parameters.Set(WriteParameter::kHoldExpiresAt, NullableIntegerArrayLiteral(expires_at));
-  parameters.Set(WriteParameter::kHoldCreatedAt, IntegerArrayLiteral(created_at));
+  parameters.Set(WriteParameter::kHoldIds, TextArray(ids));
+  parameters.Set(WriteParameter::kHoldFromAccounts, TextArray(from));
+  parameters.Set(WriteParameter::kHoldToAccounts, TextArray(to));
+  parameters.Set(WriteParameter::kHoldAssets, TextArray(assets));
+  parameters.Set(WriteParameter::kHoldAmounts, BigintArray(amounts));
+  parameters.Set(WriteParameter::kHoldExpiresAt, NullableBigintArray(expires_at));
+  parameters.Set(WriteParameter::kHoldCreatedAt, BigintArray(created_at));
 }
 
 void PostgresWriteBatch::SetSettlementParameters(WriteParameters& parameters) const {
@@ -322,15 +323,15 @@ void PostgresWriteBatch::SetSettlementParameters(WriteParameters& parameters) co
         HoldStatusName(*engine_common::SettledStatus("postgres", transaction.kind)));
     settled_by.push_back(transaction.id);
   }
-  parameters.Set(WriteParameter::kSettledHoldIds, TextArrayLiteral(settled));
-  parameters.Set(WriteParameter::kSettledHoldStatuses, TextArrayLiteral(statuses));
-  parameters.Set(WriteParameter::kSettledHoldSettledBy, TextArrayLiteral(settled_by));
+  parameters.Set(WriteParameter::kSettledHoldIds, TextArray(settled));
+  parameters.Set(WriteParameter::kSettledHoldStatuses, TextArray(statuses));
+  parameters.Set(WriteParameter::kSettledHoldSettledBy, TextArray(settled_by));
 }
 
 void PostgresWriteBatch::SetHoldIdParameters(WriteParameters& parameters) const {
   std::vector<std::optional<std::string>> hold_ids;  // per transaction, as kTransactionIds
   for (const Transaction& transaction : transactions_) hold_ids.push_back(transaction.hold_id);
-  parameters.Set(WriteParameter::kTransactionHoldIds, NullableTextArrayLiteral(hold_ids));
+  parameters.Set(WriteParameter::kTransactionHoldIds, NullableTextArray(hold_ids));
 }
 
 void PostgresWriteBatch::SetPendingAmountParameters(WriteParameters& parameters) const {
@@ -339,8 +340,8 @@ void PostgresWriteBatch::SetPendingAmountParameters(WriteParameters& parameters)
     pending_debits.push_back(update.pending_debits);
     pending_credits.push_back(update.pending_credits);
   }
-  parameters.Set(WriteParameter::kAccountPendingDebits, IntegerArrayLiteral(pending_debits));
-  parameters.Set(WriteParameter::kAccountPendingCredits, IntegerArrayLiteral(pending_credits));
+  parameters.Set(WriteParameter::kAccountPendingDebits, BigintArray(pending_debits));
+  parameters.Set(WriteParameter::kAccountPendingCredits, BigintArray(pending_credits));
 }
 
 WriteBatchCounts PostgresWriteBatch::Expected() const {

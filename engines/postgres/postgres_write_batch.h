@@ -32,6 +32,7 @@
 #include "absl/time/time.h"
 #include "base/check.h"
 #include "engines/common/entry_running_max.h"
+#include "engines/postgres/postgres_binary_arrays.h"
 #include "engines/postgres/postgres_statements.h"
 #include "idempotency/key.h"
 #include "ledger/account.h"
@@ -98,10 +99,10 @@ class PostgresWriteBatch {
   WriteParts Parts() const;
   // The statement of that shape (WriteStatementOf).
   const WriteStatement& Statement() const;
-  // Its parameters in statement order, as array literals, each filled by its name
+  // Its parameters in statement order, as binary arrays, each filled by its name
   // (WriteParameter; an absent part's must be empty), and last Expected() as one array
   // of the counted parts present.
-  std::vector<std::string> Parameters() const;
+  std::vector<BinaryArray> Parameters() const;
   // The rows each part must touch.
   WriteBatchCounts Expected() const;
   // Compares what the statement reports with Expected(): a key that did not land means

@@ -8,6 +8,7 @@
 // tests/conformance/holds_storage_suite.cc, run here by conformance_postgres in both claim
 // modes. Each test process works in a private database on the server named by
 // LEDGER_TEST_POSTGRES_DSN.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "engines/common/migration.h"
+#include "engines/postgres/postgres_binary_arrays.h"
 #include "engines/postgres/postgres_engine.h"
 #include "engines/postgres/postgres_migrations.h"
 #include "engines/postgres/postgres_statements.h"
@@ -331,6 +333,41 @@ Account AccountWith(const std::string& id, Amount balance, int64_t version, Amou
   return account;
 }
 
+// A binary array parameter (engines/postgres/postgres_binary_arrays.h) as the literal
+// a reader would write: {"a",NULL} or {1,2}. Its bytes are checked against the
+// server's in postgres_binary_arrays_test.cc; here, only what they hold.
+std::string LiteralOf(const postgres_internal::BinaryArray& array) {
+  size_t offset = 0;
+  const auto next = [&](int bytes) {
+    uint64_t value = 0;
+    for (int i = 0; i < bytes; ++i) {
+      value = (value << 8) | static_cast<unsigned char>(array.bytes.at(offset++));
+    }
+    return value;
+  };
+  const auto dimensions = static_cast<int32_t>(next(4));
+  next(4);  // has-nulls
+  const auto element = static_cast<postgres_internal::ArrayElement>(next(4));
+  const int32_t length = dimensions == 0 ? 0 : static_cast<int32_t>(next(4));
+  if (dimensions != 0) next(4);  // lower bound
+  std::vector<std::string> elements;
+  for (int32_t i = 0; i < length; ++i) {
+    const auto size = static_cast<int32_t>(next(4));
+    if (size < 0) {
+      elements.push_back("NULL");
+    } else if (element == postgres_internal::ArrayElement::kText) {
+      elements.push_back(absl::StrCat("\"", array.bytes.substr(offset, size), "\""));
+      offset += size;
+    } else {
+      const uint64_t bits = next(size);
+      elements.push_back(absl::StrCat(size == 8 ? static_cast<int64_t>(bits)
+                                                : static_cast<int32_t>(bits)));
+    }
+  }
+  EXPECT_EQ(offset, array.bytes.size()) << "bytes left after the last element";
+  return absl::StrCat("{", absl::StrJoin(elements, ","), "}");
+}
+
 // Each batch's write statement holds only the parts it has rows for: a plain transfer
 // its transaction, entries, accounts, key record and event; metadata, a hold placed or
 // settled, a change of pending amounts, a key over an expired record or a claim no item
@@ -358,9 +395,10 @@ TEST(PostgresWriteBatchTest, EachBatchSendsOnlyThePartsItHasRowsFor) {
                                 .With(WritePart::kAccounts)
                                 .With(WritePart::kNewKeys)
                                 .With(WritePart::kEvents);
-  // The parameter of `batch` named `parameter`.
+  // The parameter of `batch` named `parameter`, as an array literal.
   const auto parameter = [](const PostgresWriteBatch& batch, WriteParameter named) {
-    return batch.Parameters()[postgres_internal::WriteParameterIndex(named, batch.Parts())];
+    return LiteralOf(
+        batch.Parameters()[postgres_internal::WriteParameterIndex(named, batch.Parts())]);
   };
 
   // What LockAccounts would note: alice's latest entry an hour after this transfer (a
@@ -386,7 +424,7 @@ TEST(PostgresWriteBatchTest, EachBatchSendsOnlyThePartsItHasRowsFor) {
   EXPECT_EQ(plain.Statement().name, absl::StrCat("write_batch_", absl::Hex(submit.bits())));
   // 6 + 9 + 5 + 7 + 4 arrays and the expected counts.
   EXPECT_EQ(plain.Parameters().size(), 32u);
-  EXPECT_EQ(plain.Parameters().back(), "{1,2,2,1,1}");
+  EXPECT_EQ(LiteralOf(plain.Parameters().back()), "{1,2,2,1,1}");
   const std::string maxima =
       absl::StrCat("{", absl::ToUnixMicros(later), ",", absl::ToUnixMicros(kStart), "}");
   EXPECT_EQ(parameter(plain, WriteParameter::kEntryRunningMaxima), maxima);
@@ -424,7 +462,11 @@ TEST(PostgresWriteBatchTest, EachBatchSendsOnlyThePartsItHasRowsFor) {
   PostgresWriteBatch rejected;  // row mode: the batch's only item was rejected
   rejected.DropUnusedClaim(key.identity);
   EXPECT_EQ(rejected.Parts(), WriteParts().With(WritePart::kDroppedClaims));
-  EXPECT_EQ(rejected.Parameters(),
+  std::vector<std::string> rejected_literals;
+  for (const postgres_internal::BinaryArray& array : rejected.Parameters()) {
+    rejected_literals.push_back(LiteralOf(array));
+  }
+  EXPECT_EQ(rejected_literals,
             (std::vector<std::string>{"{\"operations\"}", "{\"default/default\"}", "{\"k\"}", "{1}"}));
 
   PostgresWriteBatch pending_changed;  // not written by any kind today, stored all the same

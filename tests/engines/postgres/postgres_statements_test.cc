@@ -1,11 +1,13 @@
 // The write statement's parameter positions are named once (postgres_statements.h): each
 // shape's SQL uses exactly the positions of its parts' parameters, and WriteParameters
 // fills them by name in position order. Needs no server.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
+#include "engines/postgres/postgres_binary_arrays.h"
 #include "engines/postgres/postgres_rows.h"
 #include "engines/postgres/postgres_statements.h"
 #include "engines/postgres/postgres_write_batch.h"
@@ -13,6 +15,19 @@
 
 namespace ledger::postgres_internal {
 namespace {
+
+// An array of `length` elements of `parameter`'s element type.
+BinaryArray ArrayOfLength(WriteParameter parameter, int length) {
+  switch (WriteParameterElement(parameter)) {
+    case ArrayElement::kText:
+      return TextArray(std::vector<std::string>(length));
+    case ArrayElement::kBigint:
+      return BigintArray(std::vector<int64_t>(length));
+    case ArrayElement::kInteger:
+      return IntegerArray(std::vector<int64_t>(length));
+  }
+  return {};
+}
 
 // Every valid set of parts: not empty, pending amounts only with the accounts, and
 // settlements only with the transactions that carry their hold_id.
@@ -88,8 +103,8 @@ TEST(PostgresStatements, AShortWriteReportedByTheServerMapsAsTheClientCheck) {
   EXPECT_EQ(batch.Parts(),
             WriteParts().With(WritePart::kNewKeys).With(WritePart::kEvents));
   // The new key's 7 arrays, the event's 4, and the expected counts: 1 key, 1 event.
-  const std::vector<std::string> parameters = batch.Parameters();
-  EXPECT_EQ(parameters.back(), "{1,1}");
+  const std::vector<BinaryArray> parameters = batch.Parameters();
+  EXPECT_EQ(parameters.back().bytes, BigintArray({1, 1}).bytes);
   EXPECT_EQ(parameters.size(), 12u);
   EXPECT_EQ(static_cast<int>(parameters.size()), batch.Statement().parameter_count);
   EXPECT_TRUE(IsRetryable(batch.CheckAppliedText("{0,1}")));
@@ -122,17 +137,17 @@ TEST(PostgresStatements, WriteParametersComeOutInPositionOrderWhateverTheFillOrd
   for (int i = kWriteParameterCount - 1; i >= 0; --i) {
     const auto parameter = static_cast<WriteParameter>(i);
     if (!parts.Has(WritePartOf(parameter))) {
-      parameters.Set(parameter, "{}");  // an absent part: empty, dropped
+      parameters.Set(parameter, ArrayOfLength(parameter, 0));  // an absent part: dropped
       continue;
     }
     ++present;
-    parameters.Set(parameter, WriteParameterSql(parameter, parts));
+    // Each array as long as its position, to find it again.
+    parameters.Set(parameter, ArrayOfLength(parameter, WriteParameterIndex(parameter, parts) + 1));
   }
-  const std::vector<std::string> values = std::move(parameters).Take();
+  const std::vector<BinaryArray> values = std::move(parameters).Take();
   ASSERT_EQ(values.size(), static_cast<size_t>(present));
   EXPECT_EQ(present, 6 + 9 + 5 + 4);
-  EXPECT_EQ(values.front(), "$1");
-  EXPECT_EQ(values.back(), "$24");
+  for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(values[i].length, i + 1);
   // After the transactions' 6 and before its own: the metadata's 4 are not in this shape.
   EXPECT_EQ(WriteParameterSql(WriteParameter::kEntryAmounts, parts), "$12");
   EXPECT_EQ(WriteParameterSql(WriteParameter::kEntryAmounts,
@@ -144,7 +159,7 @@ TEST(PostgresStatementsDeathTest, AParameterLeftUnsetIsAProgrammingError) {
   EXPECT_DEATH(
       {
         WriteParameters parameters(WriteParts().With(WritePart::kTransactions));
-        parameters.Set(WriteParameter::kTransactionIds, "{}");
+        parameters.Set(WriteParameter::kTransactionIds, TextArray({}));
         (void)std::move(parameters).Take();
       },
       "write parameter 1 was not set");
@@ -155,22 +170,29 @@ TEST(PostgresStatementsDeathTest, RowsForAPartNotInTheStatementAreAProgrammingEr
   EXPECT_DEATH(
       {
         WriteParameters parameters(WriteParts().With(WritePart::kTransactions));
-        parameters.Set(WriteParameter::kMetadataNames, "{\"currency\"}");
+        parameters.Set(WriteParameter::kMetadataNames, TextArray({"currency"}));
       },
       "its part new_metadata is not in the statement");
 }
 
-// The write's parameters are array literals: every text element double-quoted, only a
-// double quote and a backslash escaped (wherever they fall), NULL bare.
+// The server refuses an array of another element type than the parameter's cast: the
+// batch cannot send one.
+TEST(PostgresStatementsDeathTest, AnArrayOfAnotherElementTypeThanItsSqlIsAProgrammingError) {
+  EXPECT_DEATH(
+      {
+        WriteParameters parameters(WriteParts().With(WritePart::kEntries));
+        parameters.Set(WriteParameter::kEntryIndexes, BigintArray({0}));
+      },
+      "is a bigint\\[\\], not the integer\\[\\] of its SQL");
+}
+
+// libpqxx's text[] parameters are array literals: every element double-quoted, only a
+// double quote and a backslash escaped (wherever they fall).
 TEST(PostgresStatements, ArrayLiteralsQuoteEveryTextAndEscapeOnlyQuoteAndBackslash) {
   EXPECT_EQ(TextArrayLiteral({}), "{}");
   EXPECT_EQ(TextArrayLiteral({"", "a b", "NULL", "{x,y}"}), R"({"","a b","NULL","{x,y}"})");
   EXPECT_EQ(TextArrayLiteral({"\"", "a\\b", "\"x\\\\y\"", R"({"k":"v"})"}),
             R"({"\"","a\\b","\"x\\\\y\"","{\"k\":\"v\"}"})");
-  EXPECT_EQ(NullableTextArrayLiteral({std::nullopt, "q\"", std::nullopt}), R"({NULL,"q\"",NULL})");
-  EXPECT_EQ(IntegerArrayLiteral({0, -1, 9223372036854775807}), "{0,-1,9223372036854775807}");
-  EXPECT_EQ(NullableIntegerArrayLiteral({std::nullopt, -42}), "{NULL,-42}");
-  EXPECT_EQ(BooleanArrayLiteral({true, false}), "{t,f}");
 }
 
 }  // namespace
