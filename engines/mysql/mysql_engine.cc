@@ -155,7 +155,7 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::C
   const bool claim_is_first = !any_step_succeeded_ && writes_.empty();
   return RunStep([&](MysqlConnection& connection) {
     if (claim_is_first) {  // a rerun on a fresh connection starts over
-      claimed_rows_.clear();
+      claimed_rows_.Clear();
       locked_records_.clear();
     }
     return ClaimKeysOn(connection, intended, claim_is_first);
@@ -226,7 +226,7 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::H
 absl::Status MysqlStorageTransaction::RestartClaim(MysqlConnection& connection) {
   LEDGER_RETURN_IF_ERROR(connection.ExecuteText(
       statement::kRollback, "release the batch claim's locks", ErrorContext::kClaim));
-  claimed_rows_.clear();    // rolled back
+  claimed_rows_.Clear();    // rolled back
   locked_records_.clear();  // unlocked
   return absl::OkStatus();
 }
@@ -297,22 +297,17 @@ absl::Status MysqlStorageTransaction::InsertClaimedRecords(
             .Execute(absl::StrCat(statement::kInsertKeysHead, rows), params, "claim the keys",
                      ErrorContext::kClaim)
             .status());
-    for (size_t k = begin; k < end; ++k) {
-      claimed_rows_.insert_or_assign(intended[k].identity.Encoded(), intended[k]);
-    }
+    for (size_t k = begin; k < end; ++k) claimed_rows_.Claimed(intended[k]);
   }
   return absl::OkStatus();
 }
 
 std::optional<KeyRecord> MysqlStorageTransaction::Claimed(const KeyIdentity& identity,
                                                           LockedKeyRow row) {
-  const std::string encoded = identity.Encoded();
-  if (auto own = claimed_rows_.find(encoded);
-      own != claimed_rows_.end() && row.record.has_value() &&
-      row.record->transaction_id == own->second.transaction_id) {
+  if (row.record.has_value() && claimed_rows_.IsClaimedRow(*row.record)) {
     return std::nullopt;  // this transaction's own claim, not committed by any item yet
   }
-  if (row.record.has_value()) locked_records_[encoded] = row.record->expires_at;
+  if (row.record.has_value()) locked_records_[identity.Encoded()] = row.record->expires_at;
   return std::move(row.record);
 }
 
@@ -330,7 +325,7 @@ absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::HoldKey(
     absl::StatusOr<int64_t> inserted =
         connection.Execute(statement::kInsertKey, record, "claim the key", ErrorContext::kClaim);
     if (inserted.ok()) {  // a new key: the row is the hold
-      claimed_rows_.insert_or_assign(identity.Encoded(), intended);
+      claimed_rows_.Claimed(intended);
       return std::nullopt;
     }
     if (!absl::IsAlreadyExists(inserted.status())) return inserted.status();
@@ -496,17 +491,17 @@ absl::Status MysqlStorageTransaction::WriteTransaction(
 
 absl::Status MysqlStorageTransaction::RecordKey(const KeyRecord& record) {
   if (!connection_.has_value()) return EndedError();
-  const std::string encoded = record.identity.Encoded();
   // The row this transaction's claim inserted: it holds the record already, unless
   // another item than the one the claim was told of commits the key.
-  if (auto claimed = claimed_rows_.find(encoded); claimed != claimed_rows_.end()) {
-    if (claimed->second != record) writes_.RewriteClaimedKeyRow(claimed->second, record);
-    claimed_rows_.erase(claimed);
+  using RecordKind = engine_common::ClaimedRowTracker::RecordKind;
+  const auto [kind, claimed] = claimed_rows_.Record(record);
+  if (kind == RecordKind::kNothingToSend || kind == RecordKind::kRewrite) {
+    if (kind == RecordKind::kRewrite) writes_.RewriteClaimedKeyRow(*claimed, record);
     held_claims_.push_back(record);
     return absl::OkStatus();
   }
   // An expired record the claim locked (or a placeholder of an earlier release).
-  if (auto locked = locked_records_.find(encoded);
+  if (auto locked = locked_records_.find(record.identity.Encoded());
       locked != locked_records_.end() && locked->second <= record.created_at) {
     locked_records_.erase(locked);
     writes_.ReplaceKeyRow(record);
@@ -529,8 +524,9 @@ absl::Status MysqlStorageTransaction::Commit() {
   }
   // A rejected item of a committed batch leaves its key unused: the row its claim
   // inserted goes, with every other one no item committed, in one DELETE.
-  for (const auto& [encoded, claimed] : claimed_rows_) writes_.DropClaimedKeyRow(claimed);
-  claimed_rows_.clear();
+  for (const KeyRecord& claimed : claimed_rows_.TakeUnrecorded()) {
+    writes_.DropClaimedKeyRow(claimed);
+  }
   if (absl::Status written = RunStep([&](MysqlConnection& connection) {
         return connection.galera() ? VerifyClaimsHeld(connection) : absl::OkStatus();
       });

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engines/common/claimed_row_tracker.h"
 #include "engines/mysql/mysql_connection.h"
 #include "engines/mysql/mysql_connection_pool.h"
 #include "engines/mysql/mysql_webhook_store.h"
@@ -220,11 +221,10 @@ class MysqlStorageTransaction final : public StorageTransaction {
   std::optional<PooledConnection> connection_;  // empty once the transaction ended
   BeginOptions options_;
   bool any_step_succeeded_ = false;
-  // The key rows this transaction's claims hold, by KeyIdentity::Encoded(): the records
-  // its claims inserted that RecordKey has not stored yet, as they are in the row, and
-  // the committed records it locked with their expires_at (RecordKey may replace one
-  // only once it has expired).
-  std::map<std::string, KeyRecord> claimed_rows_;
+  // The key rows this transaction's claims hold: the records its claims inserted that
+  // RecordKey has not stored yet, and, by KeyIdentity::Encoded(), the committed records
+  // it locked with their expires_at (RecordKey may replace one only once it has expired).
+  engine_common::ClaimedRowTracker claimed_rows_;
   std::map<std::string, absl::Time> locked_records_;
   // The records RecordKey kept in rows this transaction's claims inserted: what
   // VerifyClaimsHeld reads back on a Galera node.

@@ -290,21 +290,18 @@ std::vector<std::optional<KeyRecord>> PostgresStorageTransaction::ClaimedRecords
   std::vector<std::optional<KeyRecord>> records;
   for (const KeyRecord& record_to_be : intended) {
     const KeyIdentity& identity = record_to_be.identity;
-    const std::string encoded = identity.Encoded();
     auto row = found.find(
         std::make_tuple(identity.key_namespace, identity.scope.Encoded(), identity.key));
     if (row == found.end()) {
-      claimed_without_row_.insert(encoded);
+      claimed_rows_.ClaimedWithoutRow(identity);
       records.emplace_back();
       continue;
     }
     std::optional<KeyRecord>& record = row->second;
     if (record.has_value() && record->transaction_id == record_to_be.transaction_id) {
-      claimed_rows_.insert_or_assign(encoded, record_to_be);
+      claimed_rows_.Claimed(record_to_be);
       record.reset();
-    } else if (auto earlier = claimed_rows_.find(encoded);
-               record.has_value() && earlier != claimed_rows_.end() &&
-               record->transaction_id == earlier->second.transaction_id) {
+    } else if (record.has_value() && claimed_rows_.IsClaimedRow(*record)) {
       record.reset();
     }
     records.push_back(std::move(record));
@@ -440,18 +437,15 @@ absl::Status PostgresStorageTransaction::WriteTransaction(
 
 absl::Status PostgresStorageTransaction::RecordKey(const KeyRecord& record) {
   LEDGER_RETURN_IF_ERROR(Usable());
-  const std::string encoded = record.identity.Encoded();
   // The row this transaction's claim inserted (row mode) holds the record already,
-  // unless another item than the one the claim was told of commits the key. Erased
+  // unless another item than the one the claim was told of commits the key. Recorded
   // either way: in a unit of work the batch may go out before COMMIT, and COMMIT must
   // not drop the row.
-  if (auto claimed = claimed_rows_.find(encoded); claimed != claimed_rows_.end()) {
-    const KeyRecord claimed_record = std::move(claimed->second);
-    claimed_rows_.erase(claimed);
-    if (claimed_record == record) return absl::OkStatus();
-    return RewriteClaimedRow(claimed_record, record);
-  }
-  batch_.AddKeyRecord(record, claimed_without_row_.count(encoded) == 0);
+  using RecordKind = engine_common::ClaimedRowTracker::RecordKind;
+  const auto [kind, claimed] = claimed_rows_.Record(record);
+  if (kind == RecordKind::kNothingToSend) return absl::OkStatus();
+  if (kind == RecordKind::kRewrite) return RewriteClaimedRow(*claimed, record);
+  batch_.AddKeyRecord(record, kind != RecordKind::kClaimedWithoutRow);
   return absl::OkStatus();
 }
 
@@ -525,7 +519,9 @@ absl::Status PostgresStorageTransaction::Commit() {
   LEDGER_RETURN_IF_ERROR(Usable());
   // A rejected item of a committed batch leaves its key unused: the row its claim
   // inserted (row mode) goes, in the write statement.
-  for (const auto& [encoded, claimed] : claimed_rows_) batch_.DropUnusedClaim(claimed.identity);
+  for (const KeyRecord& claimed : claimed_rows_.TakeUnrecorded()) {
+    batch_.DropUnusedClaim(claimed.identity);
+  }
   if (!batch_.empty()) {
     if (absl::Status committed = SendWrites(/*commit=*/true); !committed.ok()) {
       Rollback();  // no-op on a lost connection: the lease is then discarded

@@ -13,7 +13,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engines/common/claimed_row_tracker.h"
 #include "engines/common/standalone.h"
 #include "engines/postgres/postgres_binary_arrays.h"
 #include "engines/postgres/postgres_connection_pool.h"
@@ -143,9 +143,8 @@ class PostgresStorageTransaction final : public StorageTransaction {
   absl::Status RewriteClaimedRow(const KeyRecord& claimed, const KeyRecord& record);
   std::optional<PrefetchedLocks> prefetched_locks_;
   // Row mode: the records this transaction's claims inserted that RecordKey has not
-  // stored yet, as they are in the row, by KeyIdentity::Encoded().
-  std::map<std::string, KeyRecord> claimed_rows_;
-  std::set<std::string> claimed_without_row_;       // encoded identities the claim found no row of
+  // stored yet, as they are in the row; either mode: the keys the claim found no row of.
+  engine_common::ClaimedRowTracker claimed_rows_;
   PostgresWriteBatch batch_;
 };
 

@@ -74,12 +74,7 @@ absl::Status PostgresWriteBatch::AddTransaction(
 void PostgresWriteBatch::AddKeyRecord(const KeyRecord& record, bool claim_found_row) {
   IdentityKey key = KeyOf(record.identity);
   unused_claims_.erase(key);  // the record is stored over the claim's row
-  if (claim_found_row) {
-    keys_claimed_without_row_.erase(key);
-  } else {
-    keys_claimed_without_row_.insert(key);
-  }
-  keys_[key] = record;
+  keys_[key] = {.record = record, .replaced = claim_found_row};
 }
 
 void PostgresWriteBatch::AddEvent(const OutboxEvent& event) { events_.push_back(event); }
@@ -234,9 +229,10 @@ void PostgresWriteBatch::SetAccountParameters(WriteParameters& parameters) const
 void PostgresWriteBatch::SetKeyParameters(WriteParameters& parameters, bool replaced) const {
   std::vector<std::string> namespaces, scopes, keys, fingerprints, transaction_ids;
   std::vector<int64_t> created_at, expires_at;
-  for (const auto& [identity, record] : keys_) {
+  for (const auto& [identity, write] : keys_) {
     // A key whose claim found a row (an expired record) is replaced; the others are new.
-    if ((keys_claimed_without_row_.count(identity) == 0) != replaced) continue;
+    if (write.replaced != replaced) continue;
+    const KeyRecord& record = write.record;
     namespaces.push_back(std::get<0>(identity));
     scopes.push_back(std::get<1>(identity));
     keys.push_back(std::get<2>(identity));
@@ -354,9 +350,8 @@ WriteBatchCounts PostgresWriteBatch::Expected() const {
     if (transaction.hold_id.has_value()) ++counts[WritePart::kSettledHolds];
   }
   counts[WritePart::kAccounts] = static_cast<int64_t>(accounts_.size());
-  for (const auto& [identity, record] : keys_) {
-    ++counts[keys_claimed_without_row_.count(identity) > 0 ? WritePart::kNewKeys
-                                                            : WritePart::kReplacedKeys];
+  for (const auto& [identity, write] : keys_) {
+    ++counts[write.replaced ? WritePart::kReplacedKeys : WritePart::kNewKeys];
   }
   counts[WritePart::kEvents] = static_cast<int64_t>(events_.size());
   counts[WritePart::kDroppedClaims] = static_cast<int64_t>(unused_claims_.size());
@@ -431,7 +426,6 @@ void PostgresWriteBatch::Clear() {
   metadata_rows_.clear();
   accounts_.clear();
   keys_.clear();
-  keys_claimed_without_row_.clear();
   events_.clear();
   unused_claims_.clear();
 }

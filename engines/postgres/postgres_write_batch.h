@@ -163,8 +163,13 @@ class PostgresWriteBatch {
   std::vector<Transaction> transactions_;
   std::vector<MetadataRow> metadata_rows_;
   std::map<std::string, AccountUpdate> accounts_;
-  std::map<IdentityKey, KeyRecord> keys_;
-  std::set<IdentityKey> keys_claimed_without_row_;
+  // A key's record, and whether it replaces the row the claim found (an expired
+  // record) or is new (a plain INSERT).
+  struct KeyWrite {
+    KeyRecord record;
+    bool replaced = false;
+  };
+  std::map<IdentityKey, KeyWrite> keys_;
   std::vector<OutboxEvent> events_;
   std::set<IdentityKey> unused_claims_;
   engine_common::EntryRunningMaxima running_maxima_;  // kept by Clear

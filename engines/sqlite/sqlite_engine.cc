@@ -10,7 +10,6 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -19,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/check.h"
+#include "engines/common/claimed_row_tracker.h"
 #include "engines/common/database_url.h"
 #include "engines/common/entry_running_max.h"
 #include "engines/common/error_table.h"
@@ -118,6 +118,9 @@ class SqliteStorageTransaction final : public StorageTransaction {
   // Locks (reads) the accounts of `transaction`'s entries that LockAccounts did not: a
   // caller of the storage contract that skipped it.
   absl::Status NoteUnlockedAccounts(const Transaction& transaction);
+  // The row the claim inserted holding `claimed`, rewritten to hold `record`: another
+  // record than the one the claim was told of commits the key (rare).
+  absl::Status RewriteClaimedRow(const KeyRecord& claimed, const KeyRecord& record);
   // Deletes the rows the claim inserted that no RecordKey stored (rejected items).
   absl::Status DropUnrecordedClaims();
   // Ends the transaction's hold: leaves the writer's turn (and its connection).
@@ -131,9 +134,9 @@ class SqliteStorageTransaction final : public StorageTransaction {
   State state_ = State::kNotBegun;
   // Each locked account's latest entry running maximum, continued along the writes.
   engine_common::EntryRunningMaxima running_maxima_;
-  // The rows this transaction's claims inserted that no RecordKey has stored yet, by
-  // KeyIdentity::Encoded(), each as inserted.
-  std::unordered_map<std::string, KeyRecord> claimed_rows_;
+  // The rows this transaction's claims inserted that no RecordKey has stored yet, each
+  // as inserted.
+  engine_common::ClaimedRowTracker claimed_rows_;
 };
 
 absl::Status SqliteStorageTransaction::Ready() {
@@ -166,12 +169,11 @@ absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
   {
     LEDGER_ASSIGN_OR_RETURN(Query insert, connection().Prepare(statement::kClaimKey, "claim key",
                                                                ErrorContext::kTransaction));
-    BindClaimedRecord(insert, intended);
+    BindKeyRecord(insert, intended);
     LEDGER_RETURN_IF_ERROR(insert.Run());
   }
-  std::string encoded = identity.Encoded();
   if (connection().ChangedRows() == 1) {  // a new key: the usual case
-    claimed_rows_.insert_or_assign(std::move(encoded), intended);
+    claimed_rows_.Claimed(intended);
     return std::nullopt;
   }
   LEDGER_ASSIGN_OR_RETURN(
@@ -180,17 +182,14 @@ absl::StatusOr<std::optional<KeyRecord>> SqliteStorageTransaction::ClaimKey(
   BindIdentity(query, identity);
   LEDGER_ASSIGN_OR_RETURN(bool found, query.Step());
   if (!found) {
-    return absl::InternalError(absl::StrCat("sqlite: key ", encoded,
+    return absl::InternalError(absl::StrCat("sqlite: key ", identity.Encoded(),
                                             " holds a row that is not a committed record"));
   }
   LEDGER_ASSIGN_OR_RETURN(KeyRecord record, ReadKeyRecord(query));
   LEDGER_CHECK(record.identity == identity);
   // An earlier claim of this transaction (a unit of work's earlier submit whose item was
   // rejected) inserted it and no RecordKey stored it: the key is still unused.
-  if (auto own = claimed_rows_.find(encoded);
-      own != claimed_rows_.end() && own->second.transaction_id == record.transaction_id) {
-    return std::nullopt;
-  }
+  if (claimed_rows_.IsClaimedRow(record)) return std::nullopt;
   return record;  // a committed record, live or expired
 }
 
@@ -318,28 +317,10 @@ absl::Status SqliteStorageTransaction::RecordKey(const KeyRecord& record) {
   LEDGER_RETURN_IF_ERROR(Ready());
   // The row this transaction's claim inserted holds the record already, unless another
   // record than the one the claim was told of commits the key.
-  if (auto claimed = claimed_rows_.find(record.identity.Encoded());
-      claimed != claimed_rows_.end()) {
-    if (claimed->second != record) {
-      LEDGER_ASSIGN_OR_RETURN(Query query,
-                              connection().Prepare(statement::kRewriteClaimedKey,
-                                                   "rewrite claimed key", ErrorContext::kWrite));
-      query.BindText(record.fingerprint)
-          .BindText(record.transaction_id)
-          .BindTime(record.created_at)
-          .BindTime(record.expires_at);
-      BindIdentity(query, record.identity);
-      query.BindText(claimed->second.transaction_id);
-      LEDGER_RETURN_IF_ERROR(query.Run());
-      if (connection().ChangedRows() != 1) {  // only a unit of work's own SQL can do this
-        return absl::InternalError(absl::StrCat("sqlite: the row the claim inserted for key ",
-                                                record.identity.Encoded(),
-                                                " was changed within the transaction"));
-      }
-    }
-    claimed_rows_.erase(claimed);
-    return absl::OkStatus();
-  }
+  using RecordKind = engine_common::ClaimedRowTracker::RecordKind;
+  const auto [kind, claimed] = claimed_rows_.Record(record);
+  if (kind == RecordKind::kNothingToSend) return absl::OkStatus();
+  if (kind == RecordKind::kRewrite) return RewriteClaimedRow(*claimed, record);
   // Anything else (an expired record the claim read, a key never claimed) goes through
   // the guarded upsert.
   // Replaces only an expired record (or a placeholder): a live committed record under
@@ -349,11 +330,7 @@ absl::Status SqliteStorageTransaction::RecordKey(const KeyRecord& record) {
       connection().Prepare(
           statement::kRecordKey,
           "record key", ErrorContext::kWrite));
-  BindIdentity(query, record.identity);
-  query.BindText(record.fingerprint)
-      .BindText(record.transaction_id)
-      .BindTime(record.created_at)
-      .BindTime(record.expires_at);
+  BindKeyRecord(query, record);
   LEDGER_RETURN_IF_ERROR(query.Run());
   if (connection().ChangedRows() != 1) {
     // A unique violation during the write, whatever its form: the shared table's answer.
@@ -361,6 +338,23 @@ absl::Status SqliteStorageTransaction::RecordKey(const KeyRecord& record) {
         engine_common::ErrorClass::kUniqueViolation, engine_common::ErrorPhase::kWrite,
         absl::StrCat("sqlite: key ", record.identity.Encoded(),
                      " already holds a live committed record"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStorageTransaction::RewriteClaimedRow(const KeyRecord& claimed,
+                                                         const KeyRecord& record) {
+  LEDGER_ASSIGN_OR_RETURN(Query query,
+                          connection().Prepare(statement::kRewriteClaimedKey,
+                                               "rewrite claimed key", ErrorContext::kWrite));
+  BindRecordValues(query, record);
+  BindIdentity(query, claimed.identity);
+  query.BindText(claimed.transaction_id);
+  LEDGER_RETURN_IF_ERROR(query.Run());
+  if (connection().ChangedRows() != 1) {  // only a unit of work's own SQL can do this
+    return absl::InternalError(absl::StrCat("sqlite: the row the claim inserted for key ",
+                                            record.identity.Encoded(),
+                                            " was changed within the transaction"));
   }
   return absl::OkStatus();
 }
@@ -403,8 +397,7 @@ absl::Status SqliteStorageTransaction::Commit() {
 // A rejected item of a committed batch leaves its key unused: the row its claim inserted
 // goes before COMMIT.
 absl::Status SqliteStorageTransaction::DropUnrecordedClaims() {
-  for (const auto& [encoded, claimed] : claimed_rows_) {
-    (void)encoded;
+  for (const KeyRecord& claimed : claimed_rows_.TakeUnrecorded()) {
     LEDGER_ASSIGN_OR_RETURN(Query query,
                             connection().Prepare(statement::kDropClaimedKey,
                                                  "drop unrecorded claim", ErrorContext::kWrite));
@@ -412,7 +405,6 @@ absl::Status SqliteStorageTransaction::DropUnrecordedClaims() {
     query.BindText(claimed.transaction_id);
     LEDGER_RETURN_IF_ERROR(query.Run());
   }
-  claimed_rows_.clear();
   return absl::OkStatus();
 }
 
@@ -424,7 +416,7 @@ void SqliteStorageTransaction::Rollback() {
 
 void SqliteStorageTransaction::Finish() {
   state_ = State::kFinished;
-  claimed_rows_.clear();
+  claimed_rows_.Clear();
   turn_.Release();
 }
 

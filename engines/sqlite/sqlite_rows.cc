@@ -35,8 +35,12 @@ const std::string& InsertEntriesSql(size_t rows) {
 
 }  // namespace
 
-void BindClaimedRecord(Query& query, const KeyRecord& record) {
+void BindKeyRecord(Query& query, const KeyRecord& record) {
   BindIdentity(query, record.identity);
+  BindRecordValues(query, record);
+}
+
+void BindRecordValues(Query& query, const KeyRecord& record) {
   query.BindText(record.fingerprint)
       .BindText(record.transaction_id)
       .BindTime(record.created_at)

@@ -56,9 +56,12 @@ inline constexpr size_t kEntriesPerInsertMax = 16;
 // Holds per SELECT ... WHERE id IN (...) of LoadHolds, for the same reasons.
 inline constexpr size_t kHoldsPerSelectMax = 16;
 
-// Binds one record as kClaimKey's row: identity, fingerprint, transaction id,
-// created_at, expires_at (the state is the statement's 'committed').
-void BindClaimedRecord(Query& query, const KeyRecord& record);
+// Binds one record as kClaimKey's and kRecordKey's row: identity, then its values
+// (BindRecordValues; the state is the statement's 'committed').
+void BindKeyRecord(Query& query, const KeyRecord& record);
+// Binds a record's values, in the key table's column order: fingerprint, transaction
+// id, created_at, expires_at (kRewriteClaimedKey's SET, and BindKeyRecord's).
+void BindRecordValues(Query& query, const KeyRecord& record);
 
 Account ReadAccount(const Query& row);
 // Everything but the entries, which live in their own table: the columns of

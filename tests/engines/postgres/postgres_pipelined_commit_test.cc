@@ -30,8 +30,6 @@ namespace ledger {
 namespace testing {
 namespace {
 
-constexpr char kAsset[] = "CREDITS";
-
 class PostgresPipelinedCommitTest : public PostgresLedgerTest {
  protected:
   Engine& engine() override { return *engine_; }
@@ -53,23 +51,7 @@ class PostgresPipelinedCommitTest : public PostgresLedgerTest {
       ASSERT_TRUE(relayed.ok()) << relayed.status();
       engine_ = std::move(*relayed);
     }
-    ledger_ = std::make_unique<Ledger>(OpenTestLedger(engine_, {.clock = &clock_}));
-    ASSERT_TRUE(ledger_->DefineAsset({kAsset, 0}).ok());
-    ASSERT_TRUE(
-        ledger_->OpenAccount({.id = "issuance", .asset = kAsset, .allow_negative = true}).ok());
-    for (const char* id : {"alice", "bob"}) {
-      ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = kAsset}).ok());
-    }
-    ExpectCommitted(Submit("fund-alice", Operation::TopUp("issuance", "alice", kAsset, 1000)));
-  }
-
-  absl::StatusOr<Outcome> Submit(const std::string& key, const Operation& operation) {
-    return ledger_->Submit(SubmitRequest{key, {}, operation, {}});
-  }
-
-  static void ExpectCommitted(const SubmitResult& outcome) {
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
+    OpenFundedLedger(engine_);
   }
 
   std::shared_ptr<Engine> engine_;

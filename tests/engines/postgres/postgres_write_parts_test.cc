@@ -29,8 +29,6 @@ namespace {
 using postgres_internal::WritePart;
 using postgres_internal::WriteParts;
 
-constexpr char kAsset[] = "CREDITS";
-
 // Skips every update of bob's account row: the write's accounts part then updates one
 // account of two.
 constexpr char kSkipBobsUpdate[] = R"sql(
@@ -50,23 +48,7 @@ class PostgresWritePartsTest : public PostgresLedgerTest {
         OpenFreshPostgresEngine(GetParam(), /*pool_size=*/1);
     ASSERT_TRUE(fresh.ok()) << fresh.status();
     engine_ = std::move(*fresh);
-    ledger_ = std::make_unique<Ledger>(OpenTestLedger(engine_, {.clock = &clock_}));
-    ASSERT_TRUE(ledger_->DefineAsset({kAsset, 0}).ok());
-    ASSERT_TRUE(
-        ledger_->OpenAccount({.id = "issuance", .asset = kAsset, .allow_negative = true}).ok());
-    for (const char* id : {"alice", "bob"}) {
-      ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = kAsset}).ok());
-    }
-    ExpectCommitted(Submit("fund-alice", Operation::TopUp("issuance", "alice", kAsset, 1000)));
-  }
-
-  absl::StatusOr<Outcome> Submit(const std::string& key, const Operation& operation) {
-    return ledger_->Submit(SubmitRequest{key, {}, operation, {}});
-  }
-
-  static void ExpectCommitted(const absl::StatusOr<Outcome>& outcome) {
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
+    OpenFundedLedger(engine_);
   }
 
   // `submit` refused by the count check while bob's row is not updated, nothing of it
