@@ -435,6 +435,7 @@ galera_launch() {
     members+="${members:+,}127.0.0.1:$m_group"
   done
   rm -f "$node_dir/mysqld.pid"
+  mkdir -p "$node_dir/tmp"
   if is_root; then chown -R mysql:mysql "$node_dir"; fi
   # evs timeouts: a frozen or dead node leaves the primary component after about 3 to
   # 6 s instead of 5 to 15 (the defaults), so a test's quorum resumes sooner.
@@ -443,7 +444,7 @@ galera_launch() {
   # seqno ordered, wsrep_flow_control_paused 0.55 to 0.68, a local commit 'Waiting
   # for certification'), until one of them desynced as the restarted node's donor.
   # shellcheck disable=SC2046
-  setsid "$mariadbd" --no-defaults --datadir="$node_dir/data" $(galera_user_args) \
+  setsid "$mariadbd" --no-defaults --datadir="$node_dir/data" --tmpdir="$node_dir/tmp" $(galera_user_args) \
     --socket="$node_dir/mysqld.sock" --pid-file="$node_dir/mysqld.pid" --log-error="$node_dir/error.log" \
     --port="$sql" --bind-address=127.0.0.1 --skip-name-resolve \
     --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci --max-connections=300 \
@@ -513,8 +514,12 @@ galera_start() {
     mkdir -p "$dir/galera$n"
     echo "${ports[@]:$(((n - 1) * 4)):4}" >"$dir/galera$n/ports"
   done
+  # Each node has a temporary directory of its own: servers bootstrapping at once in the
+  # shared /tmp once failed with "Error on delete of '/tmp/#sql-temptable-...MAI'".
+  for n in 1 2 3; do mkdir -p "$dir/galera$n/tmp"; done
+  if is_root; then chown mysql:mysql "$dir/galera1/tmp"; fi
   # shellcheck disable=SC2046
-  mariadb-install-db --no-defaults --datadir="$dir/galera1/data" $(galera_user_args) \
+  mariadb-install-db --no-defaults --datadir="$dir/galera1/data" --tmpdir="$dir/galera1/tmp" $(galera_user_args) \
     --auth-root-authentication-method=normal --skip-test-db >"$dir/galera1/install.log" 2>&1 ||
     { log_tail "$dir/galera1/install.log"; die "mariadb-install-db failed"; }
   galera_launch 1 --wsrep-new-cluster

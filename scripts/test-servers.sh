@@ -303,7 +303,7 @@ my_launch() {
   # mariadbd does not daemonize: setsid detaches it from our session and terminal so
   # it survives this script and Ctrl-C in the caller's shell.
   # shellcheck disable=SC2046 # my_user_args and my_tls_args print plain words
-  setsid "$mariadbd" --no-defaults --datadir="$my_data" $(my_user_args) \
+  setsid "$mariadbd" --no-defaults --datadir="$my_data" --tmpdir="$my_dir/tmp" $(my_user_args) \
     --socket="$my_sock" --pid-file="$my_pid_file" --log-error="$my_log" \
     --port="$port" --bind-address=127.0.0.1 --skip-name-resolve \
     --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
@@ -351,9 +351,11 @@ my_start_server() {
 
 # Runs in the background while initdb works: both are CPU bound, two cores here.
 my_install() {
-  mkdir -p "$my_dir"
+  # A temporary directory of its own: several servers bootstrapping at once in the
+  # shared /tmp once failed with "Error on delete of '/tmp/#sql-temptable-...MAI'".
+  mkdir -p "$my_dir/tmp"
   # shellcheck disable=SC2046 # my_user_args prints zero or one word
-  mariadb-install-db --no-defaults --datadir="$my_data" $(my_user_args) \
+  mariadb-install-db --no-defaults --datadir="$my_data" --tmpdir="$my_dir/tmp" $(my_user_args) \
     --auth-root-authentication-method=normal --skip-test-db >"$my_dir/install.log" 2>&1
 }
 
