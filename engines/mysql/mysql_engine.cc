@@ -427,7 +427,7 @@ absl::StatusOr<std::vector<Account>> MysqlStorageTransaction::LockAccounts(
         SqlParams(sorted_ids.begin(), sorted_ids.end()),
         [&](const SqlRow& row) {
           Account account = ReadAccount(row);
-          writes_.NoteLocked(account.id,
+          writes_.NoteLocked(account,
                              row.IsNull(kLockAccountsRunningMaxColumn)
                                  ? std::nullopt
                                  : std::optional<absl::Time>(
@@ -483,7 +483,8 @@ absl::Status MysqlStorageTransaction::WriteTransaction(
   if (!connection_.has_value()) return EndedError();
   // A caller of the storage contract that skipped LockAccounts: its accounts are locked
   // (and their running maxima read) now.
-  if (std::vector<std::string> unnoted = writes_.Unnoted(transaction); !unnoted.empty()) {
+  if (std::vector<std::string> unnoted = writes_.Unnoted(transaction, updated_accounts);
+      !unnoted.empty()) {
     LEDGER_RETURN_IF_ERROR(LockAccounts(unnoted).status());
   }
   return writes_.AddTransaction(transaction, updated_accounts);

@@ -4,7 +4,8 @@
 // has: one INSERT of the transactions, one of their metadata members (transaction_metadata),
 // one of the holds placed, one UPDATE of the holds settled, one INSERT of the entries
 // (each with its created_at_running_max, engines/common/entry_running_max.h), one UPDATE
-// of the accounts (each at its final values, entries_running_max too), one INSERT ... ON
+// of the accounts (each at its final values, entries_running_max too, where the row
+// still holds what its lock read: see SendAccounts), one INSERT ... ON
 // DUPLICATE KEY UPDATE of the key records over the expired records the claims locked
 // (only those: the claim of a new key inserted its final record already), one DELETE of
 // the claimed rows no item committed, one INSERT of the events (in order: the
@@ -62,8 +63,8 @@ std::vector<RowRange> SplitIntoStatements(const std::vector<size_t>& row_bytes);
 class MysqlWriteBatch {
  public:
   // InvalidArgument, nothing buffered, for hold fields that do not fit the kind, a
-  // settlement of an unknown kind, or an account listed twice; Internal for an entry of
-  // an account not noted (NoteLocked).
+  // settlement of an unknown kind, or an account listed twice; Internal for an entry or
+  // an updated account not noted (NoteLocked).
   absl::Status AddTransaction(const Transaction& transaction,
                               const std::vector<Account>& updated_accounts);
   // A record whose row this transaction holds: the expired record its claim locked (or a
@@ -82,16 +83,16 @@ class MysqlWriteBatch {
   // key stays unused.
   void DropClaimedKeyRow(const KeyRecord& claimed);
   void AddEvent(const OutboxEvent& event);
-  // The account's entries_running_max as LockAccounts read it (nullopt: no entry yet):
-  // each entry added continues it (engines/common/entry_running_max.h). Kept when a Send
-  // empties the batch: the account stays locked until the transaction ends.
-  void NoteLocked(const std::string& account_id, std::optional<absl::Time> running_max) {
-    running_maxima_.NoteLocked(account_id, running_max);
-  }
-  // The accounts of `transaction`'s entries not noted, sorted: to lock before adding it.
-  std::vector<std::string> Unnoted(const Transaction& transaction) const {
-    return running_maxima_.Unnoted(transaction);
-  }
+  // The account as LockAccounts read it, and its entries_running_max (nullopt: no entry
+  // yet): each entry added continues it (engines/common/entry_running_max.h), and the
+  // account's UPDATE requires the row to hold these values still (the lock guard, at
+  // SendAccounts). Kept when a Send empties the batch, at the values it wrote: the
+  // account stays locked until the transaction ends.
+  void NoteLocked(const Account& account, std::optional<absl::Time> running_max);
+  // The accounts `transaction` writes (its entries' and `updated_accounts`) not noted,
+  // sorted and distinct: to lock before adding it.
+  std::vector<std::string> Unnoted(const Transaction& transaction,
+                                   const std::vector<Account>& updated_accounts) const;
 
   bool empty() const;
   // Sends every buffered write, then empties the batch. On failure the batch is kept
@@ -105,6 +106,14 @@ class MysqlWriteBatch {
     Amount pending_debits = 0;
     Amount pending_credits = 0;
     std::optional<absl::Time> entries_running_max;  // nullopt: the row keeps its own
+  };
+  // What the lock guard compares: every column the account's UPDATE overwrites with an
+  // absolute value (entries_running_max follows the entries, guarded by their key).
+  struct LockedValues {
+    Amount balance = 0;
+    int64_t version = 0;
+    Amount pending_debits = 0;
+    Amount pending_credits = 0;
   };
   struct Settlement {
     std::string hold_id;
@@ -139,7 +148,9 @@ class MysqlWriteBatch {
   std::vector<std::pair<KeyRecord, KeyRecord>> rewritten_keys_;  // claimed, then committed
   std::vector<KeyRecord> dropped_keys_;                           // as claimed
   std::vector<OutboxEvent> events_;
-  engine_common::EntryRunningMaxima running_maxima_;  // kept when a Send empties the batch
+  // Both kept when a Send empties the batch.
+  engine_common::EntryRunningMaxima running_maxima_;
+  std::map<std::string, LockedValues, std::less<>> locked_;  // by id, as the row holds them
 };
 
 }  // namespace ledger::mysql_internal
