@@ -242,17 +242,12 @@ MysqlStorageTransaction::LockThenInsert(MysqlConnection& connection,
   std::map<RowKey, LockedKeyRow> existing;
   for (size_t begin = 0; begin < intended.size(); begin += kRowsPerStatementMax) {
     const size_t end = std::min(intended.size(), begin + kRowsPerStatementMax);
-    SqlParams params;
-    std::string matches;
-    for (size_t k = begin; k < end; ++k) {
-      SqlParams identity = IdentityParams(intended[k].identity);
-      std::move(identity.begin(), identity.end(), std::back_inserter(params));
-      absl::StrAppend(&matches, k == begin ? "" : " OR ", "(" LEDGER_MYSQL_IDENTITY_MATCHES ")");
-    }
+    const KeyRowMatches matches = MatchKeyRows(
+        absl::MakeConstSpan(intended).subspan(begin, end - begin), MatchTransactionId::kNo);
     absl::Status unreadable;
     LEDGER_RETURN_IF_ERROR(connection.Query(
-        LockKeyRowsSql(matches),
-        params,
+        LockKeyRowsSql(matches.condition),
+        matches.params,
         [&](const SqlRow& row) {
           LockedKeyRow& locked = existing[RowKey(row.String(0), row.String(1), row.String(2))];
           if (absl::Status read = ReadLockedRow(row, locked); !read.ok()) unreadable = read;
@@ -560,18 +555,12 @@ absl::Status MysqlStorageTransaction::Commit() {
 absl::Status MysqlStorageTransaction::VerifyClaimsHeld(MysqlConnection& connection) const {
   for (size_t begin = 0; begin < held_claims_.size(); begin += kRowsPerStatementMax) {
     const size_t end = std::min(held_claims_.size(), begin + kRowsPerStatementMax);
-    SqlParams params;
-    std::string matches;
-    for (size_t k = begin; k < end; ++k) {
-      SqlParams identity = IdentityParams(held_claims_[k].identity);
-      std::move(identity.begin(), identity.end(), std::back_inserter(params));
-      params.push_back(held_claims_[k].transaction_id);
-      absl::StrAppend(&matches, k == begin ? "" : " OR ",
-                      "(" LEDGER_MYSQL_IDENTITY_MATCHES " AND transaction_id = ?)");
-    }
+    const KeyRowMatches matches = MatchKeyRows(
+        absl::MakeConstSpan(held_claims_).subspan(begin, end - begin), MatchTransactionId::kYes);
     int64_t held = -1;
     LEDGER_RETURN_IF_ERROR(connection.Query(
-        CountKeyRowsSql(matches), params, [&](const SqlRow& row) { held = row.Int64(0); },
+        CountKeyRowsSql(matches.condition), matches.params,
+        [&](const SqlRow& row) { held = row.Int64(0); },
         "check that the claimed keys are still held", ErrorContext::kWrite));
     if (held != static_cast<int64_t>(end - begin)) {
       return RetryableError(absl::StrCat(

@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/status.h"
 #include "engines/common/row_readers.h"
 #include "engines/mysql/mysql_statements.h"
@@ -67,6 +68,21 @@ OutboxEvent ReadOutboxEvent(const SqlRow& row) {
 
 SqlParams IdentityParams(const KeyIdentity& identity) {
   return {identity.key_namespace, identity.scope.Encoded(), identity.key};
+}
+
+KeyRowMatches MatchKeyRows(absl::Span<const KeyRecord> records, MatchTransactionId with_id) {
+  LEDGER_CHECK(!records.empty()) << "a key-row match list of no record";
+  const bool by_id = with_id == MatchTransactionId::kYes;
+  KeyRowMatches matches;
+  matches.params.reserve(records.size() * (by_id ? 4 : 3));
+  for (const KeyRecord& record : records) {
+    SqlParams identity = IdentityParams(record.identity);
+    std::move(identity.begin(), identity.end(), std::back_inserter(matches.params));
+    if (by_id) matches.params.push_back(record.transaction_id);
+    absl::StrAppend(&matches.condition, matches.condition.empty() ? "(" : " OR (",
+                    LEDGER_MYSQL_IDENTITY_MATCHES, by_id ? " AND transaction_id = ?)" : ")");
+  }
+  return matches;
 }
 
 SqlParams WorkClaimParams(const WorkClaim& claim) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "absl/time/time.h"
 #include "engines/mysql/mysql_connection.h"
 #include "idempotency/key.h"
@@ -69,6 +70,19 @@ OutboxEvent ReadOutboxEvent(const SqlRow& row);
 
 // namespace, scope, key: the identity's primary-key columns, in that order.
 SqlParams IdentityParams(const KeyIdentity& identity);
+
+// A WHERE condition naming key rows, one per record, and its parameters in order:
+// "(identity) OR (identity) ..." or, with the transaction id, "(identity AND
+// transaction_id = ?) OR ...": the row a claim inserted is the one holding its
+// transaction id. The one builder of the lists the claim locks, Galera's check counts and
+// the batch deletes (mysql_engine.cc, mysql_write_batch.cc). At least one record.
+enum class MatchTransactionId { kNo, kYes };
+struct KeyRowMatches {
+  std::string condition;
+  SqlParams params;
+};
+KeyRowMatches MatchKeyRows(absl::Span<const KeyRecord> records, MatchTransactionId with_id);
+
 // Every column of LEDGER_MYSQL_WORK_CLAIM_COLUMNS, in that order.
 SqlParams WorkClaimParams(const WorkClaim& claim);
 // NULL for nullopt.

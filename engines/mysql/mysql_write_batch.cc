@@ -444,7 +444,7 @@ absl::Status MysqlWriteBatch::SendRewrittenKeyRows(MysqlConnection& connection) 
 }
 
 absl::Status MysqlWriteBatch::SendDroppedKeyRows(MysqlConnection& connection) const {
-  std::vector<SqlParams> rows;
+  std::vector<SqlParams> rows;  // their sizes split the statements
   rows.reserve(dropped_keys_.size());
   for (const KeyRecord& claimed : dropped_keys_) {
     SqlParams row = IdentityParams(claimed.identity);
@@ -453,17 +453,14 @@ absl::Status MysqlWriteBatch::SendDroppedKeyRows(MysqlConnection& connection) co
   }
   return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
     const size_t count = range.end - range.begin;
-    std::string matches;
-    for (size_t r = 0; r < count; ++r) {
-      absl::StrAppend(&matches, r == 0 ? "" : " OR ",
-                      "(" LEDGER_MYSQL_IDENTITY_MATCHES " AND transaction_id = ?)");
-    }
+    KeyRowMatches matches =
+        MatchKeyRows(absl::MakeConstSpan(dropped_keys_).subspan(range.begin, count),
+                     MatchTransactionId::kYes);
     // Each is the row this transaction's claim inserted, locked since: all are there.
     LEDGER_ASSIGN_OR_RETURN(
         const int64_t deleted,
-        connection.Execute(DropClaimedKeyRowsSql(matches),
-                           Flatten(rows, range), "drop the unused claimed keys",
-                           ErrorContext::kWrite));
+        connection.Execute(DropClaimedKeyRowsSql(matches.condition), matches.params,
+                           "drop the unused claimed keys", ErrorContext::kWrite));
     if (deleted != static_cast<int64_t>(count)) {
       return absl::InternalError(absl::StrCat("mysql: dropped ", deleted, " of the ", count,
                                               " key rows this transaction claimed"));
