@@ -45,6 +45,17 @@ static_assert(kItemsBeyondOneStatement > 2 * kRowsPerStatementMax);
 
 std::string KeyOf(size_t i) { return absl::StrFormat("item-%05d", i); }
 
+// A transaction row as the storage contract takes it, with no entries yet.
+Transaction BareTopUp(const std::string& id, absl::Time created_at) {
+  Transaction transaction;
+  transaction.id = id;
+  transaction.kind = OperationKind::kTopUp;
+  transaction.created_at = created_at;
+  transaction.metadata = "{}";
+  transaction.fingerprint = "fingerprint-" + id;
+  return transaction;
+}
+
 TEST(MysqlWriteBatchTest, RowsSplitIntoStatementsByCountThenBytes) {
   std::vector<RowRange> by_count = SplitIntoStatements(std::vector<size_t>(1'200, 100));
   ASSERT_EQ(by_count.size(), 3u);
@@ -302,12 +313,7 @@ TEST_F(MysqlBatchTest, EntriesContinueTheRunningMaximumWithOrWithoutLockAccounts
     } else {
       accounts = {AccountOf("alice"), AccountOf("issuance")};
     }
-    Transaction transaction;
-    transaction.id = id;
-    transaction.kind = OperationKind::kTopUp;
-    transaction.created_at = start;
-    transaction.metadata = "{}";
-    transaction.fingerprint = "fingerprint-" + id;
+    Transaction transaction = BareTopUp(id, start);
     for (Account& account : accounts) {
       const Amount amount = account.id == "alice" ? 1 : -1;
       account.balance += amount;
@@ -360,12 +366,7 @@ TEST_F(MysqlBatchTest, AnAccountChangedAfterItsLockReadFailsTheWriteRetryably) {
   batch.NoteLocked(as_locked, std::nullopt);
   Account changed = as_locked;
   changed.pending_debits += 5;
-  Transaction transaction;
-  transaction.id = "tx-behind-the-lock";
-  transaction.kind = OperationKind::kTopUp;
-  transaction.created_at = clock_.Now();
-  transaction.metadata = "{}";
-  transaction.fingerprint = "fingerprint-behind-the-lock";
+  const Transaction transaction = BareTopUp("tx-behind-the-lock", clock_.Now());
   ASSERT_TRUE(batch.AddTransaction(transaction, {changed}).ok());
   const absl::Status sent = batch.Send(**connection);
   run("ROLLBACK");
@@ -382,10 +383,7 @@ TEST(MysqlWriteBatchTest, AnAccountWrittenWithoutItsLockReadIsRefused) {
   Account alice;
   alice.id = "alice";
   alice.pending_debits = 5;
-  Transaction transaction;
-  transaction.id = "tx-unlocked";
-  transaction.kind = OperationKind::kTopUp;
-  transaction.metadata = "{}";
+  const Transaction transaction = BareTopUp("tx-unlocked", absl::UnixEpoch());
   const absl::Status added = batch.AddTransaction(transaction, {alice});
   EXPECT_EQ(added.code(), absl::StatusCode::kInternal) << added;
   EXPECT_TRUE(batch.empty());
@@ -395,17 +393,12 @@ TEST(MysqlWriteBatchTest, AnAccountWrittenWithoutItsLockReadIsRefused) {
 TEST_F(MysqlBatchTest, AReadInsideTheTransactionSeesItsBufferedWrites) {
   absl::StatusOr<std::unique_ptr<StorageTransaction>> tx = engine_->Begin({});
   ASSERT_TRUE(tx.ok()) << tx.status();
-  Transaction transaction;
-  transaction.id = "tx-buffered";
-  transaction.kind = OperationKind::kTopUp;
-  transaction.created_at = clock_.Now();
-  transaction.metadata = "{}";
-  transaction.fingerprint = "fingerprint";
+  const Transaction transaction = BareTopUp("tx-buffered", clock_.Now());
   ASSERT_TRUE((*tx)->WriteTransaction(transaction, {}).ok());
   absl::StatusOr<std::optional<Transaction>> read = (*tx)->LoadTransaction("tx-buffered");
   ASSERT_TRUE(read.ok()) << read.status();
   ASSERT_TRUE(read->has_value());
-  EXPECT_EQ((*read)->fingerprint, "fingerprint");
+  EXPECT_EQ((*read)->fingerprint, "fingerprint-tx-buffered");
   (*tx)->Rollback();
   EXPECT_EQ(Count("transactions"), "0");
 }
