@@ -231,12 +231,7 @@ TEST_F(MysqlBatchTest, ARecordOverALiveCommittedRecordFailsAndWritesNothing) {
   const KeyIdentity live{"direct", Scope{}, "a-live"};
   const KeyIdentity fresh{"direct", Scope{}, "b-fresh"};
   auto write = [&](StorageTransaction& tx, const std::string& id, const KeyIdentity& identity) {
-    Transaction transaction;
-    transaction.id = id;
-    transaction.kind = OperationKind::kTopUp;
-    transaction.created_at = now;
-    transaction.metadata = "{}";
-    transaction.fingerprint = "fingerprint-" + id;
+    const Transaction transaction = BareTopUp(id, now);
     EXPECT_TRUE(tx.WriteTransaction(transaction, {}).ok());
     EXPECT_TRUE(tx.RecordKey({identity, transaction.fingerprint, id, now, now + absl::Hours(1)}).ok());
   };
