@@ -493,7 +493,8 @@ absl::Status MysqlStorageTransaction::RecordKey(const KeyRecord& record) {
   const auto [kind, claimed] = claimed_rows_.Record(record);
   if (kind == RecordKind::kNothingToSend || kind == RecordKind::kRewrite) {
     if (kind == RecordKind::kRewrite) writes_.RewriteClaimedKeyRow(*claimed, record);
-    held_claims_.push_back(record);
+    // Only a Galera node reads them back (VerifyClaimsHeld); a single server keeps none.
+    if ((*connection_)->galera()) held_claims_.push_back(record);
     return absl::OkStatus();
   }
   // An expired record the claim locked (or a placeholder of an earlier release).

@@ -227,7 +227,7 @@ class MysqlStorageTransaction final : public StorageTransaction {
   engine_common::ClaimedRowTracker claimed_rows_;
   std::map<std::string, absl::Time> locked_records_;
   // The records RecordKey kept in rows this transaction's claims inserted: what
-  // VerifyClaimsHeld reads back on a Galera node.
+  // VerifyClaimsHeld reads back on a Galera node (kept there only).
   std::vector<KeyRecord> held_claims_;
   MysqlWriteBatch writes_;
 };
