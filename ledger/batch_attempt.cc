@@ -389,10 +389,9 @@ absl::Status Ledger::BatchAttempt::Write() {
     if (write.record.has_value() && !ledger_.skip_idempotency_) {
       LEDGER_RETURN_IF_ERROR(tx_->RecordKey(*write.record));
     }
-    // The JSON tree's compact text to the byte (ledger/json.h), written without the tree.
-    LEDGER_RETURN_IF_ERROR(tx_->AppendEvent(OutboxEvent{
-        0, write.transaction.id, kCommittedEventType,
-        TransactionToJsonText(write.transaction), state_.now}));
+    // No payload: ListEvents renders it from the transaction row (OutboxEvent).
+    LEDGER_RETURN_IF_ERROR(tx_->AppendEvent(
+        OutboxEvent{0, write.transaction.id, kCommittedEventType, "", state_.now}));
   }
   return absl::OkStatus();
 }

@@ -2,10 +2,13 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/status.h"
+#include "ledger/json.h"
 #include "nlohmann/json.hpp"
 
 namespace ledger {
@@ -55,6 +58,28 @@ absl::StatusOr<void*> StorageTransaction::NativeHandle() {
 absl::StatusOr<std::vector<Transaction>> Engine::GetTransactions(
     const std::vector<std::string>& ids) {
   return EachThatExists(ids, [this](std::string_view id) { return GetTransaction(id); });
+}
+
+absl::Status FillEventPayloads(std::vector<OutboxEvent>& events, TransactionsReader read) {
+  std::vector<std::string> ids;
+  for (const OutboxEvent& event : events) {
+    if (event.payload.empty()) ids.push_back(event.transaction_id);
+  }
+  if (ids.empty()) return absl::OkStatus();
+  LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> transactions, read(ids));
+  std::unordered_map<std::string_view, const Transaction*> by_id;
+  for (const Transaction& transaction : transactions) by_id[transaction.id] = &transaction;
+  for (OutboxEvent& event : events) {
+    if (!event.payload.empty()) continue;
+    auto found = by_id.find(event.transaction_id);
+    if (found == by_id.end()) {
+      return absl::DataLossError(absl::StrCat("outbox event ", event.sequence,
+                                              " names transaction \"", event.transaction_id,
+                                              "\", which is not stored"));
+    }
+    event.payload = TransactionToJsonText(*found->second);
+  }
+  return absl::OkStatus();
 }
 
 bool TransactionMatches(const Transaction& transaction, const TransactionFilter& filter) {

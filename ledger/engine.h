@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "idempotency/key.h"
@@ -112,7 +113,12 @@ struct OutboxEvent {
   int64_t sequence = 0;  // assigned by the engine: unique, increasing in insertion order
   std::string transaction_id;
   std::string type;      // "transaction.committed"
-  std::string payload;   // JSON text
+  // JSON text: the transaction's JSON (TransactionToJsonText), which a committed
+  // transaction never changes. The pipeline appends it empty and the engine stores it
+  // empty: ListEvents renders it from the stored transaction (FillEventPayloads), so the
+  // outbox does not hold a second copy of every transaction. Events stored before
+  // 2026-11-28 keep the payload they were written with.
+  std::string payload;
   absl::Time created_at;
   friend bool operator==(const OutboxEvent&, const OutboxEvent&) = default;
 };
@@ -209,6 +215,7 @@ class StorageTransaction {
   // (when the claim wrote exactly `record`, there is nothing left to send).
   virtual absl::Status RecordKey(const KeyRecord& record) = 0;
 
+  // Stores the event as given; its payload is empty (see OutboxEvent).
   virtual absl::Status AppendEvent(const OutboxEvent& event) = 0;
 
   // InDoubtError when the commit was sent and its result is unknown.
@@ -318,7 +325,8 @@ class Engine {
   virtual absl::StatusOr<PendingHoldTotals> HoldTotals(std::string_view account_id,
                                                        absl::Time now, absl::Time since) = 0;
 
-  // Outbox events with sequence > after_sequence, ascending.
+  // Outbox events with sequence > after_sequence, ascending, each with its payload
+  // (FillEventPayloads).
   virtual absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
                                                               int64_t limit) = 0;
 
@@ -328,6 +336,15 @@ class Engine {
   virtual WorkClaimStore& work_claims() = 0;
   virtual WebhookStore& webhooks() = 0;
 };
+
+// Gives each event stored without a payload its transaction's JSON, the page's
+// transactions read with one call of `read` (GetTransactions' contract): every engine's
+// ListEvents ends with it, reading on the connection that read the events, so a replica
+// that showed an event shows its transaction. DataLoss when an event's transaction is
+// not stored (the two commit together, and transactions are never removed).
+using TransactionsReader = absl::FunctionRef<absl::StatusOr<std::vector<Transaction>>(
+    const std::vector<std::string>& ids)>;
+absl::Status FillEventPayloads(std::vector<OutboxEvent>& events, TransactionsReader read);
 
 }  // namespace ledger
 

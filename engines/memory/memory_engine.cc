@@ -295,13 +295,18 @@ class MemoryEngine final : public Engine {
 
   absl::StatusOr<std::vector<OutboxEvent>> ListEvents(int64_t after_sequence,
                                                       int64_t limit) override {
-    absl::MutexLock lock(&state_mutex_);
     std::vector<OutboxEvent> page;
-    for (const OutboxEvent& event : state_.events) {
-      if (event.sequence > after_sequence && static_cast<int64_t>(page.size()) < limit) {
-        page.push_back(event);
+    {
+      absl::MutexLock lock(&state_mutex_);
+      for (const OutboxEvent& event : state_.events) {
+        if (event.sequence > after_sequence && static_cast<int64_t>(page.size()) < limit) {
+          page.push_back(event);
+        }
       }
     }
+    // Transactions are never removed: a later read still holds every event's.
+    LEDGER_RETURN_IF_ERROR(FillEventPayloads(
+        page, [this](const std::vector<std::string>& ids) { return GetTransactions(ids); }));
     return page;
   }
 

@@ -391,13 +391,17 @@ absl::StatusOr<std::vector<OutboxEvent>> MysqlEngine::ListEvents(int64_t after_s
         "sequence committed events", ErrorContext::kStandalone);
   }));
   std::vector<OutboxEvent> events;
-  LEDGER_RETURN_IF_ERROR(RunStandalone(Access::kRead, [&](MysqlConnection& connection) {
-    events.clear();
-    return connection.Query(statement::kListEvents,
-                            {after_sequence, limit},
-                            [&](const SqlRow& row) { events.push_back(ReadOutboxEvent(row)); },
-                            "list events", ErrorContext::kStandalone);
-  }));
+  LEDGER_RETURN_IF_ERROR(
+      RunStandalone(Access::kRead, [&](MysqlConnection& connection) -> absl::Status {
+        events.clear();
+        LEDGER_RETURN_IF_ERROR(connection.Query(
+            statement::kListEvents, {after_sequence, limit},
+            [&](const SqlRow& row) { events.push_back(ReadOutboxEvent(row)); }, "list events",
+            ErrorContext::kStandalone));
+        return FillEventPayloads(events, [&](const std::vector<std::string>& ids) {
+          return SelectTransactions(connection, ids, ErrorContext::kStandalone);
+        });
+      }));
   return events;
 }
 

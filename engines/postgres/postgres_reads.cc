@@ -319,6 +319,11 @@ absl::StatusOr<std::vector<OutboxEvent>> PostgresEngine::ListEvents(int64_t afte
              work.exec_prepared(statement::kListEvents, after_sequence, limit)) {
           events.push_back(postgres_internal::EventFromRow(row));
         }
+        LEDGER_RETURN_IF_ERROR(FillEventPayloads(
+            events, [&](const std::vector<std::string>& ids) -> absl::StatusOr<std::vector<Transaction>> {
+              return postgres_internal::TransactionsFromRows(work.exec_prepared(
+                  statement::kSelectTransactions, postgres_internal::TextArrayLiteral(ids)));
+            }));
         return events;
       });
 }

@@ -313,6 +313,9 @@ absl::StatusOr<std::vector<OutboxEvent>> SqliteEngine::ListEvents(int64_t after_
       events.push_back(ReadOutboxEvent(query));
     }
   }));
+  // One file: a later read sees every transaction an event committed with.
+  LEDGER_RETURN_IF_ERROR(FillEventPayloads(
+      events, [this](const std::vector<std::string>& ids) { return GetTransactions(ids); }));
   return events;
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/barrier.h"
 #include "absl/synchronization/mutex.h"
@@ -900,6 +901,39 @@ TEST_P(ConformanceTest, EveryCommitAppendsOneOutboxEventAndReplaysAppendNone) {
   // The payload is the transaction's JSON tree printed compact, to the byte.
   EXPECT_EQ((*events)[1].payload, TransactionToJson(outcome->transaction).dump());
   EXPECT_EQ(engine().ListEvents((*events)[0].sequence, 100)->size(), 1u);
+}
+
+// The outbox row keeps no copy of its transaction: ListEvents renders the payload from
+// the stored transaction (above, to the byte). A payload stored with its event (events
+// written before 2026-11-28) reads back as it is; an event whose transaction is not
+// stored is DataLoss, never an event with an empty payload.
+TEST_P(ConformanceTest, AnEventsPayloadIsItsStoredTransactionUnlessTheEventStoredOne) {
+  const auto append_alone = [&](const OutboxEvent& event) {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> storage = engine().Begin({});
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    ASSERT_TRUE((*storage)->AppendEvent(event).ok());
+    ASSERT_TRUE((*storage)->Commit().ok());
+  };
+  const std::string stored = R"({"id":"written-before","kind":"top_up"})";
+  append_alone({.transaction_id = "written-before",
+                .type = "transaction.committed",
+                .payload = stored,
+                .created_at = clock().Now()});
+  absl::StatusOr<Outcome> outcome = Submit("t-1", Operation::TopUp("issuance", "alice", "CREDITS", 10));
+  ASSERT_OUTCOME(outcome, OutcomeKind::kCommitted);
+  absl::StatusOr<std::vector<OutboxEvent>> events = engine().ListEvents(0, 100);
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].payload, stored);
+  EXPECT_EQ((*events)[1].payload, TransactionToJson(outcome->transaction).dump());
+
+  append_alone({.transaction_id = "never-stored",
+                .type = "transaction.committed",
+                .created_at = clock().Now()});
+  absl::StatusOr<std::vector<OutboxEvent>> broken = engine().ListEvents(0, 100);
+  ASSERT_EQ(broken.status().code(), absl::StatusCode::kDataLoss) << broken.status();
+  EXPECT_TRUE(absl::StrContains(broken.status().message(), "never-stored")) << broken.status();
+  EXPECT_EQ(engine().ListEvents(0, 2)->size(), 2u) << "the pages before it still read";
 }
 
 TEST_P(ConformanceTest, GetTransactionsReadsEveryIdThatExistsWithItsEntries) {
