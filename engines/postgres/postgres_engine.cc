@@ -98,8 +98,8 @@ PipelinedQuery ClaimQuery(const char* name, std::string_view sql,
                         .context = context};
 }
 
-// The claim's part of its pipeline: [BEGIN,] the claim's wait, the claim in the keys'
-// order, the session's wait back. `advisory_sql` keeps the advisory statement's text
+// The claim's part of its pipeline: [BEGIN,] [the claim's wait,] the claim in the keys'
+// order, [the session's wait back]. `advisory_sql` keeps the advisory statement's text
 // (seeded by the session's schema) for its Parse on the session's first claim.
 std::vector<PipelinedQuery> ClaimQueries(const PostgresSession& session, PostgresClaimMode mode,
                                          bool begin, absl::Duration wait_max,
@@ -107,9 +107,17 @@ std::vector<PipelinedQuery> ClaimQueries(const PostgresSession& session, Postgre
                                          const PostgresErrorContext& context,
                                          std::string& advisory_sql) {
   std::vector<PipelinedQuery> queries;
-  if (begin) queries.push_back({.text = kBeginReadCommitted, .context = context});
-  queries.push_back(ClaimQuery(claim_statement::kSetLockTimeout, kSetLockTimeoutSql,
-                               {ClaimLockTimeout(wait_max)}, context));
+  if (begin) queries.push_back(BeginQuery(context));
+  // A transaction this pipeline begins runs at the session's own lock_timeout, so a
+  // claim wait equal to it (the defaults: 10 s each) has nothing to set or put back.
+  // Inside a transaction begun earlier (a unit of work's) the caller's SQL may have
+  // changed it: the claim then always sets its wait.
+  const std::string claim_timeout = ClaimLockTimeout(wait_max);
+  const bool sets_wait = !begin || claim_timeout != session.lock_timeout_default;
+  if (sets_wait) {
+    queries.push_back(ClaimQuery(claim_statement::kSetLockTimeout, kSetLockTimeoutSql,
+                                 {claim_timeout}, context));
+  }
   if (mode == PostgresClaimMode::kRow) {
     queries.push_back(
         ClaimQuery(claim_statement::kInsertRecords, InsertRecordsSql(),
@@ -123,8 +131,10 @@ std::vector<PipelinedQuery> ClaimQueries(const PostgresSession& session, Postgre
     queries.push_back(
         ClaimQuery(claim_statement::kAdvisoryLocks, advisory_sql, {arrays.identities}, context));
   }
-  queries.push_back(ClaimQuery(claim_statement::kSetLockTimeout, kSetLockTimeoutSql,
-                               {session.lock_timeout_default}, context));
+  if (sets_wait) {
+    queries.push_back(ClaimQuery(claim_statement::kSetLockTimeout, kSetLockTimeoutSql,
+                                 {session.lock_timeout_default}, context));
+  }
   return queries;
 }
 

@@ -109,7 +109,7 @@ std::vector<bool> Preparing(const PostgresSession& session,
   std::vector<bool> preparing(queries.size(), false);
   for (size_t index = 0; index < queries.size(); ++index) {
     const char* statement = queries[index].statement;
-    if (statement == nullptr || session.pipelined_statements.contains(statement)) continue;
+    if (session.pipelined_statements.contains(statement)) continue;
     bool earlier = false;
     for (size_t before = 0; before < index && !earlier; ++before) {
       earlier = preparing[before] && std::string_view(queries[before].statement) == statement;
@@ -214,23 +214,15 @@ PipelineResult Exchange(PostgresSession& session, PGconn* connection,
     const PipelinedQuery& query = queries[sending];
     if (query.commits) commit_sent = true;
     const PostgresErrorContext& context = commit_sent ? kCommitContext : query.context;
-    bool sent = false;
-    if (query.statement == nullptr) {
-      LEDGER_CHECK(query.text != nullptr && query.parameters.empty())
-          << "an unnamed pipelined query needs its text and takes no parameters";
-      sent = PQsendQueryParams(connection, query.text, 0, nullptr, nullptr, nullptr, nullptr,
-                               /*resultFormat=*/0) == 1;
-    } else {
-      if (preparing[sending]) {
-        LEDGER_CHECK(!query.sql.empty()) << "no text to prepare " << query.statement << " from";
-        const std::string sql(query.sql);
-        if (PQsendPrepare(connection, query.statement, sql.c_str(), 0, nullptr) != 1) {
-          return {LibpqFailure(connection, context), true, sending};
-        }
+    LEDGER_CHECK(query.statement != nullptr) << "a pipelined query without a statement name";
+    if (preparing[sending]) {
+      LEDGER_CHECK(!query.sql.empty()) << "no text to prepare " << query.statement << " from";
+      const std::string sql(query.sql);
+      if (PQsendPrepare(connection, query.statement, sql.c_str(), 0, nullptr) != 1) {
+        return {LibpqFailure(connection, context), true, sending};
       }
-      sent = SendPrepared(connection, query);
     }
-    if (!sent) return {LibpqFailure(connection, context), true, sending};
+    if (!SendPrepared(connection, query)) return {LibpqFailure(connection, context), true, sending};
   }
   if (PQpipelineSync(connection) != 1) {
     return {LibpqFailure(connection, commit_sent ? kCommitContext : queries.back().context), true,
@@ -267,11 +259,15 @@ PipelineResult RunPipeline(PostgresSession& session, std::vector<PipelinedQuery>
   return result;
 }
 
+PipelinedQuery BeginQuery(const PostgresErrorContext& context) {
+  return {.statement = kBeginStatement, .sql = kBeginReadCommitted, .context = context};
+}
+
 PipelineResult SendWrite(PostgresSession& session, PipelinedWrite write) {
   LEDGER_CHECK(write.statement != nullptr && write.sql != nullptr && write.short_write)
       << "an incomplete PipelinedWrite";
   std::vector<PipelinedQuery> queries;
-  if (write.begin) queries.push_back({.text = kBeginReadCommitted, .context = kWriteContext});
+  if (write.begin) queries.push_back(BeginQuery(kWriteContext));
   queries.emplace_back();
   PipelinedQuery& written = queries.back();
   written.statement = write.statement;
@@ -291,7 +287,8 @@ PipelineResult SendWrite(PostgresSession& session, PipelinedWrite write) {
                : StatusFromServerError(kWriteContext, std::string(sql_state), std::string(message));
   };
   if (write.commit) {
-    queries.push_back({.text = kCommit, .context = kCommitContext, .commits = true});
+    queries.push_back({.statement = kCommitStatement, .sql = kCommit, .context = kCommitContext,
+                       .commits = true});
   }
   return RunPipeline(session, queries);
 }

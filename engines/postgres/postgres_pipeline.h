@@ -26,7 +26,7 @@
 //   reply deadline, an error COMMIT itself returned): the commit phase, in doubt.
 //
 //   PipelineResult result = RunPipeline(session, {
-//       {.text = kBeginReadCommitted, .context = kClaimContext},
+//       BeginQuery(kClaimContext),
 //       {.statement = "claim_advisory_locks", .sql = ..., .parameters = {identities},
 //        .context = kClaimContext},
 //       ...});
@@ -63,12 +63,11 @@ struct PipelineParameter {
 };
 
 // One query of a pipeline: a prepared statement (`statement`, with `sql` for its Parse
-// on first use in the session) or an unnamed one without parameters (`text`: BEGIN,
-// COMMIT).
+// on first use in the session). BEGIN and COMMIT too, so that nothing is parsed per
+// transaction.
 struct PipelinedQuery {
   const char* statement = nullptr;   // a named statement libpq prepares (never libpqxx's)
   std::string_view sql;              // its text; needed only before its first use
-  const char* text = nullptr;        // or: an unnamed query's text
   std::vector<PipelineParameter> parameters;
   PostgresErrorContext context;      // what its failure means
   bool commits = false;              // COMMIT: once handed to libpq, a loss is in doubt
@@ -97,6 +96,9 @@ struct PipelineResult {
 // statements failed. A named statement is prepared in the same pipeline on its first
 // use in the session.
 PipelineResult RunPipeline(PostgresSession& session, std::vector<PipelinedQuery>& queries);
+
+// BEGIN ISOLATION LEVEL READ COMMITTED, as a pipeline's first query.
+PipelinedQuery BeginQuery(const PostgresErrorContext& context);
 
 // The checked write and COMMIT (the second round trip of a submit), or the checked
 // write alone (a unit of work's writes flushed before a read of its own).

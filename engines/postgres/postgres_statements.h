@@ -332,6 +332,9 @@ std::string ClaimLockTimeout(absl::Duration wait_max);
 // A storage transaction's BEGIN when no claim script carries it.
 inline constexpr char kBeginReadCommitted[] = "BEGIN ISOLATION LEVEL READ COMMITTED";
 inline constexpr char kCommit[] = "COMMIT";
+// Their names as statements prepared in a session's pipelines (postgres_pipeline.h).
+inline constexpr char kBeginStatement[] = "pipeline_begin";
+inline constexpr char kCommitStatement[] = "pipeline_commit";
 inline constexpr char kRollback[] = "ROLLBACK";
 // Asks whether the open transaction still accepts statements (a unit of work's check).
 inline constexpr char kProbeTransaction[] = "SELECT 1";

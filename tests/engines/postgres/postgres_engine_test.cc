@@ -56,8 +56,10 @@ class PostgresEngineTest : public PostgresLedgerTest {
 
   // A fresh database with `account_count` funded accounts "account-00".. plus
   // "issuance", "alice" (funded with `alice_balance`) and "bob".
-  void OpenLedger(int pool_size, int account_count = 0, Amount alice_balance = 1000) {
-    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenFreshPostgresEngine(GetParam(), pool_size);
+  void OpenLedger(int pool_size, int account_count = 0, Amount alice_balance = 1000,
+                  const std::string& dsn_suffix = "") {
+    absl::StatusOr<std::unique_ptr<Engine>> engine =
+        OpenFreshPostgresEngine(GetParam(), pool_size, dsn_suffix);
     ASSERT_TRUE(engine.ok()) << engine.status();
     faults_ = std::make_shared<FaultInjectingEngine>(std::shared_ptr<Engine>(std::move(*engine)));
     ledger_ = std::make_unique<Ledger>(OpenTestLedger(faults_, {.clock = &clock_}));
@@ -194,6 +196,39 @@ TEST_P(PostgresEngineTest, FailFastClaimStillWaitsForAnAccountLockHeldElsewhere)
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
   EXPECT_EQ(BalanceOf("bob"), 5);
+}
+
+// A claim whose wait equals the session's lock_timeout (account_lock_wait; the defaults
+// agree at 10 s) begins its transaction without setting the wait: it must still end when
+// that wait runs out, as "in progress" (the claim's reading of a lock timeout), not as an
+// account lock's RetryableError, and the holder's submit must still commit.
+TEST_P(PostgresEngineTest, AClaimWaitEqualToTheAccountLockWaitStillEndsInProgress) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/2, /*account_count=*/0,
+                                     /*alice_balance=*/1000, "?account_lock_wait=300ms"));
+  absl::Notification claimed, release;
+  faults_->SetHook(FaultPoint::kAfterClaim, [&] {
+    if (claimed.HasBeenNotified()) return;
+    claimed.Notify();
+    release.WaitForNotification();
+  });
+  absl::StatusOr<Outcome> first;
+  std::thread holder([&] { first = Submit("held-1", Transfer("alice", "bob", 1)); });
+  claimed.WaitForNotification();
+
+  ClaimOptions same_wait;
+  same_wait.wait.wait_max = absl::Milliseconds(300);
+  const absl::Time began = absl::Now();
+  absl::StatusOr<Outcome> second = Submit("held-1", Transfer("alice", "bob", 1), same_wait);
+  const absl::Duration waited = absl::Now() - began;
+  release.Notify();
+  holder.join();
+
+  EXPECT_TRUE(IsInProgress(second.status())) << second.status();
+  EXPECT_GE(waited, absl::Milliseconds(250));
+  EXPECT_LT(waited, absl::Seconds(5));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->kind, OutcomeKind::kCommitted) << OutcomeToJson(*first).dump();
+  EXPECT_EQ(BalanceOf("bob"), 1);
 }
 
 TEST_P(PostgresEngineTest, IdlePooledConnectionKilledByTheServerIsReplaced) {

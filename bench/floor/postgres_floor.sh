@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The ledger against its own floor on PostgreSQL (docs/benchmarks.md, "The ledger against
+# its own floor"): how fast can the rows a uniform transfer writes go, in the same two
+# round trips, when no library sits in front of them? Per round, on one database that
+# ledger_load populated (10,000 accounts, 20,000 submits):
+#   pgbench -N           pgbench's own simple update transaction (the targets' yardstick)
+#   raw.sql              a transfer's rows as the engine writes them (the transaction,
+#                        two entries, two accounts, the outbox event) after locking the
+#                        accounts: BEGIN + the lock in one pipeline, the write + COMMIT in
+#                        the other, by pgbench -M prepared
+#   exactly_once.sql     the same plus the advisory claim, the key read and the key row
+#   ledger_load          the ledger's own exactly-once single submit
+# and prints each rate with its ratio to pgbench -N, and for the last three the server's
+# and the client's CPU per operation (from /proc, over the run: the server must run on
+# this machine).
+#
+#   LEDGER_TEST_POSTGRES_DSN=postgresql://... bench/floor/postgres_floor.sh [ROUNDS] [CLIENTS]
+#
+# LEDGER_LOAD (default build/bench/ledger_load). FLOOR_SECONDS per run (default 10, at least 7).
+# FLOOR_SMOKE=1 runs each script for a few transactions on a small data set (ctest's
+# bench.floor_postgres_smoke: the scripts still run on the schema; a failed statement
+# fails the script). Without the DSN it skips (exit 77), except under CI=true.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+here="$repo/bench/floor"
+load="${LEDGER_LOAD:-$repo/build/bench/ledger_load}"
+rounds="${1:-3}"
+clients="${2:-8}"
+seconds="${FLOOR_SECONDS:-10}"
+accounts=10000
+populate=20000
+if [[ "${FLOOR_SMOKE:-}" == 1 ]]; then
+  rounds=1 clients=2 populate=200
+fi
+# shellcheck source=bench/key_shapes/common.sh disable=SC1091
+. "$repo/bench/key_shapes/common.sh"
+dsn=$(key_shapes_dsn LEDGER_TEST_POSTGRES_DSN) || exit $?
+work=$(mktemp -d /tmp/ledger-floor.XXXXXX)
+database="floor_$$"
+pgbench_database="floor_pgbench_$$"
+cleanup() {
+  bench_drop_database "$dsn" "$database" >/dev/null 2>&1 || true
+  bench_drop_database "$dsn" "$pgbench_database" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+jobs=$((clients < 2 ? 1 : 2))
+
+# pgbench exits non-zero when a client aborted on an error: the scripts' statements
+# must stay valid on the engine's schema.
+pgbench_rate() {  # pgbench arguments... -> transactions per second
+  local out
+  out=$(pgbench -n "$@" 2>&1) || { echo "$out" >&2; return 1; }
+  sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -n 1
+}
+postmaster=""
+# reading PID -> "time transactions server_cpu client_cpu" (server CPU empty when the
+# server is not local).
+reading() {
+  local server=""
+  [[ -n "$postmaster" ]] && server=$(postgres_cpu_seconds "$postmaster")
+  echo "$(date +%s.%N) $(psql -X -t -A "$ledger_dsn" -c "SELECT count(*) FROM transactions")" \
+    "${server:-x} $(process_cpu_seconds "$1")"
+}
+# measure OUTPUT COMMAND...: runs it in the background, its output to OUTPUT, and reads the rate and the CPU per
+# operation over its middle (from 1.5 s in to about 3 s before its end: setup, verify and
+# the connection's start stay out).
+measure() {
+  local output=$1
+  shift
+  "$@" >"$output" 2>&1 &
+  local pid=$! first second
+  if [[ "${FLOOR_SMOKE:-}" == 1 ]]; then
+    wait "$pid" || return 1
+    echo "ran"
+    return
+  fi
+  sleep 1.5
+  first=$(reading "$pid")
+  sleep "$((seconds - 5))"
+  second=$(reading "$pid")
+  wait "$pid" || return 1
+  python3 - "$first" "$second" <<'PY'
+import sys
+a, b = (s.split() for s in sys.argv[1:3])
+ops = int(b[1]) - int(a[1])
+if ops <= 0: sys.exit("nothing committed in the window")
+per_op = lambda i: "?" if "x" in (a[i], b[i]) else f"{(float(b[i]) - float(a[i])) * 1e6 / ops:.0f}"
+print(f"{ops / (float(b[0]) - float(a[0])):.0f} {per_op(2)} {per_op(3)}")
+PY
+}
+
+bench_drop_database "$dsn" "$pgbench_database" >/dev/null 2>&1 || true
+pgbench_dsn=$(bench_create_database "$dsn" "$pgbench_database")
+pgbench -i -q "$pgbench_dsn" >"$work/pgbench-init.txt" 2>&1
+
+for round in $(seq 1 "$rounds"); do
+  bench_drop_database "$dsn" "$database" >/dev/null 2>&1 || true
+  ledger_dsn=$(bench_create_database "$dsn" "$database")
+  "$load" --db "$ledger_dsn" --clients 4 --operations "$populate" --warmup 0s \
+    --accounts "$accounts" --workload uniform --mode exactly-once --replay-operations 0 \
+    >"$work/populate.txt" 2>&1
+  psql -X -q -v ON_ERROR_STOP=1 "$ledger_dsn" -c "VACUUM ANALYZE" >/dev/null
+  if [[ -z "$postmaster" ]]; then
+    postmaster=$(head -n 1 "$(psql -X -t -A "$ledger_dsn" -c "SHOW data_directory" 2>/dev/null)/postmaster.pid" 2>/dev/null) ||
+      postmaster=""
+  fi
+  run_length=(-T "$seconds")
+  [[ "${FLOOR_SMOKE:-}" == 1 ]] && run_length=(-t 5)
+  yardstick=$(pgbench_rate -N -c "$clients" -j "$jobs" "${run_length[@]}" "$pgbench_dsn")
+  line="round $round, $clients clients | pgbench -N $(printf '%.0f' "$yardstick")"
+  order=(raw exactly_once ledger)
+  ((round % 3 == 2)) && order=(exactly_once ledger raw)
+  ((round % 3 == 0)) && order=(ledger raw exactly_once)
+  for which in "${order[@]}"; do
+    if [[ $which == ledger ]]; then
+      duration="${seconds}s"
+      [[ "${FLOOR_SMOKE:-}" == 1 ]] && duration=1s
+      result=$(measure "$work/ledger.txt" "$load" --db "$ledger_dsn" --reuse --clients "$clients" \
+        --duration "$duration" --warmup 0s --accounts "$accounts" --workload uniform \
+        --mode exactly-once --replay-operations 0 --strict) ||
+        { cat "$work/ledger.txt" >&2; exit 1; }
+    else
+      result=$(measure "$work/$which.txt" pgbench -n -M prepared -f "$here/$which.sql" \
+        -c "$clients" -j "$jobs" "${run_length[@]}" "$ledger_dsn") ||
+        { cat "$work/$which.txt" >&2; exit 1; }
+    fi
+    if [[ "${FLOOR_SMOKE:-}" == 1 ]]; then
+      line+=" | $which ran"
+      continue
+    fi
+    read -r rate server client <<<"$result"
+    line+=" | $which $rate ($(python3 -c "print(f'{$rate / $yardstick:.2f}')")x,"
+    line+=" server $server us/op, client $client us/op)"
+  done
+  echo "$line | load $(cut -d' ' -f1 /proc/loadavg)"
+done
