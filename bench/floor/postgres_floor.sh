@@ -7,7 +7,7 @@
 #   raw.sql              a transfer's rows as the engine writes them (the transaction,
 #                        two entries, two accounts, the outbox event) after locking the
 #                        accounts: BEGIN + the lock in one pipeline, the write + COMMIT in
-#                        the other, by pgbench -M prepared
+#                        the other, by pgbench -M prepared (floor_script, below)
 #   exactly_once.sql     the same plus the advisory claim, the key read and the key row
 #   ledger_load          the ledger's own exactly-once single submit
 # and prints each rate with its ratio to pgbench -N, and for the last three the server's
@@ -23,7 +23,6 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-here="$repo/bench/floor"
 load="${LEDGER_LOAD:-$repo/build/bench/ledger_load}"
 rounds="${1:-3}"
 clients="${2:-8}"
@@ -91,6 +90,43 @@ print(f"{ops / (float(b[0]) - float(a[0])):.0f} {per_op(2)} {per_op(3)}")
 PY
 }
 
+# floor_script raw|exactly_once: a uniform transfer's rows as the engine writes them, in
+# its two pipelines: BEGIN [, the advisory claim and the key read], the accounts' lock;
+# then one data-modifying statement (both accounts, the transaction, its two entries
+# [, the key's final record], the outbox event) and COMMIT. For pgbench -M prepared, on
+# the BENCH accounts bench-user-000000 to bench-user-009999.
+floor_script() {
+  local claim="" key_row=""
+  if [[ $1 == exactly_once ]]; then
+    claim="SELECT pg_advisory_xact_lock(hashtextextended('k' || :t, 7));
+SELECT fingerprint FROM idempotency_keys WHERE namespace = 'operations' AND scope = 'bench/floor' AND key = 'k' || :t;"
+    key_row=" k AS (INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at) VALUES ('operations', 'bench/floor', 'k' || :t, '$fingerprint', 'committed', 'f' || :t, $now, $((now + 86400000000))) RETURNING 1),"
+  fi
+  local pair="('bench-user-' || lpad(:lo::text, 6, '0'), 'bench-user-' || lpad(:hi::text, 6, '0'))"
+  local debited="id = 'bench-user-' || lpad(:x::text, 6, '0')"
+  cat <<SQL
+\set x random(0, $((accounts - 1)))
+\set d random(1, $((accounts - 1)))
+\set y (:x + :d) % $accounts
+\set t random(1, 9000000000000000000)
+\set lo least(:x, :y)
+\set hi greatest(:x, :y)
+\startpipeline
+BEGIN ISOLATION LEVEL READ COMMITTED;
+${claim:+$claim
+}SELECT id, balance, version FROM accounts WHERE id IN $pair ORDER BY id FOR UPDATE;
+\endpipeline
+\startpipeline
+WITH a AS (UPDATE accounts SET balance = balance + CASE WHEN $debited THEN -1 ELSE 1 END, version = version + 1 WHERE id IN $pair RETURNING id, balance, version), t AS (INSERT INTO transactions (id, kind, created_at, metadata, fingerprint) VALUES ('f' || :t, 'post', $now, '{}', '$fingerprint') RETURNING 1), e AS (INSERT INTO entries (account_id, account_version, transaction_id, entry_index, asset, amount, balance_after, created_at, created_at_running_max) SELECT id, version, 'f' || :t, CASE WHEN $debited THEN 0 ELSE 1 END, 'BENCH', CASE WHEN $debited THEN -1 ELSE 1 END, balance, $now, $now FROM a RETURNING 1),$key_row ev AS (INSERT INTO outbox_events (transaction_id, type, payload, created_at) VALUES ('f' || :t, 'transaction.committed', '', $now) RETURNING 1) SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM e), (SELECT count(*) FROM ev);
+COMMIT;
+\endpipeline
+SQL
+}
+now=$(($(date +%s) * 1000000))
+fingerprint=e46a0ad63bfd5823e7b9e6929e6560b00663cdf9e819e324ad35cded1c968125
+floor_script raw >"$work/raw.sql"
+floor_script exactly_once >"$work/exactly_once.sql"
+
 bench_drop_database "$dsn" "$pgbench_database" >/dev/null 2>&1 || true
 pgbench_dsn=$(bench_create_database "$dsn" "$pgbench_database")
 pgbench -i -q "$pgbench_dsn" >"$work/pgbench-init.txt" 2>&1
@@ -122,7 +158,7 @@ for round in $(seq 1 "$rounds"); do
         --mode exactly-once --replay-operations 0 --strict) ||
         { cat "$work/ledger.txt" >&2; exit 1; }
     else
-      result=$(measure "$work/$which.txt" pgbench -n -M prepared -f "$here/$which.sql" \
+      result=$(measure "$work/$which.txt" pgbench -n -M prepared -f "$work/$which.sql" \
         -c "$clients" -j "$jobs" "${run_length[@]}" "$ledger_dsn") ||
         { cat "$work/$which.txt" >&2; exit 1; }
     fi
