@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
@@ -22,6 +23,32 @@ namespace {
 std::tuple<std::string, std::string, std::string> KeyOf(const KeyIdentity& identity) {
   return {identity.key_namespace, identity.scope.Encoded(), identity.key};
 }
+
+// The arrays of one part's parameters, written row by row straight from the batch (no
+// vector of copies per column), each of the element type the statement casts it to;
+// columns[i] is the i-th parameter given. Inline: a part has at most kColumnsMax.
+class ParameterWriters {
+  static constexpr size_t kColumnsMax = 9;
+
+ public:
+  ParameterWriters(std::initializer_list<WriteParameter> parameters)
+      : parameters_(parameters) {
+    LEDGER_CHECK(parameters_.size() <= kColumnsMax) << parameters_.size() << " columns";
+    for (WriteParameter parameter : parameters_) {
+      writers_.emplace_back(WriteParameterElement(parameter));
+    }
+  }
+  BinaryArrayWriter& operator[](size_t column) { return writers_.at(column); }
+  void SetIn(WriteParameters& parameters) && {
+    for (size_t column = 0; column < parameters_.size(); ++column) {
+      parameters.Set(parameters_[column], std::move(writers_[column]).Finish());
+    }
+  }
+
+ private:
+  absl::InlinedVector<WriteParameter, kColumnsMax> parameters_;
+  absl::InlinedVector<BinaryArrayWriter, kColumnsMax> writers_;
+};
 
 }  // namespace
 
@@ -139,205 +166,176 @@ std::vector<BinaryArray> PostgresWriteBatch::Parameters() const {
 }
 
 void PostgresWriteBatch::SetTransactionParameters(WriteParameters& parameters) const {
-  std::vector<std::string> ids, kinds, metadata, fingerprints;
-  std::vector<std::optional<std::string>> reversal_of;
-  std::vector<int64_t> created_at;
+  using P = WriteParameter;
+  ParameterWriters columns({P::kTransactionIds, P::kTransactionKinds, P::kTransactionCreatedAt,
+                            P::kTransactionMetadata, P::kTransactionReversalOf,
+                            P::kTransactionFingerprints});
   for (const Transaction& transaction : transactions_) {
-    ids.push_back(transaction.id);
-    kinds.emplace_back(OperationKindName(transaction.kind));
-    created_at.push_back(Micros(transaction.created_at));
-    metadata.push_back(transaction.metadata);
-    reversal_of.push_back(transaction.reversal_of);
-    fingerprints.push_back(transaction.fingerprint);
+    columns[0].AddText(transaction.id);
+    columns[1].AddText(OperationKindName(transaction.kind));
+    columns[2].AddInteger(Micros(transaction.created_at));
+    columns[3].AddText(transaction.metadata);
+    columns[4].AddNullableText(transaction.reversal_of);
+    columns[5].AddText(transaction.fingerprint);
   }
-  parameters.Set(WriteParameter::kTransactionIds, TextArray(ids));
-  parameters.Set(WriteParameter::kTransactionKinds, TextArray(kinds));
-  parameters.Set(WriteParameter::kTransactionCreatedAt, BigintArray(created_at));
-  parameters.Set(WriteParameter::kTransactionMetadata, TextArray(metadata));
-  parameters.Set(WriteParameter::kTransactionReversalOf, NullableTextArray(reversal_of));
-  parameters.Set(WriteParameter::kTransactionFingerprints, TextArray(fingerprints));
+  std::move(columns).SetIn(parameters);
 }
 
 void PostgresWriteBatch::SetMetadataParameters(WriteParameters& parameters) const {
-  std::vector<std::string> names, values, transaction_ids;
-  std::vector<int64_t> created_at;
+  using P = WriteParameter;
+  ParameterWriters columns({P::kMetadataNames, P::kMetadataValues, P::kMetadataCreatedAt,
+                            P::kMetadataTransactionIds});
   for (const MetadataRow& row : metadata_rows_) {
-    names.push_back(row.name);
-    values.push_back(row.value);
-    created_at.push_back(row.created_at);
-    transaction_ids.push_back(row.transaction_id);
+    columns[0].AddText(row.name);
+    columns[1].AddText(row.value);
+    columns[2].AddInteger(row.created_at);
+    columns[3].AddText(row.transaction_id);
   }
-  parameters.Set(WriteParameter::kMetadataNames, TextArray(names));
-  parameters.Set(WriteParameter::kMetadataValues, TextArray(values));
-  parameters.Set(WriteParameter::kMetadataCreatedAt, BigintArray(created_at));
-  parameters.Set(WriteParameter::kMetadataTransactionIds, TextArray(transaction_ids));
+  std::move(columns).SetIn(parameters);
 }
 
 void PostgresWriteBatch::SetEntryParameters(WriteParameters& parameters) const {
-  std::vector<std::string> account_ids, transaction_ids, assets;
-  std::vector<int64_t> versions, indexes, amounts, balances, created_at, running_maxima;
+  using P = WriteParameter;
+  ParameterWriters columns({P::kEntryAccountIds, P::kEntryAccountVersions,
+                            P::kEntryTransactionIds, P::kEntryIndexes, P::kEntryAssets,
+                            P::kEntryAmounts, P::kEntryBalancesAfter, P::kEntryCreatedAt,
+                            P::kEntryRunningMaxima});
   for (size_t t = 0; t < transactions_.size(); ++t) {
     const Transaction& transaction = transactions_[t];
     for (size_t i = 0; i < transaction.entries.size(); ++i) {
       const Entry& entry = transaction.entries[i];
-      running_maxima.push_back(Micros(entry_running_maxima_[t][i]));
-      account_ids.push_back(entry.account_id);
-      versions.push_back(entry.account_version);
-      transaction_ids.push_back(transaction.id);
-      indexes.push_back(static_cast<int64_t>(i));
-      assets.push_back(entry.asset);
-      amounts.push_back(entry.amount);
-      balances.push_back(entry.balance_after);
-      created_at.push_back(Micros(transaction.created_at));
+      columns[0].AddText(entry.account_id);
+      columns[1].AddInteger(entry.account_version);
+      columns[2].AddText(transaction.id);
+      columns[3].AddInteger(static_cast<int64_t>(i));
+      columns[4].AddText(entry.asset);
+      columns[5].AddInteger(entry.amount);
+      columns[6].AddInteger(entry.balance_after);
+      columns[7].AddInteger(Micros(transaction.created_at));
+      columns[8].AddInteger(Micros(entry_running_maxima_[t][i]));
     }
   }
-  parameters.Set(WriteParameter::kEntryAccountIds, TextArray(account_ids));
-  parameters.Set(WriteParameter::kEntryAccountVersions, BigintArray(versions));
-  parameters.Set(WriteParameter::kEntryTransactionIds, TextArray(transaction_ids));
-  parameters.Set(WriteParameter::kEntryIndexes, IntegerArray(indexes));
-  parameters.Set(WriteParameter::kEntryAssets, TextArray(assets));
-  parameters.Set(WriteParameter::kEntryAmounts, BigintArray(amounts));
-  parameters.Set(WriteParameter::kEntryBalancesAfter, BigintArray(balances));
-  parameters.Set(WriteParameter::kEntryCreatedAt, BigintArray(created_at));
-  parameters.Set(WriteParameter::kEntryRunningMaxima, BigintArray(running_maxima));
+  std::move(columns).SetIn(parameters);
 }
 
 void PostgresWriteBatch::SetAccountParameters(WriteParameters& parameters) const {
-  std::vector<std::string> ids;
-  std::vector<int64_t> balances, versions;
-  std::vector<std::optional<int64_t>> locked_versions, running_maxima;
+  using P = WriteParameter;
+  ParameterWriters columns({P::kAccountIds, P::kAccountBalances, P::kAccountVersions,
+                            P::kAccountLockedVersions, P::kAccountEntriesRunningMax});
   for (const auto& [id, update] : accounts_) {
-    running_maxima.push_back(update.entries_running_max.has_value()
-                                 ? std::optional<int64_t>(Micros(*update.entries_running_max))
-                                 : std::nullopt);
-    ids.push_back(id);
-    balances.push_back(update.balance);
-    versions.push_back(update.version);
-    locked_versions.push_back(update.locked.has_value()
-                                  ? std::optional<int64_t>(update.locked->version)
-                                  : std::nullopt);
+    columns[0].AddText(id);
+    columns[1].AddInteger(update.balance);
+    columns[2].AddInteger(update.version);
+    columns[3].AddNullableInteger(update.locked.has_value()
+                              ? std::optional<int64_t>(update.locked->version)
+                              : std::nullopt);
+    columns[4].AddNullableInteger(update.entries_running_max.has_value()
+                              ? std::optional<int64_t>(Micros(*update.entries_running_max))
+                              : std::nullopt);
   }
-  parameters.Set(WriteParameter::kAccountIds, TextArray(ids));
-  parameters.Set(WriteParameter::kAccountBalances, BigintArray(balances));
-  parameters.Set(WriteParameter::kAccountVersions, BigintArray(versions));
-  parameters.Set(WriteParameter::kAccountLockedVersions,
-                 NullableBigintArray(locked_versions));
-  parameters.Set(WriteParameter::kAccountEntriesRunningMax,
-                 NullableBigintArray(running_maxima));
+  std::move(columns).SetIn(parameters);
 }
 
 void PostgresWriteBatch::SetKeyParameters(WriteParameters& parameters, bool replaced) const {
-  std::vector<std::string> namespaces, scopes, keys, fingerprints, transaction_ids;
-  std::vector<int64_t> created_at, expires_at;
+  using P = WriteParameter;
+  ParameterWriters columns =
+      replaced ? ParameterWriters({P::kReplacedKeyNamespaces, P::kReplacedKeyScopes,
+                                   P::kReplacedKeys, P::kReplacedKeyFingerprints,
+                                   P::kReplacedKeyTransactionIds, P::kReplacedKeyCreatedAt,
+                                   P::kReplacedKeyExpiresAt})
+               : ParameterWriters({P::kNewKeyNamespaces, P::kNewKeyScopes, P::kNewKeys,
+                                   P::kNewKeyFingerprints, P::kNewKeyTransactionIds,
+                                   P::kNewKeyCreatedAt, P::kNewKeyExpiresAt});
   for (const auto& [identity, write] : keys_) {
     // A key whose claim found a row (an expired record) is replaced; the others are new.
     if (write.replaced != replaced) continue;
     const KeyRecord& record = write.record;
-    namespaces.push_back(std::get<0>(identity));
-    scopes.push_back(std::get<1>(identity));
-    keys.push_back(std::get<2>(identity));
-    fingerprints.push_back(record.fingerprint);
-    transaction_ids.push_back(record.transaction_id);
-    created_at.push_back(Micros(record.created_at));
-    expires_at.push_back(Micros(record.expires_at));
+    columns[0].AddText(std::get<0>(identity));
+    columns[1].AddText(std::get<1>(identity));
+    columns[2].AddText(std::get<2>(identity));
+    columns[3].AddText(record.fingerprint);
+    columns[4].AddText(record.transaction_id);
+    columns[5].AddInteger(Micros(record.created_at));
+    columns[6].AddInteger(Micros(record.expires_at));
   }
-  using P = WriteParameter;
-  parameters.Set(replaced ? P::kReplacedKeyNamespaces : P::kNewKeyNamespaces,
-                 TextArray(namespaces));
-  parameters.Set(replaced ? P::kReplacedKeyScopes : P::kNewKeyScopes, TextArray(scopes));
-  parameters.Set(replaced ? P::kReplacedKeys : P::kNewKeys, TextArray(keys));
-  parameters.Set(replaced ? P::kReplacedKeyFingerprints : P::kNewKeyFingerprints,
-                 TextArray(fingerprints));
-  parameters.Set(replaced ? P::kReplacedKeyTransactionIds : P::kNewKeyTransactionIds,
-                 TextArray(transaction_ids));
-  parameters.Set(replaced ? P::kReplacedKeyCreatedAt : P::kNewKeyCreatedAt,
-                 BigintArray(created_at));
-  parameters.Set(replaced ? P::kReplacedKeyExpiresAt : P::kNewKeyExpiresAt,
-                 BigintArray(expires_at));
+  std::move(columns).SetIn(parameters);
 }
 
 void PostgresWriteBatch::SetEventParameters(WriteParameters& parameters) const {
-  std::vector<std::string> transaction_ids, types, payloads;
-  std::vector<int64_t> created_at;
+  using P = WriteParameter;
+  ParameterWriters columns(
+      {P::kEventTransactionIds, P::kEventTypes, P::kEventPayloads, P::kEventCreatedAt});
   for (const OutboxEvent& event : events_) {
-    transaction_ids.push_back(event.transaction_id);
-    types.push_back(event.type);
-    payloads.push_back(event.payload);
-    created_at.push_back(Micros(event.created_at));
+    columns[0].AddText(event.transaction_id);
+    columns[1].AddText(event.type);
+    columns[2].AddText(event.payload);
+    columns[3].AddInteger(Micros(event.created_at));
   }
-  parameters.Set(WriteParameter::kEventTransactionIds, TextArray(transaction_ids));
-  parameters.Set(WriteParameter::kEventTypes, TextArray(types));
-  parameters.Set(WriteParameter::kEventPayloads, TextArray(payloads));
-  parameters.Set(WriteParameter::kEventCreatedAt, BigintArray(created_at));
+  std::move(columns).SetIn(parameters);
 }
 
 void PostgresWriteBatch::SetUnusedClaimParameters(WriteParameters& parameters) const {
-  std::vector<std::string> namespaces, scopes, keys;
+  using P = WriteParameter;
+  ParameterWriters columns(
+      {P::kUnusedClaimNamespaces, P::kUnusedClaimScopes, P::kUnusedClaimKeys});
   for (const auto& [key_namespace, scope, key] : unused_claims_) {
-    namespaces.push_back(key_namespace);
-    scopes.push_back(scope);
-    keys.push_back(key);
+    columns[0].AddText(key_namespace);
+    columns[1].AddText(scope);
+    columns[2].AddText(key);
   }
-  parameters.Set(WriteParameter::kUnusedClaimNamespaces, TextArray(namespaces));
-  parameters.Set(WriteParameter::kUnusedClaimScopes, TextArray(scopes));
-  parameters.Set(WriteParameter::kUnusedClaimKeys, TextArray(keys));
+  std::move(columns).SetIn(parameters);
 }
 
 void PostgresWriteBatch::SetHoldParameters(WriteParameters& parameters) const {
-  std::vector<std::string> ids, from, to, assets;
-  std::vector<int64_t> amounts, created_at;
-  std::vector<std::optional<int64_t>> expires_at;
+  using P = WriteParameter;
+  ParameterWriters columns({P::kHoldIds, P::kHoldFromAccounts, P::kHoldToAccounts,
+                            P::kHoldAssets, P::kHoldAmounts, P::kHoldExpiresAt,
+                            P::kHoldCreatedAt});
   for (const Transaction& transaction : transactions_) {
     if (!transaction.hold.has_value()) continue;
     const HoldTerms& terms = *transaction.hold;
-    ids.push_back(transaction.id);
-    from.push_back(terms.from);
-    to.push_back(terms.to);
-    assets.push_back(terms.asset);
-    amounts.push_back(terms.amount);
-    expires_at.push_back(terms.expires_at.has_value()
-                             ? std::optional<int64_t>(Micros(*terms.expires_at))
-                             : std::nullopt);
-    created_at.push_back(Micros(transaction.created_at));
+    columns[0].AddText(transaction.id);
+    columns[1].AddText(terms.from);
+    columns[2].AddText(terms.to);
+    columns[3].AddText(terms.asset);
+    columns[4].AddInteger(terms.amount);
+    columns[5].AddNullableInteger(terms.expires_at.has_value()
+                              ? std::optional<int64_t>(Micros(*terms.expires_at))
+                              : std::nullopt);
+    columns[6].AddInteger(Micros(transaction.created_at));
   }
-  parameters.Set(WriteParameter::kHoldIds, TextArray(ids));
-  parameters.Set(WriteParameter::kHoldFromAccounts, TextArray(from));
-  parameters.Set(WriteParameter::kHoldToAccounts, TextArray(to));
-  parameters.Set(WriteParameter::kHoldAssets, TextArray(assets));
-  parameters.Set(WriteParameter::kHoldAmounts, BigintArray(amounts));
-  parameters.Set(WriteParameter::kHoldExpiresAt, NullableBigintArray(expires_at));
-  parameters.Set(WriteParameter::kHoldCreatedAt, BigintArray(created_at));
+  std::move(columns).SetIn(parameters);
 }
 
 void PostgresWriteBatch::SetSettlementParameters(WriteParameters& parameters) const {
-  std::vector<std::string> settled, statuses, settled_by;
+  using P = WriteParameter;
+  ParameterWriters columns(
+      {P::kSettledHoldIds, P::kSettledHoldStatuses, P::kSettledHoldSettledBy});
   for (const Transaction& transaction : transactions_) {
     if (!transaction.hold_id.has_value()) continue;
+    columns[0].AddText(*transaction.hold_id);
     // AddTransaction checked the kind.
-    settled.push_back(*transaction.hold_id);
-    statuses.emplace_back(
+    columns[1].AddText(
         HoldStatusName(*engine_common::SettledStatus("postgres", transaction.kind)));
-    settled_by.push_back(transaction.id);
+    columns[2].AddText(transaction.id);
   }
-  parameters.Set(WriteParameter::kSettledHoldIds, TextArray(settled));
-  parameters.Set(WriteParameter::kSettledHoldStatuses, TextArray(statuses));
-  parameters.Set(WriteParameter::kSettledHoldSettledBy, TextArray(settled_by));
+  std::move(columns).SetIn(parameters);
 }
 
 void PostgresWriteBatch::SetHoldIdParameters(WriteParameters& parameters) const {
-  std::vector<std::optional<std::string>> hold_ids;  // per transaction, as kTransactionIds
-  for (const Transaction& transaction : transactions_) hold_ids.push_back(transaction.hold_id);
-  parameters.Set(WriteParameter::kTransactionHoldIds, NullableTextArray(hold_ids));
+  ParameterWriters columns({WriteParameter::kTransactionHoldIds});  // per transaction
+  for (const Transaction& transaction : transactions_) columns[0].AddNullableText(transaction.hold_id);
+  std::move(columns).SetIn(parameters);
 }
 
 void PostgresWriteBatch::SetPendingAmountParameters(WriteParameters& parameters) const {
-  std::vector<int64_t> pending_debits, pending_credits;  // per account, as kAccountIds
+  ParameterWriters columns(  // per account, as kAccountIds
+      {WriteParameter::kAccountPendingDebits, WriteParameter::kAccountPendingCredits});
   for (const auto& [id, update] : accounts_) {
-    pending_debits.push_back(update.pending_debits);
-    pending_credits.push_back(update.pending_credits);
+    columns[0].AddInteger(update.pending_debits);
+    columns[1].AddInteger(update.pending_credits);
   }
-  parameters.Set(WriteParameter::kAccountPendingDebits, BigintArray(pending_debits));
-  parameters.Set(WriteParameter::kAccountPendingCredits, BigintArray(pending_credits));
+  std::move(columns).SetIn(parameters);
 }
 
 WriteBatchCounts PostgresWriteBatch::Expected() const {

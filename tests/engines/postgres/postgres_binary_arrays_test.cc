@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -62,6 +63,56 @@ TEST(PostgresBinaryArrays, IntegersAreBigEndianInTheirElementTypesWidth) {
             "00000001" "00000000" "00000017" "00000002" "00000001"  // int4 (OID 23)
             "00000004" "00000102"
             "00000004" "fffffffe");
+}
+
+// The write's arrays are written element by element from its rows: the same bytes as
+// the vector forms (pinned above), NULLs, emptiness and int4 width included.
+TEST(PostgresBinaryArrays, AWriterBuildsTheBytesOfTheVectorForms) {
+  BinaryArrayWriter texts(ArrayElement::kText);
+  texts.AddText("ab");
+  texts.AddNullableText(std::nullopt);
+  texts.AddNullableText(std::string("\"{,}\\"));
+  const BinaryArray written = std::move(texts).Finish();
+  EXPECT_EQ(written.length, 3u);
+  EXPECT_EQ(Hex(written), Hex(NullableTextArray({"ab", std::nullopt, "\"{,}\\"})));
+
+  BinaryArrayWriter bigints(ArrayElement::kBigint);
+  for (int64_t value : {int64_t{1}, int64_t{-1}, INT64_MIN}) bigints.AddInteger(value);
+  EXPECT_EQ(Hex(std::move(bigints).Finish()), Hex(BigintArray({1, -1, INT64_MIN})));
+
+  BinaryArrayWriter integers(ArrayElement::kInteger);
+  integers.AddInteger(258);
+  integers.AddNullableInteger(-2);
+  EXPECT_EQ(Hex(std::move(integers).Finish()), Hex(IntegerArray({258, -2})));
+
+  // Longer than the writer reserves: the header is still completed in place.
+  const std::string long_text(1000, 'x');
+  BinaryArrayWriter grown(ArrayElement::kText);
+  for (int i = 0; i < 3; ++i) grown.AddText(long_text);
+  EXPECT_EQ(Hex(std::move(grown).Finish()), Hex(TextArray({long_text, long_text, long_text})));
+
+  BinaryArrayWriter nothing(ArrayElement::kBigint);
+  const BinaryArray empty = std::move(nothing).Finish();
+  EXPECT_EQ(empty.length, 0u);
+  EXPECT_EQ(Hex(empty), Hex(BigintArray({})));
+  BinaryArrayWriter only_nulls(ArrayElement::kBigint);
+  only_nulls.AddNull();
+  EXPECT_EQ(Hex(std::move(only_nulls).Finish()), Hex(NullableBigintArray({std::nullopt})));
+}
+
+TEST(PostgresBinaryArraysDeathTest, AWriterRefusesAnElementOfAnotherType) {
+  EXPECT_DEATH(
+      {
+        BinaryArrayWriter bigints(ArrayElement::kBigint);
+        bigints.AddText("7");
+      },
+      "a text element in an array of bigint");
+  EXPECT_DEATH(
+      {
+        BinaryArrayWriter texts(ArrayElement::kText);
+        texts.AddInteger(7);
+      },
+      "an integer element in an array of text");
 }
 
 TEST(PostgresBinaryArraysDeathTest, AnIntegerElementOutsideInt4IsAProgrammingError) {
