@@ -63,6 +63,8 @@ struct LoadOptions {
   int64_t replay_operations = 2'000;  // --replay-operations: duplicates timed after each
                                       // exactly-once phase; 0 skips the replay phase
   bool reuse = false;              // --reuse: keep accounts already in the database
+  bool verify = true;              // --no-verify: end without the audit (profiling the
+                                   // submits alone: bench/instructions/)
   bool progress = false;           // --progress: a status line on stderr every interval
   absl::Duration progress_interval = absl::Seconds(2);  // --progress-interval
   std::string json_path;           // --json: the full report as JSON
