@@ -55,20 +55,37 @@ namespace {
 // The reads and locks of a submit before its writes: the error table's "lock accounts".
 constexpr engine_common::ErrorPhase kInTransaction = engine_common::ErrorPhase::kLockAccounts;
 
-ClaimArrays ClaimArraysOf(PostgresClaimMode mode, const std::vector<KeyRecord>& intended) {
+ClaimParameters ClaimParametersOf(PostgresClaimMode mode, const std::vector<KeyRecord>& intended) {
+  ClaimParameters claim;
+  if (intended.size() == 1) {  // a single submit's key: scalars (ClaimKeys)
+    const KeyRecord& record = intended.front();
+    claim.form = ClaimKeys::kOne;
+    claim.keys = {record.identity.key_namespace, record.identity.scope.Encoded(),
+                  record.identity.key};
+    if (mode == PostgresClaimMode::kAdvisoryLock) {
+      claim.identities = {record.identity.Encoded()};
+      return claim;
+    }
+    claim.transaction_ids = {record.transaction_id};
+    claim.records = claim.keys;
+    claim.records.insert(claim.records.end(),
+                         {record.fingerprint, record.transaction_id,
+                          absl::StrCat(Micros(record.created_at)),
+                          absl::StrCat(Micros(record.expires_at))});
+    return claim;
+  }
   std::vector<std::string> namespaces, scopes, keys;
   for (const KeyRecord& record : intended) {
     namespaces.push_back(record.identity.key_namespace);
     scopes.push_back(record.identity.scope.Encoded());
     keys.push_back(record.identity.key);
   }
-  ClaimArrays arrays;
-  arrays.keys = {TextArray(namespaces), TextArray(scopes), TextArray(keys)};
+  claim.keys = {TextArray(namespaces), TextArray(scopes), TextArray(keys)};
   if (mode == PostgresClaimMode::kAdvisoryLock) {
     std::vector<std::string> encoded;
     for (const KeyRecord& record : intended) encoded.push_back(record.identity.Encoded());
-    arrays.identities = TextArray(encoded);
-    return arrays;
+    claim.identities = {TextArray(encoded)};
+    return claim;
   }
   std::vector<std::string> fingerprints, transaction_ids;
   std::vector<int64_t> created_at, expires_at;
@@ -78,17 +95,12 @@ ClaimArrays ClaimArraysOf(PostgresClaimMode mode, const std::vector<KeyRecord>& 
     created_at.push_back(Micros(record.created_at));
     expires_at.push_back(Micros(record.expires_at));
   }
-  arrays.transaction_ids = TextArray(transaction_ids);
-  arrays.records = arrays.keys;
-  arrays.records.insert(arrays.records.end(),
-                        {TextArray(fingerprints), arrays.transaction_ids,
-                         BigintArray(created_at), BigintArray(expires_at)});
-  return arrays;
-}
-
-// The arrays as parameters of a query (copied: the claim's keys go to several).
-std::vector<PipelineParameter> ParametersOf(const std::vector<BinaryArray>& arrays) {
-  return std::vector<PipelineParameter>(arrays.begin(), arrays.end());
+  claim.transaction_ids = {TextArray(transaction_ids)};
+  claim.records = claim.keys;
+  claim.records.insert(claim.records.end(),
+                       {TextArray(fingerprints), TextArray(transaction_ids),
+                        BigintArray(created_at), BigintArray(expires_at)});
+  return claim;
 }
 
 PipelinedQuery ClaimQuery(const char* name, std::string_view sql,
@@ -103,7 +115,7 @@ PipelinedQuery ClaimQuery(const char* name, std::string_view sql,
 // (seeded by the session's schema) for its Parse on the session's first claim.
 std::vector<PipelinedQuery> ClaimQueries(const PostgresSession& session, PostgresClaimMode mode,
                                          bool begin, absl::Duration wait_max,
-                                         const ClaimArrays& arrays,
+                                         const ClaimParameters& claim,
                                          const PostgresErrorContext& context,
                                          std::string& advisory_sql) {
   std::vector<PipelinedQuery> queries;
@@ -119,17 +131,17 @@ std::vector<PipelinedQuery> ClaimQueries(const PostgresSession& session, Postgre
                                  {claim_timeout}, context));
   }
   if (mode == PostgresClaimMode::kRow) {
-    queries.push_back(
-        ClaimQuery(claim_statement::kInsertRecords, InsertRecordsSql(),
-                   ParametersOf(arrays.records), context));
-    queries.push_back(ClaimQuery(claim_statement::kLockKeyRows, LockKeyRowsSql(),
-                                 ParametersOf(arrays.keys), context));
+    const ClaimStatement insert = InsertRecordsStatement(claim.form);
+    const ClaimStatement lock = LockKeyRowsStatement(claim.form);
+    queries.push_back(ClaimQuery(insert.name, insert.sql, claim.records, context));
+    queries.push_back(ClaimQuery(lock.name, lock.sql, claim.keys, context));
   } else {
-    if (!session.pipelined_statements.contains(claim_statement::kAdvisoryLocks)) {
-      advisory_sql = AdvisoryLocksSql(AdvisoryLockSeed(session.schema));
+    const char* advisory = claim.form == ClaimKeys::kOne ? claim_statement::kAdvisoryLock
+                                                         : claim_statement::kAdvisoryLocks;
+    if (!session.pipelined_statements.contains(advisory)) {
+      advisory_sql = AdvisoryLocksSql(AdvisoryLockSeed(session.schema), claim.form);
     }
-    queries.push_back(
-        ClaimQuery(claim_statement::kAdvisoryLocks, advisory_sql, {arrays.identities}, context));
+    queries.push_back(ClaimQuery(advisory, advisory_sql, claim.identities, context));
   }
   if (sets_wait) {
     queries.push_back(ClaimQuery(claim_statement::kSetLockTimeout, kSetLockTimeoutSql,
@@ -138,10 +150,10 @@ std::vector<PipelinedQuery> ClaimQueries(const PostgresSession& session, Postgre
   return queries;
 }
 
-PipelinedQuery ReadKeysQuery(const ClaimArrays& arrays, const PostgresErrorContext& context,
+PipelinedQuery ReadKeysQuery(const ClaimParameters& claim, const PostgresErrorContext& context,
                              ClaimedKeyRows& found) {
-  PipelinedQuery read_keys =
-      ClaimQuery(claim_statement::kReadKeys, ReadKeysSql(), ParametersOf(arrays.keys), context);
+  const ClaimStatement read = ReadKeysStatement(claim.form);
+  PipelinedQuery read_keys = ClaimQuery(read.name, read.sql, claim.keys, context);
   read_keys.read = [&found](const PGresult* rows) -> absl::Status {
     for (int row = 0; row < PQntuples(rows); ++row) {
       LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record, KeyRecordFromResult(rows, row));
@@ -225,34 +237,34 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
   LEDGER_RETURN_IF_ERROR(Usable());
   const PostgresErrorContext claim_context{.operation = "claim key",
                                            .phase = engine_common::ErrorPhase::kClaim};
-  const ClaimArrays arrays = ClaimArraysOf(claim_mode_, intended);
+  const ClaimParameters claim = ClaimParametersOf(claim_mode_, intended);
   std::string advisory_sql;  // built only for the session's first claim
   std::vector<PipelinedQuery> queries =
-      ClaimQueries(**lease_, claim_mode_, !begin_sent_, options_.wait.wait_max, arrays,
+      ClaimQueries(**lease_, claim_mode_, !begin_sent_, options_.wait.wait_max, claim,
                    claim_context, advisory_sql);
   ClaimedKeyRows found;
-  queries.push_back(ReadKeysQuery(arrays, claim_context, found));
+  queries.push_back(ReadKeysQuery(claim, claim_context, found));
   PrefetchedLocks prefetched{.ids = std::exchange(expected_account_ids_, {})};
   std::optional<size_t> lock_query;  // the prefetched lock's place in the pipeline
   if (!prefetched.ids.empty()) {
     lock_query = queries.size();
-    queries.push_back(LockUnlessReplayedQuery(arrays, prefetched));
+    queries.push_back(LockUnlessReplayedQuery(claim, prefetched));
   }
   LEDGER_RETURN_IF_ERROR(RunClaimPipeline(queries, claim_context, lock_query, prefetched));
   return ClaimedRecords(intended, found);
 }
 
-PipelinedQuery PostgresStorageTransaction::LockUnlessReplayedQuery(const ClaimArrays& arrays,
+PipelinedQuery PostgresStorageTransaction::LockUnlessReplayedQuery(const ClaimParameters& claim,
                                                                    PrefetchedLocks& prefetched) {
   const bool row_mode = claim_mode_ == PostgresClaimMode::kRow;
   std::vector<PipelineParameter> parameters = {TextArray(prefetched.ids)};
-  for (const BinaryArray& key_array : arrays.keys) parameters.emplace_back(key_array);
-  if (row_mode) parameters.push_back(arrays.transaction_ids);
-  PipelinedQuery lock = ClaimQuery(
-      row_mode ? claim_statement::kLockAccountsUnlessReplayedRowMode
-               : claim_statement::kLockAccountsUnlessReplayed,
-      LockAccountsUnlessReplayedSql(row_mode), std::move(parameters),
-      {.operation = "lock accounts", .phase = kInTransaction});
+  parameters.insert(parameters.end(), claim.keys.begin(), claim.keys.end());
+  if (row_mode) {
+    parameters.insert(parameters.end(), claim.transaction_ids.begin(), claim.transaction_ids.end());
+  }
+  const ClaimStatement statement = LockAccountsUnlessReplayedStatement(claim.form, row_mode);
+  PipelinedQuery lock = ClaimQuery(statement.name, statement.sql, std::move(parameters),
+                                   {.operation = "lock accounts", .phase = kInTransaction});
   lock.read = [&prefetched](const PGresult* rows) -> absl::Status {
     for (int row = 0; row < PQntuples(rows); ++row) {
       prefetched.rows.emplace_back(

@@ -38,12 +38,14 @@ namespace ledger::postgres_internal {
 
 using engine_common::StatusOf;
 
-// The claim's arrays, each a text[] or bigint[] literal, in the keys' claim order.
-struct ClaimArrays {
-  std::vector<BinaryArray> keys;     // namespaces, scopes, keys
-  std::vector<BinaryArray> records;  // row mode: keys, fingerprints, transaction ids, times
-  BinaryArray identities;            // advisory mode: the encoded identities
-  BinaryArray transaction_ids;       // row mode: the ids of the claim's own rows
+// The claim's parameters, in the keys' claim order (ClaimKeys): for one key text
+// scalars, for several binary text[] and bigint[] arrays.
+struct ClaimParameters {
+  ClaimKeys form = ClaimKeys::kMany;
+  std::vector<PipelineParameter> keys;     // namespaces, scopes, keys
+  std::vector<PipelineParameter> records;  // row mode: keys, fingerprints, transaction ids, times
+  std::vector<PipelineParameter> identities;       // advisory mode: the encoded identities
+  std::vector<PipelineParameter> transaction_ids;  // row mode: the ids of the claim's own rows
 };
 
 // The key rows the claim finds, by (namespace, encoded scope, key): a committed record,
@@ -134,7 +136,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
     absl::Status failure;
   };
   // The parts of ClaimKeys (postgres_engine.cc).
-  PipelinedQuery LockUnlessReplayedQuery(const ClaimArrays& arrays, PrefetchedLocks& prefetched);
+  PipelinedQuery LockUnlessReplayedQuery(const ClaimParameters& claim, PrefetchedLocks& prefetched);
   absl::Status RunClaimPipeline(std::vector<PipelinedQuery>& queries,
                                 const PostgresErrorContext& claim_context,
                                 std::optional<size_t> lock_query, PrefetchedLocks& prefetched);

@@ -37,7 +37,7 @@ std::string ClaimedKeysRelation(int first) {
 // subquery with LIMIT (the key is unique) is not flattened into a join, which the
 // planner would answer with a scan of the whole table, as long as the table of every
 // key recorded within their TTL.
-std::string KeyRowOfEach(const char* columns, const char* condition, const char* locking) {
+std::string KeyRowOfEach(const char* columns, absl::string_view condition, const char* locking) {
   return absl::StrCat(" CROSS JOIN LATERAL (SELECT ", columns,
                       " FROM idempotency_keys k WHERE k.namespace = c.namespace"
                       " AND k.scope = c.scope AND k.key = c.key",
@@ -590,13 +590,34 @@ void DeclareStatements(pqxx::connection_base& connection) {
 // rows are read by the next statement, whose READ COMMITTED snapshot is taken after the
 // locks were granted and so sees whatever the previous holders committed. The
 // subquery's ORDER BY keeps it from being flattened, so the locks are taken row by row
-// as sorted.
-std::string AdvisoryLocksSql(std::string_view lock_seed) {
+// as sorted. One key: the same lock, on the identity given.
+std::string AdvisoryLocksSql(std::string_view lock_seed, ClaimKeys keys) {
+  if (keys == ClaimKeys::kOne) {
+    return absl::StrCat("SELECT pg_advisory_xact_lock(hashtextextended($1::text, ",
+                        View(lock_seed), "))");
+  }
   return absl::StrCat("SELECT pg_advisory_xact_lock(hashtextextended(c.identity, ",
                       View(lock_seed),
                       ")) FROM (SELECT identity FROM unnest($1::text[]) WITH ORDINALITY "
                       "AS u(identity, position) ORDER BY position) c");
 }
+
+namespace {
+
+// The key row of the one key ($first, $first + 1, $first + 2), by its primary key.
+std::string OneKeyRow(int first) {
+  return absl::StrCat("idempotency_keys k WHERE k.namespace = $", first, " AND k.scope = $",
+                      first + 1, " AND k.key = $", first + 2);
+}
+
+// A statement's two forms, built once.
+ClaimStatement FormOf(ClaimKeys keys, const char* one_name, const std::string* one_sql,
+                      const char* many_name, const std::string* many_sql) {
+  return keys == ClaimKeys::kOne ? ClaimStatement{one_name, *one_sql}
+                                 : ClaimStatement{many_name, *many_sql};
+}
+
+}  // namespace
 
 // Row mode: inserts each key's final record (the one the ledger will commit, so the
 // write sends no key row for it) unless its row exists (waiting for a concurrent
@@ -605,8 +626,8 @@ std::string AdvisoryLocksSql(std::string_view lock_seed) {
 // record, which no other session reads and every other claimer of it waits for in its
 // own INSERT; the row locks of existing keys are taken in the global order; a deadlock
 // the server still finds is RetryableError, and the batch reruns.
-const std::string& InsertRecordsSql() {
-  static const std::string* const sql = new std::string(
+ClaimStatement InsertRecordsStatement(ClaimKeys keys) {
+  static const std::string* const many = new std::string(
       "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, "
       "transaction_id, created_at, expires_at) SELECT c.namespace, c.scope, c.key, "
       "c.fingerprint, 'committed', c.transaction_id, c.created_at, c.expires_at "
@@ -614,19 +635,29 @@ const std::string& InsertRecordsSql() {
       "$7::bigint[]) WITH ORDINALITY AS c(namespace, scope, key, fingerprint, transaction_id, "
       "created_at, expires_at, position) "
       "ORDER BY c.position ON CONFLICT (namespace, scope, key) DO NOTHING");
-  return *sql;
+  static const std::string* const one = new std::string(
+      "INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, "
+      "transaction_id, created_at, expires_at) VALUES ($1::text, $2::text, $3::text, "
+      "$4::text, 'committed', $5::text, $6::bigint, $7::bigint) "
+      "ON CONFLICT (namespace, scope, key) DO NOTHING");
+  return FormOf(keys, "claim_insert_record", one, "claim_insert_records", many);
 }
 
-const std::string& LockKeyRowsSql() {
-  static const std::string* const sql = new std::string(
+ClaimStatement LockKeyRowsStatement(ClaimKeys keys) {
+  static const std::string* const many = new std::string(
       absl::StrCat("SELECT 1 FROM ", ClaimedKeysRelation(1), KeyRowOfEach("1", "", " FOR UPDATE")));
-  return *sql;
+  static const std::string* const one =
+      new std::string(absl::StrCat("SELECT 1 FROM ", OneKeyRow(1), " FOR UPDATE"));
+  return FormOf(keys, "claim_lock_key_row", one, "claim_lock_key_rows", many);
 }
 
-const std::string& ReadKeysSql() {
-  static const std::string* const sql = new std::string(
-      absl::StrCat("SELECT k.* FROM ", ClaimedKeysRelation(1), KeyRowOfEach(kKeyColumnsOfK, "", "")));
-  return *sql;
+ClaimStatement ReadKeysStatement(ClaimKeys keys) {
+  static const std::string* const many = new std::string(
+      absl::StrCat("SELECT k.* FROM ", ClaimedKeysRelation(1),
+                   KeyRowOfEach(kKeyColumnsOfK, "", "")));
+  static const std::string* const one =
+      new std::string(absl::StrCat("SELECT ", kKeyColumnsOfK, " FROM ", OneKeyRow(1)));
+  return FormOf(keys, "claim_read_key", one, "claim_read_keys", many);
 }
 
 // lock_accounts behind a one-time filter: NOT EXISTS over the claimed keys' committed
@@ -637,19 +668,30 @@ const std::string& ReadKeysSql() {
 // transaction ids ($5; another transaction's would still be uncommitted and the claim
 // would have waited), so they do not stop the locks; an expired committed record does
 // (the ledger replaces it, after a lock_accounts of its own).
-const std::string& LockAccountsUnlessReplayedSql(bool row_mode) {
-  auto make = [](const char* condition) {
+ClaimStatement LockAccountsUnlessReplayedStatement(ClaimKeys keys, bool row_mode) {
+  auto make = [](const std::string& committed_key) {
     return new std::string(absl::StrCat(
         "SELECT ", kAccountColumnsOfA, ", a.entries_running_max"
         " FROM unnest($1::text[]) WITH ORDINALITY AS wanted (id, position)"
         " JOIN accounts a ON a.id = wanted.id"
-        " WHERE NOT EXISTS (SELECT 1 FROM ", ClaimedKeysRelation(2),
-        KeyRowOfEach("1", condition, ""), ") ORDER BY wanted.position FOR UPDATE OF a"));
+        " WHERE NOT EXISTS (SELECT 1 FROM ", committed_key,
+        ") ORDER BY wanted.position FOR UPDATE OF a"));
   };
-  static const std::string* const advisory = make(" AND k.state = 'committed'");
-  static const std::string* const row =
-      make(" AND k.state = 'committed' AND k.transaction_id <> ALL ($5::text[])");
-  return row_mode ? *row : *advisory;
+  constexpr char kCommitted[] = " AND k.state = 'committed'";
+  // Row mode: not a row the claim itself inserted (it carries the claim's transaction id).
+  constexpr char kNotClaimsOwn[] = " AND k.transaction_id <> ALL ($5::text[])";
+  constexpr char kNotClaimsOwnOne[] = " AND k.transaction_id <> $5::text";
+  static const std::string* const many_advisory =
+      make(absl::StrCat(ClaimedKeysRelation(2), KeyRowOfEach("1", kCommitted, "")));
+  static const std::string* const many_row = make(absl::StrCat(
+      ClaimedKeysRelation(2), KeyRowOfEach("1", absl::StrCat(kCommitted, kNotClaimsOwn), "")));
+  static const std::string* const one_advisory = make(absl::StrCat(OneKeyRow(2), kCommitted));
+  static const std::string* const one_row =
+      make(absl::StrCat(OneKeyRow(2), kCommitted, kNotClaimsOwnOne));
+  return row_mode ? FormOf(keys, "lock_accounts_unless_replayed_row_mode_one_key", one_row,
+                           "lock_accounts_unless_replayed_row_mode", many_row)
+                  : FormOf(keys, "lock_accounts_unless_replayed_one_key", one_advisory,
+                           "lock_accounts_unless_replayed", many_advisory);
 }
 
 std::string ClaimLockTimeout(absl::Duration wait_max) {

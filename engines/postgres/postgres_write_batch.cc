@@ -324,7 +324,9 @@ void PostgresWriteBatch::SetSettlementParameters(WriteParameters& parameters) co
 
 void PostgresWriteBatch::SetHoldIdParameters(WriteParameters& parameters) const {
   ParameterWriters columns({WriteParameter::kTransactionHoldIds});  // per transaction
-  for (const Transaction& transaction : transactions_) columns[0].AddNullableText(transaction.hold_id);
+  for (const Transaction& transaction : transactions_) {
+    columns[0].AddNullableText(transaction.hold_id);
+  }
   std::move(columns).SetIn(parameters);
 }
 
