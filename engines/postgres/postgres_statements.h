@@ -291,7 +291,7 @@ inline constexpr char kCheckWriteCountsFunction[] = "ledger_check_write_counts";
 // scopes and keys) in the global claim order, the advisory mode's as one text[] of
 // encoded identities, and the statement unnests them; for one key (a single submit) as
 // text scalars, and the statement looks the key up directly. The scalar form spares the
-// server a function scan and a lateral join per statement: 1,347k -> 1,262k server
+// server a function scan and a lateral join per statement: about 1,414k -> 1,300k server
 // instructions per single submit (docs/benchmarks.md, "Counted, not timed").
 enum class ClaimKeys { kOne, kMany };
 // A claim statement of one form: its name (prepared per session) and its text.
