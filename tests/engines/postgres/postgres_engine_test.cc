@@ -10,6 +10,7 @@
 #include <memory>
 #include <ostream>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -420,6 +421,56 @@ TEST_P(PostgresEngineTest, NoStatementOfASubmitIsPlannedPerCall) {
   }
   EXPECT_TRUE(saw_write) << "the session prepared no write_batch_<parts>";
   (*transaction)->Rollback();
+}
+
+// A claim of one key (a single submit's) sends its statements' one-key forms, which
+// look the key up by scalars; a claim of several (a batch) the array forms
+// (postgres_statements.h, ClaimKeys). Both land the same records.
+TEST_P(PostgresEngineTest, OneKeyClaimsUseTheScalarFormsAndBatchesTheArrayForms) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/1));  // one session: the one read below
+  ASSERT_EQ(Submit("one-key-form", Transfer("alice", "bob", 1))->kind, OutcomeKind::kCommitted);
+  SubmitBatchRequest batch;
+  for (int item = 0; item < 2; ++item) {
+    batch.items.push_back(
+        SubmitRequest{absl::StrCat("array-form-", item), {}, Transfer("alice", "bob", 1), {}});
+  }
+  absl::StatusOr<std::vector<SubmitResult>> results = ledger_->SubmitBatch(batch);
+  ASSERT_TRUE(results.ok()) << results.status();
+  for (const SubmitResult& result : *results) {
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->kind, OutcomeKind::kCommitted);
+  }
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> transaction = faults_->Begin({});
+  ASSERT_TRUE(transaction.ok()) << transaction.status();
+  absl::StatusOr<SqlRows> prepared = (*transaction)->RunCallerSql(
+      "SELECT name FROM pg_prepared_statements WHERE name LIKE 'claim\\_%'"
+      " OR name LIKE 'lock\\_accounts\\_unless%'",
+      {});
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  std::set<std::string> names;
+  for (const std::vector<std::optional<std::string>>& row : prepared->rows) {
+    ASSERT_TRUE(row[0].has_value());
+    names.insert(*row[0]);
+  }
+  (*transaction)->Rollback();
+  const bool row_mode = GetParam() == PostgresClaimMode::kRow;
+  const std::vector<std::string> expected =
+      row_mode ? std::vector<std::string>{"claim_insert_record", "claim_insert_records",
+                                          "claim_lock_key_row", "claim_lock_key_rows",
+                                          "claim_read_key", "claim_read_keys",
+                                          "lock_accounts_unless_replayed_row_mode",
+                                          "lock_accounts_unless_replayed_row_mode_one_key"}
+               : std::vector<std::string>{"claim_advisory_lock", "claim_advisory_locks",
+                                          "claim_read_key", "claim_read_keys",
+                                          "lock_accounts_unless_replayed",
+                                          "lock_accounts_unless_replayed_one_key"};
+  for (const std::string& name : expected) {
+    EXPECT_TRUE(names.contains(name)) << name << " was not prepared";
+  }
+  // Each key was recorded once, by whichever form claimed it.
+  for (const char* key : {"one-key-form", "array-form-0", "array-form-1"}) {
+    EXPECT_EQ(Submit(key, Transfer("alice", "bob", 1))->kind, OutcomeKind::kDuplicate) << key;
+  }
 }
 
 // A session plans each statement once, against the statistics of that moment. Made
