@@ -51,6 +51,16 @@ void PutInt32(std::string& bytes, size_t offset, int32_t value) {
   }
 }
 
+int32_t ReadInt32(std::string_view bytes, size_t offset) {
+  LEDGER_CHECK(offset + 4 <= bytes.size())
+      << "an array's bytes end at " << bytes.size() << ", inside the int32 at " << offset;
+  uint32_t bits = 0;
+  for (size_t index = 0; index < 4; ++index) {
+    bits = (bits << 8) | static_cast<unsigned char>(bytes[offset + index]);
+  }
+  return static_cast<int32_t>(bits);
+}
+
 void Add(BinaryArrayWriter& writer, const std::string& value) { writer.AddText(value); }
 void Add(BinaryArrayWriter& writer, const std::optional<std::string>& value) {
   writer.AddNullableText(value);
@@ -129,6 +139,38 @@ BinaryArray BinaryArrayWriter::Finish() && {
     PutInt32(bytes_, kLengthOffset, static_cast<int32_t>(length_));
   }
   return {.element = element_, .length = length_, .bytes = std::move(bytes_)};
+}
+
+void ForEachElement(const BinaryArray& array,
+                    absl::FunctionRef<void(std::optional<std::string_view>)> visit) {
+  const std::string_view bytes = array.bytes;
+  const int32_t dimensions = ReadInt32(bytes, 0);
+  LEDGER_CHECK(ReadInt32(bytes, 8) == static_cast<int32_t>(array.element))
+      << "an array of " << ArrayElementName(array.element) << " whose bytes name type "
+      << ReadInt32(bytes, 8);
+  if (array.length == 0) {
+    LEDGER_CHECK(dimensions == 0 && bytes.size() == 12) << "an empty array of dimensions";
+    return;
+  }
+  LEDGER_CHECK(dimensions == 1 && ReadInt32(bytes, kLengthOffset) ==
+                                      static_cast<int64_t>(array.length))
+      << "an array of " << array.length << " elements whose bytes say otherwise";
+  size_t offset = 20;  // past the header and the dimension's length and lower bound
+  for (size_t index = 0; index < array.length; ++index) {
+    const int32_t length = ReadInt32(bytes, offset);
+    offset += 4;
+    if (length == kNullLength) {
+      visit(std::nullopt);
+      continue;
+    }
+    LEDGER_CHECK(length >= 0 && offset + static_cast<size_t>(length) <= bytes.size())
+        << "element " << index << " of " << length << " bytes overruns the array's "
+        << bytes.size();
+    visit(bytes.substr(offset, static_cast<size_t>(length)));
+    offset += static_cast<size_t>(length);
+  }
+  LEDGER_CHECK(offset == bytes.size())
+      << "an array's bytes run " << bytes.size() - offset << " past its last element";
 }
 
 const char* ArrayElementName(ArrayElement element) {

@@ -22,6 +22,11 @@
 //   for (const Transaction& transaction : transactions) ids.AddText(transaction.id);
 //   BinaryArray array = std::move(ids).Finish();
 //
+// And read back element by element, for a statement that takes each element as a scalar
+// parameter of its own ("$4::bigint", postgres_statements.h, WriteShape):
+//
+//   ForEachElement(array, [&](std::optional<std::string_view> element) { ... });
+//
 // Internal to engines/postgres. Thread-safe: pure functions.
 #ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_BINARY_ARRAYS_H_
 #define LEDGER_ENGINES_POSTGRES_POSTGRES_BINARY_ARRAYS_H_
@@ -31,6 +36,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "absl/functional/function_ref.h"
 
 namespace ledger::postgres_internal {
 
@@ -78,6 +85,13 @@ class BinaryArrayWriter {
   bool has_nulls_ = false;
   std::string bytes_;
 };
+
+// Visits the elements of `array` in order, each in its binary form (the text's bytes, an
+// int8's or int4's big-endian bytes; nullopt for a NULL element): views into
+// array.bytes, no copies. Checked: the bytes are array_send's form of array.length
+// elements of array.element, in one dimension.
+void ForEachElement(const BinaryArray& array,
+                    absl::FunctionRef<void(std::optional<std::string_view>)> visit);
 
 BinaryArray TextArray(const std::vector<std::string>& values);
 BinaryArray NullableTextArray(const std::vector<std::optional<std::string>>& values);

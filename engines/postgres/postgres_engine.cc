@@ -522,12 +522,10 @@ absl::Status PostgresStorageTransaction::SendCommit() {
 absl::Status PostgresStorageTransaction::SendWrites(bool commit) {
   LEDGER_RETURN_IF_ERROR(Usable());
   const bool begin = !std::exchange(begin_sent_, true);
-  const postgres_internal::WriteStatement& statement = batch_.Statement();
   PipelineResult result = postgres_internal::SendWrite(
       **lease_, {.begin = begin,
                  .commit = commit,
-                 .statement = statement.name.c_str(),
-                 .sql = &statement.sql,
+                 .statement = &batch_.Statement(),
                  .parameters = batch_.Parameters(),
                  .short_write = [this](std::string_view applied) {
                    return batch_.CheckAppliedText(applied);

@@ -25,6 +25,9 @@ constexpr PostgresErrorContext kCommitContext{.operation = "commit",
 // and reading stops after this many.
 constexpr int kResultsPerQueryMax = 4;
 
+// The protocol's Bind counts a query's parameters in an int16.
+constexpr size_t kParametersMax = 65535;
+
 // What one query of the pipeline (or its Sync) answered.
 struct Answer {
   ExecStatusType status = PGRES_FATAL_ERROR;
@@ -184,19 +187,33 @@ PipelineResult ReadAnswers(PostgresSession& session, PGconn* connection,
 }
 
 // Queues a prepared statement's Bind + Execute, each parameter in its own format (binary
-// arrays carry their length: they hold zero bytes). Results come back as text.
+// arrays and elements carry their length: they hold zero bytes; a NULL element is a null
+// pointer). Results come back as text.
 bool SendPrepared(PGconn* connection, const PipelinedQuery& query) {
-  const size_t count = query.parameters.size();
-  std::vector<const char*> values(count);
-  std::vector<int> lengths(count);
-  std::vector<int> formats(count);
-  for (size_t index = 0; index < count; ++index) {
-    const PipelineParameter& parameter = query.parameters[index];
-    LEDGER_CHECK(parameter.value.size() <= static_cast<size_t>(std::numeric_limits<int>::max()))
-        << "a parameter of " << parameter.value.size() << " bytes";
-    values[index] = parameter.value.c_str();
-    lengths[index] = static_cast<int>(parameter.value.size());  // ignored for text
-    formats[index] = parameter.binary ? 1 : 0;
+  size_t count = 0;
+  for (const PipelineParameter& parameter : query.parameters) count += parameter.Width();
+  LEDGER_CHECK(count <= kParametersMax) << "a query of " << count << " parameters";
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+  values.reserve(count);
+  lengths.reserve(count);
+  formats.reserve(count);
+  const auto add = [&](const char* value, size_t length, bool binary) {
+    LEDGER_CHECK(length <= static_cast<size_t>(std::numeric_limits<int>::max()))
+        << "a parameter of " << length << " bytes";
+    values.push_back(value);
+    lengths.push_back(static_cast<int>(length));  // ignored for text
+    formats.push_back(binary ? 1 : 0);
+  };
+  for (const PipelineParameter& parameter : query.parameters) {
+    if (!parameter.elements_of.has_value()) {
+      add(parameter.value.c_str(), parameter.value.size(), parameter.binary);
+      continue;
+    }
+    ForEachElement(*parameter.elements_of, [&](std::optional<std::string_view> element) {
+      element.has_value() ? add(element->data(), element->size(), true) : add(nullptr, 0, true);
+    });
   }
   return PQsendQueryPrepared(connection, query.statement, static_cast<int>(count), values.data(),
                              lengths.data(), formats.data(), /*resultFormat=*/0) == 1;
@@ -264,16 +281,24 @@ PipelinedQuery BeginQuery(const PostgresErrorContext& context) {
 }
 
 PipelineResult SendWrite(PostgresSession& session, PipelinedWrite write) {
-  LEDGER_CHECK(write.statement != nullptr && write.sql != nullptr && write.short_write)
-      << "an incomplete PipelinedWrite";
+  LEDGER_CHECK(write.statement != nullptr && write.short_write) << "an incomplete PipelinedWrite";
+  const WriteStatement& statement = *write.statement;
+  const bool rows_inline = statement.shape.inline_rows.has_value();
   std::vector<PipelinedQuery> queries;
   if (write.begin) queries.push_back(BeginQuery(kWriteContext));
   queries.emplace_back();
   PipelinedQuery& written = queries.back();
-  written.statement = write.statement;
-  written.sql = *write.sql;
-  written.parameters.assign(std::make_move_iterator(write.parameters.begin()),
-                            std::make_move_iterator(write.parameters.end()));
+  written.statement = statement.name.c_str();
+  written.sql = statement.sql;
+  written.parameters.reserve(write.parameters.size());
+  for (BinaryArray& array : write.parameters) {
+    written.parameters.push_back(rows_inline ? PipelineParameter::ElementsOf(std::move(array))
+                                             : PipelineParameter(std::move(array)));
+  }
+  size_t width = 0;
+  for (const PipelineParameter& parameter : written.parameters) width += parameter.Width();
+  LEDGER_CHECK(width == static_cast<size_t>(statement.parameter_count))
+      << statement.name << " takes " << statement.parameter_count << " values, not " << width;
   written.context = kWriteContext;
   written.read = [](const PGresult* rows) {
     LEDGER_CHECK(PQntuples(rows) == 1) << "the checked write returned " << PQntuples(rows)

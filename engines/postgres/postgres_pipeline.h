@@ -38,6 +38,7 @@
 #define LEDGER_ENGINES_POSTGRES_POSTGRES_PIPELINE_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,19 +48,31 @@
 #include "engines/postgres/postgres_binary_arrays.h"
 #include "engines/postgres/postgres_connection_pool.h"
 #include "engines/postgres/postgres_errors.h"
+#include "engines/postgres/postgres_statements.h"
 
 typedef struct pg_result PGresult;  // libpq-fe.h
 
 namespace ledger::postgres_internal {
 
 // A parameter of a pipelined query: a text value (a lock timeout) or an array in the
-// binary format (postgres_binary_arrays.h), which the server reads without parsing.
+// binary format (postgres_binary_arrays.h), which the server reads without parsing; or
+// an array's elements, each a parameter of its own in the binary format (a NULL
+// element: NULL), for a statement that takes them as scalars (an inline write shape).
 struct PipelineParameter {
   PipelineParameter(std::string text) : value(std::move(text)) {}  // NOLINT: implicit
   PipelineParameter(BinaryArray array)                              // NOLINT: implicit
       : value(std::move(array.bytes)), binary(true) {}
-  std::string value;
+  static PipelineParameter ElementsOf(BinaryArray array) {
+    PipelineParameter parameter{std::string()};
+    parameter.elements_of = std::move(array);
+    return parameter;
+  }
+  // The parameters it makes: 1, or the array's elements.
+  size_t Width() const { return elements_of.has_value() ? elements_of->length : 1; }
+
+  std::string value;  // the text, or the array's bytes
   bool binary = false;
+  std::optional<BinaryArray> elements_of;  // ElementsOf: the array (value unused)
 };
 
 // One query of a pipeline: a prepared statement (`statement`, with `sql` for its Parse
@@ -105,9 +118,11 @@ PipelinedQuery BeginQuery(const PostgresErrorContext& context);
 struct PipelinedWrite {
   bool begin = false;               // BEGIN rides ahead (no statement of it was sent yet)
   bool commit = true;               // COMMIT rides behind
-  const char* statement = nullptr;  // the write statement's name (WriteStatementOf)
-  const std::string* sql = nullptr; // its text, for the Parse on first use in a session
-  std::vector<BinaryArray> parameters;
+  // The write statement (WriteStatementOf): its name, its text for the Parse on first
+  // use in a session, and its shape; an inline shape takes each array's elements as
+  // parameters of their own.
+  const WriteStatement* statement = nullptr;
+  std::vector<BinaryArray> parameters;  // checked: as many values as the statement takes
   // The status of a short write, from the counts the server reports (its DETAIL).
   std::function<absl::Status(std::string_view applied)> short_write;
 };

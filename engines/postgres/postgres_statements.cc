@@ -46,52 +46,107 @@ std::string KeyRowOfEach(const char* columns, absl::string_view condition, const
 
 std::string Sql(std::initializer_list<absl::string_view> parts) { return absl::StrJoin(parts, ""); }
 
-// The arrays of `parameters` in `parts`' shape as the statement reads them:
-// "$7::text[], $8::bigint[]".
-std::string Arrays(WriteParts parts,
-                   std::initializer_list<std::pair<WriteParameter, absl::string_view>> parameters) {
-  std::vector<std::string> arrays;
-  for (const auto& [parameter, type] : parameters) {
-    // The cast and the array sent must agree: the server refuses any other element type.
-    LEDGER_CHECK(type == ArrayElementName(WriteParameterElement(parameter)))
-        << "write parameter " << static_cast<int>(parameter) << " is cast to " << type
-        << "[] but sent as " << ArrayElementName(WriteParameterElement(parameter)) << "[]";
-    arrays.push_back(absl::StrCat(WriteParameterSql(parameter, parts), "::", type, "[]"));
+using Columns = std::initializer_list<WriteParameter>;
+
+// The values a parameter takes in `shape`: one array, or one scalar per row (inline).
+int ParameterWidth(WriteParameter parameter, const WriteShape& shape) {
+  return shape.inline_rows.has_value()
+             ? static_cast<int>(WriteParameterRows(parameter, *shape.inline_rows))
+             : 1;
+}
+
+// The 0-based position of a parameter's first (or only) value in `shape`: the widths of
+// the shape's parameters before it. Checked: its part is one of the shape's.
+int PositionOf(WriteParameter parameter, const WriteShape& shape) {
+  LEDGER_CHECK(shape.parts.Has(WritePartOf(parameter)))
+      << "write parameter " << static_cast<int>(parameter) << " is of part "
+      << WritePartName(WritePartOf(parameter)) << ", not in the shape " << shape.parts.bits();
+  int position = 0;
+  for (int i = 0; i < static_cast<int>(parameter); ++i) {
+    const auto before = static_cast<WriteParameter>(i);
+    if (shape.parts.Has(WritePartOf(before))) position += ParameterWidth(before, shape);
   }
-  return absl::StrJoin(arrays, ", ");
+  return position;
 }
 
-// The key records of new_keys (`replaced` false) or replaced_keys as rows of
-// idempotency_keys.
-std::string KeyRecordRows(WriteParts parts, bool replaced) {
-  const std::string arrays =
-      replaced ? Arrays(parts, {{P::kReplacedKeyNamespaces, "text"}, {P::kReplacedKeyScopes, "text"},
-                                {P::kReplacedKeys, "text"}, {P::kReplacedKeyFingerprints, "text"},
-                                {P::kReplacedKeyTransactionIds, "text"},
-                                {P::kReplacedKeyCreatedAt, "bigint"},
-                                {P::kReplacedKeyExpiresAt, "bigint"}})
-               : Arrays(parts, {{P::kNewKeyNamespaces, "text"}, {P::kNewKeyScopes, "text"},
-                                {P::kNewKeys, "text"}, {P::kNewKeyFingerprints, "text"},
-                                {P::kNewKeyTransactionIds, "text"}, {P::kNewKeyCreatedAt, "bigint"},
-                                {P::kNewKeyExpiresAt, "bigint"}});
-  return Sql({R"sql((namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at)
-  SELECT record.namespace, record.scope, record.key, record.fingerprint, 'committed',
-         record.transaction_id, record.created_at, record.expires_at
-  FROM unnest()sql",
-              arrays, R"sql()
-       AS record (namespace, scope, key, fingerprint, transaction_id, created_at, expires_at))sql"});
-}
-
-// How many parameters `parts`' arrays take (the expected counts not included).
-int PartParameterCount(WriteParts parts) {
+// How many values the parts' parameters take (the expected counts not included).
+int PartParameterCount(const WriteShape& shape) {
   int count = 0;
   for (int i = 0; i < kWriteParameterCount; ++i) {
-    if (parts.Has(WritePartOf(static_cast<WriteParameter>(i)))) ++count;
+    const auto parameter = static_cast<WriteParameter>(i);
+    if (shape.parts.Has(WritePartOf(parameter))) count += ParameterWidth(parameter, shape);
   }
   return count;
 }
 
-// The statement of one counted part in `parts`' shape, without its RETURNING.
+// A parameter's value as the statement reads it, cast to its type: "$7::text[]"
+// (arrays) or, for row `row`, "$8::text" (inline).
+std::string ValueSql(WriteParameter parameter, const WriteShape& shape, int row) {
+  const char* type = ArrayElementName(WriteParameterElement(parameter));
+  if (!shape.inline_rows.has_value()) {
+    return absl::StrCat("$", PositionOf(parameter, shape) + 1, "::", type, "[]");
+  }
+  return absl::StrCat("$", PositionOf(parameter, shape) + row + 1, "::", type);
+}
+
+// The arrays of `columns`, as unnest takes them: "$7::text[], $8::bigint[]".
+std::string Arrays(const WriteShape& shape, Columns columns) {
+  std::vector<std::string> arrays;
+  for (WriteParameter column : columns) arrays.push_back(ValueSql(column, shape, 0));
+  return absl::StrJoin(arrays, ", ");
+}
+
+// The inline rows of `columns` (all of one part's rows), each followed by `tail` (a
+// literal, or nothing): "VALUES ($7::text, $9::bigint), ($8::text, $10::bigint)".
+std::string ValuesRows(const WriteShape& shape, Columns columns, absl::string_view tail = "") {
+  const int64_t rows = WriteParameterRows(*columns.begin(), *shape.inline_rows);
+  std::vector<std::string> lists;
+  for (int row = 0; row < rows; ++row) {
+    std::vector<std::string> values;
+    for (WriteParameter column : columns) {
+      LEDGER_CHECK(WriteParameterRows(column, *shape.inline_rows) == rows)
+          << "write parameters of different rows in one VALUES list";
+      values.push_back(ValueSql(column, shape, row));
+    }
+    if (!tail.empty()) values.emplace_back(tail);
+    lists.push_back(absl::StrCat("(", absl::StrJoin(values, ", "), ")"));
+  }
+  return absl::StrCat("VALUES ", absl::StrJoin(lists, ", "));
+}
+
+// The rows of `columns`, each followed by `tail` if any, as an INSERT's source.
+std::string RowsToInsert(const WriteShape& shape, Columns columns, absl::string_view tail = "") {
+  if (shape.inline_rows.has_value()) return ValuesRows(shape, columns, tail);
+  return absl::StrCat("SELECT *", tail.empty() ? "" : ", ", tail, " FROM unnest(",
+                      Arrays(shape, columns), ")");
+}
+
+// The rows of `columns` as a FROM item, for the caller to name: "unnest(...)" or
+// "(VALUES ...)".
+std::string RowsToJoin(const WriteShape& shape, Columns columns) {
+  if (shape.inline_rows.has_value()) return absl::StrCat("(", ValuesRows(shape, columns), ")");
+  return absl::StrCat("unnest(", Arrays(shape, columns), ")");
+}
+
+// The key records of new_keys (`replaced` false) or replaced_keys as rows of
+// idempotency_keys.
+std::string KeyRecordRows(const WriteShape& shape, bool replaced) {
+  const std::string rows =
+      replaced ? RowsToInsert(shape,
+                              {P::kReplacedKeyNamespaces, P::kReplacedKeyScopes, P::kReplacedKeys,
+                               P::kReplacedKeyFingerprints, P::kReplacedKeyTransactionIds,
+                               P::kReplacedKeyCreatedAt, P::kReplacedKeyExpiresAt},
+                              "'committed'")
+               : RowsToInsert(shape,
+                              {P::kNewKeyNamespaces, P::kNewKeyScopes, P::kNewKeys,
+                               P::kNewKeyFingerprints, P::kNewKeyTransactionIds,
+                               P::kNewKeyCreatedAt, P::kNewKeyExpiresAt},
+                              "'committed'");
+  return Sql({"(namespace, scope, key, fingerprint, transaction_id, created_at, expires_at, state)\n  ",
+              rows});
+}
+
+// The statement of one counted part in `shape`, without its RETURNING.
 //
 // A key whose claim found no row is recorded by a plain INSERT (new_keys); only a key
 // whose row the claim saw (an expired record) takes the upsert (replaced_keys). ON
@@ -106,40 +161,36 @@ int PartParameterCount(WriteParts parts) {
 // settlement's UPDATE (settled_holds) cannot see a hold inserted by this same statement;
 // the pipeline never settles a hold placed in the same batch (it is not found yet). It
 // settles only holds still pending: the caller compares the count.
-std::string PartSql(WritePart part, WriteParts parts) {
+std::string PartSql(WritePart part, const WriteShape& shape) {
+  const WriteParts parts = shape.parts;
   switch (part) {
     case WritePart::kTransactions: {
       const bool hold_ids = parts.Has(WritePart::kSettledHolds);
-      return Sql({R"sql(INSERT INTO transactions (id, kind, created_at, metadata, reversal_of, fingerprint)sql",
-                  hold_ids ? ", hold_id" : "", R"sql()
-  SELECT * FROM unnest()sql",
-                  Arrays(parts, {{P::kTransactionIds, "text"}, {P::kTransactionKinds, "text"},
-                                 {P::kTransactionCreatedAt, "bigint"},
-                                 {P::kTransactionMetadata, "text"},
-                                 {P::kTransactionReversalOf, "text"},
-                                 {P::kTransactionFingerprints, "text"}}),
-                  hold_ids ? absl::StrCat(", ", Arrays(parts, {{P::kTransactionHoldIds, "text"}}))
-                           : "",
-                  ")"});
+      return Sql({"INSERT INTO transactions (id, kind, created_at, metadata, reversal_of, fingerprint",
+                  hold_ids ? ", hold_id" : "", ")\n  ",
+                  hold_ids ? RowsToInsert(shape, {P::kTransactionIds, P::kTransactionKinds,
+                                                  P::kTransactionCreatedAt, P::kTransactionMetadata,
+                                                  P::kTransactionReversalOf,
+                                                  P::kTransactionFingerprints,
+                                                  P::kTransactionHoldIds})
+                           : RowsToInsert(shape, {P::kTransactionIds, P::kTransactionKinds,
+                                                  P::kTransactionCreatedAt, P::kTransactionMetadata,
+                                                  P::kTransactionReversalOf,
+                                                  P::kTransactionFingerprints})});
     }
     case WritePart::kMetadata:
-      return Sql({R"sql(INSERT INTO transaction_metadata (member_name, member_value, created_at, transaction_id)
-  SELECT * FROM unnest()sql",
-                  Arrays(parts, {{P::kMetadataNames, "text"}, {P::kMetadataValues, "text"},
-                                 {P::kMetadataCreatedAt, "bigint"},
-                                 {P::kMetadataTransactionIds, "text"}}),
-                  ")"});
+      return Sql({"INSERT INTO transaction_metadata (member_name, member_value, created_at, "
+                  "transaction_id)\n  ",
+                  RowsToInsert(shape, {P::kMetadataNames, P::kMetadataValues,
+                                       P::kMetadataCreatedAt, P::kMetadataTransactionIds})});
     case WritePart::kEntries:
       return Sql({R"sql(INSERT INTO entries (account_id, account_version, transaction_id, entry_index, asset, amount,
                        balance_after, created_at, created_at_running_max)
-  SELECT * FROM unnest()sql",
-                  Arrays(parts, {{P::kEntryAccountIds, "text"},
-                                 {P::kEntryAccountVersions, "bigint"},
-                                 {P::kEntryTransactionIds, "text"}, {P::kEntryIndexes, "integer"},
-                                 {P::kEntryAssets, "text"}, {P::kEntryAmounts, "bigint"},
-                                 {P::kEntryBalancesAfter, "bigint"}, {P::kEntryCreatedAt, "bigint"},
-                                 {P::kEntryRunningMaxima, "bigint"}}),
-                  ")"});
+  )sql",
+                  RowsToInsert(shape, {P::kEntryAccountIds, P::kEntryAccountVersions,
+                                       P::kEntryTransactionIds, P::kEntryIndexes, P::kEntryAssets,
+                                       P::kEntryAmounts, P::kEntryBalancesAfter,
+                                       P::kEntryCreatedAt, P::kEntryRunningMaxima})});
     case WritePart::kAccounts: {
       const bool pending = parts.Has(WritePart::kPendingAmounts);
       return Sql({R"sql(UPDATE accounts SET balance = changed.balance, version = changed.version,
@@ -147,64 +198,66 @@ std::string PartSql(WritePart part, WriteParts parts) {
                   pending ? ", pending_debits = changed.pending_debits, "
                             "pending_credits = changed.pending_credits"
                           : "",
+                  "\n  FROM ",
+                  pending ? RowsToJoin(shape, {P::kAccountIds, P::kAccountBalances,
+                                               P::kAccountVersions, P::kAccountLockedVersions,
+                                               P::kAccountEntriesRunningMax,
+                                               P::kAccountPendingDebits, P::kAccountPendingCredits})
+                          : RowsToJoin(shape, {P::kAccountIds, P::kAccountBalances,
+                                               P::kAccountVersions, P::kAccountLockedVersions,
+                                               P::kAccountEntriesRunningMax}),
                   R"sql(
-  FROM unnest()sql",
-                  Arrays(parts, {{P::kAccountIds, "text"}, {P::kAccountBalances, "bigint"},
-                                 {P::kAccountVersions, "bigint"},
-                                 {P::kAccountLockedVersions, "bigint"},
-                                 {P::kAccountEntriesRunningMax, "bigint"}}),
-                  pending ? absl::StrCat(", ", Arrays(parts, {{P::kAccountPendingDebits, "bigint"},
-                                                              {P::kAccountPendingCredits, "bigint"}}))
-                          : "",
-                  R"sql()
        AS changed (id, balance, version, locked_version, entries_running_max)sql",
                   pending ? ", pending_debits, pending_credits" : "", R"sql()
   WHERE accounts.id = changed.id
     AND (changed.locked_version IS NULL OR accounts.version = changed.locked_version))sql"});
     }
     case WritePart::kNewKeys:
-      return Sql({"INSERT INTO idempotency_keys ", KeyRecordRows(parts, /*replaced=*/false)});
+      return Sql({"INSERT INTO idempotency_keys ", KeyRecordRows(shape, /*replaced=*/false)});
     case WritePart::kReplacedKeys:
       return Sql({"INSERT INTO idempotency_keys AS existing ",
-                  KeyRecordRows(parts, /*replaced=*/true), R"sql(
+                  KeyRecordRows(shape, /*replaced=*/true), R"sql(
   ON CONFLICT (namespace, scope, key) DO UPDATE
     SET fingerprint = EXCLUDED.fingerprint, state = 'committed',
         transaction_id = EXCLUDED.transaction_id, created_at = EXCLUDED.created_at,
         expires_at = EXCLUDED.expires_at
     WHERE existing.state = 'pending' OR existing.expires_at <= EXCLUDED.created_at)sql"});
-    case WritePart::kEvents:
+    case WritePart::kEvents: {
+      // In the batch's order, which the sequencer numbers them by: a VALUES list inserts
+      // in its own order; unnest's is kept by its ordinality.
+      const Columns events = {P::kEventTransactionIds, P::kEventTypes, P::kEventPayloads,
+                              P::kEventCreatedAt};
+      if (shape.inline_rows.has_value()) {
+        return Sql({"INSERT INTO outbox_events (transaction_id, type, payload, created_at)\n  ",
+                    ValuesRows(shape, events)});
+      }
       return Sql({R"sql(INSERT INTO outbox_events (transaction_id, type, payload, created_at)
   SELECT event.transaction_id, event.type, event.payload, event.created_at
   FROM unnest()sql",
-                  Arrays(parts, {{P::kEventTransactionIds, "text"}, {P::kEventTypes, "text"},
-                                 {P::kEventPayloads, "text"}, {P::kEventCreatedAt, "bigint"}}),
-                  R"sql() WITH ORDINALITY
+                  Arrays(shape, events), R"sql() WITH ORDINALITY
        AS event (transaction_id, type, payload, created_at, position)
   ORDER BY event.position)sql"});
+    }
     case WritePart::kDroppedClaims:
-      return Sql({R"sql(DELETE FROM idempotency_keys AS claimed
-  USING unnest()sql",
-                  Arrays(parts, {{P::kUnusedClaimNamespaces, "text"},
-                                 {P::kUnusedClaimScopes, "text"}, {P::kUnusedClaimKeys, "text"}}),
-                  R"sql() AS unused (namespace, scope, key)
+      return Sql({"DELETE FROM idempotency_keys AS claimed\n  USING ",
+                  RowsToJoin(shape, {P::kUnusedClaimNamespaces, P::kUnusedClaimScopes,
+                                     P::kUnusedClaimKeys}),
+                  R"sql( AS unused (namespace, scope, key)
   WHERE claimed.namespace = unused.namespace AND claimed.scope = unused.scope
     AND claimed.key = unused.key)sql"});
     case WritePart::kNewHolds:
-      return Sql({R"sql(INSERT INTO holds (id, from_account, to_account, asset, amount, expires_at, created_at, status)
-  SELECT hold.*, 'pending'
-  FROM unnest()sql",
-                  Arrays(parts, {{P::kHoldIds, "text"}, {P::kHoldFromAccounts, "text"},
-                                 {P::kHoldToAccounts, "text"}, {P::kHoldAssets, "text"},
-                                 {P::kHoldAmounts, "bigint"}, {P::kHoldExpiresAt, "bigint"},
-                                 {P::kHoldCreatedAt, "bigint"}}),
-                  R"sql()
-       AS hold (id, from_account, to_account, asset, amount, expires_at, created_at))sql"});
+      return Sql({"INSERT INTO holds (id, from_account, to_account, asset, amount, expires_at, "
+                  "created_at, status)\n  ",
+                  RowsToInsert(shape,
+                               {P::kHoldIds, P::kHoldFromAccounts, P::kHoldToAccounts,
+                                P::kHoldAssets, P::kHoldAmounts, P::kHoldExpiresAt,
+                                P::kHoldCreatedAt},
+                               "'pending'")});
     case WritePart::kSettledHolds:
-      return Sql({R"sql(UPDATE holds SET status = settled.status, settled_by = settled.settled_by
-  FROM unnest()sql",
-                  Arrays(parts, {{P::kSettledHoldIds, "text"}, {P::kSettledHoldStatuses, "text"},
-                                 {P::kSettledHoldSettledBy, "text"}}),
-                  R"sql() AS settled (id, status, settled_by)
+      return Sql({"UPDATE holds SET status = settled.status, settled_by = settled.settled_by\n  FROM ",
+                  RowsToJoin(shape, {P::kSettledHoldIds, P::kSettledHoldStatuses,
+                                     P::kSettledHoldSettledBy}),
+                  R"sql( AS settled (id, status, settled_by)
   WHERE holds.id = settled.id AND holds.status = 'pending')sql"});
     case WritePart::kPendingAmounts:
       break;
@@ -215,27 +268,35 @@ std::string PartSql(WritePart part, WriteParts parts) {
 
 // One statement writes everything a batch posts: the transactions, their entries, the
 // accounts' new balances and versions, the key records and the outbox events, each
-// batch of rows carried as arrays, one CTE per part present. It is sent once, at
-// Commit, so a submit costs the same round trips whatever the number of entries. Its
-// SELECT hands the row count of each part, with the counts the caller expects ($last),
-// to kCheckWriteCountsFunction: a difference raises, and the statement writes nothing.
+// batch of rows carried as arrays or inline (WriteShape), one CTE per part present. It
+// is sent once, at Commit, so a submit costs the same round trips whatever the number
+// of entries. Its SELECT hands the row count of each part, with the counts the caller
+// expects (the last parameters), to kCheckWriteCountsFunction: a difference raises, and
+// the statement writes nothing.
 //
 // Only the parts with rows are in it: the generic plan of a part without rows still
 // opens its table and indexes at every call. (It also once joined an empty array with
 // a scan of the whole key table, on every commit: 0.7 ms of a write's 0.9 ms at 32
 // clients, docs/benchmarks.md; a part now runs only with rows.)
-std::string WriteBatchSqlText(WriteParts parts) {
-  std::vector<std::string> ctes, counts;
+std::string WriteBatchSqlText(const WriteShape& shape) {
+  std::vector<std::string> ctes, counts, expected;
+  int position = PartParameterCount(shape);
   for (int i = 0; i < kCountedWritePartCount; ++i) {
     const auto part = static_cast<WritePart>(i);
-    if (!parts.Has(part)) continue;
-    ctes.push_back(absl::StrCat(WritePartName(part), " AS (\n  ", PartSql(part, parts),
+    if (!shape.parts.Has(part)) continue;
+    ctes.push_back(absl::StrCat(WritePartName(part), " AS (\n  ", PartSql(part, shape),
                                 "\n  RETURNING 1)"));
     counts.push_back(absl::StrCat("(SELECT count(*) FROM ", WritePartName(part), ")"));
+    expected.push_back(absl::StrCat("$", ++position, "::bigint"));
   }
+  // Arrays: the expected counts are one bigint[]; inline: a bigint each.
+  const std::string expected_sql =
+      shape.inline_rows.has_value()
+          ? absl::StrCat("ARRAY[", absl::StrJoin(expected, ", "), "]")
+          : absl::StrCat("$", PartParameterCount(shape) + 1, "::bigint[]");
   return absl::StrCat("WITH ", absl::StrJoin(ctes, ",\n"), "\nSELECT ",
-                      kCheckWriteCountsFunction, "(ARRAY[", absl::StrJoin(counts, ", "), "], $",
-                      PartParameterCount(parts) + 1, "::bigint[])\n");
+                      kCheckWriteCountsFunction, "(ARRAY[", absl::StrJoin(counts, ", "), "], ",
+                      expected_sql, ")\n");
 }
 
 // An account's pending holds at $2 (PendingHoldTotals): out of it, the lapsed amounts
@@ -491,15 +552,21 @@ ArrayElement WriteParameterElement(WriteParameter parameter) {
   }
 }
 
-int WriteParameterIndex(WriteParameter parameter, WriteParts parts) {
-  LEDGER_CHECK(parts.Has(WritePartOf(parameter)))
-      << "write parameter " << static_cast<int>(parameter) << " is of part "
-      << WritePartName(WritePartOf(parameter)) << ", not in the shape " << parts.bits();
-  int index = 0;
-  for (int i = 0; i < static_cast<int>(parameter); ++i) {
-    if (parts.Has(WritePartOf(static_cast<WriteParameter>(i)))) ++index;
+int64_t WriteParameterRows(WriteParameter parameter, const WriteBatchCounts& rows) {
+  switch (WritePartOf(parameter)) {
+    case WritePart::kSettledHolds:
+      // kTransactionHoldIds is a column of each transaction; the others are settlements.
+      return parameter == P::kTransactionHoldIds ? rows[WritePart::kTransactions]
+                                                 : rows[WritePart::kSettledHolds];
+    case WritePart::kPendingAmounts:
+      return rows[WritePart::kAccounts];  // columns of each account
+    default:
+      return rows[WritePartOf(parameter)];
   }
-  return index;
+}
+
+int WriteParameterIndex(WriteParameter parameter, WriteParts parts) {
+  return PositionOf(parameter, WriteShape{.parts = parts});
 }
 
 std::string WriteParameterSql(WriteParameter parameter, WriteParts parts) {
@@ -535,12 +602,17 @@ std::vector<BinaryArray> WriteParameters::Take() && {
   return values;
 }
 
-const WriteStatement& WriteStatementOf(WriteParts parts) {
+const WriteStatement& WriteStatementOf(const WriteShape& shape) {
+  using ShapeKey = std::pair<uint32_t, std::optional<decltype(WriteBatchCounts::rows)>>;
   static absl::Mutex mutex(absl::kConstInit);
   static auto* const built =
-      new std::map<uint32_t, std::unique_ptr<const WriteStatement>>();  // ABSL_GUARDED_BY(mutex)
+      new std::map<ShapeKey, std::unique_ptr<const WriteStatement>>();  // ABSL_GUARDED_BY(mutex)
+  const WriteParts parts = shape.parts;
   absl::MutexLock lock(&mutex);
-  std::unique_ptr<const WriteStatement>& statement = (*built)[parts.bits()];
+  std::unique_ptr<const WriteStatement>& statement = (*built)[ShapeKey(
+      parts.bits(), shape.inline_rows.has_value()
+                        ? std::make_optional(shape.inline_rows->rows)
+                        : std::nullopt)];
   if (statement != nullptr) return *statement;
   LEDGER_CHECK(!parts.empty()) << "a write statement of no part";
   LEDGER_CHECK(!parts.Has(WritePart::kPendingAmounts) || parts.Has(WritePart::kAccounts))
@@ -548,10 +620,25 @@ const WriteStatement& WriteStatementOf(WriteParts parts) {
   LEDGER_CHECK(!parts.Has(WritePart::kSettledHolds) || parts.Has(WritePart::kTransactions))
       << "settlements without the transactions that carry their hold_id";
   auto made = std::make_unique<WriteStatement>();
-  made->parts = parts;
+  made->shape = shape;
   made->name = absl::StrCat("write_batch_", absl::Hex(parts.bits()));
-  made->sql = WriteBatchSqlText(parts);
-  made->parameter_count = PartParameterCount(parts) + 1;  // and the expected counts
+  // Inline: its rows follow, "write_batch_5d_rows_1_2_2_1_1".
+  if (shape.inline_rows.has_value()) absl::StrAppend(&made->name, "_rows");
+  int counted_parts = 0;
+  for (int i = 0; i < kCountedWritePartCount; ++i) {
+    const auto part = static_cast<WritePart>(i);
+    if (parts.Has(part)) ++counted_parts;
+    if (!shape.inline_rows.has_value()) continue;
+    const int64_t rows = (*shape.inline_rows)[part];
+    LEDGER_CHECK(parts.Has(part) ? rows > 0 : rows == 0)
+        << "inline rows of " << WritePartName(part) << ": " << rows << " for a part "
+        << (parts.Has(part) ? "in" : "not in") << " the shape";
+    if (parts.Has(part)) absl::StrAppend(&made->name, "_", rows);
+  }
+  made->sql = WriteBatchSqlText(shape);
+  // and the expected counts: one array, or one each
+  made->parameter_count =
+      PartParameterCount(shape) + (shape.inline_rows.has_value() ? counted_parts : 1);
   const ParameterUse use = ParameterUseOf(made->sql);
   LEDGER_CHECK(use.highest == made->parameter_count && use.contiguous)
       << made->name << " uses $1..$" << use.highest << (use.contiguous ? "" : " with gaps")

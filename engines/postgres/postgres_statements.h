@@ -30,6 +30,7 @@
 #ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_STATEMENTS_H_
 #define LEDGER_ENGINES_POSTGRES_POSTGRES_STATEMENTS_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "base/check.h"
 #include "engines/postgres/postgres_binary_arrays.h"
 #include "pqxx/connection_base"
 
@@ -228,10 +230,48 @@ WritePart WritePartOf(WriteParameter parameter);
 // The element type of its array: what the SQL casts it to and the array must carry.
 ArrayElement WriteParameterElement(WriteParameter parameter);
 
-// A parameter's 0-based index among the parameters of `parts`' shape. Checked: its part
-// is one of `parts`.
+// How many rows each counted part of the write statement has (or touched), by part; a
+// part not in the statement has none.
+struct WriteBatchCounts {
+  std::array<int64_t, kCountedWritePartCount> rows{};
+  int64_t& operator[](WritePart part) { return rows[Index(part)]; }
+  int64_t operator[](WritePart part) const { return rows[Index(part)]; }
+  friend bool operator==(const WriteBatchCounts&, const WriteBatchCounts&) = default;
+
+ private:
+  static size_t Index(WritePart part) {
+    LEDGER_CHECK(static_cast<int>(part) < kCountedWritePartCount)
+        << WritePartName(part) << " has no rows of its own";
+    return static_cast<size_t>(part);
+  }
+};
+
+// How the write statement takes its rows: its parts, and one of two forms.
+// - Arrays (no inline_rows): each parameter is one array with an element per row of
+//   its part, any number of rows, and each part's statement unnests its arrays.
+// - Inline rows: each parameter is as many scalar parameters as its part has rows
+//   ("$4::bigint, $5::bigint" for two entries' amounts), and each part's rows are a
+//   VALUES list. A shape then holds its row counts, so it serves only batches of
+//   exactly those; PostgresWriteBatch uses it for a batch of one transaction. It spares
+//   the server each part's function scan and the state it materializes, whatever the
+//   rows: about 190k of a single submit's 1,300k server instructions
+//   (docs/benchmarks.md, "Counted, not timed").
+// Either way the parameters are named by WriteParameter, in the enum's order, and the
+// expected counts come last (WriteStatement).
+struct WriteShape {
+  WriteParts parts;
+  // Each counted part's rows: at least one for a part of `parts`, none for the others.
+  std::optional<WriteBatchCounts> inline_rows;
+};
+
+// The rows a parameter has in an inline shape: its part's, or for the columns another
+// part adds (kTransactionHoldIds, the pending amounts) the rows they are columns of.
+int64_t WriteParameterRows(WriteParameter parameter, const WriteBatchCounts& rows);
+
+// A parameter's 0-based index among the parameters of `parts`' shape of arrays.
+// Checked: its part is one of `parts`.
 int WriteParameterIndex(WriteParameter parameter, WriteParts parts);
-// "$N" for a parameter of `parts`' shape: its index + 1.
+// "$N" for a parameter of `parts`' shape of arrays: its index + 1.
 std::string WriteParameterSql(WriteParameter parameter, WriteParts parts);
 
 // The values of one shape's parameters, filled by name in any order.
@@ -259,22 +299,29 @@ struct ParameterUse {
 ParameterUse ParameterUseOf(std::string_view sql);
 
 // One shape of the write statement. It is checked by the server: it takes the expected
-// counts of its counted parts (in WritePart order, a bigint[]) as its last parameter and
-// raises kShortWriteSqlState when what it wrote differs, so a COMMIT sent behind it in
-// the same pipeline never runs after a short write (postgres_pipeline.h). Prepared by
-// libpq itself (libpqxx never hears of it), on first use in each session, under its
-// name: "write_batch_" and the parts' bits in hex ("write_batch_4d"). At most
-// 2^kWritePartCount shapes; a workload sends a handful.
+// counts of its counted parts (in WritePart order: one bigint[] for arrays, one bigint
+// each for inline rows) as its last parameters and raises kShortWriteSqlState when what
+// it wrote differs, so a COMMIT sent behind it in the same pipeline never runs after a
+// short write (postgres_pipeline.h). Prepared by libpq itself (libpqxx never hears of
+// it), on first use in each session, under its name: "write_batch_" and the parts' bits
+// in hex ("write_batch_4d"), for inline rows followed by "_rows" and each counted part's
+// rows ("write_batch_5d_rows_1_2_2_1_1"). At most 2^kWritePartCount shapes of arrays;
+// a workload sends a handful, and a handful of inline ones.
 struct WriteStatement {
-  WriteParts parts;
+  WriteShape shape;
   std::string name;
   std::string sql;
   int parameter_count = 0;  // the parts' parameters and the expected counts
 };
 // Built on first use in the process and kept (thread-safe; the reference stays valid).
-// Checked: `parts` is not empty, has kAccounts if kPendingAmounts and kTransactions if
-// kSettledHolds, and the SQL uses exactly $1..$parameter_count.
-const WriteStatement& WriteStatementOf(WriteParts parts);
+// Checked: the parts are not empty, have kAccounts if kPendingAmounts and kTransactions
+// if kSettledHolds, inline rows are as WriteShape says, and the SQL uses exactly
+// $1..$parameter_count.
+const WriteStatement& WriteStatementOf(const WriteShape& shape);
+// The shape of arrays.
+inline const WriteStatement& WriteStatementOf(WriteParts parts) {
+  return WriteStatementOf(WriteShape{.parts = parts});
+}
 
 // The function the write statement calls, ledger_check_write_counts, is the schema's
 // (schema/postgres/0008_write_check_function.sql). Its error carries the counts written

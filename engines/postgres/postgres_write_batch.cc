@@ -133,7 +133,18 @@ WriteParts PostgresWriteBatch::Parts() const {
   return parts;
 }
 
-const WriteStatement& PostgresWriteBatch::Statement() const { return WriteStatementOf(Parts()); }
+WriteShape PostgresWriteBatch::Shape() const {
+  WriteShape shape{.parts = Parts()};
+  const WriteBatchCounts rows = Expected();
+  if (rows[WritePart::kTransactions] != 1) return shape;
+  for (int64_t part_rows : rows.rows) {
+    if (part_rows > kInlineRowsMax) return shape;
+  }
+  shape.inline_rows = rows;
+  return shape;
+}
+
+const WriteStatement& PostgresWriteBatch::Statement() const { return WriteStatementOf(Shape()); }
 
 std::vector<BinaryArray> PostgresWriteBatch::Parameters() const {
   const WriteParts parts = Parts();

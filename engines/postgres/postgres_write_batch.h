@@ -6,13 +6,15 @@
 //
 // The MySQL engine buffers the same way (engines/mysql/mysql_write_batch.h) but sends
 // multi-row statements, one per table; SQLite writes in-process. Only here do the writes
-// travel as arrays in one statement, which takes this much code to build and check.
+// travel as arrays (or, for one transaction, inline rows: Shape) in one statement, which
+// takes this much code to build and check.
 //
 //   PostgresWriteBatch batch;
 //   LEDGER_RETURN_IF_ERROR(batch.AddTransaction(transaction, updated_accounts, locked));
 //   batch.AddKeyRecord(record, /*claim_found_row=*/false);
-//   const WriteStatement& statement = batch.Statement();  // its shape: batch.Parts()
-//   send statement.name (statement.sql on first use) with batch.Parameters()
+//   const WriteStatement& statement = batch.Statement();  // its shape: batch.Shape()
+//   send statement.name (statement.sql on first use) with batch.Parameters(), each
+//   array's elements one by one if statement.shape.inline_rows
 //
 // Internal to engines/postgres. Not thread-safe: owned by one storage transaction.
 #ifndef LEDGER_ENGINES_POSTGRES_POSTGRES_WRITE_BATCH_H_
@@ -41,22 +43,6 @@
 #include "ledger/transaction.h"
 
 namespace ledger::postgres_internal {
-
-// How many rows each counted part of the write statement touched (or must touch), by
-// part; a part not in the statement touched none.
-struct WriteBatchCounts {
-  std::array<int64_t, kCountedWritePartCount> rows{};
-  int64_t& operator[](WritePart part) { return rows[Index(part)]; }
-  int64_t operator[](WritePart part) const { return rows[Index(part)]; }
-  friend bool operator==(const WriteBatchCounts&, const WriteBatchCounts&) = default;
-
- private:
-  static size_t Index(WritePart part) {
-    LEDGER_CHECK(static_cast<int>(part) < kCountedWritePartCount)
-        << WritePartName(part) << " has no rows of its own";
-    return static_cast<size_t>(part);
-  }
-};
 
 // An account as LockAccounts read it under its row lock.
 struct LockedAccount {
@@ -97,11 +83,17 @@ class PostgresWriteBatch {
   // The parts the batch has rows for (and kPendingAmounts when an account's pending
   // amounts differ from what LockAccounts read): its statement's shape.
   WriteParts Parts() const;
+  // The statement's shape: Parts(), and for a batch of one transaction (a single
+  // submit) whose parts have at most kInlineRowsMax rows each, its rows inline
+  // (WriteShape; more rows or transactions would make more shapes than they save).
+  static constexpr int64_t kInlineRowsMax = 8;
+  WriteShape Shape() const;
   // The statement of that shape (WriteStatementOf).
   const WriteStatement& Statement() const;
   // Its parameters in statement order, as binary arrays, each filled by its name
   // (WriteParameter; an absent part's must be empty), and last Expected() as one array
-  // of the counted parts present.
+  // of the counted parts present. An inline shape takes each array's elements as
+  // parameters of their own (postgres_pipeline.h, PipelinedWrite::rows_inline).
   std::vector<BinaryArray> Parameters() const;
   // The rows each part must touch.
   WriteBatchCounts Expected() const;

@@ -100,6 +100,46 @@ TEST(PostgresBinaryArrays, AWriterBuildsTheBytesOfTheVectorForms) {
   EXPECT_EQ(Hex(std::move(only_nulls).Finish()), Hex(NullableBigintArray({std::nullopt})));
 }
 
+// Each element read back is its binary form, a view into the array's bytes: what an
+// inline write shape sends as a parameter of its own.
+TEST(PostgresBinaryArrays, ElementsReadBackAreEachValuesBinaryForm) {
+  std::vector<std::optional<std::string>> read;
+  const auto collect = [&](const BinaryArray& array) {
+    read.clear();
+    ForEachElement(array, [&](std::optional<std::string_view> element) {
+      if (element.has_value()) {
+        EXPECT_GE(element->data(), array.bytes.data());  // a view, not a copy
+        EXPECT_LE(element->data() + element->size(), array.bytes.data() + array.bytes.size());
+        read.emplace_back(*element);
+      } else {
+        read.emplace_back(std::nullopt);
+      }
+    });
+    return read;
+  };
+  EXPECT_EQ(collect(NullableTextArray({"ab", std::nullopt, "", "\"{,}\\"})),
+            (std::vector<std::optional<std::string>>{"ab", std::nullopt, "", "\"{,}\\"}));
+  EXPECT_EQ(collect(BigintArray({1, -2})),
+            (std::vector<std::optional<std::string>>{std::string("\0\0\0\0\0\0\0\1", 8),
+                                                     std::string(8, '\xff').replace(7, 1, "\xfe")}));
+  EXPECT_EQ(collect(IntegerArray({258})),
+            (std::vector<std::optional<std::string>>{std::string("\0\0\1\2", 4)}));
+  EXPECT_TRUE(collect(TextArray({})).empty());
+}
+
+TEST(PostgresBinaryArraysDeathTest, ElementsAreNotReadFromBytesOfAnotherShape) {
+  BinaryArray cut = TextArray({"abc"});
+  cut.bytes.pop_back();
+  EXPECT_DEATH(ForEachElement(cut, [](std::optional<std::string_view>) {}), "overruns");
+  BinaryArray longer = TextArray({"abc"});
+  longer.length = 2;
+  EXPECT_DEATH(ForEachElement(longer, [](std::optional<std::string_view>) {}),
+               "whose bytes say otherwise");
+  BinaryArray retyped = BigintArray({1});
+  retyped.element = ArrayElement::kText;
+  EXPECT_DEATH(ForEachElement(retyped, [](std::optional<std::string_view>) {}), "name type");
+}
+
 TEST(PostgresBinaryArraysDeathTest, AWriterRefusesAnElementOfAnotherType) {
   EXPECT_DEATH(
       {

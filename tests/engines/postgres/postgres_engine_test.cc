@@ -5,6 +5,7 @@
 // tests/conformance/error_table_suite.cc runs them on every engine.)
 #include "engines/postgres/postgres_migrations.h"
 #include "engines/postgres/postgres_engine.h"
+#include "engines/postgres/postgres_statements.h"
 
 #include <atomic>
 #include <memory>
@@ -423,10 +424,10 @@ TEST_P(PostgresEngineTest, NoStatementOfASubmitIsPlannedPerCall) {
   (*transaction)->Rollback();
 }
 
-// A claim of one key (a single submit's) sends its statements' one-key forms, which
-// look the key up by scalars; a claim of several (a batch) the array forms
-// (postgres_statements.h, ClaimKeys). Both land the same records.
-TEST_P(PostgresEngineTest, OneKeyClaimsUseTheScalarFormsAndBatchesTheArrayForms) {
+// A single submit sends its claim's one-key forms, which look the key up by scalars
+// (postgres_statements.h, ClaimKeys), and its write with the rows inline (WriteShape); a
+// batch of several the array forms of both. Both land the same records.
+TEST_P(PostgresEngineTest, ASingleSubmitUsesTheScalarFormsAndABatchTheArrayForms) {
   ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/1));  // one session: the one read below
   ASSERT_EQ(Submit("one-key-form", Transfer("alice", "bob", 1))->kind, OutcomeKind::kCommitted);
   SubmitBatchRequest batch;
@@ -444,7 +445,7 @@ TEST_P(PostgresEngineTest, OneKeyClaimsUseTheScalarFormsAndBatchesTheArrayForms)
   ASSERT_TRUE(transaction.ok()) << transaction.status();
   absl::StatusOr<SqlRows> prepared = (*transaction)->RunCallerSql(
       "SELECT name FROM pg_prepared_statements WHERE name LIKE 'claim\\_%'"
-      " OR name LIKE 'lock\\_accounts\\_unless%'",
+      " OR name LIKE 'lock\\_accounts\\_unless%' OR name LIKE 'write\\_batch\\_%'",
       {});
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   std::set<std::string> names;
@@ -454,6 +455,29 @@ TEST_P(PostgresEngineTest, OneKeyClaimsUseTheScalarFormsAndBatchesTheArrayForms)
   }
   (*transaction)->Rollback();
   const bool row_mode = GetParam() == PostgresClaimMode::kRow;
+  // A transfer's write: the advisory mode records its key with it, the row mode at the
+  // claim.
+  using postgres_internal::WritePart;
+  postgres_internal::WriteParts transfer = postgres_internal::WriteParts()
+                                               .With(WritePart::kTransactions)
+                                               .With(WritePart::kEntries)
+                                               .With(WritePart::kAccounts)
+                                               .With(WritePart::kEvents);
+  postgres_internal::WriteBatchCounts one_transfer;
+  one_transfer[WritePart::kTransactions] = 1;
+  one_transfer[WritePart::kEntries] = 2;
+  one_transfer[WritePart::kAccounts] = 2;
+  one_transfer[WritePart::kEvents] = 1;
+  if (!row_mode) {
+    transfer = transfer.With(WritePart::kNewKeys);
+    one_transfer[WritePart::kNewKeys] = 1;
+  }
+  const std::string inline_write =
+      postgres_internal::WriteStatementOf({.parts = transfer, .inline_rows = one_transfer}).name;
+  const std::string array_write = postgres_internal::WriteStatementOf(transfer).name;
+  EXPECT_TRUE(names.contains(inline_write)) << inline_write << " was not prepared";
+  EXPECT_TRUE(names.contains(array_write)) << array_write << " was not prepared";
+  EXPECT_EQ(inline_write, row_mode ? "write_batch_4d_rows_1_2_2_1" : "write_batch_5d_rows_1_2_2_1_1");
   const std::vector<std::string> expected =
       row_mode ? std::vector<std::string>{"claim_insert_record", "claim_insert_records",
                                           "claim_lock_key_row", "claim_lock_key_rows",

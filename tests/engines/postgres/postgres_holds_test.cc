@@ -421,7 +421,10 @@ TEST(PostgresWriteBatchTest, EachBatchSendsOnlyThePartsItHasRowsFor) {
   plain.AddKeyRecord(key, /*claim_found_row=*/false);
   plain.AddEvent(event);
   EXPECT_EQ(plain.Parts(), submit);
-  EXPECT_EQ(plain.Statement().name, absl::StrCat("write_batch_", absl::Hex(submit.bits())));
+  // One transaction: its rows inline, one scalar per column and row (WriteShape).
+  EXPECT_EQ(plain.Statement().name,
+            absl::StrCat("write_batch_", absl::Hex(submit.bits()), "_rows_1_2_2_1_1"));
+  EXPECT_EQ(plain.Statement().parameter_count, 6 + 9 * 2 + 5 * 2 + 7 + 4 + 5);
   // 6 + 9 + 5 + 7 + 4 arrays and the expected counts.
   EXPECT_EQ(plain.Parameters().size(), 32u);
   EXPECT_EQ(LiteralOf(plain.Parameters().back()), "{1,2,2,1,1}");
@@ -434,6 +437,19 @@ TEST(PostgresWriteBatchTest, EachBatchSendsOnlyThePartsItHasRowsFor) {
         "pending_debits", "hold_id"}) {
     EXPECT_EQ(plain.Statement().sql.find(absent), std::string::npos) << absent;
   }
+
+  PostgresWriteBatch two;  // two transactions: arrays, one per column
+  add_transfer(two, transfer, transferred);
+  Transaction second = transfer;
+  second.id = "t-2";
+  second.entries = {{"alice", "CREDITS", -5, 90, 5}, {"bob", "CREDITS", 5, 10, 9}};
+  ASSERT_TRUE(two.AddTransaction(second, {AccountWith("alice", 90, 5, 40, 0),
+                                          AccountWith("bob", 10, 9, 0, 40)},
+                                 locked)
+                  .ok());
+  EXPECT_FALSE(two.Shape().inline_rows.has_value());
+  EXPECT_EQ(two.Statement().name, absl::StrCat("write_batch_", absl::Hex(two.Parts().bits())));
+  EXPECT_EQ(two.Statement().sql.find("VALUES"), std::string::npos);
 
   PostgresWriteBatch row_mode;  // the row claim inserted the key's final record
   add_transfer(row_mode, transfer, transferred);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status.h"
 #include "engines/postgres/postgres_binary_arrays.h"
@@ -81,6 +82,91 @@ TEST(PostgresStatements, EachShapeOfTheWriteHoldsItsPartsAndUsesExactlyTheirPosi
               parts.Has(WritePart::kPendingAmounts));
     EXPECT_EQ(&WriteStatementOf(parts), &statement);  // built once
   }
+}
+
+// Each shape with its rows inline takes one scalar per parameter and row, numbered
+// parameter by parameter (each parameter's rows together), and the expected counts one
+// by one: its SQL uses exactly those positions, unnests nothing and lists each part's
+// rows.
+TEST(PostgresStatements, EachInlineShapeTakesOneValuePerParameterAndRow) {
+  for (const WriteParts parts : EveryShape()) {
+    if (!parts.Has(WritePart::kTransactions)) continue;
+    WriteBatchCounts rows;
+    int counted = 0;
+    for (int i = 0; i < kCountedWritePartCount; ++i) {
+      const auto part = static_cast<WritePart>(i);
+      if (!parts.Has(part)) continue;
+      rows[part] = part == WritePart::kTransactions ? 1 : 1 + i % 3;
+      ++counted;
+    }
+    const WriteStatement& statement = WriteStatementOf({.parts = parts, .inline_rows = rows});
+    SCOPED_TRACE(statement.name);
+    EXPECT_TRUE(absl::StartsWith(statement.name,
+                                 absl::StrCat("write_batch_", absl::Hex(parts.bits()), "_rows_1")));
+    int values = 0;
+    for (int i = 0; i < kWriteParameterCount; ++i) {
+      const auto parameter = static_cast<WriteParameter>(i);
+      if (parts.Has(WritePartOf(parameter))) values += WriteParameterRows(parameter, rows);
+    }
+    EXPECT_EQ(statement.parameter_count, values + counted);
+    const ParameterUse use = ParameterUseOf(statement.sql);
+    EXPECT_EQ(use.highest, values + counted);
+    EXPECT_TRUE(use.contiguous);
+    EXPECT_EQ(statement.sql.find("unnest"), std::string::npos);
+    EXPECT_NE(statement.sql.find(absl::StrCat("$", values + counted, "::bigint])")),
+              std::string::npos);
+    EXPECT_EQ(&WriteStatementOf({.parts = parts, .inline_rows = rows}), &statement);
+    EXPECT_NE(&WriteStatementOf(parts), &statement);  // the arrays' shape is another
+  }
+}
+
+// A transfer's write, inline: the transaction's 6 values, then each entry column's two
+// rows together, so the first entry's row takes every other position.
+TEST(PostgresStatements, AnInlineTransfersRowsTakeTheirColumnsPositions) {
+  const WriteParts parts = WriteParts()
+                               .With(WritePart::kTransactions)
+                               .With(WritePart::kEntries)
+                               .With(WritePart::kAccounts)
+                               .With(WritePart::kNewKeys)
+                               .With(WritePart::kEvents);
+  WriteBatchCounts rows;
+  rows[WritePart::kTransactions] = 1;
+  rows[WritePart::kEntries] = 2;
+  rows[WritePart::kAccounts] = 2;
+  rows[WritePart::kNewKeys] = 1;
+  rows[WritePart::kEvents] = 1;
+  const WriteStatement& statement = WriteStatementOf({.parts = parts, .inline_rows = rows});
+  EXPECT_EQ(statement.name, "write_batch_5d_rows_1_2_2_1_1");
+  EXPECT_NE(statement.sql.find("VALUES ($1::text, $2::text, $3::bigint, $4::text, $5::text, "
+                               "$6::text)"),
+            std::string::npos)
+      << statement.sql;
+  EXPECT_NE(statement.sql.find("VALUES ($7::text, $9::bigint, $11::text, $13::integer, "
+                               "$15::text, $17::bigint, $19::bigint, $21::bigint, $23::bigint), "
+                               "($8::text, $10::bigint, $12::text, $14::integer, $16::text, "
+                               "$18::bigint, $20::bigint, $22::bigint, $24::bigint)"),
+            std::string::npos)
+      << statement.sql;
+  // 6 + 18 + 10 + 7 + 4 values, then the five expected counts.
+  EXPECT_NE(statement.sql.find("ARRAY[$46::bigint, $47::bigint, $48::bigint, $49::bigint, "
+                               "$50::bigint])"),
+            std::string::npos)
+      << statement.sql;
+  EXPECT_EQ(statement.parameter_count, 50);
+}
+
+TEST(PostgresStatementsDeathTest, InlineRowsMustMatchTheParts) {
+  WriteBatchCounts rows;
+  rows[WritePart::kTransactions] = 1;
+  rows[WritePart::kEntries] = 2;  // a part not in the shape
+  EXPECT_DEATH((void)WriteStatementOf({.parts = WriteParts().With(WritePart::kTransactions),
+                                       .inline_rows = rows}),
+               "inline rows of new_entries: 2 for a part not in the shape");
+  rows[WritePart::kEntries] = 0;
+  rows[WritePart::kTransactions] = 0;  // a part in the shape without rows
+  EXPECT_DEATH((void)WriteStatementOf({.parts = WriteParts().With(WritePart::kTransactions),
+                                       .inline_rows = rows}),
+               "inline rows of new_transactions: 0 for a part in the shape");
 }
 
 TEST(PostgresStatementsDeathTest, AShapeWithoutThePartsItsColumnsBelongToIsAProgrammingError) {

@@ -171,10 +171,20 @@ TEST_P(PostgresWritePartsTest, EachShapeCommitsAndItsCountCheckRefusesAShortWrit
 
   // The session prepared one statement per shape, each holding only its parts.
   const std::map<std::string, std::string> prepared = PreparedWrites();
+  // A single submit's rows go inline (postgres_internal::WriteShape).
+  postgres_internal::WriteBatchCounts rows;
+  rows[WritePart::kTransactions] = 1;
+  rows[WritePart::kEntries] = 2;
+  rows[WritePart::kAccounts] = 2;
+  rows[WritePart::kEvents] = 1;
+  if (TransferParts().Has(WritePart::kNewKeys)) rows[WritePart::kNewKeys] = 1;
   const std::string transfer =
-      postgres_internal::WriteStatementOf(TransferParts()).name;
+      postgres_internal::WriteStatementOf({.parts = TransferParts(), .inline_rows = rows}).name;
+  rows[WritePart::kMetadata] = 1;
   const std::string with_metadata =
-      postgres_internal::WriteStatementOf(TransferParts().With(WritePart::kMetadata)).name;
+      postgres_internal::WriteStatementOf(
+          {.parts = TransferParts().With(WritePart::kMetadata), .inline_rows = rows})
+          .name;
   ASSERT_TRUE(prepared.contains(transfer)) << transfer;
   ASSERT_TRUE(prepared.contains(with_metadata)) << with_metadata;
   EXPECT_EQ(prepared.at(transfer).find("new_metadata"), std::string::npos);
