@@ -193,21 +193,22 @@ bool SendPrepared(PGconn* connection, const PipelinedQuery& query) {
   size_t count = 0;
   for (const PipelineParameter& parameter : query.parameters) count += parameter.Width();
   LEDGER_CHECK(count <= kParametersMax) << "a query of " << count << " parameters";
-  std::vector<const char*> values;
-  std::vector<int> lengths;
-  std::vector<int> formats;
-  values.reserve(count);
-  lengths.reserve(count);
-  formats.reserve(count);
+  std::vector<const char*> values(count);
+  std::vector<int> lengths(count);
+  std::vector<int> formats(count);
+  size_t index = 0;
+  // A value's length fits the int: a text parameter's is checked here, an element's was
+  // by its array's writer.
   const auto add = [&](const char* value, size_t length, bool binary) {
-    LEDGER_CHECK(length <= static_cast<size_t>(std::numeric_limits<int>::max()))
-        << "a parameter of " << length << " bytes";
-    values.push_back(value);
-    lengths.push_back(static_cast<int>(length));  // ignored for text
-    formats.push_back(binary ? 1 : 0);
+    values[index] = value;
+    lengths[index] = static_cast<int>(length);  // ignored for text
+    formats[index] = binary ? 1 : 0;
+    ++index;
   };
   for (const PipelineParameter& parameter : query.parameters) {
     if (!parameter.elements_of.has_value()) {
+      LEDGER_CHECK(parameter.value.size() <= static_cast<size_t>(std::numeric_limits<int>::max()))
+          << "a parameter of " << parameter.value.size() << " bytes";
       add(parameter.value.c_str(), parameter.value.size(), parameter.binary);
       continue;
     }
@@ -215,6 +216,7 @@ bool SendPrepared(PGconn* connection, const PipelinedQuery& query) {
       element.has_value() ? add(element->data(), element->size(), true) : add(nullptr, 0, true);
     });
   }
+  LEDGER_CHECK(index == count) << "parameters " << index << " of " << count << " given";
   return PQsendQueryPrepared(connection, query.statement, static_cast<int>(count), values.data(),
                              lengths.data(), formats.data(), /*resultFormat=*/0) == 1;
 }
