@@ -3,7 +3,7 @@
 # timed, as client_per_submit.sh counts the client's (docs/benchmarks.md, "Counted, not
 # timed").
 #
-#   bench/instructions/server_per_submit.sh [LEDGER_LOAD...]
+#   bench/instructions/server_per_submit.sh [LEDGER_LOAD...] [-- LOAD_ARGS...]
 #
 # Starts a throwaway PostgreSQL (the newest /usr/lib/postgresql/*/bin) under valgrind on
 # a free loopback port, in a directory of its own, with autovacuum off (its workers would
@@ -14,11 +14,16 @@
 # submits (--no-verify: the audit would be most of the count). A run's count is the sum
 # of the backends that ended during it; prints instructions per submit as the
 # difference of the two runs over 60 submits, so the sessions' setup cancels out.
+# LOAD_ARGS are passed on to each run: `-- --batch 3` counts per operation of batches of
+# three.
 # Needs valgrind and the PostgreSQL server binaries (exit 77 without them). User space
 # only, as client_per_submit.sh. Takes a few minutes per binary.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-binaries=("$@")
+binaries=()
+while [[ $# -gt 0 && "$1" != "--" ]]; do binaries+=("$1"); shift; done
+[[ $# -gt 0 ]] && shift
+load_args=("$@")
 [[ ${#binaries[@]} -gt 0 ]] || binaries=("$repo/build/bench/ledger_load")
 command -v valgrind >/dev/null || { echo "server_per_submit: valgrind not installed" >&2; exit 77; }
 pg_bin=$(compgen -G '/usr/lib/postgresql/*/bin' | sort -V | tail -1 || true)
@@ -84,7 +89,7 @@ counted() {  # binary url operations -> the server's instructions for the run
   ls "$work/counts" | sort >"$work/before"
   "$1" --db "$2" --reuse --clients 1 --operations "$3" --warmup 0s --accounts 100 \
     --workload uniform --mode exactly-once --replay-operations 0 --seed 7 --no-verify \
-    >"$work/run.log" 2>&1 || { cat "$work/run.log" >&2; return 1; }
+    ${load_args[@]+"${load_args[@]}"} >"$work/run.log" 2>&1 || { cat "$work/run.log" >&2; return 1; }
   ended_since "$work/before" | summed
 }
 
@@ -97,6 +102,6 @@ for binary in "${binaries[@]}"; do
   counted "$binary" "$url" 10 >/dev/null  # the schema and the accounts
   short=$(counted "$binary" "$url" 30)
   long=$(counted "$binary" "$url" 90)
-  echo "$binary: $(( (long - short) / 60 )) server instructions per submit" \
-       "(30 submits: $short, 90: $long)"
+  echo "$binary ${load_args[*]}: $(( (long - short) / 60 )) server instructions per" \
+       "operation (30 operations: $short, 90: $long)"
 done

@@ -131,6 +131,9 @@ struct PostgresSession {
   // The checked write statements libpq prepared on this session (past libpqxx, which
   // never sees them): postgres_pipeline.h.
   std::set<std::string, std::less<>> pipelined_statements;
+  // How many of them are inline write shapes (WriteShape), each holding its row counts:
+  // bounded by kInlineWriteShapesPerSessionMax.
+  int inline_write_shapes = 0;
   std::shared_ptr<ReplyWatchdog> watchdog;  // shared by the pool's sessions
   OwnedSocket reply_socket;  // a duplicate of libpq's socket, for the watchdog
   absl::Duration read_timeout = absl::InfiniteDuration();

@@ -166,6 +166,21 @@ PipelinedQuery ReadKeysQuery(const ClaimParameters& claim, const PostgresErrorCo
   return read_keys;
 }
 
+// The batch's write statement, as arrays when it would be an inline shape new to a
+// session that has prepared its share of them (kInlineWriteShapesPerSessionMax).
+const WriteStatement& WriteStatementOn(PostgresSession& session, const PostgresWriteBatch& batch) {
+  const WriteStatement& statement = batch.Statement();
+  if (!statement.shape.inline_rows.has_value() ||
+      session.pipelined_statements.contains(statement.name)) {
+    return statement;
+  }
+  if (session.inline_write_shapes >= kInlineWriteShapesPerSessionMax) {
+    return WriteStatementOf(statement.shape.parts);
+  }
+  ++session.inline_write_shapes;  // prepared by the pipeline below
+  return statement;
+}
+
 }  // namespace
 
 // ---- the storage transaction ------------------------------------------------------------
@@ -525,7 +540,7 @@ absl::Status PostgresStorageTransaction::SendWrites(bool commit) {
   PipelineResult result = postgres_internal::SendWrite(
       **lease_, {.begin = begin,
                  .commit = commit,
-                 .statement = &batch_.Statement(),
+                 .statement = &WriteStatementOn(**lease_, batch_),
                  .parameters = batch_.Parameters(),
                  .short_write = [this](std::string_view applied) {
                    return batch_.CheckAppliedText(applied);

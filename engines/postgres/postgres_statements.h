@@ -254,8 +254,8 @@ struct WriteBatchCounts {
 //   VALUES list. A shape then holds its row counts, so it serves only batches of
 //   exactly those; PostgresWriteBatch uses it for a batch of one transaction. It spares
 //   the server each part's function scan and the state it materializes, whatever the
-//   rows: about 190k of a single submit's 1,300k server instructions
-//   (docs/benchmarks.md, "Counted, not timed").
+//   rows: 1,234k -> 1,002k server instructions per single submit (docs/benchmarks.md,
+//   "Counted, not timed").
 // Either way the parameters are named by WriteParameter, in the enum's order, and the
 // expected counts come last (WriteStatement).
 struct WriteShape {
@@ -263,6 +263,11 @@ struct WriteShape {
   // Each counted part's rows: at least one for a part of `parts`, none for the others.
   std::optional<WriteBatchCounts> inline_rows;
 };
+
+// The inline shapes one session prepares at most: past them, a batch of a new row count
+// goes as arrays. Each prepared shape keeps its plan in the server session's memory,
+// and a workload of many entry and metadata counts would otherwise keep adding them.
+inline constexpr int kInlineWriteShapesPerSessionMax = 16;
 
 // The rows a parameter has in an inline shape: its part's, or for the columns another
 // part adds (kTransactionHoldIds, the pending amounts) the rows they are columns of.
@@ -305,8 +310,9 @@ ParameterUse ParameterUseOf(std::string_view sql);
 // short write (postgres_pipeline.h). Prepared by libpq itself (libpqxx never hears of
 // it), on first use in each session, under its name: "write_batch_" and the parts' bits
 // in hex ("write_batch_4d"), for inline rows followed by "_rows" and each counted part's
-// rows ("write_batch_5d_rows_1_2_2_1_1"). At most 2^kWritePartCount shapes of arrays;
-// a workload sends a handful, and a handful of inline ones.
+// rows ("write_batch_5d_rows_1_2_2_1_1"). At most 2^kWritePartCount shapes of arrays
+// (a workload sends a handful), and a session prepares at most
+// kInlineWriteShapesPerSessionMax inline ones.
 struct WriteStatement {
   WriteShape shape;
   std::string name;

@@ -497,6 +497,45 @@ TEST_P(PostgresEngineTest, ASingleSubmitUsesTheScalarFormsAndABatchTheArrayForms
   }
 }
 
+// Each inline write shape holds its row counts, and its plan stays in the server
+// session: a session prepares at most kInlineWriteShapesPerSessionMax of them, and a
+// submit of a new row count past that sends the arrays' shape. 18 row counts here
+// (transfers and posts of three entries, with 0 to 8 metadata members) all commit.
+TEST_P(PostgresEngineTest, ASessionPreparesABoundedNumberOfInlineWriteShapes) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(/*pool_size=*/1));  // one session: the one read below
+  int submitted = 0;
+  for (int members = 0; members <= 8; ++members) {
+    nlohmann::json metadata = nlohmann::json::object();
+    for (int member = 0; member < members; ++member) {
+      metadata[absl::StrCat("m", member)] = "v";  // a string: one indexed row each
+    }
+    Operation transfer = Transfer("alice", "bob", 1);
+    Operation post = Operation::Post(
+        {{"alice", kAsset, -1}, {"alice", kAsset, -1}, {"bob", kAsset, 2}});
+    transfer.metadata = metadata;
+    post.metadata = metadata;
+    for (const Operation& operation : {transfer, post}) {
+      absl::StatusOr<Outcome> outcome = Submit(absl::StrCat("shape-", submitted++), operation);
+      ASSERT_TRUE(outcome.ok()) << outcome.status();
+      EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
+    }
+  }
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> transaction = faults_->Begin({});
+  ASSERT_TRUE(transaction.ok()) << transaction.status();
+  absl::StatusOr<SqlRows> prepared = (*transaction)->RunCallerSql(
+      "SELECT count(*) FILTER (WHERE name LIKE 'write\\_batch\\_%\\_rows\\_%'),"
+      " count(*) FILTER (WHERE name NOT LIKE '%\\_rows\\_%')"
+      " FROM pg_prepared_statements WHERE name LIKE 'write\\_batch\\_%'",
+      {});
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  (*transaction)->Rollback();
+  ASSERT_EQ(prepared->rows.size(), 1u);
+  EXPECT_EQ(prepared->rows[0][0],
+            std::to_string(postgres_internal::kInlineWriteShapesPerSessionMax));
+  EXPECT_NE(prepared->rows[0][1], "0");  // the shapes past them: arrays
+  ExpectVerifiedClean();
+}
+
 // A session plans each statement once, against the statistics of that moment. Made
 // while autovacuum had last analyzed the tables tiny (a new ledger's first submits), a
 // plan scanned the key table (claim_read_keys) or the accounts and kept the scan as they
