@@ -252,7 +252,7 @@ struct WriteBatchCounts {
 // - Inline rows: each parameter is as many scalar parameters as its part has rows
 //   ("$4::bigint, $5::bigint" for two entries' amounts), and each part's rows are a
 //   VALUES list. A shape then holds its row counts, so it serves only batches of
-//   exactly those; PostgresWriteBatch uses it for a batch of one transaction. It spares
+//   exactly those; PostgresWriteBatch uses it for small batches (Shape). It spares
 //   the server each part's function scan and the state it materializes, whatever the
 //   rows: 1,234k -> 1,002k server instructions per single submit (docs/benchmarks.md,
 //   "Counted, not timed").

@@ -136,7 +136,6 @@ WriteParts PostgresWriteBatch::Parts() const {
 WriteShape PostgresWriteBatch::Shape() const {
   WriteShape shape{.parts = Parts()};
   const WriteBatchCounts rows = Expected();
-  if (rows[WritePart::kTransactions] != 1) return shape;
   for (int64_t part_rows : rows.rows) {
     if (part_rows > kInlineRowsMax) return shape;
   }

@@ -438,18 +438,32 @@ TEST(PostgresWriteBatchTest, EachBatchSendsOnlyThePartsItHasRowsFor) {
     EXPECT_EQ(plain.Statement().sql.find(absent), std::string::npos) << absent;
   }
 
-  PostgresWriteBatch two;  // two transactions: arrays, one per column
-  add_transfer(two, transfer, transferred);
-  Transaction second = transfer;
-  second.id = "t-2";
-  second.entries = {{"alice", "CREDITS", -5, 90, 5}, {"bob", "CREDITS", 5, 10, 9}};
-  ASSERT_TRUE(two.AddTransaction(second, {AccountWith("alice", 90, 5, 40, 0),
-                                          AccountWith("bob", 10, 9, 0, 40)},
-                                 locked)
-                  .ok());
-  EXPECT_FALSE(two.Shape().inline_rows.has_value());
-  EXPECT_EQ(two.Statement().name, absl::StrCat("write_batch_", absl::Hex(two.Parts().bits())));
-  EXPECT_EQ(two.Statement().sql.find("VALUES"), std::string::npos);
+  // Transfers between alice and bob, one after another: 2 entries each, 2 accounts in
+  // all. Up to four keep every part within kInlineRowsMax rows: inline; a fifth makes
+  // 10 entries: arrays, one per column.
+  PostgresWriteBatch several;
+  add_transfer(several, transfer, transferred);
+  for (int next = 2; next <= 5; ++next) {
+    Transaction more = transfer;
+    more.id = absl::StrCat("t-", next);
+    const Amount alice_balance = 100 - 5 * next;
+    more.entries = {{"alice", "CREDITS", -5, alice_balance, 3 + next},
+                    {"bob", "CREDITS", 5, 5 * next, 7 + next}};
+    ASSERT_TRUE(several
+                    .AddTransaction(more,
+                                    {AccountWith("alice", alice_balance, 3 + next, 40, 0),
+                                     AccountWith("bob", 5 * next, 7 + next, 0, 40)},
+                                    locked)
+                    .ok());
+    const bool within = 2 * next <= PostgresWriteBatch::kInlineRowsMax;
+    EXPECT_EQ(several.Shape().inline_rows.has_value(), within) << next << " transfers";
+    EXPECT_EQ(several.Statement().name,
+              within ? absl::StrCat("write_batch_", absl::Hex(several.Parts().bits()), "_rows_",
+                                    next, "_", 2 * next, "_2")
+                     : absl::StrCat("write_batch_", absl::Hex(several.Parts().bits())))
+        << next << " transfers";
+    EXPECT_EQ(several.Statement().sql.find("VALUES") != std::string::npos, within);
+  }
 
   PostgresWriteBatch row_mode;  // the row claim inserted the key's final record
   add_transfer(row_mode, transfer, transferred);

@@ -192,7 +192,9 @@ TEST(PostgresStatements, AShortWriteReportedByTheServerMapsAsTheClientCheck) {
   const std::vector<BinaryArray> parameters = batch.Parameters();
   EXPECT_EQ(parameters.back().bytes, BigintArray({1, 1}).bytes);
   EXPECT_EQ(parameters.size(), 12u);
-  EXPECT_EQ(static_cast<int>(parameters.size()), batch.Statement().parameter_count);
+  // One row a part: sent inline, the 11 arrays' one element each and the two counts.
+  ASSERT_TRUE(batch.Shape().inline_rows.has_value());
+  EXPECT_EQ(batch.Statement().parameter_count, 11 + 2);
   EXPECT_TRUE(IsRetryable(batch.CheckAppliedText("{0,1}")));
   const absl::Status events = batch.CheckAppliedText("{1,0}");
   EXPECT_EQ(events.code(), absl::StatusCode::kInternal) << events;
