@@ -12,10 +12,12 @@
 # ledger_load binary given (default build/bench/ledger_load), in a database of its own:
 # 100 accounts opened, then one client's exactly-once uniform transfers, 30 and then 90
 # submits (--no-verify: the audit would be most of the count). A run's count is the sum
-# of the backends that ended during it; prints instructions per submit as the
-# difference of the two runs over 60 submits, so the sessions' setup cancels out.
+# of the backends that ended during it; prints instructions per operation as the
+# difference of the two runs over the operations between them, so the sessions' setup
+# cancels out.
 # LOAD_ARGS are passed on to each run: `-- --batch 3` counts per operation of batches of
-# three.
+# three, `-- --mode raw` without the exactly-once claim and record. SHORT and LONG
+# (default 30 and 90) set the runs' operations: `SHORT=300 LONG=900 ... -- --batch 100`.
 # Needs valgrind and the PostgreSQL server binaries (exit 77 without them). User space
 # only, as client_per_submit.sh. Takes a few minutes per binary.
 set -euo pipefail
@@ -24,6 +26,10 @@ binaries=()
 while [[ $# -gt 0 && "$1" != "--" ]]; do binaries+=("$1"); shift; done
 [[ $# -gt 0 ]] && shift
 load_args=("$@")
+mode_args=(--mode exactly-once)
+for arg in "$@"; do [[ "$arg" == --mode* ]] && mode_args=(); done
+short_operations=${SHORT:-30}
+long_operations=${LONG:-90}
 [[ ${#binaries[@]} -gt 0 ]] || binaries=("$repo/build/bench/ledger_load")
 command -v valgrind >/dev/null || { echo "server_per_submit: valgrind not installed" >&2; exit 77; }
 pg_bin=$(compgen -G '/usr/lib/postgresql/*/bin' | sort -V | tail -1 || true)
@@ -38,9 +44,10 @@ cleanup() {
     # The server's own pid (runuser does not pass signals on): a fast shutdown.
     local server
     server=$(head -1 "$work/data/postmaster.pid" 2>/dev/null || true)
-    [[ -n "$server" ]] && kill -INT "$server" 2>/dev/null
+    # (|| true: under set -e a failed kill, of a server already gone, would end the trap)
+    [[ -n "$server" ]] && { kill -INT "$server" 2>/dev/null || true; }
     for _ in $(seq 1 120); do kill -0 "$postmaster" 2>/dev/null || break; sleep 0.5; done
-    [[ -n "$server" ]] && kill -KILL "$server" 2>/dev/null
+    [[ -n "$server" ]] && { kill -KILL "$server" 2>/dev/null || true; }
     wait "$postmaster" 2>/dev/null || true
   fi
   rm -rf "$work"
@@ -88,7 +95,7 @@ summed() {  # the count files named on stdin -> their instructions
 counted() {  # binary url operations -> the server's instructions for the run
   ls "$work/counts" | sort >"$work/before"
   "$1" --db "$2" --reuse --clients 1 --operations "$3" --warmup 0s --accounts 100 \
-    --workload uniform --mode exactly-once --replay-operations 0 --seed 7 --no-verify \
+    --workload uniform "${mode_args[@]}" --replay-operations 0 --seed 7 --no-verify \
     ${load_args[@]+"${load_args[@]}"} >"$work/run.log" 2>&1 || { cat "$work/run.log" >&2; return 1; }
   ended_since "$work/before" | summed
 }
@@ -100,8 +107,9 @@ for binary in "${binaries[@]}"; do
     -c "CREATE DATABASE ledger_$index" >/dev/null
   url="postgresql://postgres@127.0.0.1:$port/ledger_$index"
   counted "$binary" "$url" 10 >/dev/null  # the schema and the accounts
-  short=$(counted "$binary" "$url" 30)
-  long=$(counted "$binary" "$url" 90)
-  echo "$binary ${load_args[*]}: $(( (long - short) / 60 )) server instructions per" \
-       "operation (30 operations: $short, 90: $long)"
+  short=$(counted "$binary" "$url" "$short_operations")
+  long=$(counted "$binary" "$url" "$long_operations")
+  echo "$binary ${load_args[*]}: $(( (long - short) / (long_operations - short_operations) ))" \
+       "server instructions per operation ($short_operations operations: $short," \
+       "$long_operations: $long)"
 done
