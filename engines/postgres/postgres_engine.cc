@@ -167,17 +167,20 @@ PipelinedQuery ReadKeysQuery(const ClaimParameters& claim, const PostgresErrorCo
 }
 
 // The batch's write statement, as arrays when it would be an inline shape new to a
-// session that has prepared its share of them (kInlineWriteShapesPerSessionMax).
+// session that has prepared its share of them (kInlineWriteShapesPerSessionMax). Such a
+// shape is not even built: the process keeps only the inline statements some session
+// sent.
 const WriteStatement& WriteStatementOn(PostgresSession& session, const PostgresWriteBatch& batch) {
-  const WriteStatement& statement = batch.Statement();
-  if (!statement.shape.inline_rows.has_value() ||
-      session.pipelined_statements.contains(statement.name)) {
-    return statement;
+  WriteShape shape = batch.Shape();
+  if (!shape.inline_rows.has_value()) return WriteStatementOf(shape);
+  if (session.inline_write_shapes >= kInlineWriteShapesPerSessionMax &&
+      !session.pipelined_statements.contains(WriteStatementName(shape))) {
+    return WriteStatementOf(shape.parts);
   }
-  if (session.inline_write_shapes >= kInlineWriteShapesPerSessionMax) {
-    return WriteStatementOf(statement.shape.parts);
+  const WriteStatement& statement = WriteStatementOf(shape);
+  if (!session.pipelined_statements.contains(statement.name)) {
+    ++session.inline_write_shapes;  // prepared by the pipeline below
   }
-  ++session.inline_write_shapes;  // prepared by the pipeline below
   return statement;
 }
 

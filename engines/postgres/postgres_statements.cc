@@ -602,6 +602,17 @@ std::vector<BinaryArray> WriteParameters::Take() && {
   return values;
 }
 
+std::string WriteStatementName(const WriteShape& shape) {
+  std::string name = absl::StrCat("write_batch_", absl::Hex(shape.parts.bits()));
+  if (!shape.inline_rows.has_value()) return name;
+  absl::StrAppend(&name, "_rows");
+  for (int i = 0; i < kCountedWritePartCount; ++i) {
+    const auto part = static_cast<WritePart>(i);
+    if (shape.parts.Has(part)) absl::StrAppend(&name, "_", (*shape.inline_rows)[part]);
+  }
+  return name;
+}
+
 const WriteStatement& WriteStatementOf(const WriteShape& shape) {
   using ShapeKey = std::pair<uint32_t, std::optional<decltype(WriteBatchCounts::rows)>>;
   static absl::Mutex mutex(absl::kConstInit);
@@ -621,9 +632,7 @@ const WriteStatement& WriteStatementOf(const WriteShape& shape) {
       << "settlements without the transactions that carry their hold_id";
   auto made = std::make_unique<WriteStatement>();
   made->shape = shape;
-  made->name = absl::StrCat("write_batch_", absl::Hex(parts.bits()));
-  // Inline: its rows follow, "write_batch_5d_rows_1_2_2_1_1".
-  if (shape.inline_rows.has_value()) absl::StrAppend(&made->name, "_rows");
+  made->name = WriteStatementName(shape);
   int counted_parts = 0;
   for (int i = 0; i < kCountedWritePartCount; ++i) {
     const auto part = static_cast<WritePart>(i);
@@ -633,7 +642,6 @@ const WriteStatement& WriteStatementOf(const WriteShape& shape) {
     LEDGER_CHECK(parts.Has(part) ? rows > 0 : rows == 0)
         << "inline rows of " << WritePartName(part) << ": " << rows << " for a part "
         << (parts.Has(part) ? "in" : "not in") << " the shape";
-    if (parts.Has(part)) absl::StrAppend(&made->name, "_", rows);
   }
   made->sql = WriteBatchSqlText(shape);
   // and the expected counts: one array, or one each

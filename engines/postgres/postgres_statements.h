@@ -324,6 +324,8 @@ struct WriteStatement {
 // if kSettledHolds, inline rows are as WriteShape says, and the SQL uses exactly
 // $1..$parameter_count.
 const WriteStatement& WriteStatementOf(const WriteShape& shape);
+// Its name alone, without building it.
+std::string WriteStatementName(const WriteShape& shape);
 // The shape of arrays.
 inline const WriteStatement& WriteStatementOf(WriteParts parts) {
   return WriteStatementOf(WriteShape{.parts = parts});
