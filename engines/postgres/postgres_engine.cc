@@ -150,20 +150,26 @@ std::vector<PipelinedQuery> ClaimQueries(const PostgresSession& session, Postgre
   return queries;
 }
 
-PipelinedQuery ReadKeysQuery(const ClaimParameters& claim, const PostgresErrorContext& context,
-                             ClaimedKeyRows& found) {
-  const ClaimStatement read = ReadKeysStatement(claim.form);
-  PipelinedQuery read_keys = ClaimQuery(read.name, read.sql, claim.keys, context);
-  read_keys.read = [&found](const PGresult* rows) -> absl::Status {
-    for (int row = 0; row < PQntuples(rows); ++row) {
-      LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record, KeyRecordFromResult(rows, row));
-      found.emplace(std::make_tuple(PQgetvalue(rows, row, 0), PQgetvalue(rows, row, 1),
-                                    PQgetvalue(rows, row, 2)),
-                    std::move(record));
+// The rows of a claim's read (ReadKeysAndLockAccountsStatement): key rows into `found`,
+// account rows into `accounts`.
+absl::Status ReadClaimRows(const PGresult* result, ClaimRows rows, ClaimedKeyRows& found,
+                           LockedAccountRows& accounts) {
+  const int first_account_column = rows == ClaimRows::kAccounts ? 0 : kReadKeysAccountColumn;
+  for (int row = 0; row < PQntuples(result); ++row) {
+    const bool account = rows == ClaimRows::kAccounts ||
+                         (rows == ClaimRows::kKeysThenAccounts && PQgetisnull(result, row, 0) == 1);
+    if (account) {
+      accounts.emplace_back(
+          AccountFromResult(result, row, first_account_column),
+          RunningMaxFromResult(result, row, first_account_column + kLockAccountsRunningMaxColumn));
+      continue;
     }
-    return absl::OkStatus();
-  };
-  return read_keys;
+    LEDGER_ASSIGN_OR_RETURN(std::optional<KeyRecord> record, KeyRecordFromResult(result, row));
+    found.emplace(std::make_tuple(PQgetvalue(result, row, 0), PQgetvalue(result, row, 1),
+                                  PQgetvalue(result, row, 2)),
+                  std::move(record));
+  }
+  return absl::OkStatus();
 }
 
 // The batch's write statement, as arrays when it would be an inline shape new to a
@@ -247,7 +253,8 @@ void PostgresStorageTransaction::ExpectAccountLocks(const std::vector<std::strin
 
 // Every key in one round trip (postgres_pipeline.h): BEGIN, the claim in the given
 // order (row mode: the final records inserted), the key rows and, after
-// ExpectAccountLocks, the accounts' lock unless a key replays. Nothing is parsed per
+// ExpectAccountLocks, the accounts' lock unless a key replays (AddReadQueries). Nothing
+// is parsed per
 // submit: each statement is prepared once per session.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction::ClaimKeys(
     const std::vector<KeyRecord>& intended) {
@@ -261,37 +268,50 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
       ClaimQueries(**lease_, claim_mode_, !begin_sent_, options_.wait.wait_max, claim,
                    claim_context, advisory_sql);
   ClaimedKeyRows found;
-  queries.push_back(ReadKeysQuery(claim, claim_context, found));
   PrefetchedLocks prefetched{.ids = std::exchange(expected_account_ids_, {})};
   std::optional<size_t> lock_query;  // the prefetched lock's place in the pipeline
-  if (!prefetched.ids.empty()) {
-    lock_query = queries.size();
-    queries.push_back(LockUnlessReplayedQuery(claim, prefetched));
-  }
+  AddReadQueries(claim, claim_context, queries, lock_query, found, prefetched);
   LEDGER_RETURN_IF_ERROR(RunClaimPipeline(queries, claim_context, lock_query, prefetched));
   return ClaimedRecords(intended, found);
 }
 
-PipelinedQuery PostgresStorageTransaction::LockUnlessReplayedQuery(const ClaimParameters& claim,
-                                                                   PrefetchedLocks& prefetched) {
+// The key rows and, when the ledger named the accounts, their lock: one statement for
+// several keys, two for one (ReadKeysAndLockAccountsStatement). A failure of a statement
+// that locks accounts is LockAccounts' (its context and `lock_query`), the claim's
+// otherwise.
+void PostgresStorageTransaction::AddReadQueries(const ClaimParameters& claim,
+                                                const PostgresErrorContext& claim_context,
+                                                std::vector<PipelinedQuery>& queries,
+                                                std::optional<size_t>& lock_query,
+                                                ClaimedKeyRows& found, PrefetchedLocks& prefetched) {
   const bool row_mode = claim_mode_ == PostgresClaimMode::kRow;
-  std::vector<PipelineParameter> parameters = {TextArray(prefetched.ids)};
-  parameters.insert(parameters.end(), claim.keys.begin(), claim.keys.end());
+  const bool locks = !prefetched.ids.empty();
+  const PostgresErrorContext lock_context{.operation = "lock accounts", .phase = kInTransaction};
+  std::vector<PipelineParameter> lock_parameters = {TextArray(prefetched.ids)};
+  lock_parameters.insert(lock_parameters.end(), claim.keys.begin(), claim.keys.end());
   if (row_mode) {
-    parameters.insert(parameters.end(), claim.transaction_ids.begin(), claim.transaction_ids.end());
+    lock_parameters.insert(lock_parameters.end(), claim.transaction_ids.begin(),
+                           claim.transaction_ids.end());
   }
-  const ClaimStatement statement = LockAccountsUnlessReplayedStatement(claim.form, row_mode);
-  PipelinedQuery lock = ClaimQuery(statement.name, statement.sql, std::move(parameters),
-                                   {.operation = "lock accounts", .phase = kInTransaction});
-  lock.read = [&prefetched](const PGresult* rows) -> absl::Status {
-    for (int row = 0; row < PQntuples(rows); ++row) {
-      prefetched.rows.emplace_back(
-          AccountFromResult(rows, row),
-          RunningMaxFromResult(rows, row, kLockAccountsRunningMaxColumn));
-    }
-    return absl::OkStatus();
+  auto add = [&](ClaimStatement statement, std::vector<PipelineParameter> parameters,
+                 const PostgresErrorContext& context, ClaimRows rows) {
+    PipelinedQuery query = ClaimQuery(statement.name, statement.sql, std::move(parameters), context);
+    query.read = [rows, &found, &prefetched](const PGresult* result) {
+      return ReadClaimRows(result, rows, found, prefetched.rows);
+    };
+    queries.push_back(std::move(query));
   };
-  return lock;
+  if (claim.form == ClaimKeys::kMany) {
+    if (locks) lock_query = queries.size();
+    add(ReadKeysAndLockAccountsStatement(row_mode), std::move(lock_parameters),
+        locks ? lock_context : claim_context, ClaimRows::kKeysThenAccounts);
+    return;
+  }
+  add(ReadKeyStatement(), claim.keys, claim_context, ClaimRows::kKeys);
+  if (!locks) return;
+  lock_query = queries.size();
+  add(LockAccountsUnlessReplayedStatement(row_mode), std::move(lock_parameters), lock_context,
+      ClaimRows::kAccounts);
 }
 
 absl::Status PostgresStorageTransaction::RunClaimPipeline(

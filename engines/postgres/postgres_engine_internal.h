@@ -53,6 +53,11 @@ struct ClaimParameters {
 // replaced it at the claim, but still read).
 using ClaimedKeyRows =
     std::map<std::tuple<std::string, std::string, std::string>, std::optional<KeyRecord>>;
+// The accounts a claim's read locked, with their entries_running_max.
+using LockedAccountRows = std::vector<std::pair<Account, std::optional<absl::Time>>>;
+// What a claim's read returns (ReadKeysAndLockAccountsStatement): key rows, account rows,
+// or both in one statement's rows.
+enum class ClaimRows { kKeys, kAccounts, kKeysThenAccounts };
 
 class PostgresStorageTransaction final : public StorageTransaction {
  public:
@@ -132,11 +137,13 @@ class PostgresStorageTransaction final : public StorageTransaction {
   // LockAccounts returns (its phase). None: no prefetch, or it locked nothing.
   struct PrefetchedLocks {
     std::vector<std::string> ids;
-    std::vector<std::pair<Account, std::optional<absl::Time>>> rows;
+    LockedAccountRows rows;
     absl::Status failure;
   };
   // The parts of ClaimKeys (postgres_engine.cc).
-  PipelinedQuery LockUnlessReplayedQuery(const ClaimParameters& claim, PrefetchedLocks& prefetched);
+  void AddReadQueries(const ClaimParameters& claim, const PostgresErrorContext& claim_context,
+                      std::vector<PipelinedQuery>& queries, std::optional<size_t>& lock_query,
+                      ClaimedKeyRows& found, PrefetchedLocks& prefetched);
   absl::Status RunClaimPipeline(std::vector<PipelinedQuery>& queries,
                                 const PostgresErrorContext& claim_context,
                                 std::optional<size_t> lock_query, PrefetchedLocks& prefetched);

@@ -3,10 +3,10 @@
 // each query's [Parse, on a named statement's first use in the session,] Bind +
 // Execute, then one Sync, all sent before any reply is read. A submit uses two:
 //
-// - The claim (postgres_engine.cc, ClaimKeys): BEGIN, the claim's statements, the read
-//   of the key rows and, when the ledger named the accounts up front, their lock
-//   (lock_accounts_unless_replayed, which locks nothing when a claimed key has a
-//   committed record).
+// - The claim (postgres_engine.cc, ClaimKeys): BEGIN, the claim's statements, then
+//   one statement that reads the key rows and, when the ledger named the accounts up
+//   front, locks them (read_keys_lock_accounts, which locks nothing when a claimed key
+//   has a committed record).
 // - The commit (SendWrite below): the checked write and COMMIT. The write is
 //   checked (postgres_statements.h, WriteStatementOf): the server compares
 //   the rows it wrote with the counts the client expects and raises kShortWriteSqlState

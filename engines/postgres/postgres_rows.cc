@@ -32,24 +32,27 @@ struct PostgresColumns {
   }
 };
 
-// The same view of a row of a result libpq returned (text format).
+// The same view of a row of a result libpq returned (text format), its columns counted
+// from `first`.
 struct LibpqColumns {
   const PGresult* result;
   int row;
+  int first = 0;
   std::string_view engine() const { return "postgres"; }
-  bool IsNull(int column) const { return PQgetisnull(result, row, column) == 1; }
-  std::string Text(int column) const { return PQgetvalue(result, row, column); }
+  const char* Value(int column) const { return PQgetvalue(result, row, first + column); }
+  bool IsNull(int column) const { return PQgetisnull(result, row, first + column) == 1; }
+  std::string Text(int column) const { return Value(column); }
   std::optional<std::string> OptionalText(int column) const {
     if (IsNull(column)) return std::nullopt;
     return Text(column);
   }
   int64_t Int(int column) const {
     int64_t value = 0;
-    LEDGER_CHECK(absl::SimpleAtoi(PQgetvalue(result, row, column), &value))
-        << "column " << column << " is no integer: " << PQgetvalue(result, row, column);
+    LEDGER_CHECK(absl::SimpleAtoi(Value(column), &value))
+        << "column " << first + column << " is no integer: " << Value(column);
     return value;
   }
-  bool Bool(int column) const { return PQgetvalue(result, row, column)[0] == 't'; }
+  bool Bool(int column) const { return Value(column)[0] == 't'; }
   absl::Time Time(int column) const { return TimeFromMicros(Int(column)); }
   std::optional<absl::Time> OptionalTime(int column) const {
     if (IsNull(column)) return std::nullopt;
@@ -126,8 +129,8 @@ absl::StatusOr<std::optional<KeyRecord>> KeyRecordFromResult(const PGresult* res
   return engine_common::ReadKeyRow(LibpqColumns{result, row});
 }
 
-Account AccountFromResult(const PGresult* result, int row) {
-  return engine_common::ReadAccount(LibpqColumns{result, row});
+Account AccountFromResult(const PGresult* result, int row, int first_column) {
+  return engine_common::ReadAccount(LibpqColumns{result, row, first_column});
 }
 
 std::optional<absl::Time> RunningMaxFromResult(const PGresult* result, int row, int column) {

@@ -75,9 +75,10 @@ OutboxEvent EventFromRow(const pqxx::row& row);
 absl::StatusOr<std::optional<KeyRecord>> KeyRecordFromRow(const pqxx::row& row);
 
 // The same from a result libpq returned past libpqxx (postgres_pipeline.h), text format:
-// row `row` of kKeyColumns, and of kAccountColumns followed by entries_running_max.
+// row `row` of kKeyColumns, and of kAccountColumns (from `first_column`) followed by
+// entries_running_max.
 absl::StatusOr<std::optional<KeyRecord>> KeyRecordFromResult(const PGresult* result, int row);
-Account AccountFromResult(const PGresult* result, int row);
+Account AccountFromResult(const PGresult* result, int row, int first_column);
 std::optional<absl::Time> RunningMaxFromResult(const PGresult* result, int row, int column);
 
 // Groups rows of kTransactionWithEntryColumns, ordered by transaction then entry.

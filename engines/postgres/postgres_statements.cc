@@ -705,6 +705,12 @@ std::string OneKeyRow(int first) {
                       first + 1, " AND k.key = $", first + 2);
 }
 
+// "NULL, NULL, ..." : `count` columns of a UNION branch that the other branch fills.
+std::string NullColumns(int count) {
+  std::vector<absl::string_view> nulls(count, "NULL");
+  return absl::StrJoin(nulls, ", ");
+}
+
 // A statement's two forms, built once.
 ClaimStatement FormOf(ClaimKeys keys, const char* one_name, const std::string* one_sql,
                       const char* many_name, const std::string* many_sql) {
@@ -746,47 +752,63 @@ ClaimStatement LockKeyRowsStatement(ClaimKeys keys) {
   return FormOf(keys, "claim_lock_key_row", one, "claim_lock_key_rows", many);
 }
 
-ClaimStatement ReadKeysStatement(ClaimKeys keys) {
-  static const std::string* const many = new std::string(
-      absl::StrCat("SELECT k.* FROM ", ClaimedKeysRelation(1),
-                   KeyRowOfEach(kKeyColumnsOfK, "", "")));
-  static const std::string* const one =
+ClaimStatement ReadKeyStatement() {
+  static const std::string* const sql =
       new std::string(absl::StrCat("SELECT ", kKeyColumnsOfK, " FROM ", OneKeyRow(1)));
-  return FormOf(keys, "claim_read_key", one, "claim_read_keys", many);
+  return {"claim_read_key", *sql};
 }
 
-// lock_accounts behind a one-time filter: NOT EXISTS over the claimed keys' committed
-// rows is uncorrelated, so the server evaluates it once, before it reads or locks any
-// account row; in this statement's snapshot, taken after the claim was granted (the
-// claim's advisory lock or row lock is held, so no other writer of these keys can
-// commit meanwhile). In row mode the rows the claim itself inserted carry its
+// The lock's NOT EXISTS is uncorrelated, so the server evaluates it once, before it
+// reads or locks any account row; in the statement's snapshot, taken after the claim was
+// granted (the claim's advisory lock or row lock is held, so no other writer of these
+// keys can commit meanwhile). In row mode the rows the claim itself inserted carry its
 // transaction ids ($5; another transaction's would still be uncommitted and the claim
 // would have waited), so they do not stop the locks; an expired committed record does
 // (the ledger replaces it, after a lock_accounts of its own).
-ClaimStatement LockAccountsUnlessReplayedStatement(ClaimKeys keys, bool row_mode) {
-  auto make = [](const std::string& committed_key) {
+namespace {
+
+// The accounts ($1) locked unless `committed_key` ("<relation> k WHERE ...") finds a row.
+std::string LockAccountsUnlessSql(absl::string_view committed_key) {
+  return absl::StrCat(
+      "SELECT ", kAccountColumnsOfA, ", a.entries_running_max"
+      " FROM unnest($1::text[]) WITH ORDINALITY AS wanted (id, position)"
+      " JOIN accounts a ON a.id = wanted.id WHERE NOT EXISTS (SELECT 1 FROM ", committed_key,
+      ") ORDER BY wanted.position FOR UPDATE OF a");
+}
+
+constexpr char kCommitted[] = "k.state = 'committed'";
+
+// Row mode: not a row the claim itself inserted (it carries the claim's transaction id).
+constexpr char kNotClaimsOwn[] = " AND k.transaction_id <> ALL ($5::text[])";
+constexpr char kNotClaimsOwnOne[] = " AND k.transaction_id <> $5::text";
+
+}  // namespace
+
+ClaimStatement LockAccountsUnlessReplayedStatement(bool row_mode) {
+  static const std::string* const advisory =
+      new std::string(LockAccountsUnlessSql(absl::StrCat(OneKeyRow(2), " AND ", kCommitted)));
+  static const std::string* const row = new std::string(
+      LockAccountsUnlessSql(absl::StrCat(OneKeyRow(2), " AND ", kCommitted, kNotClaimsOwnOne)));
+  return row_mode ? ClaimStatement{"lock_accounts_unless_replayed_row_mode_one_key", *row}
+                  : ClaimStatement{"lock_accounts_unless_replayed_one_key", *advisory};
+}
+
+// The claimed_keys CTE reads the key rows once; the lock's test reads that CTE.
+ClaimStatement ReadKeysAndLockAccountsStatement(bool row_mode) {
+  auto make = [](absl::string_view not_claims_own) {
     return new std::string(absl::StrCat(
-        "SELECT ", kAccountColumnsOfA, ", a.entries_running_max"
-        " FROM unnest($1::text[]) WITH ORDINALITY AS wanted (id, position)"
-        " JOIN accounts a ON a.id = wanted.id"
-        " WHERE NOT EXISTS (SELECT 1 FROM ", committed_key,
-        ") ORDER BY wanted.position FOR UPDATE OF a"));
+        "WITH claimed_keys AS MATERIALIZED (SELECT k.* FROM ", ClaimedKeysRelation(2),
+        KeyRowOfEach(kKeyColumnsOfK, "", ""), "),"
+        " locked_accounts AS MATERIALIZED (",
+        LockAccountsUnlessSql(absl::StrCat("claimed_keys k WHERE ", kCommitted, not_claims_own)),
+        ")"
+        " SELECT k.*, ", NullColumns(kReadKeysAccountColumnCount), " FROM claimed_keys k"
+        " UNION ALL SELECT ", NullColumns(kReadKeysAccountColumn), ", a.* FROM locked_accounts a"));
   };
-  constexpr char kCommitted[] = " AND k.state = 'committed'";
-  // Row mode: not a row the claim itself inserted (it carries the claim's transaction id).
-  constexpr char kNotClaimsOwn[] = " AND k.transaction_id <> ALL ($5::text[])";
-  constexpr char kNotClaimsOwnOne[] = " AND k.transaction_id <> $5::text";
-  static const std::string* const many_advisory =
-      make(absl::StrCat(ClaimedKeysRelation(2), KeyRowOfEach("1", kCommitted, "")));
-  static const std::string* const many_row = make(absl::StrCat(
-      ClaimedKeysRelation(2), KeyRowOfEach("1", absl::StrCat(kCommitted, kNotClaimsOwn), "")));
-  static const std::string* const one_advisory = make(absl::StrCat(OneKeyRow(2), kCommitted));
-  static const std::string* const one_row =
-      make(absl::StrCat(OneKeyRow(2), kCommitted, kNotClaimsOwnOne));
-  return row_mode ? FormOf(keys, "lock_accounts_unless_replayed_row_mode_one_key", one_row,
-                           "lock_accounts_unless_replayed_row_mode", many_row)
-                  : FormOf(keys, "lock_accounts_unless_replayed_one_key", one_advisory,
-                           "lock_accounts_unless_replayed", many_advisory);
+  static const std::string* const advisory = make("");
+  static const std::string* const row = make(kNotClaimsOwn);
+  return row_mode ? ClaimStatement{"read_keys_lock_accounts_row_mode", *row}
+                  : ClaimStatement{"read_keys_lock_accounts", *advisory};
 }
 
 std::string ClaimLockTimeout(absl::Duration wait_max) {

@@ -339,8 +339,8 @@ inline constexpr char kCheckWriteCountsFunction[] = "ledger_check_write_counts";
 
 // ---- the claim and the account locks in one round trip (postgres_pipeline.h) -------
 // BEGIN, then these statements, pipelined: the claim's lock timeout, the claim, the
-// session's lock timeout back, the key rows, and (when the ledger named the accounts up
-// front) their lock. Prepared by libpq itself on first use in each session, like the
+// session's lock timeout back, then the key rows with (when the ledger named the
+// accounts up front) their lock, in one statement. Prepared by libpq itself on first use in each session, like the
 // checked writes: nothing is parsed per submit. Each claim statement has two forms
 // (ClaimKeys): for several keys, the keys travel as three text[] (their namespaces,
 // scopes and keys) in the global claim order, the advisory mode's as one text[] of
@@ -370,13 +370,25 @@ std::string AdvisoryLocksSql(std::string_view lock_seed, ClaimKeys keys);
 // locked ($1..$3).
 ClaimStatement InsertRecordsStatement(ClaimKeys keys);
 ClaimStatement LockKeyRowsStatement(ClaimKeys keys);
-// The key rows ($1..$3), kKeyColumns, one row per key found.
-ClaimStatement ReadKeysStatement(ClaimKeys keys);
-// The accounts ($1, a text[], sorted) locked as lock_accounts locks them, unless a
-// claimed key ($2, $3, $4) has a committed record: then nothing (a replay locks
-// nothing). The row mode's also takes the claim's transaction ids ($5): a row with one of
-// them is the claim's own insert, not a record.
-ClaimStatement LockAccountsUnlessReplayedStatement(ClaimKeys keys, bool row_mode);
+// After the claim, the key rows and (when the ledger named the accounts up front) the
+// accounts ($1, a text[], sorted) locked as lock_accounts locks them unless a claimed
+// key has a committed record (a replay locks nothing). The row mode's lock also takes
+// the claim's transaction ids ($5): a row with one of them is the claim's own insert,
+// not a record.
+// - One key ($2, $3, $4 as text; the read's $1..$3): two statements, the key row
+//   (kKeyColumns) and the lock (kAccountColumns, entries_running_max), each probing the
+//   key's row by its primary key.
+// - Several keys ($2, $3, $4 as text[]; $1 maybe empty): one statement, so each key is
+//   probed once (a lateral join per key): a row is a key row (kKeyColumns from column
+//   0, NULL after) or an account row (NULL before, kAccountColumns and
+//   entries_running_max from kReadKeysAccountColumn), key rows first. For one key the
+//   two statements cost the server less than this one (its wider plan takes longer to
+//   start than a primary-key probe): docs/benchmarks.md, "One probe per key".
+ClaimStatement ReadKeyStatement();
+ClaimStatement LockAccountsUnlessReplayedStatement(bool row_mode);
+ClaimStatement ReadKeysAndLockAccountsStatement(bool row_mode);
+inline constexpr int kReadKeysAccountColumn = 8;        // the key columns before it
+inline constexpr int kReadKeysAccountColumnCount = 11;  // kAccountColumns, running max
 
 // Row mode, rare: the record this transaction's claim inserted ($5..$7 its identity, $8
 // its transaction id) rewritten to the one that commits ($1..$4: fingerprint,
