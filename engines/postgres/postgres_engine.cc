@@ -254,8 +254,7 @@ void PostgresStorageTransaction::ExpectAccountLocks(const std::vector<std::strin
 // Every key in one round trip (postgres_pipeline.h): BEGIN, the claim in the given
 // order (row mode: the final records inserted), the key rows and, after
 // ExpectAccountLocks, the accounts' lock unless a key replays (AddReadQueries). Nothing
-// is parsed per
-// submit: each statement is prepared once per session.
+// is parsed per submit: each statement is prepared once per session.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction::ClaimKeys(
     const std::vector<KeyRecord>& intended) {
   if (!batch_.empty()) LEDGER_RETURN_IF_ERROR(PrepareForStatement());
@@ -287,12 +286,15 @@ void PostgresStorageTransaction::AddReadQueries(const ClaimParameters& claim,
   const bool row_mode = claim_mode_ == PostgresClaimMode::kRow;
   const bool locks = !prefetched.ids.empty();
   const PostgresErrorContext lock_context{.operation = "lock accounts", .phase = kInTransaction};
-  std::vector<PipelineParameter> lock_parameters = {TextArray(prefetched.ids)};
-  lock_parameters.insert(lock_parameters.end(), claim.keys.begin(), claim.keys.end());
-  if (row_mode) {
-    lock_parameters.insert(lock_parameters.end(), claim.transaction_ids.begin(),
-                           claim.transaction_ids.end());
-  }
+  auto lock_parameters = [&]() {  // $1 the accounts, $2..$4 the keys, row mode's $5
+    std::vector<PipelineParameter> parameters = {TextArray(prefetched.ids)};
+    parameters.insert(parameters.end(), claim.keys.begin(), claim.keys.end());
+    if (row_mode) {
+      parameters.insert(parameters.end(), claim.transaction_ids.begin(),
+                        claim.transaction_ids.end());
+    }
+    return parameters;
+  };
   auto add = [&](ClaimStatement statement, std::vector<PipelineParameter> parameters,
                  const PostgresErrorContext& context, ClaimRows rows) {
     PipelinedQuery query = ClaimQuery(statement.name, statement.sql, std::move(parameters), context);
@@ -303,14 +305,14 @@ void PostgresStorageTransaction::AddReadQueries(const ClaimParameters& claim,
   };
   if (claim.form == ClaimKeys::kMany) {
     if (locks) lock_query = queries.size();
-    add(ReadKeysAndLockAccountsStatement(row_mode), std::move(lock_parameters),
+    add(ReadKeysAndLockAccountsStatement(row_mode), lock_parameters(),
         locks ? lock_context : claim_context, ClaimRows::kKeysThenAccounts);
     return;
   }
   add(ReadKeyStatement(), claim.keys, claim_context, ClaimRows::kKeys);
   if (!locks) return;
   lock_query = queries.size();
-  add(LockAccountsUnlessReplayedStatement(row_mode), std::move(lock_parameters), lock_context,
+  add(LockAccountsUnlessReplayedStatement(row_mode), lock_parameters(), lock_context,
       ClaimRows::kAccounts);
 }
 
