@@ -2,6 +2,7 @@
 
 #include <endian.h>
 
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <cstdint>
@@ -21,23 +22,24 @@ namespace {
 constexpr int64_t kWireLengthMax = std::numeric_limits<int32_t>::max();
 constexpr int32_t kNullLength = -1;
 
-// Big endian, appended at once (a push_back per byte was a tenth of a submit's client
+// Big endian into `out` (a push_back per byte was a tenth of a submit's client
 // instructions, docs/benchmarks.md).
 template <typename Unsigned>
-void AppendBigEndian(std::string& bytes, Unsigned bits) {
-  char buffer[sizeof(Unsigned)];
+void PutBigEndian(char* out, Unsigned bits) {
   for (size_t index = 0; index < sizeof(Unsigned); ++index) {
-    buffer[index] = static_cast<char>(bits >> (8 * (sizeof(Unsigned) - 1 - index)));
+    out[index] = static_cast<char>(bits >> (8 * (sizeof(Unsigned) - 1 - index)));
   }
-  bytes.append(buffer, sizeof(Unsigned));
 }
 
-void AppendInt32(std::string& bytes, int32_t value) {
-  AppendBigEndian(bytes, static_cast<uint32_t>(value));
-}
-
-void AppendInt64(std::string& bytes, int64_t value) {
-  AppendBigEndian(bytes, static_cast<uint64_t>(value));
+// Int32s appended in one call: each std::string::append is a call of its own, which
+// made most of an element's cost (docs/benchmarks.md, "The binary arrays' appends").
+template <size_t kCount>
+void AppendInt32s(std::string& bytes, const std::array<int32_t, kCount>& values) {
+  char buffer[4 * kCount];
+  for (size_t index = 0; index < kCount; ++index) {
+    PutBigEndian(buffer + 4 * index, static_cast<uint32_t>(values[index]));
+  }
+  bytes.append(buffer, sizeof(buffer));
 }
 
 // Where the header keeps what Finish completes: the has-nulls flag and the dimension's
@@ -48,10 +50,7 @@ constexpr size_t kLengthOffset = 12;
 constexpr size_t kReservedBytes = 96;
 
 void PutInt32(std::string& bytes, size_t offset, int32_t value) {
-  const auto bits = static_cast<uint32_t>(value);
-  for (int index = 0; index < 4; ++index) {
-    bytes[offset + index] = static_cast<char>(bits >> (24 - 8 * index));
-  }
+  PutBigEndian(bytes.data() + offset, static_cast<uint32_t>(value));
 }
 
 // Read at once (a byte at a time was most of ForEachElement's instructions).
@@ -89,11 +88,8 @@ void BinaryArrayWriter::StartElement() {
   // The header, on the first element only: an array that stays empty (most of a
   // transfer's write parameters) allocates nothing.
   bytes_.reserve(kReservedBytes);
-  AppendInt32(bytes_, 1);  // one dimension
-  AppendInt32(bytes_, 0);  // the has-nulls flag, set by Finish
-  AppendInt32(bytes_, static_cast<int32_t>(element_));
-  AppendInt32(bytes_, 0);  // the length, set by Finish
-  AppendInt32(bytes_, 1);  // the lower bound
+  // One dimension, the has-nulls flag and the length (both set by Finish), the lower bound.
+  AppendInt32s<5>(bytes_, {1, 0, static_cast<int32_t>(element_), 0, 1});
 }
 
 void BinaryArrayWriter::AddText(std::string_view value) {
@@ -102,7 +98,7 @@ void BinaryArrayWriter::AddText(std::string_view value) {
   LEDGER_CHECK(static_cast<int64_t>(value.size()) <= kWireLengthMax)
       << "a text element of " << value.size() << " bytes does not fit the wire's int32 length";
   StartElement();
-  AppendInt32(bytes_, static_cast<int32_t>(value.size()));
+  AppendInt32s<1>(bytes_, {static_cast<int32_t>(value.size())});
   bytes_.append(value);
 }
 
@@ -112,19 +108,20 @@ void BinaryArrayWriter::AddInteger(int64_t value) {
     LEDGER_CHECK(value >= std::numeric_limits<int32_t>::min() &&
                  value <= std::numeric_limits<int32_t>::max())
         << value << " does not fit an integer[] element";
-    AppendInt32(bytes_, 4);
-    AppendInt32(bytes_, static_cast<int32_t>(value));
+    AppendInt32s<2>(bytes_, {4, static_cast<int32_t>(value)});
   } else {
     LEDGER_CHECK(element_ == ArrayElement::kBigint)
         << "an integer element in an array of " << ArrayElementName(element_);
-    AppendInt32(bytes_, 8);
-    AppendInt64(bytes_, value);
+    char element[12];  // the length, then the value
+    PutBigEndian(element, static_cast<uint32_t>(8));
+    PutBigEndian(element + 4, static_cast<uint64_t>(value));
+    bytes_.append(element, sizeof(element));
   }
 }
 
 void BinaryArrayWriter::AddNull() {
   StartElement();
-  AppendInt32(bytes_, kNullLength);
+  AppendInt32s<1>(bytes_, {kNullLength});
   has_nulls_ = true;
 }
 
@@ -133,9 +130,7 @@ BinaryArray BinaryArrayWriter::Finish() && {
       << "an array of " << length_ << " elements does not fit the wire's int32 length";
   if (length_ == 0) {
     // array_send's '{}': no dimension, so no length or bound.
-    AppendInt32(bytes_, 0);
-    AppendInt32(bytes_, 0);
-    AppendInt32(bytes_, static_cast<int32_t>(element_));
+    AppendInt32s<3>(bytes_, {0, 0, static_cast<int32_t>(element_)});
   } else {
     PutInt32(bytes_, kHasNullsOffset, has_nulls_ ? 1 : 0);
     PutInt32(bytes_, kLengthOffset, static_cast<int32_t>(length_));
