@@ -339,9 +339,9 @@ inline constexpr char kCheckWriteCountsFunction[] = "ledger_check_write_counts";
 
 // ---- the claim and the account locks in one round trip (postgres_pipeline.h) -------
 // BEGIN, then these statements, pipelined: the claim's lock timeout, the claim, the
-// session's lock timeout back, then the key rows with (when the ledger named the
-// accounts up front) their lock, in one statement. Prepared by libpq itself on first use in each session, like the
-// checked writes: nothing is parsed per submit. Each claim statement has two forms
+// session's lock timeout back, then the key rows and (when the ledger named the
+// accounts up front) their lock. Prepared by libpq itself on first use in each session,
+// like the checked writes: nothing is parsed per submit. Each claim statement has two forms
 // (ClaimKeys): for several keys, the keys travel as three text[] (their namespaces,
 // scopes and keys) in the global claim order, the advisory mode's as one text[] of
 // encoded identities, and the statement unnests them; for one key (a single submit) as
