@@ -10,13 +10,19 @@
 #                        the other, by pgbench -M prepared (floor_script, below)
 #   exactly_once.sql     the same plus the advisory claim, the key read and the key row
 #   ledger_load          the ledger's own exactly-once single submit
+#   after                with LEDGER_LOAD_AFTER set: the same with that second binary, to
+#                        time a change side by side (before = LEDGER_LOAD)
 # and prints each rate with its ratio to pgbench -N, and for the last three the server's
 # and the client's CPU per operation (from /proc, over the run: the server must run on
 # this machine).
 #
 #   LEDGER_TEST_POSTGRES_DSN=postgresql://... bench/floor/postgres_floor.sh [ROUNDS] [CLIENTS]
 #
-# LEDGER_LOAD (default build/bench/ledger_load). FLOOR_SECONDS per run (default 10, at least 7).
+# LEDGER_LOAD (default build/bench/ledger_load). The cells of a round rotate, round by
+# round: the first run of a round tends to win on a shared machine. Compare two binaries
+# by their CPU per operation as much as by their rates: the server's runs the same
+# statements for both, so the client's over the server's cancels the machine's speed that
+# minute (a hypervisor stealing 10% of the cores moves both). FLOOR_SECONDS per run (default 10, at least 7).
 # FLOOR_SMOKE=1 runs each script for a few transactions on a small data set (ctest's
 # bench.floor_postgres_smoke: the scripts still run on the schema; a failed statement
 # fails the script). Without the DSN it skips (exit 77), except under CI=true.
@@ -146,14 +152,17 @@ for round in $(seq 1 "$rounds"); do
   [[ "${FLOOR_SMOKE:-}" == 1 ]] && run_length=(-t 5)
   yardstick=$(pgbench_rate -N -c "$clients" -j "$jobs" "${run_length[@]}" "$pgbench_dsn")
   line="round $round, $clients clients | pgbench -N $(printf '%.0f' "$yardstick")"
-  order=(raw exactly_once ledger)
-  ((round % 3 == 2)) && order=(exactly_once ledger raw)
-  ((round % 3 == 0)) && order=(ledger raw exactly_once)
+  cells=(raw ledger exactly_once)
+  [[ -n "${LEDGER_LOAD_AFTER:-}" ]] && cells+=(after)
+  shift_by=$(((round - 1) % ${#cells[@]}))
+  order=("${cells[@]:shift_by}" "${cells[@]:0:shift_by}")
   for which in "${order[@]}"; do
-    if [[ $which == ledger ]]; then
+    if [[ $which == ledger || $which == after ]]; then
       duration="${seconds}s"
       [[ "${FLOOR_SMOKE:-}" == 1 ]] && duration=1s
-      result=$(measure "$work/ledger.txt" "$load" --db "$ledger_dsn" --reuse --clients "$clients" \
+      binary=$load
+      [[ $which == after ]] && binary=$LEDGER_LOAD_AFTER
+      result=$(measure "$work/ledger.txt" "$binary" --db "$ledger_dsn" --reuse --clients "$clients" \
         --duration "$duration" --warmup 0s --accounts "$accounts" --workload uniform \
         --mode exactly-once --replay-operations 0 --strict) ||
         { cat "$work/ledger.txt" >&2; exit 1; }
