@@ -8,6 +8,8 @@
 //   call         the same claim and lock, then one prepared `CALL ledger_write_json(doc,
 //                0)` taking the four writes' rows as one JSON document, and COMMIT: 4
 //   call-commit  the same CALL committing at its end: 3
+//   two-calls    the claim and the lock as one CALL too (ledger_claim_lock, the accounts
+//                its result set), then the committing CALL: 2
 //
 // Every thread has its own session and runs transfers between two random accounts of
 // bench-user-000000 .. bench-user-<accounts - 1> until --seconds have passed. Prints
@@ -41,7 +43,7 @@
 
 namespace {
 
-enum class Mode { kStatements, kCall, kCallCommit };
+enum class Mode { kStatements, kCall, kCallCommit, kTwoCalls };
 
 struct Options {
   std::string host = "127.0.0.1";
@@ -128,25 +130,47 @@ class Session {
         "INSERT INTO outbox_events (transaction_id, type, payload, created_at) "
         "VALUES (?, 'transaction.committed', '', ?)");
     call_ = Prepare("CALL ledger_write_json(?, ?)");
+    claim_lock_ = Prepare("CALL ledger_claim_lock(?, ?, ?, ?, ?, ?, ?)");
   }
 
   // Claims the key and locks both accounts; fills in what the lock read.
   void ClaimAndLock(Transfer& transfer) {
-    claim_->setString(1, transfer.key);
-    claim_->setString(2, kFingerprint);
-    claim_->setString(3, transfer.transaction_id);
-    claim_->setInt64(4, transfer.now);
-    claim_->setInt64(5, transfer.now + 86'400'000'000);
+    std::unique_ptr<sql::ResultSet> rows;
+    if (mode_ == Mode::kTwoCalls) {
+      SetClaim(*claim_lock_, transfer);
+      claim_lock_->setString(6, transfer.legs[0].account);
+      claim_lock_->setString(7, transfer.legs[1].account);
+      if (!claim_lock_->execute()) throw std::runtime_error("the claim's CALL returned no rows");
+      rows.reset(claim_lock_->getResultSet());
+      ReadLocked(*rows, transfer);
+      rows.reset();
+      while (claim_lock_->getMoreResults()) {
+      }
+      return;
+    }
+    SetClaim(*claim_, transfer);
     claim_->executeUpdate();
     lock_->setString(1, transfer.legs[0].account);
     lock_->setString(2, transfer.legs[1].account);
-    std::unique_ptr<sql::ResultSet> rows(lock_->executeQuery());
+    rows.reset(lock_->executeQuery());
+    ReadLocked(*rows, transfer);
+  }
+
+  static void SetClaim(sql::PreparedStatement& statement, const Transfer& transfer) {
+    statement.setString(1, transfer.key);
+    statement.setString(2, kFingerprint);
+    statement.setString(3, transfer.transaction_id);
+    statement.setInt64(4, transfer.now);
+    statement.setInt64(5, transfer.now + 86'400'000'000);
+  }
+
+  static void ReadLocked(sql::ResultSet& rows, Transfer& transfer) {
     int read = 0;
-    while (rows->next()) {
+    while (rows.next()) {
       for (Leg& leg : transfer.legs) {
-        if (leg.account == rows->getString(1)) {
-          leg.balance = rows->getInt64(2);
-          leg.version = rows->getInt64(3);
+        if (leg.account == rows.getString(1)) {
+          leg.balance = rows.getInt64(2);
+          leg.version = rows.getInt64(3);
           ++read;
         }
       }
@@ -159,12 +183,12 @@ class Session {
       WriteStatements(transfer);
     } else {
       call_->setString(1, Document(transfer));
-      call_->setInt(2, mode_ == Mode::kCallCommit ? 1 : 0);
+      call_->setInt(2, mode_ == Mode::kCall ? 0 : 1);
       call_->execute();
       while (call_->getMoreResults()) {
       }
     }
-    if (mode_ != Mode::kCallCommit) connection_->commit();
+    if (mode_ == Mode::kStatements || mode_ == Mode::kCall) connection_->commit();
   }
 
   void Rollback() {
@@ -243,7 +267,7 @@ class Session {
   Mode mode_;
   std::unique_ptr<sql::Connection> connection_;
   std::unique_ptr<sql::PreparedStatement> claim_, lock_, transaction_, entries_, accounts_,
-      event_, call_;
+      event_, call_, claim_lock_;
 };
 
 void RunClient(sql::Driver& driver, const Options& options, int client, Counters& counters) {
@@ -288,13 +312,15 @@ int main(int argc, char** argv) {
   app.add_option("--user", options.user);
   app.add_option("--database", options.database)->required();
   std::string mode = "statements";
-  app.add_option("--mode", mode)->check(CLI::IsMember({"statements", "call", "call-commit"}));
+  app.add_option("--mode", mode)->check(
+      CLI::IsMember({"statements", "call", "call-commit", "two-calls"}));
   app.add_option("--clients", options.clients)->check(CLI::Range(1, 256));
   app.add_option("--seconds", options.seconds)->check(CLI::Range(1, 600));
   app.add_option("--accounts", options.accounts)->check(CLI::Range(2, 10'000'000));
   CLI11_PARSE(app, argc, argv);
   options.mode = mode == "call"          ? Mode::kCall
                  : mode == "call-commit" ? Mode::kCallCommit
+                 : mode == "two-calls"   ? Mode::kTwoCalls
                                          : Mode::kStatements;
 
   sql::Driver* driver = sql::mysql::get_mysql_driver_instance();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A transfer's writes on MariaDB/MySQL as the engine sends them (four prepared statements,
 # then COMMIT: 7 round trips a submit) against one CALL of a stored procedure taking the
-# rows as JSON (4 round trips; 3 when the CALL commits): the "writes as a stored
+# rows as JSON (4 round trips; 3 when the CALL commits; 2 when the claim and the lock are
+# a CALL too): the "writes as a stored
 # procedure" design of docs/engines/mysql.md, measured before the engine takes it
 # (docs/benchmarks.md, "MariaDB: the writes as one CALL, sized"). On one database of the
 # engine's schema (10,000 accounts made by ledger_load), ROUNDS rounds (default 3, the
@@ -54,10 +55,10 @@ balances_before=$(query "SELECT SUM(balance) FROM accounts")
 server_pid=$(cat "$("${sql[@]}" -N -e "SELECT @@pid_file")" 2>/dev/null) || server_pid=""
 cpu_seconds() { if [[ -n "$server_pid" ]]; then process_cpu_seconds "$server_pid"; else echo nan; fi; }
 
-modes=(statements call call-commit)
+modes=(statements call call-commit two-calls)
 committed_total=0
 for ((round = 1; round <= rounds; round++)); do
-  order=("${modes[@]:(round - 1) % 3}" "${modes[@]:0:(round - 1) % 3}")
+  order=("${modes[@]:(round - 1) % 4}" "${modes[@]:0:(round - 1) % 4}")
   for mode in "${order[@]}"; do
     cpu_before=$(cpu_seconds)
     "$write_call" --host "$host" --port "$port" --user "$user" --database "$database" \

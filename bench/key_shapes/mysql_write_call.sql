@@ -1,3 +1,5 @@
+-- ledger_claim_lock(key, fingerprint, transaction, created_at, expires_at, first, second):
+-- the key's record and the two accounts' lock in one CALL, the accounts as its result set.
 -- ledger_write_json(doc, do_commit): a transfer's four writes from one JSON document, for
 -- mysql_write_call (the "writes as a stored procedure" design, measured before the engine
 -- takes it). doc = {"t": [[id, created_at, fingerprint]], "e": [[account, version,
@@ -5,8 +7,21 @@
 -- version, old balance, old version, running max], ...], "ev": [[transaction,
 -- created_at], ...]}. An account whose row no longer holds what its lock read fails it,
 -- as the engine's guarded UPDATE does. Fed to the mariadb client (DELIMITER).
+DROP PROCEDURE IF EXISTS ledger_claim_lock;
 DROP PROCEDURE IF EXISTS ledger_write_json;
 DELIMITER //
+CREATE PROCEDURE ledger_claim_lock(IN k VARCHAR(255), IN fingerprint VARCHAR(128),
+                                   IN transaction_id VARCHAR(64), IN created_at BIGINT,
+                                   IN expires_at BIGINT, IN first VARCHAR(128),
+                                   IN second VARCHAR(128))
+BEGIN
+  INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint, state, transaction_id,
+                                created_at, expires_at)
+    VALUES ('operations', 'bench/write_call', k, fingerprint, 'committed', transaction_id,
+            created_at, expires_at);
+  SELECT id, balance, version FROM accounts FORCE INDEX (PRIMARY) WHERE id IN (first, second)
+    ORDER BY id FOR UPDATE;
+END//
 CREATE PROCEDURE ledger_write_json(IN doc LONGTEXT, IN do_commit TINYINT)
 BEGIN
   INSERT INTO transactions (id, kind, created_at, metadata, reversal_of, fingerprint, hold_id)
