@@ -15,3 +15,15 @@ key_shapes_dsn() {
   fi
   printf '%s\n' "${!name}"
 }
+
+# key_shapes_mysql_server DSN: sets mysql_user, mysql_host, mysql_port and mysql_sql (the
+# mariadb/mysql client on that server, no database chosen), and exports MYSQL_PWD, so the
+# password is never on a command line.
+key_shapes_mysql_server() {
+  local re='^mysql://([^:@/]+)(:([^@]*))?@([^:/?]+)(:([0-9]+))?/'
+  [[ "$1" =~ $re ]] || { echo "not a mysql:// DSN" >&2; exit 2; }
+  export MYSQL_PWD="${BASH_REMATCH[3]}"
+  mysql_user="${BASH_REMATCH[1]}" mysql_host="${BASH_REMATCH[4]}" mysql_port="${BASH_REMATCH[6]:-3306}"
+  mysql_sql=("$(bench_mysql_client)" --no-defaults --protocol=TCP -h "$mysql_host"
+             -P "$mysql_port" -u "$mysql_user")
+}

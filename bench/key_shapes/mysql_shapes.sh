@@ -31,12 +31,8 @@ fi
 # shellcheck source=bench/key_shapes/common.sh disable=SC1091
 . "$repo/bench/key_shapes/common.sh"
 dsn=$(key_shapes_dsn LEDGER_TEST_MYSQL_DSN) || exit $?
-re='^mysql://([^:@/]+)(:([^@]*))?@([^:/?]+)(:([0-9]+))?/'
-[[ "$dsn" =~ $re ]] || { echo "not a mysql:// DSN" >&2; exit 2; }
-export MYSQL_PWD="${BASH_REMATCH[3]}"
-client=$(bench_mysql_client)
-sql=("$client" --no-defaults --protocol=TCP -h "${BASH_REMATCH[4]}" -P "${BASH_REMATCH[6]:-3306}"
-  -u "${BASH_REMATCH[1]}")
+key_shapes_mysql_server "$dsn"
+sql=("${mysql_sql[@]}")
 work=$(mktemp -d /tmp/key-shapes.XXXXXX)
 prefix="key_shape_$$_"
 shapes=(raw a c d b)

@@ -31,12 +31,9 @@ fi
 # shellcheck source=bench/key_shapes/common.sh disable=SC1091
 . "$repo/bench/key_shapes/common.sh"
 dsn=$(key_shapes_dsn LEDGER_TEST_MYSQL_DSN) || exit $?
-re='^mysql://([^:@/]+)(:([^@]*))?@([^:/?]+)(:([0-9]+))?/'
-[[ "$dsn" =~ $re ]] || { echo "not a mysql:// DSN" >&2; exit 2; }
-export MYSQL_PWD="${BASH_REMATCH[3]}"
-user="${BASH_REMATCH[1]}" host="${BASH_REMATCH[4]}" port="${BASH_REMATCH[6]:-3306}"
+key_shapes_mysql_server "$dsn"
 database="write_call_$$"
-sql=("$(bench_mysql_client)" --no-defaults --protocol=TCP -h "$host" -P "$port" -u "$user")
+sql=("${mysql_sql[@]}")
 work=$(mktemp -d /tmp/write-call.XXXXXX)
 cleanup() {
   bench_drop_database "$dsn" "$database" >/dev/null 2>&1 || true
@@ -61,7 +58,7 @@ for ((round = 1; round <= rounds; round++)); do
   order=("${modes[@]:(round - 1) % 4}" "${modes[@]:0:(round - 1) % 4}")
   for mode in "${order[@]}"; do
     cpu_before=$(cpu_seconds)
-    "$write_call" --host "$host" --port "$port" --user "$user" --database "$database" \
+    "$write_call" --host "$mysql_host" --port "$mysql_port" --user "$mysql_user" --database "$database" \
       --mode "$mode" --clients "$clients" --seconds "$seconds" >"$work/run.txt" 2>"$work/run.err" ||
       { cat "$work/run.txt" "$work/run.err" >&2; exit 1; }
     cpu_after=$(cpu_seconds)
