@@ -119,6 +119,10 @@ void RoundTripRelay::Relay(int client, int server) {
         break;
       }
       const bool from_client = side == 0;
+      if (!from_client && cut_at_next_reply_.exchange(false)) {
+        open = false;
+        break;
+      }
       if (from_client && server_spoke_last) round_trips_.fetch_add(1, std::memory_order_relaxed);
       server_spoke_last = !from_client;
       open = SendAll(from_client ? server : client, buffer.data(), static_cast<size_t>(received));

@@ -41,6 +41,10 @@ class RoundTripRelay {
   int port() const { return port_; }
   // Turns of every connection so far.
   int64_t round_trips() const { return round_trips_.load(std::memory_order_relaxed); }
+  // For tests of a lost answer: the next data a server sends, on any connection, is
+  // dropped and that connection closed on both sides, as a network cut between the
+  // server's reply and the client would. Once.
+  void CutAtNextReply() { cut_at_next_reply_.store(true); }
 
  private:
   RoundTripRelay(int listener, int port, std::string target_host, int target_port)
@@ -55,6 +59,7 @@ class RoundTripRelay {
   const int target_port_;
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> round_trips_{0};
+  std::atomic<bool> cut_at_next_reply_{false};
   std::thread acceptor_;
   absl::Mutex mutex_;
   std::vector<std::thread> relays_ ABSL_GUARDED_BY(mutex_);

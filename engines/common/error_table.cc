@@ -5,6 +5,19 @@
 #include "base/status.h"
 
 namespace ledger::engine_common {
+namespace {
+
+// Whether a failure in `phase` may have come after COMMIT was sent.
+bool MayHaveCommitted(ErrorPhase phase) {
+  return phase == ErrorPhase::kCommit || phase == ErrorPhase::kWriteAndCommit;
+}
+
+// A status only a statement's own check gives (COMMIT raises none of them).
+bool IsStatementsOwn(const absl::Status& status) {
+  return absl::IsInvalidArgument(status) || absl::IsFailedPrecondition(status);
+}
+
+}  // namespace
 
 ErrorPhase PhaseOf(ErrorContext context) {
   switch (context) {
@@ -16,6 +29,8 @@ ErrorPhase PhaseOf(ErrorContext context) {
       return ErrorPhase::kWrite;
     case ErrorContext::kCommit:
       return ErrorPhase::kCommit;
+    case ErrorContext::kWriteAndCommit:
+      return ErrorPhase::kWriteAndCommit;
     case ErrorContext::kConnect:
     case ErrorContext::kStandalone:
       break;
@@ -47,18 +62,20 @@ absl::Status StatusForError(ErrorClass error_class, ErrorPhase phase, std::strin
     case ErrorClass::kConnectionLost:
       // Before COMMIT the server rolls back a session that ends: nothing was written.
       // During COMMIT it may have committed first: only a resend of the same key is safe.
-      if (phase == ErrorPhase::kCommit) return InDoubtError(message);
+      if (MayHaveCommitted(phase)) return InDoubtError(message);
       return absl::UnavailableError(View(message));
     case ErrorClass::kSessionRefused:
       // Only a connect meets it; one answer for a missing database and a wrong password
       // on every engine, apart from Unavailable (the server could not be reached).
-      if (phase == ErrorPhase::kCommit) return InDoubtError(message);
+      if (MayHaveCommitted(phase)) return InDoubtError(message);
       return absl::PermissionDeniedError(View(message));
     case ErrorClass::kOther:
       break;
   }
+  // A statement's own check stopped a write+commit call before its COMMIT.
+  if (phase == ErrorPhase::kWriteAndCommit && IsStatementsOwn(own_status)) return own_status;
   // COMMIT failed for a reason the engine cannot classify: whether it applied is unknown.
-  if (phase == ErrorPhase::kCommit) return InDoubtError(message);
+  if (MayHaveCommitted(phase)) return InDoubtError(message);
   if (own_status.ok()) return absl::InternalError(View(message));
   return own_status;
 }

@@ -4,14 +4,19 @@
 // base/status.h, so the same situation gets the same answer on every engine.
 // docs/engines/errors.md explains each cell.
 //
-// | class \ phase            | claim        | lock accounts | write      | commit     | standalone    |
-// |--------------------------|--------------|---------------|------------|------------|---------------|
-// | unique violation         | AlreadyExists| retryable     | retryable  | retryable  | AlreadyExists |
-// | deadlock / serialization | retryable    | retryable     | retryable  | retryable  | retryable     |
-// | lock wait timeout        | in_progress  | retryable     | retryable  | retryable  | retryable     |
-// | connection lost          | Unavailable  | Unavailable   | Unavailable| in_doubt   | Unavailable   |
-// | session refused          | PermDenied   | PermDenied    | PermDenied | in_doubt   | PermDenied    |
-// | other                    | engine's own | engine's own  | engine's own| in_doubt  | engine's own  |
+// | class \ phase            | claim        | lock accounts | write      | commit     | write+commit | standalone    |
+// |--------------------------|--------------|---------------|------------|------------|--------------|---------------|
+// | unique violation         | AlreadyExists| retryable     | retryable  | retryable  | retryable    | AlreadyExists |
+// | deadlock / serialization | retryable    | retryable     | retryable  | retryable  | retryable    | retryable     |
+// | lock wait timeout        | in_progress  | retryable     | retryable  | retryable  | retryable    | retryable     |
+// | connection lost          | Unavailable  | Unavailable   | Unavailable| in_doubt   | in_doubt     | Unavailable   |
+// | session refused          | PermDenied   | PermDenied    | PermDenied | in_doubt   | in_doubt     | PermDenied    |
+// | other                    | engine's own | engine's own  | engine's own| in_doubt  | (*)          | engine's own  |
+//
+// (*) write+commit is one call that writes and then commits (MySQL's committing CALL of
+// its write procedure): an error only a statement raises (the engine's own
+// InvalidArgument or FailedPrecondition: a CHECK, a length, a foreign key) stopped it
+// before COMMIT and keeps its meaning; anything else may have come from COMMIT: in_doubt.
 //
 // "engine's own": a code with a meaning of its own (a foreign key: FailedPrecondition,
 // a CHECK: InvalidArgument, a missing table, access denied, ...) keeps the status the
@@ -47,6 +52,7 @@ enum class ErrorPhase {
   kLockAccounts,  // any other read or lock inside the submit before its writes
   kWrite,         // the submit's inserts and updates (transaction, entries, key, events)
   kCommit,        // COMMIT of the submit: once sent, its result may be unknown
+  kWriteAndCommit,  // one call that writes, then commits (the table's (*))
   kStandalone,    // anything outside a submit: reads, administration, stores, migrations
 };
 
@@ -59,6 +65,7 @@ enum class ErrorContext {
   kTransaction,  // any other read or lock inside a submit's transaction
   kWrite,        // the inserts and updates of a submit (transaction, entries, key, events)
   kCommit,       // COMMIT of a submit: its result may be unknown
+  kWriteAndCommit,  // a submit's last writes and its COMMIT in one call
   kStandalone,   // reads, account administration, work claims, webhooks, migrations
 };
 

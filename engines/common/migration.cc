@@ -47,15 +47,21 @@ absl::Status TakeMigrationLock(std::string_view engine, absl::Duration wait,
 }
 
 std::vector<std::string> SplitSqlStatements(std::string_view sql) {
+  constexpr absl::string_view kDelimiterCommand = "DELIMITER ";
   std::vector<std::string> statements;
   std::string current;
+  std::string terminator = ";";
   for (absl::string_view line : absl::StrSplit(View(sql), '\n')) {
     absl::string_view trimmed = absl::StripAsciiWhitespace(line);
     if (trimmed.empty() || absl::StartsWith(trimmed, "--")) continue;
+    if (absl::StartsWithIgnoreCase(trimmed, kDelimiterCommand)) {
+      terminator = std::string(absl::StripAsciiWhitespace(trimmed.substr(kDelimiterCommand.size())));
+      continue;
+    }
     current.append(line.data(), line.size());
     current.push_back('\n');
-    if (absl::EndsWith(trimmed, ";")) {
-      current.erase(current.find_last_of(';'));
+    if (absl::EndsWith(trimmed, terminator)) {
+      current.erase(current.rfind(terminator));
       if (!absl::StripAsciiWhitespace(current).empty()) statements.push_back(current);
       current.clear();
     }

@@ -37,6 +37,8 @@ absl::Status TakeMigrationLock(std::string_view engine, absl::Duration wait,
 
 // Splits a migration's text into statements at ';' that end a line; drops comments
 // ("-- ..." lines) and blank statements. For drivers that run one statement per call.
+// As the mysql client does, a line "DELIMITER <terminator>" makes <terminator> end a
+// statement instead until the next such line: a stored procedure's body holds ';'.
 std::vector<std::string> SplitSqlStatements(std::string_view sql);
 
 }  // namespace ledger

@@ -428,11 +428,13 @@ absl::Status MysqlConnection::Guard(const std::function<void()>& call, std::stri
                                     ErrorContext context) {
   if (broken_) {
     MysqlError gone{2006, "08S01", "the connection was lost earlier", false};
+    last_error_ = gone;
     return MysqlErrorStatus(gone, what, context);
   }
   EnsureDriverThreadInitialized();
   last_used_ = absl::Now();
   std::optional<MysqlError> error = CatchDriverErrors(call);
+  last_error_ = error;
   if (!error.has_value()) return absl::OkStatus();
   if (BreaksConnection(*error)) broken_ = true;
   return MysqlErrorStatus(*error, what, context);
@@ -487,6 +489,19 @@ absl::Status MysqlConnection::Query(std::string_view sql, const SqlParams& param
         std::unique_ptr<sql::ResultSet> result(statement.executeQuery());
         SqlRow row(*result);
         while (result->next()) on_row(row);
+      },
+      what, context);
+}
+
+absl::Status MysqlConnection::Call(std::string_view sql, const SqlParams& params,
+                                   std::string_view what, ErrorContext context) {
+  return Guard(
+      [&] {
+        sql::PreparedStatement& statement = Prepared(sql);
+        Bind(statement, params);
+        statement.execute();
+        while (statement.getMoreResults()) {
+        }
       },
       what, context);
 }

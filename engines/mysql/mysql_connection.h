@@ -154,6 +154,11 @@ class MysqlConnection {
                      const std::function<void(const SqlRow&)>& on_row, std::string_view what,
                      ErrorContext context);
 
+  // Runs a prepared CALL of a stored procedure that returns no result set (its status
+  // reply is read to the end, so the session is ready for the next statement).
+  absl::Status Call(std::string_view sql, const SqlParams& params, std::string_view what,
+                    ErrorContext context);
+
   // Runs a statement over the text protocol, for what the prepared protocol does not
   // take or gains nothing from (SET, COMMIT, ROLLBACK, DDL). No parameters.
   absl::Status ExecuteText(std::string_view sql, std::string_view what, ErrorContext context);
@@ -183,6 +188,11 @@ class MysqlConnection {
   sql::Connection& native() { return *connection_; }
 
   bool broken() const { return broken_; }
+  // The error of the last call, none after one that succeeded: its number tells the
+  // engine's own SIGNALled errors apart (mysql_errors.h), and it can be mapped again in
+  // another phase once the outcome of a committing call is known.
+  const std::optional<MysqlError>& last_error() const { return last_error_; }
+  int last_error_code() const { return last_error_.has_value() ? last_error_->code : 0; }
   int64_t session_id() const { return session_id_; }  // CONNECTION_ID(), for KILL
   // Whether the server is a Galera node (MariaDB's @@wsrep_on): there a replicated
   // write set may abort this session's open transaction while it is idle (a brute-force
@@ -206,6 +216,7 @@ class MysqlConnection {
   std::unique_ptr<sql::Connection> connection_;
   std::map<std::string, std::unique_ptr<sql::PreparedStatement>, std::less<>> statements_;
   bool broken_ = false;
+  std::optional<MysqlError> last_error_;
   int64_t session_id_ = 0;
   int lock_wait_seconds_ = 0;  // the session's value as last set; 0: unknown
   const int account_lock_wait_seconds_;

@@ -487,6 +487,7 @@ absl::Status MysqlStorageTransaction::WriteTransaction(
 
 absl::Status MysqlStorageTransaction::RecordKey(const KeyRecord& record) {
   if (!connection_.has_value()) return EndedError();
+  if (!commit_witness_.has_value()) commit_witness_ = record;
   // The row this transaction's claim inserted: it holds the record already, unless
   // another item than the one the claim was told of commits the key.
   using RecordKind = engine_common::ClaimedRowTracker::RecordKind;
@@ -524,19 +525,57 @@ absl::Status MysqlStorageTransaction::Commit() {
   for (const KeyRecord& claimed : claimed_rows_.TakeUnrecorded()) {
     writes_.DropClaimedKeyRow(claimed);
   }
-  if (absl::Status written = RunStep([&](MysqlConnection& connection) {
-        return connection.galera() ? VerifyClaimsHeld(connection) : absl::OkStatus();
-      });
-      !written.ok()) {
-    Rollback();
-    return written;
+  // A single server: the last writes and COMMIT in one CALL. A Galera node: the writes,
+  // then the count of its claims (VerifyClaimsHeld), then COMMIT.
+  absl::Status status;
+  if ((*connection_)->galera()) {
+    status = RunStep([&](MysqlConnection& connection) { return VerifyClaimsHeld(connection); });
+    if (status.ok()) status = (*connection_)->Commit(ErrorContext::kCommit);
+  } else {
+    status = writes_.Send(**connection_, MysqlWriteBatch::End::kCommit);
+    if (IsInDoubt(status)) status = ResolveInDoubtCommit(status);
   }
-  absl::Status status = (*connection_)->Commit(ErrorContext::kCommit);
-  // A COMMIT the server refused (a lost session is already marked broken) leaves the
-  // transaction rolled back or open: roll back before the connection is pooled again.
-  if (!status.ok()) (*connection_)->Rollback();
+  // A COMMIT the server refused, or writes that failed (a lost session is already marked
+  // broken), leave the transaction rolled back or open: roll back before the connection
+  // is pooled again.
+  if (!status.ok()) Rollback();
   connection_.reset();
   return status;
+}
+
+// A single server's committing CALL lost its session, or failed with an error COMMIT
+// may have raised: the transaction committed, rolled back, or (a session the server has
+// not yet noticed is gone) is still open. Its key row tells which once it has ended: a
+// locking read waits for the transaction's lock on the row (its claim took it at the
+// start, so even a CALL still in the server's buffers runs under it), bounded by the
+// session's lock wait, then reads what the transaction left. The witness's record there:
+// committed. Anything else: not committed, nothing written, and the error means what it
+// would have in the write phase (a lost session Unavailable, a statement timeout
+// DeadlineExceeded). Cut off again, or the wait run out: still in doubt.
+absl::Status MysqlStorageTransaction::ResolveInDoubtCommit(const absl::Status& in_doubt) {
+  if (!commit_witness_.has_value() || !connection_.has_value()) return in_doubt;
+  const std::optional<MysqlError> error = (*connection_)->last_error();
+  if (!error.has_value()) return in_doubt;
+  (*connection_)->Rollback();  // a live session: ends the transaction if COMMIT did not
+  if ((*connection_)->broken()) {
+    connection_.reset();
+    absl::StatusOr<PooledConnection> fresh = pool_->AcquireFresh();
+    if (!fresh.ok()) return in_doubt;
+    connection_.emplace(*std::move(fresh));
+  }
+  MysqlConnection& connection = **connection_;
+  absl::Status lock_wait = connection.SetLockWaitSeconds(
+      connection.account_lock_wait_seconds(), "set the lock wait", ErrorContext::kStandalone);
+  if (!lock_wait.ok()) return in_doubt;
+  absl::StatusOr<LockedKeyRow> row =
+      LockKeyRow(connection, commit_witness_->identity, /*nowait=*/false);
+  connection.Rollback();
+  if (!row.ok()) return in_doubt;
+  if (row->record.has_value() && row->record->transaction_id == commit_witness_->transaction_id) {
+    return absl::OkStatus();
+  }
+  return MysqlErrorStatus(*error, "write and commit (the key row shows it did not commit)",
+                          ErrorContext::kWrite);
 }
 
 // On a Galera node, a write set replicated from another node that conflicts with this

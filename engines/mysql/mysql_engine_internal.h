@@ -208,6 +208,12 @@ class MysqlStorageTransaction final : public StorageTransaction {
   // transaction's claims inserted and its items commit still holds its record (see the
   // definition: an abort the server did not report).
   absl::Status VerifyClaimsHeld(MysqlConnection& connection) const;
+  // After the committing CALL answered in doubt (its session lost, or an error COMMIT
+  // may have raised): whether the transaction committed, read from the key row of
+  // `commit_witness_` once the transaction has ended (see the definition). OK when it
+  // committed; when it did not, the error as the write phase maps it; `in_doubt` itself
+  // when that cannot be told.
+  absl::Status ResolveInDoubtCommit(const absl::Status& in_doubt);
   // Fail fast: the key's row locked (or found absent) without waiting for a first
   // attempt that holds it: InProgressError then.
   absl::StatusOr<LockedKeyRow> ProbeKeyRowFailFast(MysqlConnection& connection,
@@ -229,6 +235,9 @@ class MysqlStorageTransaction final : public StorageTransaction {
   // The records RecordKey kept in rows this transaction's claims inserted: what
   // VerifyClaimsHeld reads back on a Galera node (kept there only).
   std::vector<KeyRecord> held_claims_;
+  // The first record RecordKey stored: its key row holds it exactly when this
+  // transaction committed (transaction ids are never reused).
+  std::optional<KeyRecord> commit_witness_;
   MysqlWriteBatch writes_;
 };
 

@@ -38,6 +38,10 @@ constexpr int kRecordChanged = 1020;            // ER_CHECKREAD: a snapshot conf
 constexpr int kForeignKeyChildExists = 1451;    // ER_ROW_IS_REFERENCED_2
 constexpr int kDataTooLong = 1406;              // ER_DATA_TOO_LONG
 constexpr int kIncorrectString = 1366;          // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+// MariaDB's "Broken JSON string in argument N to function 'JSON_TABLE'": the write
+// procedure's document holds a string that is not UTF-8 (the bytes 1366 refuses in a
+// text column when bound as a parameter).
+constexpr int kBrokenJsonString = 4035;
 constexpr int kOutOfRange = 1264;               // ER_WARN_DATA_OUT_OF_RANGE
 constexpr int kColumnNotNull = 1048;            // ER_BAD_NULL_ERROR
 constexpr int kCheckViolatedMysql = 3819;       // ER_CHECK_CONSTRAINT_VIOLATED
@@ -79,8 +83,10 @@ bool IsTlsRefusal(const MysqlError& error) {
 }
 
 engine_common::ErrorClass ClassOf(const MysqlError& error, ErrorContext context) {
-  if (error.code == kErrorDeadlock || error.code == kRecordChanged) {
-    return engine_common::ErrorClass::kDeadlockOrSerialization;  // InnoDB rolled back
+  if (error.code == kErrorDeadlock || error.code == kRecordChanged ||
+      error.code == kErrorLockGuard) {
+    return engine_common::ErrorClass::kDeadlockOrSerialization;  // InnoDB rolled back, or
+                                                                  // the rerun must read again
   }
   if (IsLockWaitTimeout(error.code)) return engine_common::ErrorClass::kLockWaitTimeout;
   // Connecting with TLS that the URL asks for and the server cannot give (no TLS, a
@@ -112,9 +118,11 @@ absl::Status OwnStatus(const MysqlError& error, const std::string& text) {
     case kErrorForeignKeyMissingParent:
     case kForeignKeyChildExists:
     case kNoSuchTable:
+    case kErrorHoldNotPending:
       return absl::FailedPreconditionError(text);
     case kDataTooLong:
     case kIncorrectString:
+    case kBrokenJsonString:
     case kOutOfRange:
     case kColumnNotNull:
     case kCheckViolatedMysql:

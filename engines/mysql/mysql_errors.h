@@ -29,6 +29,9 @@ inline constexpr int kErrorLockWaitTimeout = 1205;      // ER_LOCK_WAIT_TIMEOUT 
 inline constexpr int kErrorDeadlock = 1213;             // ER_LOCK_DEADLOCK
 inline constexpr int kErrorLockNowait = 3572;           // ER_LOCK_NOWAIT (MySQL 8)
 inline constexpr int kErrorForeignKeyMissingParent = 1452;  // ER_NO_REFERENCED_ROW_2
+// The engine's own, SIGNALled by its write procedure (schema/mysql/0008_write_procedure.sql).
+inline constexpr int kErrorLockGuard = 45001;        // an account changed after its lock read
+inline constexpr int kErrorHoldNotPending = 45002;   // a hold settled is no longer pending
 
 // Where a failing call ran (engines/common/error_table.h); decides how its error is
 // mapped.
@@ -75,7 +78,8 @@ bool BreaksConnection(const MysqlError& error);
 // | error                                                  | class                    |
 // |--------------------------------------------------------|--------------------------|
 // | 1213 deadlock (Galera: a certification conflict too),  | deadlock / serialization |
-// |   1020 record changed                                  |                          |
+// |   1020 record changed, 45001 the write procedure's     |                          |
+// |   lock guard                                           |                          |
 // | 1205 lock wait timeout, 3572 NOWAIT                    | lock wait timeout        |
 // | lost connection (2002, 2003, 2006, 2013, 2055, 2026    | connection lost          |
 // |   TLS, 1927 killed, 1053 shutdown, 1317 interrupted,   |                          |
@@ -85,8 +89,10 @@ bool BreaksConnection(const MysqlError& error);
 // | 1062 duplicate key                                     | unique violation         |
 // | 1049 unknown database, 1045/1044 access denied         | session refused          |
 // | a driver failure (no server reply)                     | other: Internal          |
-// | 1451/1452 foreign key, 1146 no such table              | other: FailedPrecondition|
-// | 1406 too long, 1366 bad string, 1264 range, 1048 null, | other: InvalidArgument   |
+// | 1451/1452 foreign key, 1146 no such table, 45002 a     | other: FailedPrecondition|
+// |   hold no longer pending (the write procedure's)       |                          |
+// | 1406 too long, 1366 bad string, 4035 not UTF-8 in the  | other: InvalidArgument   |
+// |   write procedure's document, 1264 range, 1048 null,   |                          |
 // |   3819/4025 CHECK                                      |                          |
 // | 1040/1203 too many connections                         | other: Unavailable       |
 // | 1969/3024 statement timeout                            | other: DeadlineExceeded  |

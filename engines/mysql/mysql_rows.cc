@@ -235,11 +235,4 @@ std::string Placeholders(size_t count) {
   return text;
 }
 
-std::string RowPlaceholders(size_t rows, size_t columns) {
-  const std::string row = absl::StrCat("(", Placeholders(columns), ")");
-  std::string text;
-  for (size_t i = 0; i < rows; ++i) absl::StrAppend(&text, i == 0 ? "" : ", ", row);
-  return text;
-}
-
 }  // namespace ledger::mysql_internal

@@ -125,8 +125,6 @@ absl::StatusOr<std::vector<Transaction>> SelectTransactions(MysqlConnection& con
 
 // "?, ?, ?" with `count` placeholders.
 std::string Placeholders(size_t count);
-// "(?, ?), (?, ?)": `rows` groups of `columns` placeholders.
-std::string RowPlaceholders(size_t rows, size_t columns);
 
 }  // namespace ledger::mysql_internal
 

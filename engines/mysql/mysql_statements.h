@@ -98,22 +98,9 @@ inline constexpr char kInsertKeysHead[] =
     "INSERT INTO idempotency_keys (namespace, scope, `key`, fingerprint,"
     " state, transaction_id, created_at, expires_at) VALUES ";
 
-// the write batch's multi-row INSERTs: the head, then one "(?, ...)" group per row
-inline constexpr char kInsertTransactionsHead[] =
-    "INSERT INTO transactions (id, kind, created_at, metadata, reversal_of,"
-    " fingerprint, hold_id) VALUES ";
-inline constexpr char kInsertHoldsHead[] =
-    "INSERT INTO holds (id, from_account, to_account, asset, amount, expires_at,"
-    " created_at, status) VALUES ";
-inline constexpr char kInsertEntriesHead[] =
-    "INSERT INTO entries (account_id, account_version, transaction_id,"
-    " entry_index, asset, amount, balance_after, created_at, created_at_running_max) VALUES ";
-inline constexpr char kInsertMetadataHead[] =
-    "INSERT INTO transaction_metadata (member_name, member_value, created_at,"
-    " transaction_id) VALUES ";
-inline constexpr char kInsertEventsHead[] =
-    "INSERT INTO outbox_events (transaction_id, type, payload, created_at)"
-    " VALUES ";
+// the write batch's CALL of the write procedure (schema/mysql/0008_write_procedure.sql):
+// its JSON document, and 1 to commit at its end
+inline constexpr char kCallWrite[] = "CALL ledger_write(?, ?)";
 
 // reads by index
 // The entry with the greatest version whose created_at_running_max is <= the instant, by

@@ -47,67 +47,114 @@ absl::Status ForEachStatement(const std::vector<SqlParams>& rows,
   return absl::OkStatus();
 }
 
-// `insert_into` ("INSERT INTO t (a, b) VALUES ") with one group of placeholders per row.
-absl::Status InsertRows(MysqlConnection& connection, const char* insert_into,
-                        const std::vector<SqlParams>& rows, std::string_view what) {
-  if (rows.empty()) return absl::OkStatus();
-  const size_t columns = rows.front().size();
-  return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
-    return connection
-        .Execute(absl::StrCat(insert_into, RowPlaceholders(range.end - range.begin, columns)),
-                 Flatten(rows, range), what, ErrorContext::kWrite)
-        .status();
-  });
+// A value of a row of the write procedure's document.
+using DocumentValue = std::variant<std::monostate, int64_t, std::string_view>;
+
+DocumentValue NullableValue(const std::optional<std::string>& text) {
+  if (!text.has_value()) return std::monostate();
+  return std::string_view(*text);
 }
 
-// A column UpdateById sets; one kept when null keeps the row's own value where the new
-// one is NULL.
-struct UpdateColumn {
-  UpdateColumn(const char* column_name) : name(column_name) {}  // NOLINT: a plain column
-  UpdateColumn(const char* column_name, bool keep) : name(column_name), kept_when_null(keep) {}
-  absl::string_view name;
-  bool kept_when_null = false;
-};
+DocumentValue NullableValue(const std::optional<absl::Time>& time) {
+  if (!time.has_value()) return std::monostate();
+  return ToMicros(*time);
+}
 
-// A condition UpdateById adds to its WHERE, with the parameters of its placeholders.
-struct UpdateCondition {
-  std::string sql;
-  SqlParams params;
-};
-
-// One UPDATE of `table` over the rows `range` of `rows` (each: the id, then a value per
-// column of `columns`, in order): `SET column = CASE id WHEN ? THEN ? ... END` for each
-// column (no MySQL-8-only row aliases), `WHERE id IN (...)` and `condition` if any.
-// Returns the rows matched.
-absl::StatusOr<int64_t> UpdateById(MysqlConnection& connection, absl::string_view table,
-                                   const std::vector<UpdateColumn>& columns,
-                                   const UpdateCondition& condition,
-                                   const std::vector<SqlParams>& rows, RowRange range,
-                                   std::string_view what) {
-  const size_t count = range.end - range.begin;
-  std::string cases;
-  for (size_t i = 0; i < count; ++i) cases.append(" WHEN ? THEN ?");
-  std::string sql = absl::StrCat("UPDATE ", table, " SET ");
-  SqlParams params;
-  params.reserve(count * (2 * columns.size() + 1) + condition.params.size());
-  for (size_t column = 0; column < columns.size(); ++column) {
-    const UpdateColumn& set = columns[column];
-    if (set.kept_when_null) {
-      absl::StrAppend(&sql, column == 0 ? "" : ", ", set.name, " = COALESCE(CASE id", cases,
-                      " END, ", set.name, ")");
+// Appends `text` as a JSON string: quotes, backslashes and control characters escaped,
+// every other byte as it is (the engine's strings are UTF-8, as the session's utf8mb4).
+void AppendJsonString(std::string& out, std::string_view text) {
+  constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (byte < 0x20) {
+      out.append("\\u00");
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 0xf]);
     } else {
-      absl::StrAppend(&sql, column == 0 ? "" : ", ", set.name, " = CASE id", cases, " END");
-    }
-    for (size_t r = range.begin; r < range.end; ++r) {
-      params.insert(params.end(), {rows[r][0], rows[r][column + 1]});
+      out.push_back(c);
     }
   }
-  for (size_t r = range.begin; r < range.end; ++r) params.push_back(rows[r][0]);
-  params.insert(params.end(), condition.params.begin(), condition.params.end());
-  absl::StrAppend(&sql, " WHERE id IN (", Placeholders(count), ")",
-                  condition.sql.empty() ? "" : " AND ", condition.sql);
-  return connection.Execute(sql, params, what, ErrorContext::kWrite);
+  out.push_back('"');
 }
+
+// The documents of the write procedure's CALLs (schema/mysql/0008_write_procedure.sql):
+// rows added section by section, in the procedure's order; a document that would grow
+// past kStatementBytesMax ends before the row (a row is never split), and the next
+// document carries on with the same section.
+class WriteDocuments {
+ public:
+  void Section(std::string_view name) {
+    CloseSection();
+    section_ = name;
+  }
+
+  void AddRow(std::initializer_list<DocumentValue> values) {
+    if (documents_.empty()) documents_.emplace_back();
+    const size_t before = documents_.back().size();
+    const bool was_open = section_open_;
+    AppendRow(values);
+    if (documents_.back().size() <= kStatementBytesMax || rows_in_document_ == 1) return;
+    documents_.back().resize(before);  // this row starts the next document
+    section_open_ = was_open;
+    --rows_in_document_;
+    CloseSection();
+    documents_.back().push_back('}');
+    documents_.emplace_back();
+    rows_in_document_ = 0;
+    AppendRow(values);
+  }
+
+  // The documents, each a complete JSON object; none when no row was added.
+  std::vector<std::string> Finish() && {
+    CloseSection();
+    if (!documents_.empty()) documents_.back().push_back('}');
+    return std::move(documents_);
+  }
+
+ private:
+  void AppendRow(std::initializer_list<DocumentValue> values) {
+    std::string& out = documents_.back();
+    if (!section_open_) {
+      out.append(out.empty() ? "{" : ",");
+      AppendJsonString(out, section_);
+      out.append(":[");
+      section_open_ = true;
+      rows_in_section_ = 0;
+    }
+    out.append(rows_in_section_ == 0 ? "[" : ",[");
+    bool first = true;
+    for (const DocumentValue& value : values) {
+      if (!first) out.push_back(',');
+      first = false;
+      if (const int64_t* number = std::get_if<int64_t>(&value)) {
+        absl::StrAppend(&out, *number);
+      } else if (const std::string_view* text = std::get_if<std::string_view>(&value)) {
+        AppendJsonString(out, *text);
+      } else {
+        out.append("null");
+      }
+    }
+    out.push_back(']');
+    ++rows_in_section_;
+    ++rows_in_document_;
+  }
+
+  void CloseSection() {
+    if (!section_open_) return;
+    documents_.back().push_back(']');
+    section_open_ = false;
+  }
+
+  std::vector<std::string> documents_;
+  std::string_view section_;
+  bool section_open_ = false;
+  size_t rows_in_section_ = 0;
+  size_t rows_in_document_ = 0;
+};
 
 }  // namespace
 
@@ -206,17 +253,29 @@ bool MysqlWriteBatch::empty() const {
          events_.empty();
 }
 
-absl::Status MysqlWriteBatch::Send(MysqlConnection& connection) {
-  if (empty()) return absl::OkStatus();
-  // Parents before children (foreign keys): transactions, then holds and entries.
-  LEDGER_RETURN_IF_ERROR(SendTransactions(connection));
-  LEDGER_RETURN_IF_ERROR(SendMetadataMembers(connection));
-  LEDGER_RETURN_IF_ERROR(SendHolds(connection));
-  LEDGER_RETURN_IF_ERROR(SendSettlements(connection));
-  LEDGER_RETURN_IF_ERROR(SendEntries(connection));
-  LEDGER_RETURN_IF_ERROR(SendAccounts(connection));
+absl::Status MysqlWriteBatch::Send(MysqlConnection& connection, End end) {
+  if (empty()) {
+    return end == End::kCommit ? connection.Commit(ErrorContext::kCommit) : absl::OkStatus();
+  }
+  // The key rows first: no other row refers to them, and each statement checks its own
+  // count. Then the rest as the write procedure's CALLs, parents before children.
   LEDGER_RETURN_IF_ERROR(SendKeyRows(connection));
-  LEDGER_RETURN_IF_ERROR(SendEvents(connection));
+  const std::vector<std::string> documents = Documents();
+  for (size_t i = 0; i < documents.size(); ++i) {
+    const bool commits = end == End::kCommit && i + 1 == documents.size();
+    absl::Status written = connection.Call(
+        statement::kCallWrite, {documents[i], int64_t{commits ? 1 : 0}},
+        commits ? "write and commit" : "write",
+        commits ? ErrorContext::kWriteAndCommit : ErrorContext::kWrite);
+    if (!written.ok() && connection.last_error_code() == kErrorHoldNotPending) {
+      return FindUnsettledHold(connection, settlements_);  // names the hold
+    }
+    LEDGER_RETURN_IF_ERROR(written);
+  }
+  // Key rows alone (a rejected item's dropped claim) leave no document: COMMIT alone.
+  if (end == End::kCommit && documents.empty()) {
+    LEDGER_RETURN_IF_ERROR(connection.Commit(ErrorContext::kCommit));
+  }
   // Only once every write went: a failed Send leaves the transaction to roll back. The
   // rows now hold what this Send wrote; the next Send's guard compares those.
   for (const auto& [id, values] : accounts_) {
@@ -231,54 +290,78 @@ absl::Status MysqlWriteBatch::Send(MysqlConnection& connection) {
   return absl::OkStatus();
 }
 
-absl::Status MysqlWriteBatch::SendTransactions(MysqlConnection& connection) const {
-  std::vector<SqlParams> rows;
-  rows.reserve(transactions_.size());
+std::vector<std::string> MysqlWriteBatch::Documents() const {
+  WriteDocuments documents;
+  // A taken id, reversal_of or hold_id fails as a unique violation: retryable in the
+  // write phase (mysql_errors.cc, docs/engines/errors.md).
+  documents.Section("t");
   for (const Transaction& transaction : transactions_) {
-    rows.push_back({transaction.id, std::string(OperationKindName(transaction.kind)),
-                    ToMicros(transaction.created_at), transaction.metadata,
-                    NullableText(transaction.reversal_of), transaction.fingerprint,
-                    NullableText(transaction.hold_id)});
+    documents.AddRow({transaction.id, OperationKindName(transaction.kind),
+                      ToMicros(transaction.created_at), transaction.metadata,
+                      NullableValue(transaction.reversal_of), transaction.fingerprint,
+                      NullableValue(transaction.hold_id)});
   }
-  // A taken id, reversal_of or hold_id fails here as a unique violation: retryable in
-  // the write phase (mysql_errors.cc, docs/engines/errors.md).
-  return InsertRows(connection,
-                    statement::kInsertTransactionsHead,
-                    rows, "insert the transactions");
-}
-
-absl::Status MysqlWriteBatch::SendHolds(MysqlConnection& connection) const {
-  std::vector<SqlParams> rows;
+  // A transaction's member names are distinct and its id new: no row is there already.
+  documents.Section("m");
+  for (const Transaction& transaction : transactions_) {
+    const int64_t created_at = ToMicros(transaction.created_at);
+    for (const engine_common::MetadataMember& member :
+         engine_common::IndexedMetadataMembers(transaction.metadata)) {
+      documents.AddRow({member.name, member.value, created_at, transaction.id});
+    }
+  }
+  documents.Section("h");
   for (const Transaction& transaction : transactions_) {
     if (!transaction.hold.has_value()) continue;
     const HoldTerms& terms = *transaction.hold;
-    rows.push_back({transaction.id, terms.from, terms.to, terms.asset, terms.amount,
-                    NullableMicros(terms.expires_at), ToMicros(transaction.created_at),
-                    std::string(HoldStatusName(HoldStatus::kPending))});
+    documents.AddRow({transaction.id, terms.from, terms.to, terms.asset, terms.amount,
+                      NullableValue(terms.expires_at), ToMicros(transaction.created_at)});
   }
-  return InsertRows(connection,
-                    statement::kInsertHoldsHead,
-                    rows, "insert the holds");
-}
-
-absl::Status MysqlWriteBatch::SendSettlements(MysqlConnection& connection) const {
-  std::vector<SqlParams> rows;
+  // The unique hold_id already stops a second settlement; a hold missing or settled
+  // anyway is the same lost race (as on the memory engine): the procedure's count
+  // fails the CALL (45002) and Send names the hold.
+  documents.Section("s");
   for (const Settlement& settlement : settlements_) {
-    rows.push_back({settlement.hold_id, settlement.status, settlement.transaction_id});
+    documents.AddRow({settlement.hold_id, settlement.status, settlement.transaction_id});
   }
-  return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
-    const size_t count = range.end - range.begin;
-    LEDGER_ASSIGN_OR_RETURN(const int64_t matched,
-                            UpdateById(connection, "holds", {"status", "settled_by"},
-                                       {"status = 'pending'", {}}, rows, range,
-                                       "settle the holds"));
-    // The unique hold_id above already stops a second settlement; a hold missing or
-    // settled anyway is the same lost race (as on the memory engine): rerun, re-check.
-    if (matched == static_cast<int64_t>(count)) return absl::OkStatus();
-    return FindUnsettledHold(
-        connection, std::vector<Settlement>(settlements_.begin() + range.begin,
-                                            settlements_.begin() + range.end));
-  });
+  documents.Section("e");
+  for (size_t t = 0; t < transactions_.size(); ++t) {
+    const Transaction& transaction = transactions_[t];
+    const int64_t created_at = ToMicros(transaction.created_at);
+    for (size_t index = 0; index < transaction.entries.size(); ++index) {
+      const Entry& entry = transaction.entries[index];
+      documents.AddRow({entry.account_id, entry.account_version, transaction.id,
+                        static_cast<int64_t>(index), entry.asset, entry.amount,
+                        entry.balance_after, created_at,
+                        ToMicros(entry_running_maxima_[t][index])});
+    }
+  }
+  // The lock guard: each row is updated only where it still holds the values its lock
+  // read. On one server the lock makes that certain. On a multi-writer Galera cluster a
+  // lock is per node, and a transaction aborted by another node's write set while idle
+  // has been seen to go unreported (docs/scaling.md); the statements after it then run
+  // in a new transaction without the lock, and these absolute values would overwrite
+  // the other node's. The entries' (account_id, account_version) key already refuses a
+  // second writer of the same version; this also covers what changes no version (the
+  // pending amounts a hold or a void moves). A short count fails the CALL (45001),
+  // retryable: the attempt rolls back and its rerun reads the accounts again.
+  documents.Section("a");
+  for (const auto& [id, values] : accounts_) {
+    const auto read = locked_.find(id);
+    LEDGER_CHECK(read != locked_.end()) << "account " << id << " written without its lock read";
+    documents.AddRow({id, values.balance, values.version, values.pending_debits,
+                      values.pending_credits, NullableValue(values.entries_running_max),
+                      read->second.balance, read->second.version, read->second.pending_debits,
+                      read->second.pending_credits});
+  }
+  // In the order appended: the procedure inserts them in the document's order, and
+  // InnoDB hands out AUTO_INCREMENT values in insert order.
+  documents.Section("ev");
+  for (const OutboxEvent& event : events_) {
+    documents.AddRow({event.transaction_id, event.type, event.payload,
+                      ToMicros(event.created_at)});
+  }
+  return std::move(documents).Finish();
 }
 
 absl::Status MysqlWriteBatch::FindUnsettledHold(MysqlConnection& connection,
@@ -298,82 +381,6 @@ absl::Status MysqlWriteBatch::FindUnsettledHold(MysqlConnection& connection,
   }
   // Every hold reads as settled by its own transaction, yet the UPDATE matched fewer.
   return engine_common::HoldNotPendingError("mysql", settlements.front().hold_id);
-}
-
-absl::Status MysqlWriteBatch::SendMetadataMembers(MysqlConnection& connection) const {
-  std::vector<SqlParams> rows;
-  for (const Transaction& transaction : transactions_) {
-    const int64_t created_at = ToMicros(transaction.created_at);
-    for (engine_common::MetadataMember& member :
-         engine_common::IndexedMetadataMembers(transaction.metadata)) {
-      rows.push_back({std::move(member.name), std::move(member.value), created_at,
-                      transaction.id});
-    }
-  }
-  // A plain INSERT: a transaction's member names are distinct, and its id is new (the
-  // transactions INSERT above would have failed first), so no row can be there already.
-  return InsertRows(connection,
-                    statement::kInsertMetadataHead,
-                    rows, "index the metadata");
-}
-
-absl::Status MysqlWriteBatch::SendEntries(MysqlConnection& connection) const {
-  std::vector<SqlParams> rows;
-  for (size_t t = 0; t < transactions_.size(); ++t) {
-    const Transaction& transaction = transactions_[t];
-    const int64_t created_at = ToMicros(transaction.created_at);
-    for (size_t index = 0; index < transaction.entries.size(); ++index) {
-      const Entry& entry = transaction.entries[index];
-      rows.push_back({entry.account_id, entry.account_version, transaction.id,
-                      static_cast<int64_t>(index), entry.asset, entry.amount, entry.balance_after,
-                      created_at, ToMicros(entry_running_maxima_[t][index])});
-    }
-  }
-  return InsertRows(connection, statement::kInsertEntriesHead, rows, "insert the entries");
-}
-
-absl::Status MysqlWriteBatch::SendAccounts(MysqlConnection& connection) const {
-  std::vector<SqlParams> rows;
-  rows.reserve(accounts_.size());
-  for (const auto& [id, values] : accounts_) {
-    rows.push_back({id, values.balance, values.version, values.pending_debits,
-                    values.pending_credits, NullableMicros(values.entries_running_max)});
-  }
-  // The lock guard: each row is updated only where it still holds the values its lock
-  // read. On one server the lock makes that certain. On a multi-writer Galera cluster a
-  // lock is per node, and a transaction aborted by another node's write set while idle
-  // has been seen to go unreported (docs/scaling.md); the statements after it then run
-  // in a new transaction without the lock, and these absolute values would overwrite
-  // the other node's. The entries' (account_id, account_version) key already refuses a
-  // second writer of the same version; this also covers what changes no version (the
-  // pending amounts a hold or a void moves). A short count is retryable: the attempt
-  // rolls back and its rerun reads the accounts again.
-  return ForEachStatement(rows, [&](RowRange range) -> absl::Status {
-    const size_t count = range.end - range.begin;
-    UpdateCondition guard;
-    for (size_t r = range.begin; r < range.end; ++r) {
-      const std::string& id = std::get<std::string>(rows[r][0]);
-      const auto read = locked_.find(id);
-      LEDGER_CHECK(read != locked_.end()) << "account " << id << " written without its lock read";
-      guard.params.insert(guard.params.end(),
-                          {id, read->second.balance, read->second.version,
-                           read->second.pending_debits, read->second.pending_credits});
-    }
-    guard.sql = absl::StrCat("(id, balance, version, pending_debits, pending_credits) IN (",
-                             RowPlaceholders(count, 5), ")");
-    LEDGER_ASSIGN_OR_RETURN(
-        const int64_t matched,
-        UpdateById(connection, "accounts",
-                   {"balance", "version", "pending_debits", "pending_credits",
-                    {"entries_running_max", /*kept_when_null=*/true}},
-                   guard, rows, range, "update balances"));
-    if (matched != static_cast<int64_t>(count)) {
-      return RetryableError(absl::StrCat(
-          "mysql: updated ", matched, " of ", count,
-          " locked accounts: another writer changed an account after its lock read it"));
-    }
-    return absl::OkStatus();
-  });
 }
 
 absl::Status MysqlWriteBatch::SendKeyRows(MysqlConnection& connection) const {
@@ -490,19 +497,6 @@ absl::Status MysqlWriteBatch::SendLoneKeyRow(MysqlConnection& connection,
       .Execute(statement::kInsertKey,
                insert, "record the key", ErrorContext::kWrite)
       .status();
-}
-
-absl::Status MysqlWriteBatch::SendEvents(MysqlConnection& connection) const {
-  std::vector<SqlParams> rows;
-  rows.reserve(events_.size());
-  for (const OutboxEvent& event : events_) {
-    rows.push_back({event.transaction_id, event.type, event.payload, ToMicros(event.created_at)});
-  }
-  // In the order appended: InnoDB hands out a multi-row INSERT's AUTO_INCREMENT values
-  // in VALUES order, and the statements go in order too.
-  return InsertRows(connection,
-                    statement::kInsertEventsHead,
-                    rows, "append the events");
 }
 
 }  // namespace ledger::mysql_internal

@@ -1,26 +1,29 @@
 // The writes of one MySQL storage transaction, buffered from WriteTransaction,
 // RecordKey and AppendEvent and sent before the transaction's next statement (a read or
-// COMMIT) as a constant number of multi-row statements, however many items the batch
-// has: one INSERT of the transactions, one of their metadata members (transaction_metadata),
-// one of the holds placed, one UPDATE of the holds settled, one INSERT of the entries
-// (each with its created_at_running_max, engines/common/entry_running_max.h), one UPDATE
-// of the accounts (each at its final values, entries_running_max too, where the row
-// still holds what its lock read: see SendAccounts), one INSERT ... ON
-// DUPLICATE KEY UPDATE of the key records over the expired records the claims locked
-// (only those: the claim of a new key inserted its final record already), one DELETE of
-// the claimed rows no item committed, one INSERT of the events (in order: the
-// AUTO_INCREMENT insert order follows VALUES).
-// Each is split into statements of at most kRowsPerStatementMax rows and about
-// kStatementBytesMax bytes of parameters, under the server's max_allowed_packet.
+// COMMIT), however many items the batch has: the key rows first, as at most four
+// multi-row statements (an INSERT ... ON DUPLICATE KEY UPDATE of the key records over
+// the expired records the claims locked, rewrites, one DELETE of the claimed rows no
+// item committed, lone records), then everything else as one CALL of the write
+// procedure (schema/mysql/0008_write_procedure.sql): the transactions, their metadata
+// members (transaction_metadata), the holds placed and settled, the entries (each with
+// its created_at_running_max, engines/common/entry_running_max.h), the accounts (each at
+// its final values, entries_running_max too, where the row still holds what its lock
+// read: the lock guard) and the events (in order), from one JSON document. Sent with
+// End::kCommit, that CALL commits at its end: a single submit's writes and COMMIT are
+// one round trip. A document is split at about kStatementBytesMax bytes (under the
+// server's max_allowed_packet) into CALLs of which only the last commits; the key rows'
+// statements at kRowsPerStatementMax rows and as many bytes.
 //
 //   MysqlWriteBatch batch;
 //   LEDGER_RETURN_IF_ERROR(batch.AddTransaction(transaction, updated_accounts));
 //   batch.ReplaceKeyRow(record);           // the expired record the claim locked
 //   batch.AddEvent(event);
-//   LEDGER_RETURN_IF_ERROR(batch.Send(connection));
+//   LEDGER_RETURN_IF_ERROR(batch.Send(connection, MysqlWriteBatch::End::kCommit));
 //
-// Errors keep the write phase (ErrorContext::kWrite) whenever they are sent: a unique
-// violation is retryable, a hold no longer pending is HoldNotPendingError.
+// Errors keep the write phase (ErrorContext::kWrite; the committing CALL's
+// kWriteAndCommit: in doubt unless a statement's own check failed it) whenever they
+// are sent: a unique violation is retryable, a hold no longer pending is
+// HoldNotPendingError.
 //
 // Internal to engines/mysql. Not thread-safe: owned by one storage transaction.
 #ifndef LEDGER_ENGINES_MYSQL_MYSQL_WRITE_BATCH_H_
@@ -86,7 +89,7 @@ class MysqlWriteBatch {
   // The account as LockAccounts read it, and its entries_running_max (nullopt: no entry
   // yet): each entry added continues it (engines/common/entry_running_max.h), and the
   // account's UPDATE requires the row to hold these values still (the lock guard, at
-  // SendAccounts). Kept when a Send empties the batch, at the values it wrote: the
+  // Documents). Kept when a Send empties the batch, at the values it wrote: the
   // account stays locked until the transaction ends.
   void NoteLocked(const Account& account, std::optional<absl::Time> running_max);
   // The accounts `transaction` writes (its entries' and `updated_accounts`) not noted,
@@ -95,9 +98,12 @@ class MysqlWriteBatch {
                                    const std::vector<Account>& updated_accounts) const;
 
   bool empty() const;
+  // What Send leaves the transaction: open, or committed by its last statement (a
+  // COMMIT alone when nothing is buffered).
+  enum class End { kOpen, kCommit };
   // Sends every buffered write, then empties the batch. On failure the batch is kept
   // (a rerun on a fresh connection sends it again) and the transaction must roll back.
-  absl::Status Send(MysqlConnection& connection);
+  absl::Status Send(MysqlConnection& connection, End end = End::kOpen);
 
  private:
   struct AccountValues {
@@ -121,22 +127,17 @@ class MysqlWriteBatch {
     std::string transaction_id;
   };
 
-  absl::Status SendTransactions(MysqlConnection& connection) const;
-  // The transactions' rows of transaction_metadata (IndexedMetadataMembers).
-  absl::Status SendMetadataMembers(MysqlConnection& connection) const;
-  absl::Status SendHolds(MysqlConnection& connection) const;
-  absl::Status SendSettlements(MysqlConnection& connection) const;
-  // The hold of `settlements` that this batch did not settle (its UPDATE matched fewer).
+  // The write procedure's documents of everything buffered but the key rows.
+  std::vector<std::string> Documents() const;
+  // The hold of `settlements` that this batch did not settle (the procedure's count of
+  // them fell short).
   absl::Status FindUnsettledHold(MysqlConnection& connection,
                                  const std::vector<Settlement>& settlements) const;
-  absl::Status SendEntries(MysqlConnection& connection) const;
-  absl::Status SendAccounts(MysqlConnection& connection) const;
   absl::Status SendKeyRows(MysqlConnection& connection) const;
   absl::Status SendReplacedKeyRows(MysqlConnection& connection) const;
   absl::Status SendRewrittenKeyRows(MysqlConnection& connection) const;
   absl::Status SendDroppedKeyRows(MysqlConnection& connection) const;
   absl::Status SendLoneKeyRow(MysqlConnection& connection, const KeyRecord& record) const;
-  absl::Status SendEvents(MysqlConnection& connection) const;
 
   std::vector<Transaction> transactions_;
   // Each transaction's entries' created_at_running_max, as transactions_.

@@ -1,5 +1,6 @@
 // The shared reading and checking of the server engines' waits (engines/common/waits.h),
-// and the bounded wait for the migration lock (engines/common/migration.h).
+// the bounded wait for the migration lock and the split of a migration's statements
+// (engines/common/migration.h).
 #include "engines/common/waits.h"
 
 #include "absl/time/clock.h"
@@ -88,6 +89,26 @@ TEST(MigrationLockTest, ATryThatFailsEndsTheWaitWithItsError) {
     return absl::UnavailableError("no reply from the server within read_timeout (2s)");
   });
   EXPECT_NE(taken.message().find("read_timeout"), absl::string_view::npos) << taken;
+}
+
+TEST(SplitSqlStatementsTest, SplitsAtSemicolonsEndingALineAndDropsComments) {
+  EXPECT_EQ(SplitSqlStatements("-- a comment\nCREATE TABLE a (x INT);\n\nINSERT INTO a\n"
+                               "  VALUES (1);\nDO 0"),
+            (std::vector<std::string>{"CREATE TABLE a (x INT)\n", "INSERT INTO a\n  VALUES (1)\n",
+                                      "DO 0\n"}));
+}
+
+TEST(SplitSqlStatementsTest, ADelimiterLineChangesTheTerminatorUntilTheNextOne) {
+  const std::vector<std::string> statements = SplitSqlStatements(
+      "DROP PROCEDURE IF EXISTS p;\n"
+      "DELIMITER //\n"
+      "CREATE PROCEDURE p()\nBEGIN\n  -- inside\n  DO 1;\n  DO 2;\nEND//\n"
+      "delimiter ;\n"
+      "DO 3;\n");
+  EXPECT_EQ(statements, (std::vector<std::string>{
+                            "DROP PROCEDURE IF EXISTS p\n",
+                            "CREATE PROCEDURE p()\nBEGIN\n  DO 1;\n  DO 2;\nEND\n",
+                            "DO 3\n"}));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "engines/mysql/mysql_engine.h"
+#include "bench/load/round_trip_relay.h"
 #include "engines/mysql/mysql_write_batch.h"
 #include "gtest/gtest.h"
 #include "ledger/engine.h"
@@ -148,6 +149,166 @@ TEST_F(MysqlBatchTest, ABatchLargerThanOneStatementCommitsEveryItemWithItsEvents
     ASSERT_TRUE(replays[i].ok() && replays[i]->kind == OutcomeKind::kDuplicate) << i;
     ASSERT_EQ(replays[i]->transaction, results[i]->transaction) << i;
   }
+  ExpectVerifiedLedger();
+}
+
+// The write procedure's document (schema/mysql/0008_write_procedure.sql) of a batch
+// whose metadata alone is larger than the server's max_allowed_packet (16 MiB here) goes
+// as several CALLs of about kStatementBytesMax each, only the last committing: one CALL
+// would be refused. The metadata holds every character JSON must escape, and it reads
+// back byte for byte.
+TEST_F(MysqlBatchTest, ADocumentLargerThanAPacketGoesAsSeveralCallsAndCommitsEveryItem) {
+  absl::StatusOr<std::string> packet = server_->QueryText("SELECT @@max_allowed_packet");
+  ASSERT_TRUE(packet.ok()) << packet.status();
+  const std::string unusual = "say \"hi\" back\\slash \n\t\x01\x1f caf\xC3\xA9 \xF0\x9F\x99\x82 ";
+  std::string note;
+  while (nlohmann::json{{"note", note + unusual}, {"item", 9'999}}.dump().size() <
+         kMetadataBytesMax) {
+    note += unusual;
+  }
+  const size_t items = std::stoull(*packet) / note.size() + 200;
+  ASSERT_LE(items, kBatchItemsMax);
+  std::vector<SubmitRequest> requests;
+  for (size_t i = 0; i < items; ++i) {
+    Operation operation = Operation::TopUp("issuance", "alice", "CREDITS", 1);
+    operation.metadata = {{"note", note}, {"item", static_cast<int64_t>(i)}};
+    requests.push_back({.key = KeyOf(i), .operation = std::move(operation)});
+  }
+  std::vector<SubmitResult> results = MustSubmitBatch(requests);
+  ASSERT_EQ(results.size(), items);
+  for (const SubmitResult& result : results) {
+    ASSERT_TRUE(result.ok() && result->kind == OutcomeKind::kCommitted)
+        << (result.ok() ? OutcomeToJson(*result).dump() : result.status().ToString());
+  }
+  EXPECT_EQ(Count("transactions"), absl::StrCat(items));
+  EXPECT_EQ(Count("outbox_events"), absl::StrCat(items));
+  EXPECT_EQ(AccountOf("alice").balance, static_cast<Amount>(items));
+  for (size_t i : {size_t{0}, items / 2, items - 1}) {
+    absl::StatusOr<Transaction> read = ledger_->GetTransaction(results[i]->transaction.id);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(read->metadata, results[i]->transaction.metadata) << "item " << i;
+    EXPECT_EQ(nlohmann::json::parse(read->metadata)["note"], note) << "item " << i;
+  }
+  ExpectVerifiedLedger();
+}
+
+// The test's database through the relay ledger_load --count-round-trips uses (which
+// can also cut a connection at the server's next answer), on one session, under a
+// FaultInjectingEngine.
+class MysqlRelayedTest : public MysqlBatchTest {
+ protected:
+  void SetUp() override {
+    MysqlBatchTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    absl::StatusOr<load::RelayedUrl> target = load::UrlTarget(dsn_);
+    ASSERT_TRUE(target.ok()) << target.status();
+    absl::StatusOr<std::unique_ptr<load::RoundTripRelay>> relay =
+        load::RoundTripRelay::Start(target->host, target->port);
+    ASSERT_TRUE(relay.ok()) << relay.status();
+    relay_ = *std::move(relay);
+    absl::StatusOr<load::RelayedUrl> relayed = load::RelayUrl(dsn_, relay_->port());
+    ASSERT_TRUE(relayed.ok()) << relayed.status();
+    MysqlOptions options;
+    options.connection = relayed->url;
+    options.pool_size = 1;  // one session: its statements are prepared once
+    absl::StatusOr<std::unique_ptr<Engine>> engine = OpenMysqlEngine(options);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    relayed_faults_ =
+        std::make_shared<FaultInjectingEngine>(std::shared_ptr<Engine>(*std::move(engine)));
+    relayed_ = std::make_unique<Ledger>(OpenTestLedger(relayed_faults_, {.clock = &clock_}));
+    MustCommit("fund", Operation::TopUp("issuance", "alice", "CREDITS", 1'000));
+    // Prepares a transfer's statements on the session, each in a round trip of its own.
+    ASSERT_EQ(Transfer("warm-up", "dave").kind, OutcomeKind::kCommitted);
+  }
+
+  void TearDown() override {
+    relayed_.reset();
+    relayed_faults_.reset();
+    relay_.reset();
+    MysqlBatchTest::TearDown();
+  }
+
+  Outcome Transfer(const std::string& key, const std::string& to) {
+    absl::StatusOr<Outcome> outcome = relayed_->Submit(
+        {.key = key, .operation = Operation::Transfer("alice", to, "CREDITS", 1)});
+    EXPECT_TRUE(outcome.ok()) << outcome.status();
+    return outcome.ok() ? *outcome : Outcome::Faulted(outcome.status());
+  }
+
+  std::unique_ptr<load::RoundTripRelay> relay_;
+  std::shared_ptr<FaultInjectingEngine> relayed_faults_;
+  std::unique_ptr<Ledger> relayed_;
+};
+
+// Issue 29, counted on the wire: a transfer costs the claim, the accounts' lock, and
+// one CALL of the write procedure that writes and commits. Seven before the procedure.
+// A batch of fresh keys the same three. A session's first use of a statement shape
+// prepares it in a round trip of its own, so each shape is used once before counting
+// (the fixture's warm-up transfer, the first batch).
+TEST_F(MysqlRelayedTest, ATransferAndABatchOfFreshKeysCostThreeRoundTrips) {
+  auto batch = [&](int round) {
+    SubmitBatchRequest request;
+    for (int item = 0; item < 3; ++item) {
+      request.items.push_back({.key = absl::StrCat("batch-", round, "-", item),
+                               .operation = Operation::Transfer("alice", "carol", "CREDITS", 1)});
+    }
+    absl::StatusOr<std::vector<SubmitResult>> results = relayed_->SubmitBatch(request);
+    ASSERT_TRUE(results.ok()) << results.status();
+    for (const SubmitResult& result : *results) {
+      ASSERT_TRUE(result.ok() && result->kind == OutcomeKind::kCommitted);
+    }
+  };
+  for (int i = 1; i <= 3; ++i) {
+    const int64_t before = relay_->round_trips();
+    EXPECT_EQ(Transfer(absl::StrCat("transfer-", i), "bob").kind, OutcomeKind::kCommitted);
+    EXPECT_EQ(relay_->round_trips() - before, 3) << "transfer " << i;
+  }
+  batch(0);
+  const int64_t before_batch = relay_->round_trips();
+  batch(1);
+  EXPECT_EQ(relay_->round_trips() - before_batch, 3);
+  EXPECT_EQ(BalanceOf("bob"), 3);
+  EXPECT_EQ(BalanceOf("carol"), 6);
+  ExpectVerifiedLedger();
+}
+
+// The committing CALL ran and committed, and its answer was lost on the way back (the
+// relay cuts the connection at it): in doubt to the client, until the engine reads the
+// key row on a new session, which holds this transaction's record. The submit reports
+// it committed, and the resend replays it.
+TEST_F(MysqlRelayedTest, ACommittedCallWhoseAnswerIsLostIsReportedCommitted) {
+  relayed_faults_->SetHook(FaultPoint::kCommit, [&] { relay_->CutAtNextReply(); });
+  const Outcome first = Transfer("answer-lost", "bob");
+  relayed_faults_->Clear();
+  ASSERT_EQ(first.kind, OutcomeKind::kCommitted) << OutcomeToJson(first).dump();
+  EXPECT_FALSE(first.in_doubt);
+  const Outcome resent = Transfer("answer-lost", "bob");
+  EXPECT_EQ(resent.kind, OutcomeKind::kDuplicate) << OutcomeToJson(resent).dump();
+  EXPECT_EQ(resent.transaction, first.transaction);
+  EXPECT_EQ(BalanceOf("bob"), 1);
+  ExpectVerifiedLedger();
+}
+
+// The same cut with the key row showing no commit: the statement before (a trigger that
+// fails every event insert) stopped the CALL before its COMMIT, and the relay cut its
+// error's answer. The engine reads the key row (absent: the transaction rolled back
+// with the session), and the submit faults as a lost session before COMMIT does:
+// Unavailable, not in doubt, nothing written; the resend commits once.
+TEST_F(MysqlRelayedTest, ACallThatDidNotCommitAndLostItsAnswerIsUnavailable) {
+  ASSERT_TRUE(server_->Execute(absl::StrCat(
+                  "CREATE TRIGGER `", database_, "`.no_events BEFORE INSERT ON `", database_,
+                  "`.outbox_events FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = "
+                  "'no events now'")).ok());
+  relayed_faults_->SetHook(FaultPoint::kCommit, [&] { relay_->CutAtNextReply(); });
+  const Outcome first = Transfer("not-committed", "bob");
+  relayed_faults_->Clear();
+  ASSERT_TRUE(server_->Execute(absl::StrCat("DROP TRIGGER `", database_, "`.no_events")).ok());
+  ASSERT_EQ(first.kind, OutcomeKind::kFaulted) << OutcomeToJson(first).dump();
+  EXPECT_FALSE(first.in_doubt) << first.fault;
+  EXPECT_TRUE(absl::IsUnavailable(first.fault)) << first.fault;
+  EXPECT_EQ(Count("transactions", "kind = 'transfer'"), "1");  // the warm-up
+  EXPECT_EQ(Transfer("not-committed", "bob").kind, OutcomeKind::kCommitted);
+  EXPECT_EQ(BalanceOf("bob"), 1);
   ExpectVerifiedLedger();
 }
 
@@ -331,8 +492,31 @@ TEST_F(MysqlBatchTest, EntriesContinueTheRunningMaximumWithOrWithoutLockAccounts
   EXPECT_EQ(BalanceOf("alice"), 12);
 }
 
-// The lock guard (MysqlWriteBatch::SendAccounts): an account's UPDATE requires the row to
-// hold what its lock read. On one server the lock makes that certain; on a Galera node a
+// A string that is not UTF-8 (here in the metadata, which the ledger itself validates;
+// a caller of the storage contract alone may not) cannot go in the write procedure's
+// JSON document: the committing CALL fails before its COMMIT, InvalidArgument as a bound
+// parameter's 1366 was, not in doubt, and writes nothing.
+TEST_F(MysqlBatchTest, AStringThatIsNotUtf8FailsTheCommittingCallAsInvalidArgument) {
+  MustCommit("fund", Operation::TopUp("issuance", "alice", "CREDITS", 100));
+  absl::StatusOr<mysql_internal::MysqlSettings> settings =
+      mysql_internal::ParseMysqlUrl(server_->DsnFor(database_));
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  absl::StatusOr<std::unique_ptr<mysql_internal::MysqlConnection>> connection =
+      mysql_internal::MysqlConnection::Open(*settings);
+  ASSERT_TRUE(connection.ok()) << connection.status();
+  mysql_internal::MysqlWriteBatch batch;
+  Transaction transaction = BareTopUp("tx-not-utf8", clock_.Now());
+  transaction.metadata = "{\"note\":\"\xff\xfe\"}";
+  ASSERT_TRUE(batch.AddTransaction(transaction, {}).ok());
+  const absl::Status sent = batch.Send(**connection, mysql_internal::MysqlWriteBatch::End::kCommit);
+  EXPECT_EQ(sent.code(), absl::StatusCode::kInvalidArgument) << sent;
+  EXPECT_FALSE(IsInDoubt(sent)) << sent;
+  (*connection)->Rollback();
+  EXPECT_EQ(Count("transactions", "id = 'tx-not-utf8'"), "0");
+}
+
+// The lock guard (the write procedure, MysqlWriteBatch::Documents): an account's UPDATE
+// requires the row to hold what its lock read. On one server the lock makes that certain; on a Galera node a
 // transaction aborted while idle by another node's write set can run on without its locks
 // (docs/scaling.md). Here the batch is told alice's values from before a hold reserved 10
 // of them, as such a transaction would have read them, and writes a change of alice's
@@ -366,7 +550,7 @@ TEST_F(MysqlBatchTest, AnAccountChangedAfterItsLockReadFailsTheWriteRetryably) {
   const absl::Status sent = batch.Send(**connection);
   run("ROLLBACK");
   EXPECT_TRUE(IsRetryable(sent)) << sent;
-  EXPECT_NE(sent.message().find("another writer changed an account"), std::string::npos) << sent;
+  EXPECT_NE(sent.message().find("an account changed after its lock read it"), std::string::npos) << sent;
   EXPECT_EQ(AccountOf("alice").pending_debits, 10);
   EXPECT_EQ(Count("transactions", "id = 'tx-behind-the-lock'"), "0");
   ExpectVerifiedLedger();

@@ -24,7 +24,9 @@
 #include "gtest/gtest.h"
 #include "ledger/engine.h"
 #include "ledger/hold.h"
+#include "ledger/json.h"
 #include "ledger/ledger.h"
+#include "ledger/operation.h"
 #include "ledger/transaction.h"
 #include "tests/conformance/conformance_context.h"
 #include "tests/engines/mysql/mysql_ledger_test.h"
@@ -48,6 +50,8 @@ constexpr int kReadsIndexesMigrationVersion = 5;  // schema/mysql/0005_reads_ind
 constexpr int kRunningMaxOnAccountsMigrationVersion = 6;
 // schema/mysql/0007_fewer_reads_indexes.sql
 constexpr int kFewerReadsIndexesMigrationVersion = 7;
+// schema/mysql/0008_write_procedure.sql
+constexpr int kWriteProcedureMigrationVersion = 8;
 
 const absl::Time kStart = absl::FromUnixSeconds(1'767'225'600);  // 2026-01-01
 
@@ -402,6 +406,46 @@ TEST_F(MysqlHoldsTest, MigratedDatabaseHasNoTriggerForAGaleraNodeToParse) {
   EXPECT_EQ(Text(absl::StrCat("SELECT COUNT(*) FROM information_schema.TRIGGERS"
                               " WHERE TRIGGER_SCHEMA = '", database, "'")),
             "0");
+}
+
+// Issue 29: 0008 creates the write procedure every submit's writes go through (one CALL,
+// committing at its end). On a database migrated to 0007 it appears, runs with its
+// caller's rights, and the ledger writes through it; run again, it is replaced.
+TEST_F(MysqlHoldsTest, WriteProcedureMigrationCreatesTheProcedureTheLedgerWritesThrough) {
+  const std::string database = Scratch("write_procedure");
+  ASSERT_NE(MigrateBeforeHolds(database, kWriteProcedureMigrationVersion), nullptr);
+  const std::string procedure = absl::StrCat(
+      "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = '", database,
+      "' AND ROUTINE_NAME = 'ledger_write' AND SECURITY_TYPE = 'INVOKER'");
+  EXPECT_EQ(Text(procedure), "0");
+  std::shared_ptr<Engine> engine = Open(database, /*migrate=*/false);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_TRUE(engine->Migrate().ok());
+  const std::string table = absl::StrCat("`", database, "`.");
+  EXPECT_EQ(Text(absl::StrCat("SELECT name FROM ", table, "schema_migrations WHERE version = 8")),
+            "0008_write_procedure");
+  EXPECT_EQ(Text(procedure), "1");
+  ManualClock clock(kStart);
+  {
+    Ledger ledger = OpenTestLedger(engine, {.clock = &clock});
+    ASSERT_TRUE(ledger.DefineAsset({"CREDITS", 0}).ok());
+    ASSERT_TRUE(
+        ledger.OpenAccount({.id = "issuance", .asset = "CREDITS", .allow_negative = true}).ok());
+    ASSERT_TRUE(ledger.OpenAccount({.id = "alice", .asset = "CREDITS"}).ok());
+    absl::StatusOr<Outcome> outcome = ledger.Submit(
+        {.key = "k1", .operation = Operation::TopUp("issuance", "alice", "CREDITS", 7)});
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
+  }
+  EXPECT_EQ(Text(absl::StrCat("SELECT balance FROM ", table, "accounts WHERE id = 'alice'")), "7");
+  engine.reset();
+  ASSERT_TRUE(
+      server_->Execute(absl::StrCat("DELETE FROM ", table, "schema_migrations WHERE version = 8"))
+          .ok());
+  std::shared_ptr<Engine> again = Open(database, /*migrate=*/false);
+  ASSERT_NE(again, nullptr);
+  ASSERT_TRUE(again->Migrate().ok());
+  EXPECT_EQ(Text(procedure), "1");
 }
 
 // ------------------------------------------------------------ a hold row corrupted through SQL
