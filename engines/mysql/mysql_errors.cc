@@ -39,7 +39,7 @@ constexpr int kForeignKeyChildExists = 1451;    // ER_ROW_IS_REFERENCED_2
 constexpr int kDataTooLong = 1406;              // ER_DATA_TOO_LONG
 constexpr int kIncorrectString = 1366;          // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
 // MariaDB's "Broken JSON string in argument N to function 'JSON_TABLE'": the write
-// procedure's document holds a string that is not UTF-8 (the bytes 1366 refuses in a
+// procedure's arrays hold a string that is not UTF-8 (the bytes 1366 refuses in a
 // text column when bound as a parameter).
 constexpr int kBrokenJsonString = 4035;
 constexpr int kOutOfRange = 1264;               // ER_WARN_DATA_OUT_OF_RANGE

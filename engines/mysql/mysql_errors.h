@@ -92,7 +92,7 @@ bool BreaksConnection(const MysqlError& error);
 // | 1451/1452 foreign key, 1146 no such table, 45002 a     | other: FailedPrecondition|
 // |   hold no longer pending (the write procedure's)       |                          |
 // | 1406 too long, 1366 bad string, 4035 not UTF-8 in the  | other: InvalidArgument   |
-// |   write procedure's document, 1264 range, 1048 null,   |                          |
+// |   write procedure's arrays, 1264 range, 1048 null,     |                          |
 // |   3819/4025 CHECK                                      |                          |
 // | 1040/1203 too many connections                         | other: Unavailable       |
 // | 1969/3024 statement timeout                            | other: DeadlineExceeded  |

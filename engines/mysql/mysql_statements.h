@@ -99,8 +99,8 @@ inline constexpr char kInsertKeysHead[] =
     " state, transaction_id, created_at, expires_at) VALUES ";
 
 // the write batch's CALL of the write procedure (schema/mysql/0008_write_procedure.sql):
-// its JSON document, and 1 to commit at its end
-inline constexpr char kCallWrite[] = "CALL ledger_write(?, ?)";
+// its JSON array of rows per table (NULL: none), and 1 to commit at its end
+inline constexpr char kCallWrite[] = "CALL ledger_write(?, ?, ?, ?, ?, ?, ?, ?)";
 
 // reads by index
 // The entry with the greatest version whose created_at_running_max is <= the instant, by

@@ -1,6 +1,7 @@
 #include "engines/mysql/mysql_write_batch.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <set>
 #include <tuple>
@@ -47,7 +48,7 @@ absl::Status ForEachStatement(const std::vector<SqlParams>& rows,
   return absl::OkStatus();
 }
 
-// A value of a row of the write procedure's document.
+// A value of a row of the write procedure's arrays.
 using DocumentValue = std::variant<std::monostate, int64_t, std::string_view>;
 
 DocumentValue NullableValue(const std::optional<std::string>& text) {
@@ -81,79 +82,65 @@ void AppendJsonString(std::string& out, std::string_view text) {
   out.push_back('"');
 }
 
-// The documents of the write procedure's CALLs (schema/mysql/0008_write_procedure.sql):
-// rows added section by section, in the procedure's order; a document that would grow
-// past kStatementBytesMax ends before the row (a row is never split), and the next
-// document carries on with the same section.
-class WriteDocuments {
+// The parameters of the write procedure's CALLs (schema/mysql/0008_write_procedure.sql):
+// one JSON array of rows per table, in the procedure's order. Rows are added table by
+// table; a CALL whose arrays would grow past kStatementBytesMax ends before the row (a
+// row is never split), and the next CALL carries on with the same table.
+class WriteCalls {
  public:
-  void Section(std::string_view name) {
-    CloseSection();
-    section_ = name;
+  enum Table { kTransactions, kMetadata, kHolds, kSettlements, kEntries, kAccounts, kEvents,
+               kTables };
+  static_assert(kTables == kWriteTables);
+  using Arrays = std::array<std::string, kTables>;  // empty: no rows (NULL)
+
+  void AddRow(Table table, std::initializer_list<DocumentValue> values) {
+    if (calls_.empty()) calls_.emplace_back();
+    std::string& array = calls_.back()[table];
+    const size_t before = array.size();
+    AppendRow(array, values);
+    bytes_ += array.size() - before;
+    if (bytes_ <= kStatementBytesMax || rows_ == 0) {
+      ++rows_;
+      return;
+    }
+    array.resize(before);  // this row starts the next CALL
+    calls_.emplace_back();
+    bytes_ = 0;
+    rows_ = 0;
+    AddRow(table, values);
   }
 
-  void AddRow(std::initializer_list<DocumentValue> values) {
-    if (documents_.empty()) documents_.emplace_back();
-    const size_t before = documents_.back().size();
-    const bool was_open = section_open_;
-    AppendRow(values);
-    if (documents_.back().size() <= kStatementBytesMax || rows_in_document_ == 1) return;
-    documents_.back().resize(before);  // this row starts the next document
-    section_open_ = was_open;
-    --rows_in_document_;
-    CloseSection();
-    documents_.back().push_back('}');
-    documents_.emplace_back();
-    rows_in_document_ = 0;
-    AppendRow(values);
-  }
-
-  // The documents, each a complete JSON object; none when no row was added.
-  std::vector<std::string> Finish() && {
-    CloseSection();
-    if (!documents_.empty()) documents_.back().push_back('}');
-    return std::move(documents_);
+  // Each CALL's arrays, each closed ("[...]"), or empty for a table without rows.
+  std::vector<Arrays> Finish() && {
+    for (Arrays& arrays : calls_) {
+      for (std::string& array : arrays) {
+        if (!array.empty()) array.push_back(']');
+      }
+    }
+    return std::move(calls_);
   }
 
  private:
-  void AppendRow(std::initializer_list<DocumentValue> values) {
-    std::string& out = documents_.back();
-    if (!section_open_) {
-      out.append(out.empty() ? "{" : ",");
-      AppendJsonString(out, section_);
-      out.append(":[");
-      section_open_ = true;
-      rows_in_section_ = 0;
-    }
-    out.append(rows_in_section_ == 0 ? "[" : ",[");
+  static void AppendRow(std::string& array, std::initializer_list<DocumentValue> values) {
+    array.append(array.empty() ? "[[" : ",[");
     bool first = true;
     for (const DocumentValue& value : values) {
-      if (!first) out.push_back(',');
+      if (!first) array.push_back(',');
       first = false;
       if (const int64_t* number = std::get_if<int64_t>(&value)) {
-        absl::StrAppend(&out, *number);
+        absl::StrAppend(&array, *number);
       } else if (const std::string_view* text = std::get_if<std::string_view>(&value)) {
-        AppendJsonString(out, *text);
+        AppendJsonString(array, *text);
       } else {
-        out.append("null");
+        array.append("null");
       }
     }
-    out.push_back(']');
-    ++rows_in_section_;
-    ++rows_in_document_;
+    array.push_back(']');
   }
 
-  void CloseSection() {
-    if (!section_open_) return;
-    documents_.back().push_back(']');
-    section_open_ = false;
-  }
-
-  std::vector<std::string> documents_;
-  std::string_view section_;
-  bool section_open_ = false;
-  size_t rows_in_section_ = 0;
-  size_t rows_in_document_ = 0;
+  std::vector<Arrays> calls_;
+  size_t bytes_ = 0;  // of the last CALL
+  size_t rows_ = 0;   // of the last CALL
 };
 
 }  // namespace
@@ -260,20 +247,29 @@ absl::Status MysqlWriteBatch::Send(MysqlConnection& connection, End end) {
   // The key rows first: no other row refers to them, and each statement checks its own
   // count. Then the rest as the write procedure's CALLs, parents before children.
   LEDGER_RETURN_IF_ERROR(SendKeyRows(connection));
-  const std::vector<std::string> documents = Documents();
-  for (size_t i = 0; i < documents.size(); ++i) {
-    const bool commits = end == End::kCommit && i + 1 == documents.size();
-    absl::Status written = connection.Call(
-        statement::kCallWrite, {documents[i], int64_t{commits ? 1 : 0}},
-        commits ? "write and commit" : "write",
-        commits ? ErrorContext::kWriteAndCommit : ErrorContext::kWrite);
+  const std::vector<std::array<std::string, kWriteTables>> calls = WriteCallArrays();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const bool commits = end == End::kCommit && i + 1 == calls.size();
+    SqlParams params;
+    params.reserve(calls[i].size() + 1);
+    for (const std::string& array : calls[i]) {
+      if (array.empty()) {
+        params.emplace_back(std::monostate());
+      } else {
+        params.emplace_back(array);
+      }
+    }
+    params.emplace_back(int64_t{commits ? 1 : 0});
+    absl::Status written =
+        connection.Call(statement::kCallWrite, params, commits ? "write and commit" : "write",
+                        commits ? ErrorContext::kWriteAndCommit : ErrorContext::kWrite);
     if (!written.ok() && connection.last_error_code() == kErrorHoldNotPending) {
       return FindUnsettledHold(connection, settlements_);  // names the hold
     }
     LEDGER_RETURN_IF_ERROR(written);
   }
-  // Key rows alone (a rejected item's dropped claim) leave no document: COMMIT alone.
-  if (end == End::kCommit && documents.empty()) {
+  // Key rows alone (a rejected item's dropped claim) leave no CALL: COMMIT alone.
+  if (end == End::kCommit && calls.empty()) {
     LEDGER_RETURN_IF_ERROR(connection.Commit(ErrorContext::kCommit));
   }
   // Only once every write went: a failed Send leaves the transaction to roll back. The
@@ -290,47 +286,42 @@ absl::Status MysqlWriteBatch::Send(MysqlConnection& connection, End end) {
   return absl::OkStatus();
 }
 
-std::vector<std::string> MysqlWriteBatch::Documents() const {
-  WriteDocuments documents;
+std::vector<std::array<std::string, kWriteTables>> MysqlWriteBatch::WriteCallArrays() const {
+  WriteCalls calls;
   // A taken id, reversal_of or hold_id fails as a unique violation: retryable in the
   // write phase (mysql_errors.cc, docs/engines/errors.md).
-  documents.Section("t");
   for (const Transaction& transaction : transactions_) {
-    documents.AddRow({transaction.id, OperationKindName(transaction.kind),
+    calls.AddRow(WriteCalls::kTransactions, {transaction.id, OperationKindName(transaction.kind),
                       ToMicros(transaction.created_at), transaction.metadata,
                       NullableValue(transaction.reversal_of), transaction.fingerprint,
                       NullableValue(transaction.hold_id)});
   }
   // A transaction's member names are distinct and its id new: no row is there already.
-  documents.Section("m");
   for (const Transaction& transaction : transactions_) {
     const int64_t created_at = ToMicros(transaction.created_at);
     for (const engine_common::MetadataMember& member :
          engine_common::IndexedMetadataMembers(transaction.metadata)) {
-      documents.AddRow({member.name, member.value, created_at, transaction.id});
+      calls.AddRow(WriteCalls::kMetadata, {member.name, member.value, created_at, transaction.id});
     }
   }
-  documents.Section("h");
   for (const Transaction& transaction : transactions_) {
     if (!transaction.hold.has_value()) continue;
     const HoldTerms& terms = *transaction.hold;
-    documents.AddRow({transaction.id, terms.from, terms.to, terms.asset, terms.amount,
+    calls.AddRow(WriteCalls::kHolds, {transaction.id, terms.from, terms.to, terms.asset, terms.amount,
                       NullableValue(terms.expires_at), ToMicros(transaction.created_at)});
   }
   // The unique hold_id already stops a second settlement; a hold missing or settled
   // anyway is the same lost race (as on the memory engine): the procedure's count
   // fails the CALL (45002) and Send names the hold.
-  documents.Section("s");
   for (const Settlement& settlement : settlements_) {
-    documents.AddRow({settlement.hold_id, settlement.status, settlement.transaction_id});
+    calls.AddRow(WriteCalls::kSettlements, {settlement.hold_id, settlement.status, settlement.transaction_id});
   }
-  documents.Section("e");
   for (size_t t = 0; t < transactions_.size(); ++t) {
     const Transaction& transaction = transactions_[t];
     const int64_t created_at = ToMicros(transaction.created_at);
     for (size_t index = 0; index < transaction.entries.size(); ++index) {
       const Entry& entry = transaction.entries[index];
-      documents.AddRow({entry.account_id, entry.account_version, transaction.id,
+      calls.AddRow(WriteCalls::kEntries, {entry.account_id, entry.account_version, transaction.id,
                         static_cast<int64_t>(index), entry.asset, entry.amount,
                         entry.balance_after, created_at,
                         ToMicros(entry_running_maxima_[t][index])});
@@ -345,23 +336,21 @@ std::vector<std::string> MysqlWriteBatch::Documents() const {
   // second writer of the same version; this also covers what changes no version (the
   // pending amounts a hold or a void moves). A short count fails the CALL (45001),
   // retryable: the attempt rolls back and its rerun reads the accounts again.
-  documents.Section("a");
   for (const auto& [id, values] : accounts_) {
     const auto read = locked_.find(id);
     LEDGER_CHECK(read != locked_.end()) << "account " << id << " written without its lock read";
-    documents.AddRow({id, values.balance, values.version, values.pending_debits,
+    calls.AddRow(WriteCalls::kAccounts, {id, values.balance, values.version, values.pending_debits,
                       values.pending_credits, NullableValue(values.entries_running_max),
                       read->second.balance, read->second.version, read->second.pending_debits,
                       read->second.pending_credits});
   }
-  // In the order appended: the procedure inserts them in the document's order, and
+  // In the order appended: the procedure inserts them in the array's order, and
   // InnoDB hands out AUTO_INCREMENT values in insert order.
-  documents.Section("ev");
   for (const OutboxEvent& event : events_) {
-    documents.AddRow({event.transaction_id, event.type, event.payload,
+    calls.AddRow(WriteCalls::kEvents, {event.transaction_id, event.type, event.payload,
                       ToMicros(event.created_at)});
   }
-  return std::move(documents).Finish();
+  return std::move(calls).Finish();
 }
 
 absl::Status MysqlWriteBatch::FindUnsettledHold(MysqlConnection& connection,

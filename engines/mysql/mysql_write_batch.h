@@ -8,11 +8,11 @@
 // members (transaction_metadata), the holds placed and settled, the entries (each with
 // its created_at_running_max, engines/common/entry_running_max.h), the accounts (each at
 // its final values, entries_running_max too, where the row still holds what its lock
-// read: the lock guard) and the events (in order), from one JSON document. Sent with
+// read: the lock guard) and the events (in order), from one JSON array per table. Sent with
 // End::kCommit, that CALL commits at its end: a single submit's writes and COMMIT are
-// one round trip. A document is split at about kStatementBytesMax bytes (under the
-// server's max_allowed_packet) into CALLs of which only the last commits; the key rows'
-// statements at kRowsPerStatementMax rows and as many bytes.
+// one round trip. The arrays are split at about kStatementBytesMax bytes in all (under
+// the server's max_allowed_packet) into CALLs of which only the last commits; the key
+// rows' statements at kRowsPerStatementMax rows and as many bytes.
 //
 //   MysqlWriteBatch batch;
 //   LEDGER_RETURN_IF_ERROR(batch.AddTransaction(transaction, updated_accounts));
@@ -29,6 +29,7 @@
 #ifndef LEDGER_ENGINES_MYSQL_MYSQL_WRITE_BATCH_H_
 #define LEDGER_ENGINES_MYSQL_MYSQL_WRITE_BATCH_H_
 
+#include <array>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -54,6 +55,9 @@ inline constexpr size_t kRowsPerStatementMax = 500;
 // a quarter of MariaDB's smallest default max_allowed_packet (16 MiB), so metadata-heavy
 // rows stay well under it.
 inline constexpr size_t kStatementBytesMax = 4 << 20;
+// The write procedure's row arrays (schema/mysql/0008_write_procedure.sql): transactions,
+// metadata members, holds placed, holds settled, entries, accounts, events.
+inline constexpr size_t kWriteTables = 7;
 
 // [begin, end) runs of rows, in order, each at most kRowsPerStatementMax rows and (but
 // for a single row) kStatementBytesMax bytes. `row_bytes`: each row's parameter size.
@@ -89,7 +93,7 @@ class MysqlWriteBatch {
   // The account as LockAccounts read it, and its entries_running_max (nullopt: no entry
   // yet): each entry added continues it (engines/common/entry_running_max.h), and the
   // account's UPDATE requires the row to hold these values still (the lock guard, at
-  // Documents). Kept when a Send empties the batch, at the values it wrote: the
+  // WriteCallArrays). Kept when a Send empties the batch, at the values it wrote: the
   // account stays locked until the transaction ends.
   void NoteLocked(const Account& account, std::optional<absl::Time> running_max);
   // The accounts `transaction` writes (its entries' and `updated_accounts`) not noted,
@@ -127,8 +131,9 @@ class MysqlWriteBatch {
     std::string transaction_id;
   };
 
-  // The write procedure's documents of everything buffered but the key rows.
-  std::vector<std::string> Documents() const;
+  // The write procedure's arrays of everything buffered but the key rows, a set per
+  // CALL (an empty string: no rows, NULL).
+  std::vector<std::array<std::string, kWriteTables>> WriteCallArrays() const;
   // The hold of `settlements` that this batch did not settle (the procedure's count of
   // them fell short).
   absl::Status FindUnsettledHold(MysqlConnection& connection,

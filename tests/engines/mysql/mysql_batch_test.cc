@@ -109,6 +109,19 @@ class MysqlBatchTest : public MysqlLedgerTest {
     return count.ok() ? *count : "";
   }
 
+  // A session of the test's own on its database: the storage contract's write batch
+  // driven without the engine.
+  std::unique_ptr<mysql_internal::MysqlConnection> OwnSession() {
+    absl::StatusOr<mysql_internal::MysqlSettings> settings =
+        mysql_internal::ParseMysqlUrl(server_->DsnFor(database_));
+    EXPECT_TRUE(settings.ok()) << settings.status();
+    if (!settings.ok()) return nullptr;
+    absl::StatusOr<std::unique_ptr<mysql_internal::MysqlConnection>> connection =
+        mysql_internal::MysqlConnection::Open(*settings);
+    EXPECT_TRUE(connection.ok()) << connection.status();
+    return connection.ok() ? *std::move(connection) : nullptr;
+  }
+
   Account AccountOf(const std::string& id) {
     absl::StatusOr<std::optional<Account>> account = engine_->GetAccount(id);
     EXPECT_TRUE(account.ok() && account->has_value()) << id;
@@ -152,7 +165,7 @@ TEST_F(MysqlBatchTest, ABatchLargerThanOneStatementCommitsEveryItemWithItsEvents
   ExpectVerifiedLedger();
 }
 
-// The write procedure's document (schema/mysql/0008_write_procedure.sql) of a batch
+// The write procedure's arrays (schema/mysql/0008_write_procedure.sql) of a batch
 // whose metadata alone is larger than the server's max_allowed_packet (16 MiB here) goes
 // as several CALLs of about kStatementBytesMax each, only the last committing: one CALL
 // would be refused. The metadata holds every character JSON must escape, and it reads
@@ -494,28 +507,24 @@ TEST_F(MysqlBatchTest, EntriesContinueTheRunningMaximumWithOrWithoutLockAccounts
 
 // A string that is not UTF-8 (here in the metadata, which the ledger itself validates;
 // a caller of the storage contract alone may not) cannot go in the write procedure's
-// JSON document: the committing CALL fails before its COMMIT, InvalidArgument as a bound
+// JSON arrays: the committing CALL fails before its COMMIT, InvalidArgument as a bound
 // parameter's 1366 was, not in doubt, and writes nothing.
 TEST_F(MysqlBatchTest, AStringThatIsNotUtf8FailsTheCommittingCallAsInvalidArgument) {
   MustCommit("fund", Operation::TopUp("issuance", "alice", "CREDITS", 100));
-  absl::StatusOr<mysql_internal::MysqlSettings> settings =
-      mysql_internal::ParseMysqlUrl(server_->DsnFor(database_));
-  ASSERT_TRUE(settings.ok()) << settings.status();
-  absl::StatusOr<std::unique_ptr<mysql_internal::MysqlConnection>> connection =
-      mysql_internal::MysqlConnection::Open(*settings);
-  ASSERT_TRUE(connection.ok()) << connection.status();
+  std::unique_ptr<mysql_internal::MysqlConnection> connection = OwnSession();
+  ASSERT_NE(connection, nullptr);
   mysql_internal::MysqlWriteBatch batch;
   Transaction transaction = BareTopUp("tx-not-utf8", clock_.Now());
   transaction.metadata = "{\"note\":\"\xff\xfe\"}";
   ASSERT_TRUE(batch.AddTransaction(transaction, {}).ok());
-  const absl::Status sent = batch.Send(**connection, mysql_internal::MysqlWriteBatch::End::kCommit);
+  const absl::Status sent = batch.Send(*connection, mysql_internal::MysqlWriteBatch::End::kCommit);
   EXPECT_EQ(sent.code(), absl::StatusCode::kInvalidArgument) << sent;
   EXPECT_FALSE(IsInDoubt(sent)) << sent;
-  (*connection)->Rollback();
+  connection->Rollback();
   EXPECT_EQ(Count("transactions", "id = 'tx-not-utf8'"), "0");
 }
 
-// The lock guard (the write procedure, MysqlWriteBatch::Documents): an account's UPDATE
+// The lock guard (the write procedure, MysqlWriteBatch::WriteCallArrays): an account's UPDATE
 // requires the row to hold what its lock read. On one server the lock makes that certain; on a Galera node a
 // transaction aborted while idle by another node's write set can run on without its locks
 // (docs/scaling.md). Here the batch is told alice's values from before a hold reserved 10
@@ -528,14 +537,10 @@ TEST_F(MysqlBatchTest, AnAccountChangedAfterItsLockReadFailsTheWriteRetryably) {
   MustCommit("hold", Operation::Hold("alice", "bob", "CREDITS", 10));
   ASSERT_EQ(AccountOf("alice").pending_debits, 10);
 
-  absl::StatusOr<mysql_internal::MysqlSettings> settings =
-      mysql_internal::ParseMysqlUrl(server_->DsnFor(database_));
-  ASSERT_TRUE(settings.ok()) << settings.status();
-  absl::StatusOr<std::unique_ptr<mysql_internal::MysqlConnection>> connection =
-      mysql_internal::MysqlConnection::Open(*settings);
-  ASSERT_TRUE(connection.ok()) << connection.status();
+  std::unique_ptr<mysql_internal::MysqlConnection> connection = OwnSession();
+  ASSERT_NE(connection, nullptr);
   auto run = [&](const std::string& sql) {
-    ASSERT_TRUE((*connection)
+    ASSERT_TRUE(connection
                     ->ExecuteText(sql, "the test's transaction",
                                   mysql_internal::ErrorContext::kStandalone)
                     .ok());
@@ -547,7 +552,7 @@ TEST_F(MysqlBatchTest, AnAccountChangedAfterItsLockReadFailsTheWriteRetryably) {
   changed.pending_debits += 5;
   const Transaction transaction = BareTopUp("tx-behind-the-lock", clock_.Now());
   ASSERT_TRUE(batch.AddTransaction(transaction, {changed}).ok());
-  const absl::Status sent = batch.Send(**connection);
+  const absl::Status sent = batch.Send(*connection);
   run("ROLLBACK");
   EXPECT_TRUE(IsRetryable(sent)) << sent;
   EXPECT_NE(sent.message().find("an account changed after its lock read it"), std::string::npos) << sent;

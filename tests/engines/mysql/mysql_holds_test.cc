@@ -409,10 +409,14 @@ TEST_F(MysqlHoldsTest, MigratedDatabaseHasNoTriggerForAGaleraNodeToParse) {
 }
 
 // Issue 29: 0008 creates the write procedure every submit's writes go through (one CALL,
-// committing at its end). On a database migrated to 0007 it appears, runs with its
-// caller's rights, and the ledger writes through it; run again, it is replaced.
+// committing at its end). On a database migrated to 0007, here one whose default
+// character set is latin1, it appears, runs with its caller's rights, and the ledger
+// writes through it, text outside latin1 kept byte for byte (its parameters and columns
+// are utf8mb4 whatever the database's default); run again, it is replaced.
 TEST_F(MysqlHoldsTest, WriteProcedureMigrationCreatesTheProcedureTheLedgerWritesThrough) {
   const std::string database = Scratch("write_procedure");
+  ASSERT_TRUE(
+      server_->Execute(absl::StrCat("ALTER DATABASE `", database, "` CHARACTER SET latin1")).ok());
   ASSERT_NE(MigrateBeforeHolds(database, kWriteProcedureMigrationVersion), nullptr);
   const std::string procedure = absl::StrCat(
       "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = '", database,
@@ -422,7 +426,8 @@ TEST_F(MysqlHoldsTest, WriteProcedureMigrationCreatesTheProcedureTheLedgerWrites
   ASSERT_NE(engine, nullptr);
   ASSERT_TRUE(engine->Migrate().ok());
   const std::string table = absl::StrCat("`", database, "`.");
-  EXPECT_EQ(Text(absl::StrCat("SELECT name FROM ", table, "schema_migrations WHERE version = 8")),
+  EXPECT_EQ(Text(absl::StrCat("SELECT name FROM ", table, "schema_migrations WHERE version = ",
+                              kWriteProcedureMigrationVersion)),
             "0008_write_procedure");
   EXPECT_EQ(Text(procedure), "1");
   ManualClock clock(kStart);
@@ -432,16 +437,20 @@ TEST_F(MysqlHoldsTest, WriteProcedureMigrationCreatesTheProcedureTheLedgerWrites
     ASSERT_TRUE(
         ledger.OpenAccount({.id = "issuance", .asset = "CREDITS", .allow_negative = true}).ok());
     ASSERT_TRUE(ledger.OpenAccount({.id = "alice", .asset = "CREDITS"}).ok());
-    absl::StatusOr<Outcome> outcome = ledger.Submit(
-        {.key = "k1", .operation = Operation::TopUp("issuance", "alice", "CREDITS", 7)});
+    Operation top_up = Operation::TopUp("issuance", "alice", "CREDITS", 7);
+    top_up.metadata = {{"note", "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x99\x82"}};
+    absl::StatusOr<Outcome> outcome = ledger.Submit({.key = "k1", .operation = top_up});
     ASSERT_TRUE(outcome.ok()) << outcome.status();
     EXPECT_EQ(outcome->kind, OutcomeKind::kCommitted) << OutcomeToJson(*outcome).dump();
+    absl::StatusOr<Transaction> read = ledger.GetTransaction(outcome->transaction.id);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(read->metadata, outcome->transaction.metadata);
   }
   EXPECT_EQ(Text(absl::StrCat("SELECT balance FROM ", table, "accounts WHERE id = 'alice'")), "7");
   engine.reset();
-  ASSERT_TRUE(
-      server_->Execute(absl::StrCat("DELETE FROM ", table, "schema_migrations WHERE version = 8"))
-          .ok());
+  ASSERT_TRUE(server_->Execute(absl::StrCat("DELETE FROM ", table,
+                                            "schema_migrations WHERE version = ",
+                                            kWriteProcedureMigrationVersion)).ok());
   std::shared_ptr<Engine> again = Open(database, /*migrate=*/false);
   ASSERT_NE(again, nullptr);
   ASSERT_TRUE(again->Migrate().ok());
