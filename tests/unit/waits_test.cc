@@ -94,7 +94,7 @@ TEST(MigrationLockTest, ATryThatFailsEndsTheWaitWithItsError) {
 TEST(SplitSqlStatementsTest, SplitsAtSemicolonsEndingALineAndDropsComments) {
   EXPECT_EQ(SplitSqlStatements("-- a comment\nCREATE TABLE a (x INT);\n\nINSERT INTO a\n"
                                "  VALUES (1);\nDO 0"),
-            (std::vector<std::string>{"CREATE TABLE a (x INT)\n", "INSERT INTO a\n  VALUES (1)\n",
+            (std::vector<std::string>{"CREATE TABLE a (x INT)", "INSERT INTO a\n  VALUES (1)",
                                       "DO 0\n"}));
 }
 
@@ -106,9 +106,8 @@ TEST(SplitSqlStatementsTest, ADelimiterLineChangesTheTerminatorUntilTheNextOne) 
       "delimiter ;\n"
       "DO 3;\n");
   EXPECT_EQ(statements, (std::vector<std::string>{
-                            "DROP PROCEDURE IF EXISTS p\n",
-                            "CREATE PROCEDURE p()\nBEGIN\n  DO 1;\n  DO 2;\nEND\n",
-                            "DO 3\n"}));
+                            "DROP PROCEDURE IF EXISTS p",
+                            "CREATE PROCEDURE p()\nBEGIN\n  DO 1;\n  DO 2;\nEND", "DO 3"}));
 }
 
 }  // namespace
