@@ -494,13 +494,20 @@ absl::Status MysqlConnection::Query(std::string_view sql, const SqlParams& param
 }
 
 absl::Status MysqlConnection::Call(std::string_view sql, const SqlParams& params,
+                                   const std::function<void(const SqlRow&)>& on_row,
                                    std::string_view what, ErrorContext context) {
   return Guard(
       [&] {
         sql::PreparedStatement& statement = Prepared(sql);
         Bind(statement, params);
-        statement.execute();
-        while (statement.getMoreResults()) {
+        // execute() is true when a result set comes first; getMoreResults() moves on
+        // to the next reply, false at the CALL's closing status.
+        for (bool rows = statement.execute(); rows; rows = statement.getMoreResults()) {
+          std::unique_ptr<sql::ResultSet> result(statement.getResultSet());
+          SqlRow row(*result);
+          while (result->next()) {
+            if (on_row) on_row(row);
+          }
         }
       },
       what, context);

@@ -154,9 +154,11 @@ class MysqlConnection {
                      const std::function<void(const SqlRow&)>& on_row, std::string_view what,
                      ErrorContext context);
 
-  // Runs a prepared CALL of a stored procedure that returns no result set (its status
-  // reply is read to the end, so the session is ready for the next statement).
-  absl::Status Call(std::string_view sql, const SqlParams& params, std::string_view what,
+  // Runs a prepared CALL of a stored procedure and calls `on_row` (if set) for each row
+  // of the result sets it returns, in order. Its replies are read to the end, so the
+  // session is ready for the next statement.
+  absl::Status Call(std::string_view sql, const SqlParams& params,
+                    const std::function<void(const SqlRow&)>& on_row, std::string_view what,
                     ErrorContext context);
 
   // Runs a statement over the text protocol, for what the prepared protocol does not
@@ -166,6 +168,9 @@ class MysqlConnection {
   // Sets the session's innodb_lock_wait_timeout; no round trip when it already holds
   // `seconds`.
   absl::Status SetLockWaitSeconds(int seconds, std::string_view what, ErrorContext context);
+  // What a procedure left the session's lock wait at (0: not known), so the next
+  // SetLockWaitSeconds sends its SET only when needed.
+  void AssumeLockWaitSeconds(int seconds) { lock_wait_seconds_ = seconds; }
   // The session's lock wait outside a claim (MysqlWaits::account_lock_wait), in seconds.
   int account_lock_wait_seconds() const { return account_lock_wait_seconds_; }
 

@@ -14,9 +14,11 @@
 #include "engines/common/hold_writes.h"
 #include "engines/common/standalone.h"
 #include "engines/mysql/mysql_engine_internal.h"
+#include "engines/mysql/mysql_json_rows.h"
 #include "engines/mysql/mysql_migrations.h"
 #include "engines/mysql/mysql_rows.h"
 #include "engines/mysql/mysql_statements.h"
+#include "base/check.h"
 #include "base/status.h"
 
 namespace ledger {
@@ -148,27 +150,41 @@ absl::StatusOr<std::optional<KeyRecord>> MysqlStorageTransaction::ClaimKey(
   return std::move(records.front());
 }
 
+void MysqlStorageTransaction::ExpectAccountLocks(const std::vector<std::string>& sorted_ids) {
+  LEDGER_CHECK(std::is_sorted(sorted_ids.begin(), sorted_ids.end()) &&
+               std::adjacent_find(sorted_ids.begin(), sorted_ids.end()) == sorted_ids.end())
+      << "ExpectAccountLocks takes sorted, distinct ids";
+  expected_account_ids_ = sorted_ids;
+}
+
 // The claim's lock wait is set once around all the keys, not once per key.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::ClaimKeys(
     const std::vector<KeyRecord>& intended) {
   // Nothing ran, nor runs before it (no buffered write): a ROLLBACK loses nothing.
   const bool claim_is_first = !any_step_succeeded_ && writes_.empty();
+  // Only a first claim locks the accounts behind it: after a later one they would be
+  // locked before its keys.
+  const std::vector<std::string> lock_ids =
+      claim_is_first ? std::exchange(expected_account_ids_, {}) : std::vector<std::string>();
+  expected_account_ids_.clear();
   return RunStep([&](MysqlConnection& connection) {
     if (claim_is_first) {  // a rerun on a fresh connection starts over
       claimed_rows_.Clear();
       locked_records_.clear();
+      prefetched_locks_.reset();
     }
-    return ClaimKeysOn(connection, intended, claim_is_first);
+    return ClaimKeysOn(connection, intended, claim_is_first, lock_ids);
   });
 }
 
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::ClaimKeysOn(
-    MysqlConnection& connection, const std::vector<KeyRecord>& intended, bool claim_is_first) {
+    MysqlConnection& connection, const std::vector<KeyRecord>& intended, bool claim_is_first,
+    const std::vector<std::string>& lock_ids) {
   LEDGER_RETURN_IF_ERROR(connection.SetLockWaitSeconds(ClaimLockWaitSeconds(options_.wait),
                                                        "set the claim's lock wait",
                                                        ErrorContext::kClaim));
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> records =
-      HoldKeys(connection, intended, claim_is_first);
+      HoldKeys(connection, intended, claim_is_first, lock_ids);
   // Account and work-claim rows wait the session's normal time, not the claim's: a
   // short claim bound must not turn an account lock wait into "in progress".
   absl::Status restored =
@@ -189,6 +205,9 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::C
 // rows that exist and the other keys' records go in (LockThenInsert: a resent batch
 // of N keys costs 3 round trips, not 2N). Only a key recorded in between sends the
 // claim one by one (HoldKey), after another ROLLBACK. A later claim goes one by one.
+// When the ledger named the accounts (ExpectAccountLocks), a single key takes this path
+// too, and the first INSERT is ClaimAndLockAccounts: a new key's submit then claims
+// and locks in one round trip, and a replay costs the same 3 as HoldKey's.
 //
 // Deadlocks: two batches insert their rows in the same global order, so a batch
 // waits only at its first key that another holds, while holding keys below it only;
@@ -201,10 +220,14 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::C
 // rolled back and the pipeline reruns the attempt. A wait that runs out (1205) is
 // InProgressError: the caller claims one by one to name the key.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::HoldKeys(
-    MysqlConnection& connection, const std::vector<KeyRecord>& intended, bool claim_is_first) {
+    MysqlConnection& connection, const std::vector<KeyRecord>& intended, bool claim_is_first,
+    const std::vector<std::string>& lock_ids) {
+  const bool locks_accounts = !lock_ids.empty() && intended.size() <= kRowsPerStatementMax;
   // Fail fast probes each key without waiting; an INSERT would wait InnoDB's 1 s.
-  if (intended.size() > 1 && claim_is_first && !options_.wait.fail_fast()) {
-    absl::Status inserted = InsertClaimedRecords(connection, intended);
+  if ((intended.size() > 1 || locks_accounts) && claim_is_first && !options_.wait.fail_fast()) {
+    absl::Status inserted = locks_accounts
+                                ? ClaimAndLockAccounts(connection, intended, lock_ids)
+                                : InsertClaimedRecords(connection, intended);
     if (inserted.ok()) return std::vector<std::optional<KeyRecord>>(intended.size());
     if (!absl::IsAlreadyExists(inserted)) return inserted;
     LEDGER_RETURN_IF_ERROR(RestartClaim(connection));
@@ -226,8 +249,54 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::H
 absl::Status MysqlStorageTransaction::RestartClaim(MysqlConnection& connection) {
   LEDGER_RETURN_IF_ERROR(connection.ExecuteText(
       statement::kRollback, "release the batch claim's locks", ErrorContext::kClaim));
-  claimed_rows_.Clear();    // rolled back
-  locked_records_.clear();  // unlocked
+  claimed_rows_.Clear();      // rolled back
+  locked_records_.clear();    // unlocked
+  prefetched_locks_.reset();  // unlocked
+  return absl::OkStatus();
+}
+
+// The session's lock wait is the claim's for the INSERT; the procedure sets the
+// accounts' own before their lock (docs/engines/mysql.md, "The claim procedure").
+absl::Status MysqlStorageTransaction::ClaimAndLockAccounts(MysqlConnection& connection,
+                                                           const std::vector<KeyRecord>& intended,
+                                                           const std::vector<std::string>& lock_ids) {
+  std::string key_rows;
+  for (const KeyRecord& record : intended) {
+    const KeyIdentity& identity = record.identity;
+    const std::string scope = identity.scope.Encoded();
+    AppendJsonRow(key_rows, {identity.key_namespace, scope, identity.key, record.fingerprint,
+                             record.transaction_id, ToMicros(record.created_at),
+                             ToMicros(record.expires_at)});
+  }
+  key_rows.push_back(']');
+  PrefetchedLocks prefetched{.ids = lock_ids};
+  absl::Status called = connection.Call(
+      statement::kCallClaimLock,
+      {std::move(key_rows), JsonStringArray(lock_ids),
+       int64_t{connection.account_lock_wait_seconds()}},
+      [&](const SqlRow& row) {
+        prefetched.rows.emplace_back(
+            ReadAccount(row), row.IsNull(kLockAccountsRunningMaxColumn)
+                                  ? std::nullopt
+                                  : std::optional<absl::Time>(
+                                        FromMicros(row.Int64(kLockAccountsRunningMaxColumn))));
+      },
+      "claim the keys and lock the accounts", ErrorContext::kClaim);
+  const std::optional<MysqlError>& error = connection.last_error();
+  if (!called.ok() && !(error.has_value() && error->code == kErrorAccountLockWait)) {
+    // A duplicate failed the INSERT, before the procedure set any wait; anything else
+    // may have stopped it on either side of its SET.
+    if (!absl::IsAlreadyExists(called)) connection.AssumeLockWaitSeconds(0);
+    return called;
+  }
+  connection.AssumeLockWaitSeconds(connection.account_lock_wait_seconds());
+  // Every key was new: the rows are the claims.
+  for (const KeyRecord& record : intended) claimed_rows_.Claimed(record);
+  if (!called.ok()) {  // the claim stands; the accounts' lock wait ran out after it
+    prefetched.rows.clear();
+    prefetched.failure = MysqlErrorStatus(*error, "lock accounts", ErrorContext::kTransaction);
+  }
+  prefetched_locks_ = std::move(prefetched);
   return absl::OkStatus();
 }
 
@@ -410,6 +479,22 @@ absl::StatusOr<bool> MysqlStorageTransaction::IsReversed(std::string_view id) {
 
 absl::StatusOr<std::vector<Account>> MysqlStorageTransaction::LockAccounts(
     const std::vector<std::string>& sorted_ids) {
+  // The claim's CALL locked these accounts already (ExpectAccountLocks): its rows, or its
+  // failure, are the answer. Ids it did not lock go to the server.
+  if (std::optional<PrefetchedLocks> prefetched = std::exchange(prefetched_locks_, std::nullopt)) {
+    if (!connection_.has_value()) return EndedError();
+    if (!prefetched->failure.ok()) return prefetched->failure;
+    if (std::includes(prefetched->ids.begin(), prefetched->ids.end(), sorted_ids.begin(),
+                      sorted_ids.end())) {
+      std::vector<Account> found;
+      for (auto& [account, running_max] : prefetched->rows) {
+        if (!std::binary_search(sorted_ids.begin(), sorted_ids.end(), account.id)) continue;
+        writes_.NoteLocked(account, running_max);
+        found.push_back(std::move(account));
+      }
+      return found;
+    }
+  }
   return RunStep([&](MysqlConnection& connection) -> absl::StatusOr<std::vector<Account>> {
     std::vector<Account> found;
     if (sorted_ids.empty()) return found;

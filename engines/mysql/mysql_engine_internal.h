@@ -135,6 +135,9 @@ class MysqlStorageTransaction final : public StorageTransaction {
       : pool_(std::move(pool)), connection_(std::move(connection)), options_(options) {}
   ~MysqlStorageTransaction() override { Rollback(); }
 
+  // The first claim then locks these accounts in the same CALL (ClaimAndLockAccounts).
+  void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) override;
+  bool TakesAccountLockHint() const override { return true; }
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override;
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
       const std::vector<KeyRecord>& intended) override;
@@ -176,14 +179,30 @@ class MysqlStorageTransaction final : public StorageTransaction {
   bool ShouldRetryOnFreshConnection(const absl::Status& status) const;
   void AfterStep(const absl::Status& status);
 
+  // The accounts a claim's CALL locked (ExpectAccountLocks), each with its
+  // entries_running_max, or the failure of that lock: what LockAccounts answers.
+  struct PrefetchedLocks {
+    std::vector<std::string> ids;  // sorted, distinct
+    std::vector<std::pair<Account, std::optional<absl::Time>>> rows;
+    absl::Status failure;
+  };
+
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeysOn(
       MysqlConnection& connection, const std::vector<KeyRecord>& intended,
-      bool claim_is_first);
+      bool claim_is_first, const std::vector<std::string>& lock_ids);
   // The claim of every key, under the claim's lock wait: all at once when it can (see
-  // the definition), else one by one.
+  // the definition), else one by one. With `lock_ids`, the first claim is
+  // ClaimAndLockAccounts.
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> HoldKeys(
       MysqlConnection& connection, const std::vector<KeyRecord>& intended,
-      bool claim_is_first);
+      bool claim_is_first, const std::vector<std::string>& lock_ids);
+  // InsertClaimedRecords of at most kRowsPerStatementMax records and the lock of
+  // `lock_ids`, as one CALL of the claim procedure: OK when every key was new, its
+  // accounts (or their lock's failure) kept for LockAccounts. AlreadyExists when a key
+  // was taken: nothing is locked then.
+  absl::Status ClaimAndLockAccounts(MysqlConnection& connection,
+                                    const std::vector<KeyRecord>& intended,
+                                    const std::vector<std::string>& lock_ids);
   // Every intended record in multi-row INSERTs (kRowsPerStatementMax a statement): OK
   // when every key was new. AlreadyExists when one was taken.
   absl::Status InsertClaimedRecords(MysqlConnection& connection,
@@ -238,6 +257,10 @@ class MysqlStorageTransaction final : public StorageTransaction {
   // The first record RecordKey stored: its key row holds it exactly when this
   // transaction committed (transaction ids are never reused).
   std::optional<KeyRecord> commit_witness_;
+  // ExpectAccountLocks' ids until the claim takes them, then what its CALL locked until
+  // LockAccounts answers from it (dropped with the locks by a ROLLBACK).
+  std::vector<std::string> expected_account_ids_;
+  std::optional<PrefetchedLocks> prefetched_locks_;
   MysqlWriteBatch writes_;
 };
 

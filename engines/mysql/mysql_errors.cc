@@ -68,7 +68,8 @@ std::string Describe(const MysqlError& error, std::string_view what) {
 bool IsClientError(const MysqlError& error) { return error.code >= 2000 && error.code < 3000; }
 
 bool IsLockWaitTimeout(int code) {
-  return code == kErrorLockWaitTimeout || code == kErrorLockNowait;
+  return code == kErrorLockWaitTimeout || code == kErrorLockNowait ||
+         code == kErrorAccountLockWait;
 }
 
 // A CR_SSL_CONNECTION_ERROR that says the TLS asked for cannot be had, by the client

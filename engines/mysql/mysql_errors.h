@@ -32,6 +32,10 @@ inline constexpr int kErrorForeignKeyMissingParent = 1452;  // ER_NO_REFERENCED_
 // The engine's own, SIGNALled by its write procedure (schema/mysql/0008_write_procedure.sql).
 inline constexpr int kErrorLockGuard = 45001;        // an account changed after its lock read
 inline constexpr int kErrorHoldNotPending = 45002;   // a hold settled is no longer pending
+// SIGNALled by the claim procedure (schema/mysql/0009_claim_lock_procedure.sql): an
+// account's lock wait ran out after the claim succeeded. Its own number, so the engine
+// maps it as LockAccounts' lock wait (retryable), not the claim's (in progress).
+inline constexpr int kErrorAccountLockWait = 45003;
 
 // Where a failing call ran (engines/common/error_table.h); decides how its error is
 // mapped.
@@ -80,7 +84,8 @@ bool BreaksConnection(const MysqlError& error);
 // | 1213 deadlock (Galera: a certification conflict too),  | deadlock / serialization |
 // |   1020 record changed, 45001 the write procedure's     |                          |
 // |   lock guard                                           |                          |
-// | 1205 lock wait timeout, 3572 NOWAIT                    | lock wait timeout        |
+// | 1205 lock wait timeout, 3572 NOWAIT, 45003 the claim   | lock wait timeout        |
+// |   procedure's account lock (LockAccounts' phase)       |                          |
 // | lost connection (2002, 2003, 2006, 2013, 2055, 2026    | connection lost          |
 // |   TLS, 1927 killed, 1053 shutdown, 1317 interrupted,   |                          |
 // |   4031, 1047 Galera node not ready, SQLSTATE 08); any  |                          |

@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "engines/common/hold_writes.h"
 #include "engines/common/transaction_page.h"
+#include "engines/mysql/mysql_json_rows.h"
 #include "engines/mysql/mysql_rows.h"
 #include "engines/mysql/mysql_statements.h"
 
@@ -48,38 +49,14 @@ absl::Status ForEachStatement(const std::vector<SqlParams>& rows,
   return absl::OkStatus();
 }
 
-// A value of a row of the write procedure's arrays.
-using DocumentValue = std::variant<std::monostate, int64_t, std::string_view>;
-
-DocumentValue NullableValue(const std::optional<std::string>& text) {
+JsonValue NullableValue(const std::optional<std::string>& text) {
   if (!text.has_value()) return std::monostate();
   return std::string_view(*text);
 }
 
-DocumentValue NullableValue(const std::optional<absl::Time>& time) {
+JsonValue NullableValue(const std::optional<absl::Time>& time) {
   if (!time.has_value()) return std::monostate();
   return ToMicros(*time);
-}
-
-// Appends `text` as a JSON string: quotes, backslashes and control characters escaped,
-// every other byte as it is (the engine's strings are UTF-8, as the session's utf8mb4).
-void AppendJsonString(std::string& out, std::string_view text) {
-  constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (byte < 0x20) {
-      out.append("\\u00");
-      out.push_back(kHex[byte >> 4]);
-      out.push_back(kHex[byte & 0xf]);
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('"');
 }
 
 // The parameters of the write procedure's CALLs (schema/mysql/0008_write_procedure.sql):
@@ -93,11 +70,11 @@ class WriteCalls {
   static_assert(kTables == kWriteTables);
   using Arrays = std::array<std::string, kTables>;  // empty: no rows (NULL)
 
-  void AddRow(Table table, std::initializer_list<DocumentValue> values) {
+  void AddRow(Table table, std::initializer_list<JsonValue> values) {
     if (calls_.empty()) calls_.emplace_back();
     std::string& array = calls_.back()[table];
     const size_t before = array.size();
-    AppendRow(array, values);
+    AppendJsonRow(array, values);
     bytes_ += array.size() - before;
     if (bytes_ <= kStatementBytesMax || rows_ == 0) {
       ++rows_;
@@ -121,23 +98,6 @@ class WriteCalls {
   }
 
  private:
-  static void AppendRow(std::string& array, std::initializer_list<DocumentValue> values) {
-    array.append(array.empty() ? "[[" : ",[");
-    bool first = true;
-    for (const DocumentValue& value : values) {
-      if (!first) array.push_back(',');
-      first = false;
-      if (const int64_t* number = std::get_if<int64_t>(&value)) {
-        absl::StrAppend(&array, *number);
-      } else if (const std::string_view* text = std::get_if<std::string_view>(&value)) {
-        AppendJsonString(array, *text);
-      } else {
-        array.append("null");
-      }
-    }
-    array.push_back(']');
-  }
-
   std::vector<Arrays> calls_;
   size_t bytes_ = 0;  // of the last CALL
   size_t rows_ = 0;   // of the last CALL
@@ -261,7 +221,7 @@ absl::Status MysqlWriteBatch::Send(MysqlConnection& connection, End end) {
     }
     params.emplace_back(int64_t{commits ? 1 : 0});
     absl::Status written =
-        connection.Call(statement::kCallWrite, params, commits ? "write and commit" : "write",
+        connection.Call(statement::kCallWrite, params, nullptr, commits ? "write and commit" : "write",
                         commits ? ErrorContext::kWriteAndCommit : ErrorContext::kWrite);
     if (!written.ok() && connection.last_error_code() == kErrorHoldNotPending) {
       return FindUnsettledHold(connection, settlements_);  // names the hold

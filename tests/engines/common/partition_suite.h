@@ -57,8 +57,8 @@ struct PartitionContext {
   // The bound of a submit frozen before its claim (the claim's statement, and whatever
   // the engine does after a session it counts as stale).
   absl::Duration frozen_claim_bound;
-  // Whether the round trip after the claim's carries COMMIT (PostgreSQL: the claim's
-  // round trip also locks the accounts, so the next is the write with COMMIT): a submit
+  // Whether the round trip after the claim's carries COMMIT (the claim's round trip also
+  // locks the accounts, so the next is the write with COMMIT): a submit
   // frozen while holding its claim is then in doubt, not Unavailable.
   bool commit_follows_claim = false;
 

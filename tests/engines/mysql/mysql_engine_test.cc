@@ -265,6 +265,85 @@ TEST_F(MysqlEngineTest, AccountLockWaitOutlastsTheFailFastClaimsTimeout) {
   EXPECT_EQ(locked->front().id, "alice");
 }
 
+// Issue 29: with the accounts named up front (ExpectAccountLocks), the claim's CALL also
+// locks them, and the procedure sets the session's own lock wait before that lock. A
+// claim allowed 1 s must still wait for alice the session's 10 s.
+TEST_F(MysqlEngineTest, AccountLockWaitInTheClaimsCallOutlastsTheClaimsOwnWait) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->LockAccounts({"alice"}).ok());
+
+  std::atomic<bool> finished{false};
+  absl::StatusOr<std::vector<Account>> locked;
+  std::thread waiter([&] {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> second =
+        engine_->Begin({WaitPolicy{absl::Seconds(1)}});
+    if (second.ok()) {
+      (*second)->ExpectAccountLocks({"alice", "bob"});
+      absl::StatusOr<std::optional<KeyRecord>> claimed =
+          (*second)->ClaimKey(ClaimOf(SubmitKey("second")));
+      locked = claimed.ok() ? (*second)->LockAccounts({"alice", "bob"})
+                            : absl::StatusOr<std::vector<Account>>(claimed.status());
+    } else {
+      locked = second.status();
+    }
+    finished = true;
+  });
+  std::string last_observed;
+  const bool waited_past_claim_timeout = WaitForServerState([&] {
+    if (finished) return true;
+    absl::StatusOr<std::string> waited = server_->QueryText(absl::StrCat(
+        "SELECT COALESCE(MAX(TIME), -1) FROM information_schema.PROCESSLIST WHERE DB = '",
+        database_, "' AND INFO LIKE 'SELECT %accounts%FOR UPDATE'"));
+    last_observed = waited.ok() ? *waited : waited.status().ToString();
+    return waited.ok() && std::stoi(*waited) >= 2;
+  });
+  EXPECT_FALSE(finished.load()) << "the account lock wait ended early: " << locked.status()
+                                << "; the server last said " << last_observed;
+  (*holder)->Rollback();
+  waiter.join();
+  EXPECT_TRUE(waited_past_claim_timeout);
+  ASSERT_TRUE(locked.ok()) << locked.status();
+  ASSERT_EQ(locked->size(), 2u);
+  EXPECT_EQ(locked->front().id, "alice");
+  EXPECT_EQ(locked->back().id, "bob");
+}
+
+// The same lock run out of wait inside the claim's CALL: the key was free and is
+// claimed; the accounts' failure is LockAccounts' (a lock wait outside the claim:
+// retryable), not the claim's "in progress", which would tell the caller that another
+// attempt holds the key. Rolled back, the key is unused.
+TEST_F(MysqlEngineTest, AnAccountLockRunOutInTheClaimsCallIsLockAccountsRetryableError) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(2));
+  MysqlOptions options;
+  options.connection = dsn_;
+  options.pool_size = 1;
+  options.account_lock_wait = absl::Seconds(1);
+  absl::StatusOr<std::unique_ptr<Engine>> impatient = OpenMysqlEngine(options);
+  ASSERT_TRUE(impatient.ok()) << impatient.status();
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->LockAccounts({"bob"}).ok());
+
+  absl::StatusOr<std::unique_ptr<StorageTransaction>> second = (*impatient)->Begin({});
+  ASSERT_TRUE(second.ok()) << second.status();
+  (*second)->ExpectAccountLocks({"alice", "bob"});
+  absl::StatusOr<std::optional<KeyRecord>> claimed =
+      (*second)->ClaimKey(ClaimOf(SubmitKey("impatient")));
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  EXPECT_FALSE(claimed->has_value());
+  absl::StatusOr<std::vector<Account>> locked = (*second)->LockAccounts({"alice", "bob"});
+  EXPECT_TRUE(IsRetryable(locked.status())) << locked.status();
+  EXPECT_FALSE(IsInProgress(locked.status())) << locked.status();
+  (*second)->Rollback();
+  (*holder)->Rollback();
+  absl::StatusOr<std::optional<KeyRecord>> record =
+      engine_->GetKeyRecord(SubmitKey("impatient"));
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_FALSE(record->has_value());
+}
+
 // The row the claim inserted for a batch item that was rejected while others committed
 // must not outlive the COMMIT: it would name a transaction that does not exist and keep
 // the key from being used.
