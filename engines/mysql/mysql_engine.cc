@@ -206,8 +206,10 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::C
 // of N keys costs 3 round trips, not 2N). Only a key recorded in between sends the
 // claim one by one (HoldKey), after another ROLLBACK. A later claim goes one by one.
 // When the ledger named the accounts (ExpectAccountLocks), a single key takes this path
-// too, and the first INSERT is ClaimAndLockAccounts: a new key's submit then claims
-// and locks in one round trip, and a replay costs the same 3 as HoldKey's.
+// too, and its INSERT is ClaimAndLockAccounts: a new key's submit then claims and
+// locks in one round trip, and a replay costs the same 3 as HoldKey's. (A batch's keys
+// would go to the procedure as JSON, which cost the server more than the round trip
+// saves: docs/benchmarks.md.)
 //
 // Deadlocks: two batches insert their rows in the same global order, so a batch
 // waits only at its first key that another holds, while holding keys below it only;
@@ -222,11 +224,11 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::C
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::HoldKeys(
     MysqlConnection& connection, const std::vector<KeyRecord>& intended, bool claim_is_first,
     const std::vector<std::string>& lock_ids) {
-  const bool locks_accounts = !lock_ids.empty() && intended.size() <= kRowsPerStatementMax;
+  const bool locks_accounts = !lock_ids.empty() && intended.size() == 1;
   // Fail fast probes each key without waiting; an INSERT would wait InnoDB's 1 s.
   if ((intended.size() > 1 || locks_accounts) && claim_is_first && !options_.wait.fail_fast()) {
     absl::Status inserted = locks_accounts
-                                ? ClaimAndLockAccounts(connection, intended, lock_ids)
+                                ? ClaimAndLockAccounts(connection, intended.front(), lock_ids)
                                 : InsertClaimedRecords(connection, intended);
     if (inserted.ok()) return std::vector<std::optional<KeyRecord>>(intended.size());
     if (!absl::IsAlreadyExists(inserted)) return inserted;
@@ -257,23 +259,17 @@ absl::Status MysqlStorageTransaction::RestartClaim(MysqlConnection& connection) 
 
 // The session's lock wait is the claim's for the INSERT; the procedure sets the
 // accounts' own before their lock (docs/engines/mysql.md, "The claim procedure").
-absl::Status MysqlStorageTransaction::ClaimAndLockAccounts(MysqlConnection& connection,
-                                                           const std::vector<KeyRecord>& intended,
-                                                           const std::vector<std::string>& lock_ids) {
-  std::string key_rows;
-  for (const KeyRecord& record : intended) {
-    const KeyIdentity& identity = record.identity;
-    const std::string scope = identity.scope.Encoded();
-    AppendJsonRow(key_rows, {identity.key_namespace, scope, identity.key, record.fingerprint,
-                             record.transaction_id, ToMicros(record.created_at),
-                             ToMicros(record.expires_at)});
-  }
-  key_rows.push_back(']');
+absl::Status MysqlStorageTransaction::ClaimAndLockAccounts(
+    MysqlConnection& connection, const KeyRecord& intended,
+    const std::vector<std::string>& lock_ids) {
+  SqlParams params = IdentityParams(intended.identity);
+  params.insert(params.end(),
+                {intended.fingerprint, intended.transaction_id, ToMicros(intended.created_at),
+                 ToMicros(intended.expires_at), JsonStringArray(lock_ids),
+                 int64_t{connection.account_lock_wait_seconds()}});
   PrefetchedLocks prefetched{.ids = lock_ids};
   absl::Status called = connection.Call(
-      statement::kCallClaimLock,
-      {std::move(key_rows), JsonStringArray(lock_ids),
-       int64_t{connection.account_lock_wait_seconds()}},
+      statement::kCallClaimLock, params,
       [&](const SqlRow& row) {
         prefetched.rows.emplace_back(
             ReadAccount(row), row.IsNull(kLockAccountsRunningMaxColumn)
@@ -281,7 +277,7 @@ absl::Status MysqlStorageTransaction::ClaimAndLockAccounts(MysqlConnection& conn
                                   : std::optional<absl::Time>(
                                         FromMicros(row.Int64(kLockAccountsRunningMaxColumn))));
       },
-      "claim the keys and lock the accounts", ErrorContext::kClaim);
+      "claim the key and lock the accounts", ErrorContext::kClaim);
   const std::optional<MysqlError>& error = connection.last_error();
   if (!called.ok() && !(error.has_value() && error->code == kErrorAccountLockWait)) {
     // A duplicate failed the INSERT, before the procedure set any wait; anything else
@@ -290,9 +286,11 @@ absl::Status MysqlStorageTransaction::ClaimAndLockAccounts(MysqlConnection& conn
     return called;
   }
   connection.AssumeLockWaitSeconds(connection.account_lock_wait_seconds());
-  // Every key was new: the rows are the claims.
-  for (const KeyRecord& record : intended) claimed_rows_.Claimed(record);
-  if (!called.ok()) {  // the claim stands; the accounts' lock wait ran out after it
+  claimed_rows_.Claimed(intended);  // the key was new: the row is the claim
+  if (called.ok()) {
+    std::sort(prefetched.rows.begin(), prefetched.rows.end(),
+              [](const auto& a, const auto& b) { return a.first.id < b.first.id; });
+  } else {  // the claim stands; the accounts' lock wait ran out after it
     prefetched.rows.clear();
     prefetched.failure = MysqlErrorStatus(*error, "lock accounts", ErrorContext::kTransaction);
   }
@@ -300,10 +298,6 @@ absl::Status MysqlStorageTransaction::ClaimAndLockAccounts(MysqlConnection& conn
   return absl::OkStatus();
 }
 
-// The locking read waits for a row's holder like HoldKey's does (a replayer's lock, or
-// another claimer's uncommitted record) and returns the latest committed version.
-// It locks the rows in primary key order, which is the claim order (VARBINARY columns,
-// compared byte-wise), and the new keys' records go in after it in that order too.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>>
 MysqlStorageTransaction::LockThenInsert(MysqlConnection& connection,
                                         const std::vector<KeyRecord>& intended) {

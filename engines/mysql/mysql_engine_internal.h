@@ -191,17 +191,15 @@ class MysqlStorageTransaction final : public StorageTransaction {
       MysqlConnection& connection, const std::vector<KeyRecord>& intended,
       bool claim_is_first, const std::vector<std::string>& lock_ids);
   // The claim of every key, under the claim's lock wait: all at once when it can (see
-  // the definition), else one by one. With `lock_ids`, the first claim is
+  // the definition), else one by one. With `lock_ids` and one key, the first claim is
   // ClaimAndLockAccounts.
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> HoldKeys(
       MysqlConnection& connection, const std::vector<KeyRecord>& intended,
       bool claim_is_first, const std::vector<std::string>& lock_ids);
-  // InsertClaimedRecords of at most kRowsPerStatementMax records and the lock of
-  // `lock_ids`, as one CALL of the claim procedure: OK when every key was new, its
-  // accounts (or their lock's failure) kept for LockAccounts. AlreadyExists when a key
-  // was taken: nothing is locked then.
-  absl::Status ClaimAndLockAccounts(MysqlConnection& connection,
-                                    const std::vector<KeyRecord>& intended,
+  // The claim's INSERT of one record and the lock of `lock_ids`, as one CALL of the
+  // claim procedure: OK when the key was new, its accounts (or their lock's failure)
+  // kept for LockAccounts. AlreadyExists when the key was taken: nothing is locked then.
+  absl::Status ClaimAndLockAccounts(MysqlConnection& connection, const KeyRecord& intended,
                                     const std::vector<std::string>& lock_ids);
   // Every intended record in multi-row INSERTs (kRowsPerStatementMax a statement): OK
   // when every key was new. AlreadyExists when one was taken.

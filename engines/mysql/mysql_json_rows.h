@@ -1,6 +1,7 @@
-// The engine's stored procedures take their rows as JSON text (the write procedure,
-// schema/mysql/0008_write_procedure.sql, and the claim's, 0009_claim_lock_procedure.sql):
-// an array of rows, each an array of values by position, read there with JSON_TABLE.
+// The engine's stored procedures take their lists as JSON text, read there with
+// JSON_TABLE: the write procedure (schema/mysql/0008_write_procedure.sql) an array of
+// rows per table, each an array of values by position; the claim procedure
+// (0009_claim_lock_procedure.sql) the accounts' ids as an array of strings.
 //
 //   std::string rows;
 //   AppendJsonRow(rows, {std::string_view(id), int64_t{42}, JsonValue()});  // [["a",42,null]

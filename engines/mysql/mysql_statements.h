@@ -102,9 +102,9 @@ inline constexpr char kInsertKeysHead[] =
 // its JSON array of rows per table (NULL: none), and 1 to commit at its end
 inline constexpr char kCallWrite[] = "CALL ledger_write(?, ?, ?, ?, ?, ?, ?, ?)";
 // the claim's CALL of the claim procedure (schema/mysql/0009_claim_lock_procedure.sql):
-// the keys' records as a JSON array of rows, the accounts' ids as a JSON array (sorted),
+// the key's record as kInsertKey takes it, the accounts' ids as a JSON array (sorted),
 // the session's lock wait for the accounts; its rows are LockAccountsSql's
-inline constexpr char kCallClaimLock[] = "CALL ledger_claim_lock(?, ?, ?)";
+inline constexpr char kCallClaimLock[] = "CALL ledger_claim_lock(?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 // reads by index
 // The entry with the greatest version whose created_at_running_max is <= the instant, by
