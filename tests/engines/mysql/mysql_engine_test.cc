@@ -65,6 +65,54 @@ bool WaitForServerState(const std::function<bool()>& condition) {
 class MysqlEngineTest : public MysqlLedgerTest {
  protected:
   MysqlEngineTest() : MysqlLedgerTest("engine") {}
+
+  // A holder locks alice; another transaction claims a key under `wait` (short: a 1 s
+  // session lock wait for the claim), then locks `accounts` (alice first), naming them up
+  // front when `hinted` (the claim's CALL then locks them). It must wait for alice with the
+  // session's normal timeout (10 s), not the claim's: the server reports how long the
+  // waiter's statement has run (PROCESSLIST.TIME, in seconds; INNODB_TRX may leave out a
+  // transaction in a lock wait on MariaDB), and past 2 s a 1 s lock wait would have fired.
+  void ExpectTheAccountLockToOutlastTheClaimsWait(WaitPolicy wait,
+                                                    const std::vector<std::string>& accounts,
+                                                    bool hinted) {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
+    ASSERT_TRUE(holder.ok()) << holder.status();
+    ASSERT_TRUE((*holder)->ClaimKey(ClaimOf(SubmitKey("first"))).ok());
+    ASSERT_TRUE((*holder)->LockAccounts({"alice"}).ok());
+
+    std::atomic<bool> finished{false};
+    absl::StatusOr<std::vector<Account>> locked;
+    std::thread waiter([&] {
+      absl::StatusOr<std::unique_ptr<StorageTransaction>> second = engine_->Begin({wait});
+      if (second.ok()) {
+        if (hinted) (*second)->ExpectAccountLocks(accounts);
+        absl::StatusOr<std::optional<KeyRecord>> claimed =
+            (*second)->ClaimKey(ClaimOf(SubmitKey("second")));
+        locked = claimed.ok() ? (*second)->LockAccounts(accounts)
+                              : absl::StatusOr<std::vector<Account>>(claimed.status());
+      } else {
+        locked = second.status();
+      }
+      finished = true;
+    });
+    std::string last_observed;
+    const bool waited_past_claim_timeout = WaitForServerState([&] {
+      if (finished) return true;
+      absl::StatusOr<std::string> waited = server_->QueryText(absl::StrCat(
+          "SELECT COALESCE(MAX(TIME), -1) FROM information_schema.PROCESSLIST WHERE DB = '",
+          database_, "' AND INFO LIKE 'SELECT %accounts%FOR UPDATE'"));
+      last_observed = waited.ok() ? *waited : waited.status().ToString();
+      return waited.ok() && std::stoi(*waited) >= 2;
+    });
+    EXPECT_FALSE(finished.load()) << "the account lock wait ended early: " << locked.status()
+                                  << "; the server last said " << last_observed;
+    (*holder)->Rollback();
+    waiter.join();
+    EXPECT_TRUE(waited_past_claim_timeout);
+    ASSERT_TRUE(locked.ok()) << locked.status();
+    ASSERT_EQ(locked->size(), accounts.size());
+    for (size_t i = 0; i < accounts.size(); ++i) EXPECT_EQ((*locked)[i].id, accounts[i]);
+  }
 };
 
 TEST_F(MysqlEngineTest, SixtyFourSubmittersOfOneKeyCommitOnceAndReplayTheIdenticalTransaction) {
@@ -219,95 +267,19 @@ TEST_F(MysqlEngineTest, WaitersBehindAHolderThatRollsBackCommitOnce) {
   ExpectVerifiedLedger();
 }
 
+// A fail-fast claim probes with NOWAIT and inserts under the 1 s minimum.
 TEST_F(MysqlEngineTest, AccountLockWaitOutlastsTheFailFastClaimsTimeout) {
   ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
-  absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
-  ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->ClaimKey(ClaimOf(SubmitKey("first"))).ok());
-  ASSERT_TRUE((*holder)->LockAccounts({"alice"}).ok());
-
-  // A fail-fast submit of another key claims at once (1 s session timeout), then must
-  // wait for alice's row with the session's normal timeout, not the claim's.
-  std::atomic<bool> finished{false};
-  absl::StatusOr<std::vector<Account>> locked;
-  std::thread waiter([&] {
-    absl::StatusOr<std::unique_ptr<StorageTransaction>> second =
-        engine_->Begin({WaitPolicy::FailFast()});
-    if (second.ok()) {
-      absl::StatusOr<std::optional<KeyRecord>> claimed =
-          (*second)->ClaimKey(ClaimOf(SubmitKey("second")));
-      locked = claimed.ok() ? (*second)->LockAccounts({"alice"})
-                            : absl::StatusOr<std::vector<Account>>(claimed.status());
-    } else {
-      locked = second.status();
-    }
-    finished = true;
-  });
-  // The server reports how long the waiter's statement has run (PROCESSLIST.TIME, in
-  // seconds; INNODB_TRX may leave out a transaction in a lock wait on MariaDB). Past
-  // 2 s, a 1 s lock wait timeout would have fired already.
-  std::string last_observed;
-  const bool waited_past_claim_timeout = WaitForServerState([&] {
-    if (finished) return true;
-    absl::StatusOr<std::string> waited = server_->QueryText(absl::StrCat(
-        "SELECT COALESCE(MAX(TIME), -1) FROM information_schema.PROCESSLIST WHERE DB = '",
-        database_, "' AND INFO LIKE 'SELECT % FROM accounts % FOR UPDATE'"));
-    last_observed = waited.ok() ? *waited : waited.status().ToString();
-    return waited.ok() && std::stoi(*waited) >= 2;
-  });
-  EXPECT_FALSE(finished.load()) << "the account lock wait ended early: " << locked.status()
-                                << "; the server last said " << last_observed;
-  (*holder)->Rollback();
-  waiter.join();
-  EXPECT_TRUE(waited_past_claim_timeout);
-  ASSERT_TRUE(locked.ok()) << locked.status();
-  ASSERT_EQ(locked->size(), 1u);
-  EXPECT_EQ(locked->front().id, "alice");
+  ExpectTheAccountLockToOutlastTheClaimsWait(WaitPolicy::FailFast(), {"alice"},
+                                             /*hinted=*/false);
 }
 
 // Issue 29: with the accounts named up front (ExpectAccountLocks), the claim's CALL also
-// locks them, and the procedure sets the session's own lock wait before that lock. A
-// claim allowed 1 s must still wait for alice the session's 10 s.
+// locks them, and the procedure sets the session's own lock wait before that lock.
 TEST_F(MysqlEngineTest, AccountLockWaitInTheClaimsCallOutlastsTheClaimsOwnWait) {
   ASSERT_NO_FATAL_FAILURE(OpenLedger(4));
-  absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
-  ASSERT_TRUE(holder.ok()) << holder.status();
-  ASSERT_TRUE((*holder)->LockAccounts({"alice"}).ok());
-
-  std::atomic<bool> finished{false};
-  absl::StatusOr<std::vector<Account>> locked;
-  std::thread waiter([&] {
-    absl::StatusOr<std::unique_ptr<StorageTransaction>> second =
-        engine_->Begin({WaitPolicy{absl::Seconds(1)}});
-    if (second.ok()) {
-      (*second)->ExpectAccountLocks({"alice", "bob"});
-      absl::StatusOr<std::optional<KeyRecord>> claimed =
-          (*second)->ClaimKey(ClaimOf(SubmitKey("second")));
-      locked = claimed.ok() ? (*second)->LockAccounts({"alice", "bob"})
-                            : absl::StatusOr<std::vector<Account>>(claimed.status());
-    } else {
-      locked = second.status();
-    }
-    finished = true;
-  });
-  std::string last_observed;
-  const bool waited_past_claim_timeout = WaitForServerState([&] {
-    if (finished) return true;
-    absl::StatusOr<std::string> waited = server_->QueryText(absl::StrCat(
-        "SELECT COALESCE(MAX(TIME), -1) FROM information_schema.PROCESSLIST WHERE DB = '",
-        database_, "' AND INFO LIKE 'SELECT %accounts%FOR UPDATE'"));
-    last_observed = waited.ok() ? *waited : waited.status().ToString();
-    return waited.ok() && std::stoi(*waited) >= 2;
-  });
-  EXPECT_FALSE(finished.load()) << "the account lock wait ended early: " << locked.status()
-                                << "; the server last said " << last_observed;
-  (*holder)->Rollback();
-  waiter.join();
-  EXPECT_TRUE(waited_past_claim_timeout);
-  ASSERT_TRUE(locked.ok()) << locked.status();
-  ASSERT_EQ(locked->size(), 2u);
-  EXPECT_EQ(locked->front().id, "alice");
-  EXPECT_EQ(locked->back().id, "bob");
+  ExpectTheAccountLockToOutlastTheClaimsWait(WaitPolicy{absl::Seconds(1)},
+                                             {"alice", "bob"}, /*hinted=*/true);
 }
 
 // The same lock run out of wait inside the claim's CALL: the key was free and is
