@@ -298,6 +298,10 @@ absl::Status MysqlStorageTransaction::ClaimAndLockAccounts(
   return absl::OkStatus();
 }
 
+// The locking read waits for a row's holder like HoldKey's does (a replayer's lock, or
+// another claimer's uncommitted record) and returns the latest committed version.
+// It locks the rows in primary key order, which is the claim order (VARBINARY columns,
+// compared byte-wise), and the new keys' records go in after it in that order too.
 absl::StatusOr<std::vector<std::optional<KeyRecord>>>
 MysqlStorageTransaction::LockThenInsert(MysqlConnection& connection,
                                         const std::vector<KeyRecord>& intended) {

@@ -14,6 +14,9 @@
 // Fail fast first probes the row with SELECT ... FOR UPDATE NOWAIT (InnoDB's shortest
 // lock wait is 1 s). A batch's claim first tries every record in one multi-row
 // INSERT (ClaimKeysOn explains when, and why it cannot deadlock worse than one key).
+// A single key whose accounts the ledger named up front (ExpectAccountLocks) is
+// inserted by the claim procedure (schema/mysql/0009_claim_lock_procedure.sql), whose
+// CALL then locks the accounts too: LockAccounts answers from its rows.
 //
 // Writes (WriteTransaction, RecordKey, AppendEvent) are checked at once and buffered
 // (mysql_write_batch.h); they go out as multi-row statements before the transaction's
