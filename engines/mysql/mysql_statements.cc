@@ -45,8 +45,9 @@ std::string SelectTransactionsSql(size_t count) {
                       Placeholders(count), ") ORDER BY t.id, e.entry_index");
 }
 
-std::string SettledByOfHoldsSql(size_t count) {
-  return absl::StrCat("SELECT id, settled_by FROM holds WHERE id IN (", Placeholders(count), ")");
+std::string SettlementStateOfHoldsSql(size_t count) {
+  return absl::StrCat("SELECT id, status, settled_by FROM holds WHERE id IN (",
+                      Placeholders(count), ")");
 }
 
 // `state` goes last, once the guard no longer reads it.

@@ -245,8 +245,9 @@ inline constexpr int kLockAccountsRunningMaxColumn = 10;  // after LEDGER_MYSQL_
 std::string SelectHoldsSql(size_t count);
 // `count` transactions by id with their holds and entries, ordered by id.
 std::string SelectTransactionsSql(size_t count);
-// Who settled each of `count` holds (the write's check after a short settlement).
-std::string SettledByOfHoldsSql(size_t count);
+// The status and settler of each of `count` holds (the write's check after a short
+// settlement).
+std::string SettlementStateOfHoldsSql(size_t count);
 // Records the key rows `values` ("(?, ...), ..."), each replacing its placeholder or
 // expired record and keeping a live committed one as it is.
 std::string RecordKeysSql(std::string_view values);

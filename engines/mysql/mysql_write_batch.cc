@@ -313,23 +313,35 @@ std::vector<std::array<std::string, kWriteTables>> MysqlWriteBatch::WriteCallArr
   return std::move(calls).Finish();
 }
 
-absl::Status MysqlWriteBatch::FindUnsettledHold(MysqlConnection& connection,
-                                                const std::vector<Settlement>& settlements) const {
-  std::map<std::string, std::string> settled_by;  // as this transaction now sees them
-  SqlParams ids;
-  for (const Settlement& settlement : settlements) ids.push_back(settlement.hold_id);
-  LEDGER_RETURN_IF_ERROR(connection.Query(
-      SettledByOfHoldsSql(ids.size()),
-      ids, [&](const SqlRow& row) { settled_by[row.String(0)] = row.OptionalString(1).value_or(""); },
-      "find the hold not settled", ErrorContext::kWrite));
-  for (const Settlement& settlement : settlements) {
-    auto found = settled_by.find(settlement.hold_id);
-    if (found == settled_by.end() || found->second != settlement.transaction_id) {
-      return engine_common::HoldNotPendingError("mysql", settlement.hold_id);
+std::string_view UnsettledHoldOf(
+    const std::vector<std::pair<std::string, std::string>>& settlements,
+    const std::map<std::string, HoldRowState, std::less<>>& rows) {
+  for (const auto& [hold_id, transaction_id] : settlements) {
+    const auto row = rows.find(hold_id);
+    if (row == rows.end()) return hold_id;
+    if (row->second.status != "pending" && row->second.settled_by != transaction_id) {
+      return hold_id;
     }
   }
-  // Every hold reads as settled by its own transaction, yet the UPDATE matched fewer.
-  return engine_common::HoldNotPendingError("mysql", settlements.front().hold_id);
+  return settlements.empty() ? std::string_view() : std::string_view(settlements.front().first);
+}
+
+absl::Status MysqlWriteBatch::FindUnsettledHold(MysqlConnection& connection,
+                                                const std::vector<Settlement>& settlements) const {
+  std::map<std::string, HoldRowState, std::less<>> rows;  // as this transaction now sees them
+  std::vector<std::pair<std::string, std::string>> settling;
+  SqlParams ids;
+  for (const Settlement& settlement : settlements) {
+    ids.push_back(settlement.hold_id);
+    settling.emplace_back(settlement.hold_id, settlement.transaction_id);
+  }
+  LEDGER_RETURN_IF_ERROR(connection.Query(
+      SettlementStateOfHoldsSql(ids.size()), ids,
+      [&](const SqlRow& row) {
+        rows[row.String(0)] = HoldRowState{row.String(1), row.OptionalString(2).value_or("")};
+      },
+      "find the hold not settled", ErrorContext::kWrite));
+  return engine_common::HoldNotPendingError("mysql", UnsettledHoldOf(settling, rows));
 }
 
 absl::Status MysqlWriteBatch::SendKeyRows(MysqlConnection& connection) const {

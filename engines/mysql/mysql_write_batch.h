@@ -34,6 +34,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -66,6 +68,19 @@ struct RowRange {
   size_t end = 0;
 };
 std::vector<RowRange> SplitIntoStatements(const std::vector<size_t>& row_bytes);
+
+// A hold's row as read after the write procedure refused a settlement (45002).
+struct HoldRowState {
+  std::string status;      // "pending", "captured", ...
+  std::string settled_by;  // the settling transaction's id; empty while NULL
+};
+// The hold whose settlement failed, of `settlements` (hold id, settling transaction id,
+// in the batch's order): the first whose row is gone or was settled by another
+// transaction. A hold still pending is skipped: its settlement was in a CALL not sent
+// yet (a batch split by size). When none is found, the first settlement's.
+std::string_view UnsettledHoldOf(
+    const std::vector<std::pair<std::string, std::string>>& settlements,
+    const std::map<std::string, HoldRowState, std::less<>>& rows);
 
 class MysqlWriteBatch {
  public:
@@ -135,7 +150,7 @@ class MysqlWriteBatch {
   // CALL (an empty string: no rows, NULL).
   std::vector<std::array<std::string, kWriteTables>> WriteCallArrays() const;
   // The hold of `settlements` that this batch did not settle (the procedure's count of
-  // them fell short).
+  // them fell short): UnsettledHoldOf their rows.
   absl::Status FindUnsettledHold(MysqlConnection& connection,
                                  const std::vector<Settlement>& settlements) const;
   absl::Status SendKeyRows(MysqlConnection& connection) const;

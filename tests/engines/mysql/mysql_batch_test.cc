@@ -5,9 +5,11 @@
 // running maximum (with and without LockAccounts), and a read seeing the buffered writes. The shared suites (tests/conformance/) cover batches, group commit, holds and
 // faults on every engine; these need the engine's own statements. Each test gets a
 // scratch database of its own on the server named by LEDGER_TEST_MYSQL_DSN.
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -35,10 +37,12 @@
 namespace ledger::testing {
 namespace {
 
+using mysql_internal::HoldRowState;
 using mysql_internal::kRowsPerStatementMax;
 using mysql_internal::kStatementBytesMax;
 using mysql_internal::RowRange;
 using mysql_internal::SplitIntoStatements;
+using mysql_internal::UnsettledHoldOf;
 
 // More items than one statement takes, so every multi-row write goes in several.
 constexpr size_t kItemsBeyondOneStatement = 1'200;
@@ -55,6 +59,24 @@ Transaction BareTopUp(const std::string& id, absl::Time created_at) {
   transaction.metadata = "{}";
   transaction.fingerprint = "fingerprint-" + id;
   return transaction;
+}
+
+// After the write procedure refused a settlement (45002), the hold named is the one
+// another transaction settled (or that is gone), not one this transaction settled in the
+// failed CALL, nor one still pending because its settlement was in a CALL not yet sent
+// (a batch split by size: before, that one was named when it came first).
+TEST(MysqlWriteBatchTest, TheUnsettledHoldIsTheOneAnotherSettledNotOneOfACallNotSent) {
+  const std::vector<std::pair<std::string, std::string>> settlements = {
+      {"hold-unsent", "tx-1"}, {"hold-mine", "tx-2"}, {"hold-raced", "tx-3"}};
+  std::map<std::string, HoldRowState, std::less<>> rows = {
+      {"hold-unsent", {"pending", ""}},
+      {"hold-mine", {"captured", "tx-2"}},
+      {"hold-raced", {"voided", "tx-other"}}};
+  EXPECT_EQ(UnsettledHoldOf(settlements, rows), "hold-raced");
+  rows.erase("hold-raced");  // gone (never there, or deleted)
+  EXPECT_EQ(UnsettledHoldOf(settlements, rows), "hold-raced");
+  rows["hold-raced"] = {"captured", "tx-3"};  // every row as this batch left it
+  EXPECT_EQ(UnsettledHoldOf(settlements, rows), "hold-unsent");
 }
 
 TEST(MysqlWriteBatchTest, RowsSplitIntoStatementsByCountThenBytes) {
