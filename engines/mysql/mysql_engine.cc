@@ -77,6 +77,13 @@ absl::Status MysqlEngine::RunStandalone(
 
 namespace {
 
+// The entries_running_max a lock of accounts reads after the account's columns
+// (LockAccountsSql, the claim procedure's lock).
+std::optional<absl::Time> LockedRunningMax(const SqlRow& row) {
+  if (row.IsNull(kLockAccountsRunningMaxColumn)) return std::nullopt;
+  return FromMicros(row.Int64(kLockAccountsRunningMaxColumn));
+}
+
 absl::Status EndedError() {
   return absl::FailedPreconditionError(
       "mysql: the transaction has ended (committed, rolled back, or its connection was lost)");
@@ -271,11 +278,7 @@ absl::Status MysqlStorageTransaction::ClaimAndLockAccounts(
   absl::Status called = connection.Call(
       statement::kCallClaimLock, params,
       [&](const SqlRow& row) {
-        prefetched.rows.emplace_back(
-            ReadAccount(row), row.IsNull(kLockAccountsRunningMaxColumn)
-                                  ? std::nullopt
-                                  : std::optional<absl::Time>(
-                                        FromMicros(row.Int64(kLockAccountsRunningMaxColumn))));
+        prefetched.rows.emplace_back(ReadAccount(row), LockedRunningMax(row));
       },
       "claim the key and lock the accounts", ErrorContext::kClaim);
   const std::optional<MysqlError>& error = connection.last_error();
@@ -505,11 +508,7 @@ absl::StatusOr<std::vector<Account>> MysqlStorageTransaction::LockAccounts(
         SqlParams(sorted_ids.begin(), sorted_ids.end()),
         [&](const SqlRow& row) {
           Account account = ReadAccount(row);
-          writes_.NoteLocked(account,
-                             row.IsNull(kLockAccountsRunningMaxColumn)
-                                 ? std::nullopt
-                                 : std::optional<absl::Time>(
-                                       FromMicros(row.Int64(kLockAccountsRunningMaxColumn))));
+          writes_.NoteLocked(account, LockedRunningMax(row));
           by_id.emplace(account.id, std::move(account));
         },
         "lock accounts", ErrorContext::kTransaction));
