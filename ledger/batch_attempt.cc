@@ -190,6 +190,7 @@ absl::Status Ledger::BatchAttempt::LoadTargets() {
   transaction_ids.insert(transaction_ids.end(), replayed_ids.begin(), replayed_ids.end());
   if (!transaction_ids.empty()) {  // one read for all: one round trip on a server engine
     posting_rules::SortDistinct(transaction_ids);  // a replay may return a reversal's target
+    if (OnlyReplays()) tx_->ExpectNoWrites();  // a resend then costs one round trip less
     LEDGER_ASSIGN_OR_RETURN(std::vector<Transaction> loaded, tx_->LoadTransactions(transaction_ids));
     for (Transaction& transaction : loaded) {
       if (auto target = state_.targets.find(transaction.id); target != state_.targets.end()) {
@@ -201,6 +202,13 @@ absl::Status Ledger::BatchAttempt::LoadTargets() {
     }
   }
   return LoadHolds(reads.hold_ids);
+}
+
+bool Ledger::BatchAttempt::OnlyReplays() const {
+  for (size_t i = 0; i < items_.size(); ++i) {
+    if (RecordOf(i) == nullptr) return false;  // claimed afresh (or keyless): it may write
+  }
+  return true;
 }
 
 bool Ledger::BatchAttempt::ReturnsOriginal(const internal::BatchItem& item,

@@ -122,6 +122,9 @@ class Ledger::BatchAttempt {
   absl::Status Decide(size_t i);
   // The live key record item i replays, or null (a new key, or an item without one).
   const KeyRecord* RecordOf(size_t i) const;
+  // Every item has a live record to replay or refuse: the attempt writes nothing
+  // (StorageTransaction::ExpectNoWrites).
+  bool OnlyReplays() const;
   // The record item i's key was claimed with (its transaction id, its claim's time), or
   // null (an item without a key, or the ledger skips idempotency).
   const KeyRecord* IntendedOf(size_t i) const;

@@ -146,6 +146,13 @@ class StorageTransaction {
   // Whether ExpectAccountLocks does anything: the ledger works the hint out (a pass over
   // the batch's plans) only for an engine that uses it. The default: no.
   virtual bool TakesAccountLockHint() const { return false; }
+  // A hint, given before LoadTransactions when every item claimed a live committed
+  // record (each replays it or refuses it): this transaction writes nothing, makes no
+  // other call after that read, and ends with Rollback. An engine may end it with the
+  // read, in the same round trip (PostgreSQL: the read and ROLLBACK pipelined); Rollback
+  // then ends nothing more. Never given in a unit of work, whose transaction goes on.
+  // The default ignores the hint.
+  virtual void ExpectNoWrites() {}
 
   // Takes this transaction's exclusive hold on `intended.identity` until commit or
   // rollback and returns the committed record stored under it, if any (possibly

@@ -387,6 +387,7 @@ absl::StatusOr<std::optional<Transaction>> PostgresStorageTransaction::LoadTrans
 
 absl::StatusOr<std::vector<Transaction>> PostgresStorageTransaction::LoadTransactions(
     const std::vector<std::string>& ids) {
+  if (ends_with_next_read_ && begin_sent_ && batch_.empty()) return LoadTransactionsAndEnd(ids);
   LEDGER_RETURN_IF_ERROR(PrepareForStatement());
   return RoundTrip({.operation = "load transactions", .phase = kInTransaction},
                    [&]() -> absl::StatusOr<std::vector<Transaction>> {
@@ -394,6 +395,41 @@ absl::StatusOr<std::vector<Transaction>> PostgresStorageTransaction::LoadTransac
                          statement::kSelectTransactions,
                          postgres_internal::TextArrayLiteral(ids)));
                    });
+}
+
+// A replay's last read: nothing was written and nothing follows (ExpectNoWrites), so
+// ROLLBACK rides behind it and the resend costs one round trip less. A refused read
+// leaves the transaction open and failed, for Rollback as any failure does.
+absl::StatusOr<std::vector<Transaction>> PostgresStorageTransaction::LoadTransactionsAndEnd(
+    const std::vector<std::string>& ids) {
+  LEDGER_RETURN_IF_ERROR(Usable());
+  const PostgresErrorContext context{.operation = "load transactions", .phase = kInTransaction};
+  absl::StatusOr<std::vector<Transaction>> loaded = std::vector<Transaction>();
+  std::vector<PipelinedQuery> queries(2);
+  queries[0] = {.statement = postgres_internal::kSelectTransactionsStatement,
+                .sql = postgres_internal::SelectTransactionsSql(),
+                .parameters = {PipelineParameter(TextArray(ids))},
+                .context = context,
+                .read = [&loaded](const PGresult* rows) {
+                  loaded = postgres_internal::TransactionsFromResult(rows);
+                  return loaded.status();
+                }};
+  queries[1] = {.statement = postgres_internal::kRollbackStatement, .sql = postgres_internal::kRollback,
+                .context = {.operation = "rollback", .phase = kInTransaction}};
+  PipelineResult result = RunPipeline(**lease_, queries);
+  if (result.discard_session) lease_->Discard();
+  if (!result.status.ok()) {
+    MarkFailed(result.status);
+    return result.status;
+  }
+  if (result.discard_session) {  // the answers were read, but the session is not idle
+    MarkFailed(StatusFromLibpqFailure(context, /*connection_lost=*/true,
+                                      "the session did not leave pipeline mode"));
+    return failure_;
+  }
+  stage_ = Stage::kEnded;  // rolled back: Rollback has nothing left to end
+  Release();
+  return loaded;
 }
 
 absl::StatusOr<bool> PostgresStorageTransaction::IsReversed(std::string_view id) {

@@ -76,6 +76,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
 
   void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) override;
   bool TakesAccountLockHint() const override { return true; }
+  void ExpectNoWrites() override { ends_with_next_read_ = true; }
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override;
   absl::StatusOr<std::vector<std::optional<KeyRecord>>> ClaimKeys(
       const std::vector<KeyRecord>& intended) override;
@@ -120,6 +121,9 @@ class PostgresStorageTransaction final : public StorageTransaction {
   // The buffered writes, and COMMIT when `commit`, in one round trip
   // (postgres_pipeline.h).
   absl::Status SendWrites(bool commit);
+  // LoadTransactions after ExpectNoWrites: the read and ROLLBACK in one pipeline.
+  absl::StatusOr<std::vector<Transaction>> LoadTransactionsAndEnd(
+      const std::vector<std::string>& ids);
   void Release();
 
   std::optional<PooledConnection> lease_;
@@ -128,6 +132,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
   const BeginOptions options_;
   Stage stage_ = Stage::kActive;
   bool begin_sent_ = false;
+  bool ends_with_next_read_ = false;  // ExpectNoWrites
   absl::Status failure_;
   std::map<std::string, LockedAccount> locked_accounts_;  // LockAccounts' reads, by id
   // ExpectAccountLocks' ids, until the claim sends their lock with it.

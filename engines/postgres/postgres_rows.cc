@@ -8,6 +8,7 @@
 #include "engines/common/row_readers.h"
 #include "absl/strings/numbers.h"
 #include "base/check.h"
+#include "base/status.h"
 #include "libpq-fe.h"
 #include "pqxx/field"
 
@@ -23,6 +24,7 @@ struct PostgresColumns {
     if (row[column].is_null()) return std::nullopt;
     return Text(column);
   }
+  bool IsNull(int column) const { return row[column].is_null(); }
   int64_t Int(int column) const { return row[column].as<int64_t>(); }
   bool Bool(int column) const { return row[column].as<bool>(); }
   absl::Time Time(int column) const { return TimeFromMicros(Int(column)); }
@@ -62,6 +64,21 @@ struct LibpqColumns {
 
 // Where the entry columns start in kTransactionWithEntryColumns.
 constexpr int kFirstEntryColumn = 12;
+
+// Adds a row of kTransactionWithEntryColumns to `transactions`: a new transaction when
+// its id differs from the last one's, and its entry, if any.
+template <typename Columns>
+absl::Status AddTransactionRow(const Columns& columns, std::vector<Transaction>& transactions) {
+  if (transactions.empty() || transactions.back().id != columns.Text(0)) {
+    absl::StatusOr<Transaction> header = engine_common::ReadTransactionHeaderWithHold(columns);
+    if (!header.ok()) return header.status();
+    transactions.push_back(*std::move(header));
+  }
+  if (!columns.IsNull(kFirstEntryColumn)) {
+    transactions.back().entries.push_back(engine_common::ReadEntry(columns, kFirstEntryColumn));
+  }
+  return absl::OkStatus();
+}
 
 // One element of a text[] literal: always double-quoted, so NULL, {, }, commas and
 // spaces inside the value are data; backslash and double quote are escaped.
@@ -148,15 +165,15 @@ OutboxEvent EventFromRow(const pqxx::row& row) {
 absl::StatusOr<std::vector<Transaction>> TransactionsFromRows(const pqxx::result& rows) {
   std::vector<Transaction> transactions;
   for (const pqxx::row& row : rows) {
-    const PostgresColumns columns{row};
-    if (transactions.empty() || transactions.back().id != columns.Text(0)) {
-      absl::StatusOr<Transaction> header = engine_common::ReadTransactionHeaderWithHold(columns);
-      if (!header.ok()) return header.status();
-      transactions.push_back(*std::move(header));
-    }
-    if (!row[kFirstEntryColumn].is_null()) {
-      transactions.back().entries.push_back(EntryFromRow(row, kFirstEntryColumn));
-    }
+    LEDGER_RETURN_IF_ERROR(AddTransactionRow(PostgresColumns{row}, transactions));
+  }
+  return transactions;
+}
+
+absl::StatusOr<std::vector<Transaction>> TransactionsFromResult(const PGresult* result) {
+  std::vector<Transaction> transactions;
+  for (int row = 0; row < PQntuples(result); ++row) {
+    LEDGER_RETURN_IF_ERROR(AddTransactionRow(LibpqColumns{result, row}, transactions));
   }
   return transactions;
 }

@@ -83,6 +83,8 @@ std::optional<absl::Time> RunningMaxFromResult(const PGresult* result, int row, 
 
 // Groups rows of kTransactionWithEntryColumns, ordered by transaction then entry.
 absl::StatusOr<std::vector<Transaction>> TransactionsFromRows(const pqxx::result& rows);
+// The same from a result libpq returned past libpqxx (text format).
+absl::StatusOr<std::vector<Transaction>> TransactionsFromResult(const PGresult* result);
 
 // A PostgreSQL array literal ('{"a","b"}') for a text[] parameter of the statements
 // libpqxx sends (its parameters are text); the pipeline's arrays are binary

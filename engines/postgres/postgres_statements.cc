@@ -338,15 +338,7 @@ std::vector<std::pair<const char*, std::string>> Statements() {
       {statement::kSelectTransaction,
        Sql({"SELECT ", kTransactionWithEntryColumns, " FROM transactions t", kTransactionJoins,
             " WHERE t.id = $1 ORDER BY e.entry_index"})},
-      // Each id by the indexes: LATERAL subqueries behind OFFSET 0 are not flattened into
-      // joins, which the planner answers with scans of the tables (they grow with history).
-      {statement::kSelectTransactions,
-       Sql({"SELECT ", kTransactionWithEntryColumns,
-            " FROM unnest($1::text[]) AS wanted (id)"
-            " CROSS JOIN LATERAL (SELECT * FROM transactions WHERE id = wanted.id OFFSET 0) t"
-            " LEFT JOIN LATERAL (SELECT * FROM holds WHERE id = t.id OFFSET 0) h ON true"
-            " LEFT JOIN LATERAL (SELECT * FROM entries WHERE transaction_id = t.id OFFSET 0) e"
-            " ON true ORDER BY t.id, e.entry_index"})},
+      {statement::kSelectTransactions, SelectTransactionsSql()},
       {statement::kListTransactions,
        Sql({"SELECT ", kTransactionWithEntryColumns,
             " FROM (SELECT * FROM transactions WHERE id > $1 ORDER BY id LIMIT $2) t",
@@ -478,6 +470,19 @@ COMMIT;
 )sql";
 
 }  // namespace
+
+// Each id by the indexes: LATERAL subqueries behind OFFSET 0 are not flattened into
+// joins, which the planner answers with scans of the tables (they grow with history).
+const std::string& SelectTransactionsSql() {
+  static const std::string* const sql = new std::string(
+      Sql({"SELECT ", kTransactionWithEntryColumns,
+           " FROM unnest($1::text[]) AS wanted (id)"
+           " CROSS JOIN LATERAL (SELECT * FROM transactions WHERE id = wanted.id OFFSET 0) t"
+           " LEFT JOIN LATERAL (SELECT * FROM holds WHERE id = t.id OFFSET 0) h ON true"
+           " LEFT JOIN LATERAL (SELECT * FROM entries WHERE transaction_id = t.id OFFSET 0) e"
+           " ON true ORDER BY t.id, e.entry_index"}));
+  return *sql;
+}
 
 const char* WritePartName(WritePart part) {
   switch (part) {

@@ -411,6 +411,13 @@ inline constexpr char kCommit[] = "COMMIT";
 inline constexpr char kBeginStatement[] = "pipeline_begin";
 inline constexpr char kCommitStatement[] = "pipeline_commit";
 inline constexpr char kRollback[] = "ROLLBACK";
+// The transactions of the ids in $1 (text[]), as kSelectTransactions reads them, and
+// ROLLBACK, in one pipeline when the transaction writes nothing
+// (StorageTransaction::ExpectNoWrites: a replay). Names of their own: libpqxx prepares
+// kSelectTransactions in the same session by itself.
+const std::string& SelectTransactionsSql();
+inline constexpr char kSelectTransactionsStatement[] = "pipeline_select_transactions";
+inline constexpr char kRollbackStatement[] = "pipeline_rollback";
 // Asks whether the open transaction still accepts statements (a unit of work's check).
 inline constexpr char kProbeTransaction[] = "SELECT 1";
 

@@ -108,11 +108,14 @@ TEST_P(PostgresPipelinedCommitTest, ATransferCostsTwoRoundTrips) {
   ASSERT_TRUE(relayed.ok()) << relayed.status();
   ASSERT_NO_FATAL_FAILURE(OpenLedger(*relayed));
 
+  std::optional<Transaction> first;
   for (int transfer = 0; transfer < 3; ++transfer) {
     const int64_t before = relay->round_trips();
-    ExpectCommitted(Submit(absl::StrCat("transfer-", transfer),
-                           Operation::Transfer("alice", "bob", kAsset, 10)));
+    absl::StatusOr<Outcome> committed = Submit(absl::StrCat("transfer-", transfer),
+                                               Operation::Transfer("alice", "bob", kAsset, 10));
+    ExpectCommitted(committed);
     EXPECT_EQ(relay->round_trips() - before, 2) << "transfer " << transfer;
+    if (transfer == 0 && committed.ok()) first = committed->transaction;
   }
   // A batch of fresh keys: the same two.
   SubmitBatchRequest batch;
@@ -126,18 +129,24 @@ TEST_P(PostgresPipelinedCommitTest, ATransferCostsTwoRoundTrips) {
   for (const SubmitResult& result : *results) ExpectCommitted(result);
   EXPECT_EQ(relay->round_trips() - before_batch, 2);
   EXPECT_EQ(BalanceOf("bob"), 33);
-  // A duplicate: the claim (its account lock locks nothing), select_transactions for the
-  // original, ROLLBACK. The first one on a session costs a fourth: libpqxx prepares
-  // select_transactions in a round trip of its own on its first use in the session
-  // (the pool lends the same idle session again, so only resend 0 pays it).
+  // A duplicate: the claim (its account lock locks nothing), then the original's read
+  // with ROLLBACK behind it (StorageTransaction::ExpectNoWrites). Three before; the
+  // first resend on a session cost a fourth, libpqxx's own Parse of the read.
   for (int resend = 0; resend < 3; ++resend) {
     const int64_t before = relay->round_trips();
     absl::StatusOr<Outcome> duplicate =
         Submit("transfer-0", Operation::Transfer("alice", "bob", kAsset, 10));
     ASSERT_TRUE(duplicate.ok()) << duplicate.status();
     EXPECT_EQ(duplicate->kind, OutcomeKind::kDuplicate);
-    EXPECT_EQ(relay->round_trips() - before, resend == 0 ? 4 : 3) << "resend " << resend;
+    ASSERT_TRUE(first.has_value());
+    EXPECT_EQ(duplicate->transaction, *first) << "resend " << resend;  // the original, whole
+    EXPECT_EQ(relay->round_trips() - before, 2) << "resend " << resend;
   }
+  // The session the replays ended serves the next submit: a fresh key still commits in two.
+  const int64_t before_fresh = relay->round_trips();
+  ExpectCommitted(Submit("after-replays", Operation::Transfer("alice", "bob", kAsset, 1)));
+  EXPECT_EQ(relay->round_trips() - before_fresh, 2);
+  EXPECT_EQ(BalanceOf("bob"), 34);
   ExpectVerifiedClean();
 }
 
