@@ -9,6 +9,7 @@
 #include <cppconn/driver.h>
 #include <cppconn/prepared_statement.h>
 #include <cppconn/resultset.h>
+#include <cppconn/resultset_metadata.h>
 #include <cppconn/statement.h>
 #include <mysql_driver.h>
 
@@ -504,7 +505,7 @@ absl::Status MysqlConnection::Call(std::string_view sql, const SqlParams& params
         // to the next reply, false at the CALL's closing status.
         for (bool rows = statement.execute(); rows; rows = statement.getMoreResults()) {
           std::unique_ptr<sql::ResultSet> result(statement.getResultSet());
-          SqlRow row(*result);
+          SqlRow row(*result, static_cast<int>(result->getMetaData()->getColumnCount()));
           while (result->next()) {
             if (on_row) on_row(row);
           }

@@ -120,19 +120,24 @@ using SqlValue = std::variant<std::monostate, int64_t, std::string>;
 using SqlParams = std::vector<SqlValue>;
 
 // The current row of a result, read by column number from 0. Only valid inside the
-// row callback of MysqlConnection::Query.
+// row callback of MysqlConnection::Query (or Call).
 class SqlRow {
  public:
-  explicit SqlRow(const sql::ResultSet& result) : result_(result) {}
+  // `columns`: the result's column count, when the reader needs it (Call's result sets,
+  // told apart by it); -1 otherwise.
+  explicit SqlRow(const sql::ResultSet& result, int columns = -1)
+      : result_(result), columns_(columns) {}
 
   std::string String(int column) const;
   std::optional<std::string> OptionalString(int column) const;
   int64_t Int64(int column) const;
   bool Bool(int column) const;
   bool IsNull(int column) const;
+  int columns() const { return columns_; }
 
  private:
   const sql::ResultSet& result_;
+  int columns_;
 };
 
 class MysqlConnection {

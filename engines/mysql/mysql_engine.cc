@@ -214,7 +214,8 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::C
 // claim one by one (HoldKey), after another ROLLBACK. A later claim goes one by one.
 // When the ledger named the accounts (ExpectAccountLocks), a single key takes this path
 // too, and its INSERT is ClaimAndLockAccounts: a new key's submit then claims and
-// locks in one round trip, and a replay costs the same 3 as HoldKey's. (A batch's keys
+// locks in one round trip, and a resend is answered in the same one (the procedure
+// rolls back, locks the key row and returns it with its transaction). (A batch's keys
 // would go to the procedure as JSON, which cost the server more than the round trip
 // saves: docs/benchmarks.md.)
 //
@@ -234,9 +235,21 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::H
   const bool locks_accounts = !lock_ids.empty() && intended.size() == 1;
   // Fail fast probes each key without waiting; an INSERT would wait InnoDB's 1 s.
   if ((intended.size() > 1 || locks_accounts) && claim_is_first && !options_.wait.fail_fast()) {
-    absl::Status inserted = locks_accounts
-                                ? ClaimAndLockAccounts(connection, intended.front(), lock_ids)
-                                : InsertClaimedRecords(connection, intended);
+    absl::Status inserted;
+    if (locks_accounts) {
+      absl::StatusOr<std::optional<LockedKeyRow>> taken =
+          ClaimAndLockAccounts(connection, intended.front(), lock_ids);
+      if (taken.ok() && taken->has_value() && (*taken)->exists) {  // a resend, already locked
+        return std::vector<std::optional<KeyRecord>>{
+            Claimed(intended.front().identity, **std::move(taken))};
+      }
+      // A taken key whose row went before the procedure read it (pruned): claim afresh.
+      inserted = !taken.ok()             ? taken.status()
+                 : taken->has_value() ? absl::AlreadyExistsError("mysql: the key's row went")
+                                      : absl::OkStatus();
+    } else {
+      inserted = InsertClaimedRecords(connection, intended);
+    }
     if (inserted.ok()) return std::vector<std::optional<KeyRecord>>(intended.size());
     if (!absl::IsAlreadyExists(inserted)) return inserted;
     LEDGER_RETURN_IF_ERROR(RestartClaim(connection));
@@ -266,27 +279,45 @@ absl::Status MysqlStorageTransaction::RestartClaim(MysqlConnection& connection) 
 
 // The session's lock wait is the claim's for the INSERT; the procedure sets the
 // accounts' own before their lock (docs/engines/mysql.md, "The claim procedure").
-absl::Status MysqlStorageTransaction::ClaimAndLockAccounts(
-    MysqlConnection& connection, const KeyRecord& intended,
-    const std::vector<std::string>& lock_ids) {
+absl::StatusOr<std::optional<MysqlStorageTransaction::LockedKeyRow>>
+MysqlStorageTransaction::ClaimAndLockAccounts(MysqlConnection& connection,
+                                              const KeyRecord& intended,
+                                              const std::vector<std::string>& lock_ids) {
   SqlParams params = IdentityParams(intended.identity);
   params.insert(params.end(),
                 {intended.fingerprint, intended.transaction_id, ToMicros(intended.created_at),
                  ToMicros(intended.expires_at), JsonStringArray(lock_ids),
                  int64_t{connection.account_lock_wait_seconds()}});
   PrefetchedLocks prefetched{.ids = lock_ids};
+  // The result sets tell what happened (schema/mysql/0010): accounts' rows for a new key;
+  // for a taken one, its row (one row, NULLs if it went) and its transaction's rows.
+  std::optional<LockedKeyRow> taken;
+  std::vector<Transaction> replayed;
+  absl::Status unreadable;
   absl::Status called = connection.Call(
       statement::kCallClaimLock, params,
       [&](const SqlRow& row) {
-        prefetched.rows.emplace_back(ReadAccount(row), LockedRunningMax(row));
+        if (row.columns() == kKeyRecordColumnCount) {
+          taken.emplace();
+          if (!row.IsNull(0)) unreadable.Update(ReadLockedRow(row, *taken));
+        } else if (row.columns() == kTransactionWithEntryColumnCount) {
+          unreadable.Update(AddTransactionRow(row, replayed));
+        } else {
+          prefetched.rows.emplace_back(ReadAccount(row), LockedRunningMax(row));
+        }
       },
       "claim the key and lock the accounts", ErrorContext::kClaim);
   const std::optional<MysqlError>& error = connection.last_error();
   if (!called.ok() && !(error.has_value() && error->code == kErrorAccountLockWait)) {
-    // A duplicate failed the INSERT, before the procedure set any wait; anything else
-    // may have stopped it on either side of its SET.
-    if (!absl::IsAlreadyExists(called)) connection.AssumeLockWaitSeconds(0);
+    // Anything but the accounts' lock wait may have stopped the procedure on either side
+    // of its SET (a taken key's locking read runs before it, under the claim's wait).
+    connection.AssumeLockWaitSeconds(0);
     return called;
+  }
+  LEDGER_RETURN_IF_ERROR(unreadable);
+  if (taken.has_value()) {  // the key was taken: the procedure rolled back, set no wait
+    replayed_ = std::move(replayed);
+    return taken;
   }
   connection.AssumeLockWaitSeconds(connection.account_lock_wait_seconds());
   claimed_rows_.Claimed(intended);  // the key was new: the row is the claim
@@ -298,7 +329,7 @@ absl::Status MysqlStorageTransaction::ClaimAndLockAccounts(
     prefetched.failure = MysqlErrorStatus(*error, "lock accounts", ErrorContext::kTransaction);
   }
   prefetched_locks_ = std::move(prefetched);
-  return absl::OkStatus();
+  return std::nullopt;
 }
 
 // The locking read waits for a row's holder like HoldKey's does (a replayer's lock, or
@@ -460,6 +491,12 @@ absl::StatusOr<std::optional<Transaction>> MysqlStorageTransaction::LoadTransact
 
 absl::StatusOr<std::vector<Transaction>> MysqlStorageTransaction::LoadTransactions(
     const std::vector<std::string>& ids) {
+  // A replay's read: the claim's CALL returned the transaction its key's row names.
+  if (std::vector<Transaction> replayed = std::exchange(replayed_, {});
+      replayed.size() == 1 && ids.size() == 1 && replayed.front().id == ids.front()) {
+    if (!connection_.has_value()) return EndedError();
+    return replayed;
+  }
   return RunStep([&](MysqlConnection& connection) {
     return SelectTransactions(connection, ids, ErrorContext::kTransaction);
   });

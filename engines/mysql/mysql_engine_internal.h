@@ -200,10 +200,13 @@ class MysqlStorageTransaction final : public StorageTransaction {
       MysqlConnection& connection, const std::vector<KeyRecord>& intended,
       bool claim_is_first, const std::vector<std::string>& lock_ids);
   // The claim's INSERT of one record and the lock of `lock_ids`, as one CALL of the
-  // claim procedure: OK when the key was new, its accounts (or their lock's failure)
-  // kept for LockAccounts. AlreadyExists when the key was taken: nothing is locked then.
-  absl::Status ClaimAndLockAccounts(MysqlConnection& connection, const KeyRecord& intended,
-                                    const std::vector<std::string>& lock_ids);
+  // claim procedure: nullopt when the key was new, its accounts (or their lock's failure)
+  // kept for LockAccounts. When the key was taken, the procedure rolled back and locked
+  // its row: that row (absent when it went in between), with the transaction it names
+  // kept for LoadTransactions; no account is locked then.
+  absl::StatusOr<std::optional<LockedKeyRow>> ClaimAndLockAccounts(
+      MysqlConnection& connection, const KeyRecord& intended,
+      const std::vector<std::string>& lock_ids);
   // Every intended record in multi-row INSERTs (kRowsPerStatementMax a statement): OK
   // when every key was new. AlreadyExists when one was taken.
   absl::Status InsertClaimedRecords(MysqlConnection& connection,
@@ -262,6 +265,9 @@ class MysqlStorageTransaction final : public StorageTransaction {
   // LockAccounts answers from it (dropped with the locks by a ROLLBACK).
   std::vector<std::string> expected_account_ids_;
   std::optional<PrefetchedLocks> prefetched_locks_;
+  // The transaction a taken key's row names, read by the claim's CALL: what
+  // LoadTransactions answers when asked for it alone (a replay's read).
+  std::vector<Transaction> replayed_;
   MysqlWriteBatch writes_;
 };
 

@@ -171,6 +171,19 @@ absl::StatusOr<std::vector<Hold>> QueryHolds(MysqlConnection& connection, std::s
   return holds;
 }
 
+absl::Status AddTransactionRow(const SqlRow& row, std::vector<Transaction>& transactions) {
+  if (transactions.empty() || transactions.back().id != row.String(0)) {
+    absl::StatusOr<Transaction> header =
+        engine_common::ReadTransactionHeaderWithHold(MysqlColumns{row});
+    if (!header.ok()) return header.status();
+    transactions.push_back(*std::move(header));
+  }
+  if (!row.IsNull(kFirstEntryColumn)) {
+    transactions.back().entries.push_back(ReadEntry(row, kFirstEntryColumn));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<Transaction>> QueryTransactions(MysqlConnection& connection,
                                                            std::string_view sql,
                                                            const SqlParams& params,
@@ -180,20 +193,7 @@ absl::StatusOr<std::vector<Transaction>> QueryTransactions(MysqlConnection& conn
   absl::Status unreadable;
   LEDGER_RETURN_IF_ERROR(connection.Query(
       sql, params,
-      [&](const SqlRow& row) {
-        if (transactions.empty() || transactions.back().id != row.String(0)) {
-          absl::StatusOr<Transaction> header =
-              engine_common::ReadTransactionHeaderWithHold(MysqlColumns{row});
-          if (!header.ok()) {
-            unreadable.Update(header.status());
-            return;
-          }
-          transactions.push_back(*std::move(header));
-        }
-        if (!row.IsNull(kFirstEntryColumn)) {
-          transactions.back().entries.push_back(ReadEntry(row, kFirstEntryColumn));
-        }
-      },
+      [&](const SqlRow& row) { unreadable.Update(AddTransactionRow(row, transactions)); },
       what, context));
   LEDGER_RETURN_IF_ERROR(unreadable);
   return transactions;

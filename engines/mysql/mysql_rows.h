@@ -107,6 +107,14 @@ absl::StatusOr<std::vector<Hold>> QueryHolds(MysqlConnection& connection, std::s
                                              const SqlParams& params, std::string_view what,
                                              ErrorContext context);
 
+// Adds a row of LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS to `transactions` (rows in
+// transaction order): a new transaction when its id differs from the last one's, and its
+// entry, if any. DataLoss for a row that cannot be read.
+absl::Status AddTransactionRow(const SqlRow& row, std::vector<Transaction>& transactions);
+// The columns of those rows, and of a key row (LEDGER_MYSQL_KEY_RECORD_COLUMNS).
+inline constexpr int kTransactionWithEntryColumnCount = 17;
+inline constexpr int kKeyRecordColumnCount = 8;
+
 // Reads transactions with their entries through LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
 // rows: runs `sql` with `params` and groups the rows by transaction, in row order.
 absl::StatusOr<std::vector<Transaction>> QueryTransactions(MysqlConnection& connection,

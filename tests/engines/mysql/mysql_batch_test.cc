@@ -282,7 +282,7 @@ class MysqlRelayedTest : public MysqlBatchTest {
 // and the write CALL. A session's first use of a statement shape prepares it in a round
 // trip of its own, so each shape is used once before counting (the fixture's warm-up
 // transfer, the first batch).
-TEST_F(MysqlRelayedTest, ATransferCostsTwoRoundTripsAndABatchOfFreshKeysThree) {
+TEST_F(MysqlRelayedTest, ATransferOrAResendCostsTwoRoundTripsAndABatchOfFreshKeysThree) {
   auto batch = [&](int round) {
     SubmitBatchRequest request;
     for (int item = 0; item < 3; ++item) {
@@ -304,7 +304,23 @@ TEST_F(MysqlRelayedTest, ATransferCostsTwoRoundTripsAndABatchOfFreshKeysThree) {
   const int64_t before_batch = relay_->round_trips();
   batch(1);
   EXPECT_EQ(relay_->round_trips() - before_batch, 3);
-  EXPECT_EQ(BalanceOf("bob"), 3);
+  // A resend: the claim's CALL finds the key taken and returns its row and transaction
+  // (schema/mysql/0010), then ROLLBACK. Five before: the failed CALL, ROLLBACK, the key
+  // row's locking read, the transaction's read, ROLLBACK.
+  const Outcome original = Transfer("resent", "bob");
+  ASSERT_EQ(original.kind, OutcomeKind::kCommitted);
+  for (int resend = 0; resend < 3; ++resend) {
+    const int64_t before = relay_->round_trips();
+    const Outcome duplicate = Transfer("resent", "bob");
+    EXPECT_EQ(duplicate.kind, OutcomeKind::kDuplicate) << OutcomeToJson(duplicate).dump();
+    EXPECT_EQ(duplicate.transaction, original.transaction) << "resend " << resend;
+    EXPECT_EQ(relay_->round_trips() - before, 2) << "resend " << resend;
+  }
+  // The session serves the next submit as before.
+  const int64_t before_fresh = relay_->round_trips();
+  EXPECT_EQ(Transfer("after-resends", "bob").kind, OutcomeKind::kCommitted);
+  EXPECT_EQ(relay_->round_trips() - before_fresh, 2);
+  EXPECT_EQ(BalanceOf("bob"), 5);
   EXPECT_EQ(BalanceOf("carol"), 6);
   ExpectVerifiedLedger();
 }
