@@ -399,12 +399,13 @@ absl::StatusOr<std::vector<Transaction>> PostgresStorageTransaction::LoadTransac
 
 // A replay's last read: nothing was written and nothing follows (ExpectNoWrites), so
 // ROLLBACK rides behind it and the resend costs one round trip less. A refused read
-// leaves the transaction open and failed, for Rollback as any failure does.
+// leaves the transaction open and failed, for Rollback as any failure does. Once the
+// read answered, a failed ROLLBACK costs the session only, as Rollback's does.
 absl::StatusOr<std::vector<Transaction>> PostgresStorageTransaction::LoadTransactionsAndEnd(
     const std::vector<std::string>& ids) {
   LEDGER_RETURN_IF_ERROR(Usable());
   const PostgresErrorContext context{.operation = "load transactions", .phase = kInTransaction};
-  absl::StatusOr<std::vector<Transaction>> loaded = std::vector<Transaction>();
+  std::optional<absl::StatusOr<std::vector<Transaction>>> loaded;  // set once the read answers
   std::vector<PipelinedQuery> queries(2);
   queries[0] = {.statement = postgres_internal::kSelectTransactionsStatement,
                 .sql = postgres_internal::SelectTransactionsSql(),
@@ -412,24 +413,28 @@ absl::StatusOr<std::vector<Transaction>> PostgresStorageTransaction::LoadTransac
                 .context = context,
                 .read = [&loaded](const PGresult* rows) {
                   loaded = postgres_internal::TransactionsFromResult(rows);
-                  return loaded.status();
+                  return loaded->status();
                 }};
-  queries[1] = {.statement = postgres_internal::kRollbackStatement, .sql = postgres_internal::kRollback,
+  queries[1] = {.statement = postgres_internal::kRollbackStatement,
+                .sql = postgres_internal::kRollback,
                 .context = {.operation = "rollback", .phase = kInTransaction}};
   PipelineResult result = RunPipeline(**lease_, queries);
-  if (result.discard_session) lease_->Discard();
-  if (!result.status.ok()) {
-    MarkFailed(result.status);
-    return result.status;
+  const bool read = loaded.has_value() && loaded->ok();
+  if (!read) {
+    if (result.discard_session) lease_->Discard();
+    absl::Status failed = !result.status.ok() ? result.status
+                          : loaded.has_value() ? loaded->status()
+                                               : StatusFromLibpqFailure(
+                                                     context, /*connection_lost=*/true,
+                                                     "the read of the transactions went unanswered");
+    MarkFailed(failed);
+    return failed;
   }
-  if (result.discard_session) {  // the answers were read, but the session is not idle
-    MarkFailed(StatusFromLibpqFailure(context, /*connection_lost=*/true,
-                                      "the session did not leave pipeline mode"));
-    return failure_;
-  }
-  stage_ = Stage::kEnded;  // rolled back: Rollback has nothing left to end
+  // Rolled back, or the session goes (a ROLLBACK that failed, a session not idle again).
+  if (!result.status.ok() || result.discard_session) lease_->Discard();
+  stage_ = Stage::kEnded;  // Rollback has nothing left to end
   Release();
-  return loaded;
+  return *std::move(loaded);
 }
 
 absl::StatusOr<bool> PostgresStorageTransaction::IsReversed(std::string_view id) {
