@@ -176,6 +176,37 @@ TEST_P(ConformanceTest, UnitOfWorkCallerRowPostingKeyAndEventCommitTogether) {
   EXPECT_EQ(again->kind, OutcomeKind::kDuplicate);
 }
 
+// A resend inside a unit replays without ending the unit's transaction (an engine may
+// end its own transaction with a replay's read, StorageTransaction::ExpectNoWrites, never
+// the caller's): what the unit does after it still rolls back with the unit.
+TEST_P(ConformanceTest, UnitOfWorkReplayLeavesTheUnitsTransactionOpen) {
+  ASSERT_NO_FATAL_FAILURE(CreateAppTables(ledger(), context()));
+  Fund("alice", 100);
+  absl::StatusOr<Outcome> first = ledger().Submit(Payment("order-r", 30));
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->kind, OutcomeKind::kCommitted);
+  const Snapshot before = TakeSnapshot();
+  Outcome replayed;
+  absl::Status status = ledger().Transact([&](UnitOfWork& unit) -> absl::Status {
+    LEDGER_ASSIGN_OR_RETURN(replayed, unit.Submit(Payment("order-r", 30)));
+    if (HasSql(context())) {
+      LEDGER_RETURN_IF_ERROR(
+          unit.Execute(InsertOrderSql(unit), {"order-r-note", int64_t{0}}).status());
+    }
+    LEDGER_RETURN_IF_ERROR(unit.Submit(Payment("order-r-2", 5)).status());
+    return absl::AbortedError("the caller changed its mind");
+  });
+  EXPECT_TRUE(absl::IsAborted(status)) << status;
+  EXPECT_EQ(replayed.kind, OutcomeKind::kDuplicate) << OutcomeToJson(replayed).dump();
+  EXPECT_EQ(replayed.transaction, first->transaction);
+  EXPECT_EQ(TakeSnapshot(), before);
+  EXPECT_FALSE(KeyRecorded(engine(), "order-r-2"));
+  if (HasSql(context())) {
+    EXPECT_EQ(OrderRows(ledger(), "order-r-note"), 0);
+  }
+  EXPECT_EQ(BalanceOf("alice"), 70);
+}
+
 TEST_P(ConformanceTest, UnitOfWorkWorkErrorRollsEverythingBackAndTheKeyStaysUnused) {
   ASSERT_NO_FATAL_FAILURE(CreateAppTables(ledger(), context()));
   Fund("alice", 100);

@@ -21,6 +21,7 @@ class ForwardingTransaction : public StorageTransaction {
     inner_->ExpectAccountLocks(sorted_ids);
   }
   bool TakesAccountLockHint() const override { return inner_->TakesAccountLockHint(); }
+  void ExpectNoWrites() override { inner_->ExpectNoWrites(); }
   absl::StatusOr<std::optional<KeyRecord>> ClaimKey(const KeyRecord& intended) override {
     return inner_->ClaimKey(intended);
   }
