@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "idempotency/key.h"
@@ -128,6 +129,23 @@ absl::StatusOr<Transaction> ReadTransactionHeaderWithHold(const Row& row) {
                                                   : "a hold_id on a transaction that settles none"));
   }
   return transaction;
+}
+
+// One row of a transaction joined with its hold and its entries (one row per entry: the
+// header's columns as ReadTransactionHeaderWithHold reads them, the entry's from
+// `first_entry`, NULL for a transaction without entries), added to `transactions`, the
+// rows in transaction order: a new transaction when the id changes, then its entry.
+// The error of a header that cannot be read.
+template <typename Row>
+absl::Status AddTransactionRow(const Row& row, int first_entry,
+                               std::vector<Transaction>& transactions) {
+  if (transactions.empty() || transactions.back().id != row.Text(0)) {
+    absl::StatusOr<Transaction> header = ReadTransactionHeaderWithHold(row);
+    if (!header.ok()) return header.status();
+    transactions.push_back(*std::move(header));
+  }
+  if (!row.IsNull(first_entry)) transactions.back().entries.push_back(ReadEntry(row, first_entry));
+  return absl::OkStatus();
 }
 
 // id, from_account, to_account, asset, amount, expires_at, created_at, status, settled_by

@@ -22,6 +22,7 @@ struct MysqlColumns {
   std::string_view engine() const { return "mysql"; }
   std::string Text(int column) const { return row.String(column); }
   std::optional<std::string> OptionalText(int column) const { return row.OptionalString(column); }
+  bool IsNull(int column) const { return row.IsNull(column); }
   int64_t Int(int column) const { return row.Int64(column); }
   bool Bool(int column) const { return row.Bool(column); }
   absl::Time Time(int column) const { return FromMicros(row.Int64(column)); }
@@ -172,16 +173,7 @@ absl::StatusOr<std::vector<Hold>> QueryHolds(MysqlConnection& connection, std::s
 }
 
 absl::Status AddTransactionRow(const SqlRow& row, std::vector<Transaction>& transactions) {
-  if (transactions.empty() || transactions.back().id != row.String(0)) {
-    absl::StatusOr<Transaction> header =
-        engine_common::ReadTransactionHeaderWithHold(MysqlColumns{row});
-    if (!header.ok()) return header.status();
-    transactions.push_back(*std::move(header));
-  }
-  if (!row.IsNull(kFirstEntryColumn)) {
-    transactions.back().entries.push_back(ReadEntry(row, kFirstEntryColumn));
-  }
-  return absl::OkStatus();
+  return engine_common::AddTransactionRow(MysqlColumns{row}, kFirstEntryColumn, transactions);
 }
 
 absl::StatusOr<std::vector<Transaction>> QueryTransactions(MysqlConnection& connection,

@@ -65,21 +65,6 @@ struct LibpqColumns {
 // Where the entry columns start in kTransactionWithEntryColumns.
 constexpr int kFirstEntryColumn = 12;
 
-// Adds a row of kTransactionWithEntryColumns to `transactions`: a new transaction when
-// its id differs from the last one's, and its entry, if any.
-template <typename Columns>
-absl::Status AddTransactionRow(const Columns& columns, std::vector<Transaction>& transactions) {
-  if (transactions.empty() || transactions.back().id != columns.Text(0)) {
-    absl::StatusOr<Transaction> header = engine_common::ReadTransactionHeaderWithHold(columns);
-    if (!header.ok()) return header.status();
-    transactions.push_back(*std::move(header));
-  }
-  if (!columns.IsNull(kFirstEntryColumn)) {
-    transactions.back().entries.push_back(engine_common::ReadEntry(columns, kFirstEntryColumn));
-  }
-  return absl::OkStatus();
-}
-
 // One element of a text[] literal: always double-quoted, so NULL, {, }, commas and
 // spaces inside the value are data; backslash and double quote are escaped.
 void AppendQuotedElement(std::string& literal, std::string_view value) {
@@ -165,7 +150,8 @@ OutboxEvent EventFromRow(const pqxx::row& row) {
 absl::StatusOr<std::vector<Transaction>> TransactionsFromRows(const pqxx::result& rows) {
   std::vector<Transaction> transactions;
   for (const pqxx::row& row : rows) {
-    LEDGER_RETURN_IF_ERROR(AddTransactionRow(PostgresColumns{row}, transactions));
+    LEDGER_RETURN_IF_ERROR(
+        engine_common::AddTransactionRow(PostgresColumns{row}, kFirstEntryColumn, transactions));
   }
   return transactions;
 }
@@ -173,7 +159,8 @@ absl::StatusOr<std::vector<Transaction>> TransactionsFromRows(const pqxx::result
 absl::StatusOr<std::vector<Transaction>> TransactionsFromResult(const PGresult* result) {
   std::vector<Transaction> transactions;
   for (int row = 0; row < PQntuples(result); ++row) {
-    LEDGER_RETURN_IF_ERROR(AddTransactionRow(LibpqColumns{result, row}, transactions));
+    LEDGER_RETURN_IF_ERROR(engine_common::AddTransactionRow(LibpqColumns{result, row},
+                                                           kFirstEntryColumn, transactions));
   }
   return transactions;
 }
