@@ -139,7 +139,13 @@ class StorageTransaction {
   // claims, in the same round trip, only when no claimed key has a committed record (a
   // replay locks nothing), and then answer a LockAccounts of these ids (or fewer) from
   // that read. Lock order stays keys, then accounts in id order. A lock error there is
-  // LockAccounts' error, returned by it. The default ignores the hint.
+  // LockAccounts' error, returned by it.
+  // Given only in a transaction the attempt owns, never in a unit of work (whose
+  // transaction goes on): when every claimed key has a live committed record
+  // (expires_at after the intended records' created_at), the attempt replays or refuses
+  // each and writes nothing, so an engine may end the transaction with the claims. It
+  // then answers LoadTransactions of those records' transactions from what the claim
+  // read, and Rollback ends nothing more. The default ignores the hint.
   virtual void ExpectAccountLocks(const std::vector<std::string>& sorted_ids) {
     (void)sorted_ids;
   }

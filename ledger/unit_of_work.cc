@@ -60,6 +60,8 @@ class JoinedTransaction final : public StorageTransaction {
   absl::Status AppendEvent(const OutboxEvent& event) override {
     return Noted(target().AppendEvent(event));
   }
+  // Neither hint is taken (ExpectAccountLocks, ExpectNoWrites: the defaults): each lets
+  // an engine end the transaction early, and the unit's goes on after the attempt.
   // The attempt's end is not the transaction's: Transact commits or rolls back.
   absl::Status Commit() override { return unit_.failure; }
   void Rollback() override {}

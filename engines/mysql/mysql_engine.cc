@@ -174,14 +174,17 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::C
   const std::vector<std::string> lock_ids =
       claim_is_first ? std::exchange(expected_account_ids_, {}) : std::vector<std::string>();
   expected_account_ids_.clear();
-  return RunStep([&](MysqlConnection& connection) {
-    if (claim_is_first) {  // a rerun on a fresh connection starts over
-      claimed_rows_.Clear();
-      locked_records_.clear();
-      prefetched_locks_.reset();
-    }
-    return ClaimKeysOn(connection, intended, claim_is_first, lock_ids);
-  });
+  absl::StatusOr<std::vector<std::optional<KeyRecord>>> records =
+      RunStep([&](MysqlConnection& connection) {
+        if (claim_is_first) {  // a rerun on a fresh connection starts over
+          claimed_rows_.Clear();
+          locked_records_.clear();
+          prefetched_locks_.reset();
+        }
+        return ClaimKeysOn(connection, intended, claim_is_first, lock_ids);
+      });
+  if (records.ok() && ended_in_claim_) connection_.reset();  // nothing open to keep
+  return records;
 }
 
 absl::StatusOr<std::vector<std::optional<KeyRecord>>> MysqlStorageTransaction::ClaimKeysOn(
@@ -289,10 +292,12 @@ MysqlStorageTransaction::ClaimAndLockAccounts(MysqlConnection& connection,
                  ToMicros(intended.expires_at), JsonStringArray(lock_ids),
                  int64_t{connection.account_lock_wait_seconds()}});
   PrefetchedLocks prefetched{.ids = lock_ids};
-  // The result sets tell what happened (schema/mysql/0010): accounts' rows for a new key;
-  // for a taken one, its row (one row, NULLs if it went) and its transaction's rows.
+  // The result sets tell what happened (schema/mysql/0010, 0011): accounts' rows for a
+  // new key; for a taken one, its row (one row, NULLs if it went), its transaction's rows
+  // and, when the record is live, claim_ended: the procedure ended the transaction.
   std::optional<LockedKeyRow> taken;
   std::vector<Transaction> replayed;
+  bool claim_ended = false;
   absl::Status unreadable;
   absl::Status called = connection.Call(
       statement::kCallClaimLock, params,
@@ -302,6 +307,8 @@ MysqlStorageTransaction::ClaimAndLockAccounts(MysqlConnection& connection,
           if (!row.IsNull(0)) unreadable.Update(ReadLockedRow(row, *taken));
         } else if (row.columns() == kTransactionWithEntryColumnCount) {
           unreadable.Update(AddTransactionRow(row, replayed));
+        } else if (row.columns() == kClaimEndedColumnCount) {
+          claim_ended = true;
         } else {
           prefetched.rows.emplace_back(ReadAccount(row), LockedRunningMax(row));
         }
@@ -317,6 +324,7 @@ MysqlStorageTransaction::ClaimAndLockAccounts(MysqlConnection& connection,
   LEDGER_RETURN_IF_ERROR(unreadable);
   if (taken.has_value()) {  // the key was taken: the procedure rolled back, set no wait
     replayed_ = std::move(replayed);
+    ended_in_claim_ = claim_ended;
     return taken;
   }
   connection.AssumeLockWaitSeconds(connection.account_lock_wait_seconds());
@@ -494,7 +502,7 @@ absl::StatusOr<std::vector<Transaction>> MysqlStorageTransaction::LoadTransactio
   // A replay's read: the claim's CALL returned the transaction its key's row names.
   if (std::vector<Transaction> replayed = std::exchange(replayed_, {});
       replayed.size() == 1 && ids.size() == 1 && replayed.front().id == ids.front()) {
-    if (!connection_.has_value()) return EndedError();
+    if (!connection_.has_value() && !ended_in_claim_) return EndedError();
     return replayed;
   }
   return RunStep([&](MysqlConnection& connection) {

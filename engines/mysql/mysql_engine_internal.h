@@ -268,6 +268,10 @@ class MysqlStorageTransaction final : public StorageTransaction {
   // The transaction a taken key's row names, read by the claim's CALL: what
   // LoadTransactions answers when asked for it alone (a replay's read).
   std::vector<Transaction> replayed_;
+  // The claim's CALL ended the transaction: its key holds a live committed record, so
+  // the ledger writes nothing (0011). The connection went back to the pool with it;
+  // only the replayed read is left, answered from replayed_.
+  bool ended_in_claim_ = false;
   MysqlWriteBatch writes_;
 };
 

@@ -114,6 +114,9 @@ absl::Status AddTransactionRow(const SqlRow& row, std::vector<Transaction>& tran
 // The columns of those rows, and of a key row (LEDGER_MYSQL_KEY_RECORD_COLUMNS).
 inline constexpr int kTransactionWithEntryColumnCount = 17;
 inline constexpr int kKeyRecordColumnCount = 8;
+// The claim procedure's last result set when it ended a replay's transaction
+// (schema/mysql/0011): one column, claim_ended.
+inline constexpr int kClaimEndedColumnCount = 1;
 
 // Reads transactions with their entries through LEDGER_MYSQL_TRANSACTION_WITH_ENTRY_COLUMNS
 // rows: runs `sql` with `params` and groups the rows by transaction, in row order.

@@ -102,10 +102,11 @@ inline constexpr char kInsertKeysHead[] =
 // its JSON array of rows per table (NULL: none), and 1 to commit at its end
 inline constexpr char kCallWrite[] = "CALL ledger_write(?, ?, ?, ?, ?, ?, ?, ?)";
 // the claim's CALL of the claim procedure (schema/mysql/0009_claim_lock_procedure.sql,
-// 0010_claim_returns_the_taken_key.sql): the key's record as kInsertKey takes it, the
-// accounts' ids as a JSON array (sorted), the session's lock wait for the accounts; its
-// rows are LockAccountsSql's for a new key, the key row and its transaction's for a
-// taken one
+// 0010_claim_returns_the_taken_key.sql, 0011_a_replay_ends_in_its_claim.sql): the key's
+// record as kInsertKey takes it, the accounts' ids as a JSON array (sorted), the
+// session's lock wait for the accounts; its rows are LockAccountsSql's for a new key, the
+// key row and its transaction's for a taken one, then claim_ended when the procedure
+// ended the transaction (a live record)
 inline constexpr char kCallClaimLock[] = "CALL ledger_claim_lock(?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
 // reads by index

@@ -282,7 +282,7 @@ class MysqlRelayedTest : public MysqlBatchTest {
 // and the write CALL. A session's first use of a statement shape prepares it in a round
 // trip of its own, so each shape is used once before counting (the fixture's warm-up
 // transfer, the first batch).
-TEST_F(MysqlRelayedTest, ATransferOrAResendCostsTwoRoundTripsAndABatchOfFreshKeysThree) {
+TEST_F(MysqlRelayedTest, ATransferCostsTwoRoundTripsAResendOneAndABatchOfFreshKeysThree) {
   auto batch = [&](int round) {
     SubmitBatchRequest request;
     for (int item = 0; item < 3; ++item) {
@@ -304,9 +304,9 @@ TEST_F(MysqlRelayedTest, ATransferOrAResendCostsTwoRoundTripsAndABatchOfFreshKey
   const int64_t before_batch = relay_->round_trips();
   batch(1);
   EXPECT_EQ(relay_->round_trips() - before_batch, 3);
-  // A resend: the claim's CALL finds the key taken and returns its row and transaction
-  // (schema/mysql/0010), then ROLLBACK. Five before: the failed CALL, ROLLBACK, the key
-  // row's locking read, the transaction's read, ROLLBACK.
+  // A resend: the claim's CALL finds the key taken, returns its row and transaction and,
+  // the record being live, ends the transaction itself (schema/mysql/0011). Two before
+  // (the CALL, then ROLLBACK), five before 0010.
   const Outcome original = Transfer("resent", "bob");
   ASSERT_EQ(original.kind, OutcomeKind::kCommitted);
   for (int resend = 0; resend < 3; ++resend) {
@@ -314,14 +314,43 @@ TEST_F(MysqlRelayedTest, ATransferOrAResendCostsTwoRoundTripsAndABatchOfFreshKey
     const Outcome duplicate = Transfer("resent", "bob");
     EXPECT_EQ(duplicate.kind, OutcomeKind::kDuplicate) << OutcomeToJson(duplicate).dump();
     EXPECT_EQ(duplicate.transaction, original.transaction) << "resend " << resend;
-    EXPECT_EQ(relay_->round_trips() - before, 2) << "resend " << resend;
+    EXPECT_EQ(relay_->round_trips() - before, 1) << "resend " << resend;
   }
+  // The same key with another payload is refused in the same one round trip.
+  const int64_t before_conflict = relay_->round_trips();
+  absl::StatusOr<Outcome> conflict = relayed_->Submit(
+      {.key = "resent", .operation = Operation::Transfer("alice", "bob", "CREDITS", 2)});
+  EXPECT_TRUE(IsConflict(conflict.status())) << conflict.status();
+  EXPECT_EQ(relay_->round_trips() - before_conflict, 1);
+  // The transaction the CALL ended holds nothing: another session takes the key row's
+  // lock without waiting (a pooled session left in it would hold the lock).
+  absl::StatusOr<std::string> locked = server_->QueryText(absl::StrCat(
+      "SELECT `key` FROM `", database_, "`.idempotency_keys WHERE `key` = 'resent' FOR UPDATE NOWAIT"));
+  ASSERT_TRUE(locked.ok()) << "the key row is still locked after the replays: " << locked.status();
+  EXPECT_EQ(*locked, "resent");
   // The session serves the next submit as before.
   const int64_t before_fresh = relay_->round_trips();
   EXPECT_EQ(Transfer("after-resends", "bob").kind, OutcomeKind::kCommitted);
   EXPECT_EQ(relay_->round_trips() - before_fresh, 2);
   EXPECT_EQ(BalanceOf("bob"), 5);
   EXPECT_EQ(BalanceOf("carol"), 6);
+  ExpectVerifiedLedger();
+}
+
+// A resend whose record has expired is no replay: the CALL leaves the transaction open
+// (0011 ends it only for a live record), and the submit commits afresh under the key
+// row's lock.
+TEST_F(MysqlRelayedTest, AResendAfterTheKeyExpiredCommitsAfreshInTheCallsTransaction) {
+  const Outcome original = Transfer("expiring", "bob");
+  ASSERT_EQ(original.kind, OutcomeKind::kCommitted);
+  clock_.Set(clock_.Now() + ClaimOptions().ttl + absl::Seconds(1));
+  const Outcome again = Transfer("expiring", "bob");
+  EXPECT_EQ(again.kind, OutcomeKind::kCommitted) << OutcomeToJson(again).dump();
+  EXPECT_NE(again.transaction.id, original.transaction.id);
+  const Outcome resent = Transfer("expiring", "bob");
+  EXPECT_EQ(resent.kind, OutcomeKind::kDuplicate) << OutcomeToJson(resent).dump();
+  EXPECT_EQ(resent.transaction.id, again.transaction.id);
+  EXPECT_EQ(BalanceOf("bob"), 2);
   ExpectVerifiedLedger();
 }
 
