@@ -162,6 +162,11 @@ std::string NodeState(int node) {
   return absl::StrCat("galera", node, ": ", status.ok() ? *status : status.status().ToString());
 }
 
+// Every node's NodeState, a line each.
+std::string ClusterState() {
+  return absl::StrCat(NodeState(1), "\n", NodeState(2), "\n", NodeState(3));
+}
+
 // What Galera answers that a single server never does, mapped by the engine's error table.
 TEST(GaleraErrorsTest, ANodeOutsideThePrimaryComponentIsUnavailableAndACertificationConflictRetryable) {
   using mysql_internal::ErrorContext;
@@ -421,8 +426,7 @@ TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnc
   // node still working through a backlog (seen: galera1 446 write sets behind on a busy
   // machine) installs the two-node view only after it, and nothing commits meanwhile.
   ASSERT_TRUE(WaitUntil(AllCaughtUp, kRejoinWait))
-      << "a node kept a backlog under load\n" << NodeState(1) << "\n" << NodeState(2) << "\n"
-      << NodeState(3);
+      << "a node kept a backlog under load\n" << ClusterState();
   const absl::Time killed = absl::Now();
   ASSERT_TRUE(cluster->Signal("galera3", SIGKILL).ok());
   absl::Time galera3_evicted;
@@ -440,11 +444,9 @@ TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnc
   // is galera3 itself: the two that stay have run all along.
   const bool resynced = WaitUntil(AllSynced, kRejoinWait);
   const absl::Time galera3_synced = absl::Now();
-  ASSERT_TRUE(resynced) << "galera3 did not sync after its restart\n" << NodeState(1) << "\n"
-                        << NodeState(2) << "\n" << NodeState(3);
+  ASSERT_TRUE(resynced) << "galera3 did not sync after its restart\n" << ClusterState();
   ASSERT_TRUE(WaitUntil(AllCaughtUp, kRejoinWait))
-      << "a node kept a backlog after galera3's sync\n" << NodeState(1) << "\n"
-      << NodeState(2) << "\n" << NodeState(3);
+      << "a node kept a backlog after galera3's sync\n" << ClusterState();
   absl::SleepFor(absl::Seconds(2));
   const absl::Time frozen = absl::Now();
   ASSERT_TRUE(cluster->Signal("galera3", SIGSTOP).ok());
@@ -480,7 +482,7 @@ TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnc
     if (HasFailure()) std::cout << "timeline:\n" << timeline << NodeLogs();
   };
   ASSERT_TRUE(rejoined) << "the resumed galera3 did not rejoin and catch up (timeline below)\n"
-                        << NodeState(1) << "\n" << NodeState(2) << "\n" << NodeState(3);
+                        << ClusterState();
   load.ExpectEveryCallEndedWithin(kCallBound + kSlack);
   // The remaining quorum kept committing while a node was dead, and while one was frozen.
   EXPECT_TRUE(committed_while_dead) << "nothing committed while galera3 was dead";
