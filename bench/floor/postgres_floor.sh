@@ -9,6 +9,9 @@
 #                        accounts: BEGIN + the lock in one pipeline, the write + COMMIT in
 #                        the other, by pgbench -M prepared (floor_script, below)
 #   exactly_once.sql     the same plus the advisory claim, the key read and the key row
+#   one_trip.sql         exactly_once.sql in ONE pipeline, without the lock read (the
+#                        write's UPDATE locks the accounts): what a submit in one round
+#                        trip would cost, a design the engine does not have (sizing)
 #   ledger_load          the ledger's own exactly-once single submit
 #   after                with LEDGER_LOAD_AFTER set: the same with that second binary, to
 #                        time a change side by side (before = LEDGER_LOAD)
@@ -96,20 +99,23 @@ print(f"{ops / (float(b[0]) - float(a[0])):.0f} {per_op(2)} {per_op(3)}")
 PY
 }
 
-# floor_script raw|exactly_once: a uniform transfer's rows as the engine writes them, in
-# its two pipelines: BEGIN [, the advisory claim and the key read], the accounts' lock;
-# then one data-modifying statement (both accounts, the transaction, its two entries
-# [, the key's final record], the outbox event) and COMMIT. For pgbench -M prepared, on
-# the BENCH accounts bench-user-000000 to bench-user-009999.
+# floor_script raw|exactly_once|one_trip: a uniform transfer's rows as the engine writes
+# them, in its two pipelines: BEGIN [, the advisory claim and the key read], the accounts'
+# lock; then one data-modifying statement (both accounts, the transaction, its two entries
+# [, the key's final record], the outbox event) and COMMIT. one_trip: exactly_once's
+# statements but the lock, in one pipeline. For pgbench -M prepared, on the BENCH accounts
+# bench-user-000000 to bench-user-009999.
 floor_script() {
-  local claim="" key_row=""
-  if [[ $1 == exactly_once ]]; then
+  local claim="" key_row="" lock=""
+  if [[ $1 == exactly_once || $1 == one_trip ]]; then
     claim="SELECT pg_advisory_xact_lock(hashtextextended('k' || :t, 7));
 SELECT fingerprint FROM idempotency_keys WHERE namespace = 'operations' AND scope = 'bench/floor' AND key = 'k' || :t;"
     key_row=" k AS (INSERT INTO idempotency_keys (namespace, scope, key, fingerprint, state, transaction_id, created_at, expires_at) VALUES ('operations', 'bench/floor', 'k' || :t, '$fingerprint', 'committed', 'f' || :t, $now, $((now + 86400000000))) RETURNING 1),"
   fi
   local pair="('bench-user-' || lpad(:lo::text, 6, '0'), 'bench-user-' || lpad(:hi::text, 6, '0'))"
   local debited="id = 'bench-user-' || lpad(:x::text, 6, '0')"
+  # one_trip: no lock read and no pipeline break; the write's UPDATE locks the accounts.
+  if [[ $1 != one_trip ]]; then lock="SELECT id, balance, version FROM accounts WHERE id IN $pair ORDER BY id FOR UPDATE;"; fi
   cat <<SQL
 \set x random(0, $((accounts - 1)))
 \set d random(1, $((accounts - 1)))
@@ -120,10 +126,10 @@ SELECT fingerprint FROM idempotency_keys WHERE namespace = 'operations' AND scop
 \startpipeline
 BEGIN ISOLATION LEVEL READ COMMITTED;
 ${claim:+$claim
-}SELECT id, balance, version FROM accounts WHERE id IN $pair ORDER BY id FOR UPDATE;
+}${lock:+$lock
 \endpipeline
 \startpipeline
-WITH a AS (UPDATE accounts SET balance = balance + CASE WHEN $debited THEN -1 ELSE 1 END, version = version + 1 WHERE id IN $pair RETURNING id, balance, version), t AS (INSERT INTO transactions (id, kind, created_at, metadata, fingerprint) VALUES ('f' || :t, 'post', $now, '{}', '$fingerprint') RETURNING 1), e AS (INSERT INTO entries (account_id, account_version, transaction_id, entry_index, asset, amount, balance_after, created_at, created_at_running_max) SELECT id, version, 'f' || :t, CASE WHEN $debited THEN 0 ELSE 1 END, 'BENCH', CASE WHEN $debited THEN -1 ELSE 1 END, balance, $now, $now FROM a RETURNING 1),$key_row ev AS (INSERT INTO outbox_events (transaction_id, type, payload, created_at) VALUES ('f' || :t, 'transaction.committed', '', $now) RETURNING 1) SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM e), (SELECT count(*) FROM ev);
+}WITH a AS (UPDATE accounts SET balance = balance + CASE WHEN $debited THEN -1 ELSE 1 END, version = version + 1 WHERE id IN $pair RETURNING id, balance, version), t AS (INSERT INTO transactions (id, kind, created_at, metadata, fingerprint) VALUES ('f' || :t, 'post', $now, '{}', '$fingerprint') RETURNING 1), e AS (INSERT INTO entries (account_id, account_version, transaction_id, entry_index, asset, amount, balance_after, created_at, created_at_running_max) SELECT id, version, 'f' || :t, CASE WHEN $debited THEN 0 ELSE 1 END, 'BENCH', CASE WHEN $debited THEN -1 ELSE 1 END, balance, $now, $now FROM a RETURNING 1),$key_row ev AS (INSERT INTO outbox_events (transaction_id, type, payload, created_at) VALUES ('f' || :t, 'transaction.committed', '', $now) RETURNING 1) SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM e), (SELECT count(*) FROM ev);
 COMMIT;
 \endpipeline
 SQL
@@ -132,6 +138,7 @@ now=$(($(date +%s) * 1000000))
 fingerprint=e46a0ad63bfd5823e7b9e6929e6560b00663cdf9e819e324ad35cded1c968125
 floor_script raw >"$work/raw.sql"
 floor_script exactly_once >"$work/exactly_once.sql"
+floor_script one_trip >"$work/one_trip.sql"
 
 bench_drop_database "$dsn" "$pgbench_database" >/dev/null 2>&1 || true
 pgbench_dsn=$(bench_create_database "$dsn" "$pgbench_database")
@@ -152,7 +159,7 @@ for round in $(seq 1 "$rounds"); do
   [[ "${FLOOR_SMOKE:-}" == 1 ]] && run_length=(-t 5)
   yardstick=$(pgbench_rate -N -c "$clients" -j "$jobs" "${run_length[@]}" "$pgbench_dsn")
   line="round $round, $clients clients | pgbench -N $(printf '%.0f' "$yardstick")"
-  cells=(raw ledger exactly_once)
+  cells=(raw ledger exactly_once one_trip)
   [[ -n "${LEDGER_LOAD_AFTER:-}" ]] && cells+=(after)
   shift_by=$(((round - 1) % ${#cells[@]}))
   order=("${cells[@]:shift_by}" "${cells[@]:0:shift_by}")
