@@ -67,6 +67,7 @@ struct FlagTexts {
   std::string duration;
   std::string warmup = "1s";
   std::string progress_interval = "2s";
+  std::string round_trip_latency;
   std::string mode = "exactly-once";
   std::vector<std::string> workloads = {"uniform"};
   bool progress_given = false;  // --progress or --no-progress appeared
@@ -92,6 +93,11 @@ absl::Status Resolve(const FlagTexts& texts, LoadOptions& options) {
   LEDGER_ASSIGN_OR_RETURN(options.progress_interval,
                           ParseDurationFlag(texts.progress_interval, "--progress-interval"));
   if (options.progress_interval <= absl::ZeroDuration()) options.progress_interval = absl::Seconds(1);
+  if (!texts.round_trip_latency.empty()) {
+    LEDGER_ASSIGN_OR_RETURN(options.round_trip_latency,
+                            ParseDurationFlag(texts.round_trip_latency, "--round-trip-latency"));
+    if (options.round_trip_latency > absl::ZeroDuration()) options.count_round_trips = true;
+  }
   LEDGER_ASSIGN_OR_RETURN(options.mode, ParseModeSelection(texts.mode));
   options.workloads.clear();
   for (const std::string& name : texts.workloads) {
@@ -174,6 +180,9 @@ void DeclareFlags(CLI::App& app, LoadOptions& options, FlagTexts& texts) {
   app.add_flag("--count-round-trips", options.count_round_trips,
                "count round trips on the wire through a loopback relay and report them per "
                "operation (adds a hop: not for timing)");
+  app.add_option("--round-trip-latency", texts.round_trip_latency,
+                 "through the same relay, hold each round trip this long (e.g. 500us): a "
+                 "database on another host. Implies --count-round-trips");
   app.add_flag("--allow-unshared", options.allow_unshared,
                "with --strict: pass a --batch or --group-commit run even if no operations "
                "shared a database transaction")
@@ -379,7 +388,8 @@ RunInfo DescribeRun(const LoadOptions& options, const Engine& engine) {
                  .started_at = FormatTimestamp(absl::Now()),
                  .hardware_threads = std::thread::hardware_concurrency(),
                  .load_average_before = LoadAverage(),
-                 .sqlite_synchronous = options.sqlite_synchronous};
+                 .sqlite_synchronous = options.sqlite_synchronous,
+                 .round_trip_latency = absl::FormatDuration(options.round_trip_latency)};
 }
 
 // Outcomes a healthy run never produces for this workload and mode.
@@ -459,7 +469,8 @@ absl::StatusOr<bool> Run(const LoadOptions& given) {
   std::unique_ptr<RoundTripRelay> relay;
   if (options.count_round_trips) {
     LEDGER_ASSIGN_OR_RETURN(RelayedUrl target, UrlTarget(options.database_url));
-    LEDGER_ASSIGN_OR_RETURN(relay, RoundTripRelay::Start(target.host, target.port));
+    LEDGER_ASSIGN_OR_RETURN(relay, RoundTripRelay::Start(target.host, target.port,
+                                                         options.round_trip_latency));
     LEDGER_ASSIGN_OR_RETURN(RelayedUrl relayed, RelayUrl(options.database_url, relay->port()));
     options.database_url = relayed.url;
     if (options.label.empty()) options.label = DefaultLabel(given.database_url);

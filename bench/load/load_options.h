@@ -87,6 +87,9 @@ struct LoadOptions {
   // (round_trip_relay.h) and report round trips per operation. Adds a hop to each round
   // trip: a counting run is not a timing run.
   bool count_round_trips = false;
+  // --round-trip-latency: the relay also holds each round trip this long (a database on
+  // another host); implies count_round_trips. Zero: no delay.
+  absl::Duration round_trip_latency = absl::ZeroDuration();
   uint64_t seed = 0;               // --seed: 0 picks one from the clock
 };
 

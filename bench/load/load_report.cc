@@ -178,7 +178,8 @@ nlohmann::json RunReport::ToJson() const {
                  {"hardware_threads", info.hardware_threads},
                  {"load_average_before", info.load_average_before},
                  {"load_average_after", info.load_average_after},
-                 {"sqlite_synchronous", info.sqlite_synchronous}};
+                 {"sqlite_synchronous", info.sqlite_synchronous},
+                 {"round_trip_latency", info.round_trip_latency}};
   json["setup"] = setup.ToJson();
   json["phases"] = nlohmann::json::array();
   for (const PhaseResult& phase : phases) json["phases"].push_back(phase.ToJson());
@@ -208,6 +209,10 @@ void RunReport::PrintText(std::FILE* out) const {
                 info.label, info.engine, info.database, info.batching_text, info.clients,
                 info.accounts, info.bound, info.warmup, info.hardware_threads,
                 info.load_average_before, info.load_average_after);
+  if (info.round_trip_latency != "0") {
+    absl::FPrintF(out, "(every round trip held %s longer by the relay: a database on another host)\n",
+                  info.round_trip_latency);
+  }
   if (info.batching == Batching::kBatch) {
     absl::FPrintF(out, "(ops count operations; calls/s are batches; a latency is its batch's)\n");
   }

@@ -45,6 +45,7 @@ struct RunInfo {
   std::string load_average_before;  // /proc/loadavg at start and end: how busy the box was
   std::string load_average_after;
   std::string sqlite_synchronous;
+  std::string round_trip_latency;  // --round-trip-latency: "0" when none
 };
 
 // One workload's comparisons; a field is unset when its phases did not run.

@@ -13,6 +13,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace ledger::load {
 namespace {
@@ -50,7 +51,7 @@ const std::regex& AuthorityPattern() {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RoundTripRelay>> RoundTripRelay::Start(
-    const std::string& target_host, int target_port) {
+    const std::string& target_host, int target_port, absl::Duration added_latency) {
   int listener = socket(AF_INET, SOCK_STREAM, 0);
   if (listener < 0) return Errno("socket");
   sockaddr_in address{};
@@ -66,7 +67,8 @@ absl::StatusOr<std::unique_ptr<RoundTripRelay>> RoundTripRelay::Start(
     return failed;
   }
   std::unique_ptr<RoundTripRelay> relay(
-      new RoundTripRelay(listener, ntohs(address.sin_port), target_host, target_port));
+      new RoundTripRelay(listener, ntohs(address.sin_port), target_host, target_port,
+                         added_latency));
   relay->acceptor_ = std::thread([raw = relay.get()] { raw->AcceptLoop(); });
   return relay;
 }
@@ -123,7 +125,11 @@ void RoundTripRelay::Relay(int client, int server) {
         open = false;
         break;
       }
-      if (from_client && server_spoke_last) round_trips_.fetch_add(1, std::memory_order_relaxed);
+      if (from_client && server_spoke_last) {
+        round_trips_.fetch_add(1, std::memory_order_relaxed);
+        // Only this connection's thread sleeps: other connections' turns go on.
+        if (added_latency_ > absl::ZeroDuration()) absl::SleepFor(added_latency_);
+      }
       server_spoke_last = !from_client;
       open = SendAll(from_client ? server : client, buffer.data(), static_cast<size_t>(received));
     }

@@ -10,7 +10,10 @@
 //   // connect to 127.0.0.1:relay->port() instead
 //   int64_t before = relay->round_trips();
 //
-// The relay adds a hop to every round trip, so runs that count are not runs that time.
+// The relay adds a hop to every round trip, so runs that count are not runs that time,
+// unless the hop is the point: with an added latency the relay holds each turn's first
+// request that long before it passes it on, as a database on another host would answer
+// later (ledger_load --round-trip-latency). A sleep: at least the latency, never less.
 // Thread-safe; the destructor stops it and closes every connection (bounded: each
 // relaying thread polls with a short timeout).
 #ifndef LEDGER_BENCH_LOAD_ROUND_TRIP_RELAY_H_
@@ -25,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 
 namespace ledger::load {
 
@@ -32,8 +36,10 @@ class RoundTripRelay {
  public:
   // Listens on 127.0.0.1 (a free port) and relays each connection to target_host
   // (an IPv4 address) : target_port.
-  static absl::StatusOr<std::unique_ptr<RoundTripRelay>> Start(const std::string& target_host,
-                                                               int target_port);
+  // `added_latency` (zero: none) delays each round trip as described above.
+  static absl::StatusOr<std::unique_ptr<RoundTripRelay>> Start(
+      const std::string& target_host, int target_port,
+      absl::Duration added_latency = absl::ZeroDuration());
   ~RoundTripRelay();
   RoundTripRelay(const RoundTripRelay&) = delete;
   RoundTripRelay& operator=(const RoundTripRelay&) = delete;
@@ -47,9 +53,10 @@ class RoundTripRelay {
   void CutAtNextReply() { cut_at_next_reply_.store(true); }
 
  private:
-  RoundTripRelay(int listener, int port, std::string target_host, int target_port)
+  RoundTripRelay(int listener, int port, std::string target_host, int target_port,
+                 absl::Duration added_latency)
       : listener_(listener), port_(port), target_host_(std::move(target_host)),
-        target_port_(target_port) {}
+        target_port_(target_port), added_latency_(added_latency) {}
   void AcceptLoop();
   void Relay(int client, int server);
 
@@ -57,6 +64,7 @@ class RoundTripRelay {
   const int port_;
   const std::string target_host_;
   const int target_port_;
+  const absl::Duration added_latency_;
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> round_trips_{0};
   std::atomic<bool> cut_at_next_reply_{false};

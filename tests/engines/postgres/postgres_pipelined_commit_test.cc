@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "base/clock.h"
 #include "base/status.h"
@@ -80,7 +82,8 @@ std::string WithPort(const std::string& url, int port) {
 // ledger_load --count-round-trips uses), and the ledger opened through it.
 class RelayedLedger {
  public:
-  static absl::StatusOr<std::string> Start(std::unique_ptr<load::RoundTripRelay>& relay) {
+  static absl::StatusOr<std::string> Start(std::unique_ptr<load::RoundTripRelay>& relay,
+                                           absl::Duration added_latency = absl::ZeroDuration()) {
     absl::StatusOr<std::string> url = PostgresTestDsn();
     if (!url.ok()) return url.status();
     const size_t at = url->find("@127.0.0.1:");
@@ -89,7 +92,7 @@ class RelayedLedger {
     }
     const int server_port = std::stoi(url->substr(at + 11));
     absl::StatusOr<std::unique_ptr<load::RoundTripRelay>> started =
-        load::RoundTripRelay::Start("127.0.0.1", server_port);
+        load::RoundTripRelay::Start("127.0.0.1", server_port, added_latency);
     if (!started.ok()) return started.status();
     relay = *std::move(started);
     std::string relayed = WithPort(*url, relay->port());
@@ -97,6 +100,23 @@ class RelayedLedger {
     return relayed;
   }
 };
+
+// ledger_load --round-trip-latency: the relay holds each round trip, so a submit of two
+// round trips takes at least twice the latency (a lower bound: the relay sleeps), and the
+// count is unchanged.
+TEST_P(PostgresPipelinedCommitTest, ADelayingRelayHoldsEveryRoundTrip) {
+  constexpr absl::Duration kLatency = absl::Milliseconds(40);
+  std::unique_ptr<load::RoundTripRelay> relay;
+  absl::StatusOr<std::string> relayed = RelayedLedger::Start(relay, kLatency);
+  ASSERT_TRUE(relayed.ok()) << relayed.status();
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(*relayed));
+  const int64_t before = relay->round_trips();
+  const absl::Time started = absl::Now();
+  ExpectCommitted(Submit("held", Operation::Transfer("alice", "bob", kAsset, 10)));
+  const absl::Duration took = absl::Now() - started;
+  EXPECT_EQ(relay->round_trips() - before, 2);
+  EXPECT_GE(took, 2 * kLatency);
+}
 
 // Counted on the wire: BEGIN, the claim, the key rows and the account locks in one
 // round trip, the writes and COMMIT in the other. Four before issue 29, three with the
