@@ -10,6 +10,7 @@ namespace ledger {
 namespace {
 
 constexpr char kTagUrl[] = "type.ledger/error-tag";
+constexpr char kStaleReadUrl[] = "type.ledger/stale-read";
 
 std::string_view TagName(ErrorTag tag) {
   switch (tag) {
@@ -43,6 +44,14 @@ absl::Status InProgressError(std::string_view message) {
 }
 absl::Status RetryableError(std::string_view message) {
   return Tagged(absl::StatusCode::kAborted, message, ErrorTag::kRetryable);
+}
+absl::Status StaleReadError(std::string_view message) {
+  absl::Status status = RetryableError(message);
+  status.SetPayload(kStaleReadUrl, absl::Cord("stale_read"));
+  return status;
+}
+bool IsStaleRead(const absl::Status& s) {
+  return IsRetryable(s) && s.GetPayload(kStaleReadUrl).has_value();
 }
 absl::Status InDoubtError(std::string_view message) {
   return Tagged(absl::StatusCode::kUnknown, message, ErrorTag::kInDoubt);

@@ -14,6 +14,8 @@
 // | duplicate    | AlreadyExists    | key already committed and the replay policy is error |
 // | in_progress  | Aborted          | the first attempt with this key still runs        |
 // | retryable    | Aborted          | deadlock / serialization failure; rolled back     |
+// |  + stale_read | Aborted         | retryable, and what failed was an engine's guess: |
+// |              |                  | rows it remembered had changed (IsStaleRead)      |
 // | in_doubt     | Unknown          | COMMIT sent, result unknown: resend the same key  |
 // | invariant_violated | Internal   | a submit's plan broke conservation, version or floor |
 // |              |                  | invariants (a bug): nothing written, not retried  |
@@ -43,6 +45,10 @@ absl::Status ConflictError(std::string_view message);
 absl::Status DuplicateError(std::string_view message);
 absl::Status InProgressError(std::string_view message);
 absl::Status RetryableError(std::string_view message);
+// A RetryableError (IsRetryable holds) that also says the attempt was decided on rows an
+// engine remembered instead of reading them (BeginOptions::use_remembered_rows), and
+// they had changed: nothing was written, and a rerun that reads them is no fault.
+absl::Status StaleReadError(std::string_view message);
 absl::Status InDoubtError(std::string_view message);
 absl::Status InvariantViolationError(std::string_view message);
 
@@ -52,6 +58,7 @@ inline bool IsDuplicate(const absl::Status& s) { return TagOf(s) == ErrorTag::kD
 inline bool IsInProgress(const absl::Status& s) { return TagOf(s) == ErrorTag::kInProgress; }
 inline bool IsRetryable(const absl::Status& s) { return TagOf(s) == ErrorTag::kRetryable; }
 inline bool IsInDoubt(const absl::Status& s) { return TagOf(s) == ErrorTag::kInDoubt; }
+bool IsStaleRead(const absl::Status& s);
 inline bool IsInvariantViolation(const absl::Status& s) {
   return TagOf(s) == ErrorTag::kInvariantViolated;
 }

@@ -7,8 +7,8 @@
 //   transactions replays return), LoadHolds] -> LockAccounts once
 //   -> [IsReversed*, LoadHolds, LoadHoldTotals*, LoadDebitUsage*]
 //   -> (WriteTransaction -> RecordKey -> AppendEvent) per committing item -> Commit
-// and Rollback (or the destructor) on every other path, also when nothing is to be
-// written. Commit must leave no placeholder (nor claimed record) of a claimed key that
+// EndWithoutWrites when nothing is to be written, and Rollback (or the destructor) on
+// every other path. Commit must leave no placeholder (nor claimed record) of a claimed key that
 // RecordKey did not store: a rejected item of a committed batch leaves its key unused.
 // An engine decides how to make ClaimKey exclusive (advisory lock, the key's row,
 // serialized writer, mutex) and how to batch the writes, but every engine shows the same observable semantics: the
@@ -126,6 +126,12 @@ struct OutboxEvent {
 struct BeginOptions {
   // How long ClaimKey may wait for another holder of the same key. Default: 10 s.
   WaitPolicy wait;
+  // Whether the engine may answer the claim and LockAccounts from the account rows it
+  // wrote last, before the database confirms them (PostgreSQL: a lone submit in one
+  // round trip). It must check them before anything commits or the attempt ends with
+  // EndWithoutWrites, and answer StaleReadError when they changed; the ledger then
+  // reruns the attempt with this false, which reads everything.
+  bool use_remembered_rows = true;
 };
 
 // One database transaction. Not thread-safe. Destroying it without Commit rolls back.
@@ -234,6 +240,14 @@ class StorageTransaction {
   // InDoubtError when the commit was sent and its result is unknown.
   virtual absl::Status Commit() = 0;
   virtual void Rollback() = 0;
+  // Ends an attempt that decided to write nothing (rejections, replays): OK, or
+  // StaleReadError when what the engine answered from remembered rows
+  // (BeginOptions::use_remembered_rows) was not what the database holds, and the
+  // decision must be made again. Either way the transaction is over. Default: Rollback.
+  virtual absl::Status EndWithoutWrites() {
+    Rollback();
+    return absl::OkStatus();
+  }
 
   // Units of work (ledger/unit_of_work.h): the caller's own statement in this
   // transaction, its placeholders the engine's own, its values bound; after the

@@ -332,14 +332,16 @@ const internal::BatchItem* FirstFailedItem(const std::vector<internal::BatchItem
 
 }  // namespace
 
-absl::Status Ledger::RunInOwnTransaction(BatchAttempt& attempt) {
-  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> tx,
-                          engine_->Begin(attempt.begin_options()));
+absl::Status Ledger::RunInOwnTransaction(BatchAttempt& attempt, bool use_remembered_rows) {
+  BeginOptions options = attempt.begin_options();
+  options.use_remembered_rows = use_remembered_rows;
+  LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<StorageTransaction> tx, engine_->Begin(options));
   absl::Status status = attempt.Run(*tx);
-  if (!status.ok() || !attempt.writes()) {
-    tx->Rollback();  // a step failed, or there is nothing to write
+  if (!status.ok()) {
+    tx->Rollback();
     return status;
   }
+  if (!attempt.writes()) return tx->EndWithoutWrites();  // the engine confirms what it read
   return tx->Commit();
 }
 
@@ -347,6 +349,7 @@ void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomi
                       internal::UnitOfWorkState* unit) {
   int faults = 0;
   std::optional<absl::Time> claim_deadline;  // set once a claim of many keys ran out of wait
+  bool use_remembered_rows = true;  // until an engine's remembered rows turn out stale
   while (true) {
     std::vector<internal::BatchItem*> open;
     for (internal::BatchItem* item : items) {
@@ -363,7 +366,7 @@ void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomi
     // In a unit of work the attempt runs on the unit's transaction, which Transact
     // commits or rolls back, never the attempt.
     absl::Status status = unit != nullptr ? attempt.Run(*internal::JoinTransaction(*unit))
-                                          : RunInOwnTransaction(attempt);
+                                          : RunInOwnTransaction(attempt, use_remembered_rows);
     if (unit != nullptr && !status.ok()) {  // its transaction failed: Transact rolls back
       for (internal::BatchItem* item : open) item->result = status;
       return;
@@ -387,7 +390,9 @@ void Ledger::RunBatch(const std::vector<internal::BatchItem*>& items, bool atomi
       }
       return;
     }
-    // Only a rolled-back attempt is safe to rerun.
+    // Only a rolled-back attempt is safe to rerun. One decided on stale remembered rows
+    // wrote nothing and is no fault: it reruns once, reading the rows.
+    if (IsStaleRead(status) && std::exchange(use_remembered_rows, false)) continue;
     if (IsRetryable(status) && ++faults < options_.attempts_max) continue;
     for (internal::BatchItem* item : open) item->result = Outcome::Faulted(status);
     return;

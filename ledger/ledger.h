@@ -393,7 +393,7 @@ class Ledger {
                                                            internal::UnitOfWorkState* unit);
   // Begins a transaction, runs `attempt` in it, and commits what the attempt wrote (or
   // rolls back): the attempt itself never begins or ends a transaction.
-  absl::Status RunInOwnTransaction(BatchAttempt& attempt);
+  absl::Status RunInOwnTransaction(BatchAttempt& attempt, bool use_remembered_rows);
   // Expires the lapsed holds among `holds` in one batch attempt (ledger/hold_sweep.cc).
   absl::StatusOr<int64_t> ExpireHoldPage(const std::vector<Hold>& holds);
   // The account with its lapsed holds no longer counted as pending, at `now`, read from

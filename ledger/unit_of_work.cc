@@ -194,7 +194,9 @@ absl::Status Ledger::Transact(const std::function<absl::Status(UnitOfWork&)>& wo
   const int attempts_max = options.attempts_max == 0 ? options_.attempts_max : options.attempts_max;
   for (int attempt = 1;; ++attempt) {
     internal::UnitOfWorkState state;
-    LEDGER_ASSIGN_OR_RETURN(state.transaction, engine_->Begin(BeginOptions{options.claim_wait}));
+    LEDGER_ASSIGN_OR_RETURN(state.transaction,
+                            engine_->Begin(BeginOptions{.wait = options.claim_wait,
+                                                        .use_remembered_rows = false}));
     UnitOfWork unit(*this, state, attempt);
     absl::Status status = RunWork(work, unit);
     // A failed statement fails the unit whatever `work` made of it.

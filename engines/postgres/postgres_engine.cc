@@ -226,6 +226,7 @@ void PostgresStorageTransaction::MarkFailed(const absl::Status& status) {
 
 absl::Status PostgresStorageTransaction::PrepareForStatement() {
   LEDGER_RETURN_IF_ERROR(Usable());
+  LEDGER_RETURN_IF_ERROR(ConfirmRememberedRows());  // a read sees only confirmed rows
   if (!begin_sent_) {
     const PostgresErrorContext context{.operation = "begin", .phase = kInTransaction};
     LEDGER_RETURN_IF_ERROR(RoundTrip(context, [&]() -> absl::Status {
@@ -262,6 +263,10 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
   const PostgresErrorContext claim_context{.operation = "claim key",
                                            .phase = engine_common::ErrorPhase::kClaim};
   const ClaimParameters claim = ClaimParametersOf(claim_mode_, intended);
+  if (ClaimOnRememberedRows(intended, claim)) {
+    return std::vector<std::optional<KeyRecord>>(intended.size());  // no record, until checked
+  }
+  LEDGER_RETURN_IF_ERROR(ConfirmRememberedRows());
   std::string advisory_sql;  // built only for the session's first claim
   std::vector<PipelinedQuery> queries =
       ClaimQueries(**lease_, claim_mode_, !begin_sent_, options_.wait.wait_max, claim,
@@ -272,6 +277,104 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
   AddReadQueries(claim, claim_context, queries, lock_query, found, prefetched);
   LEDGER_RETURN_IF_ERROR(RunClaimPipeline(queries, claim_context, lock_query, prefetched));
   return ClaimedRecords(intended, found);
+}
+
+// A lone submit whose accounts this engine wrote last, in advisory mode: answered
+// without a round trip (no record; the remembered rows as the accounts' lock), and
+// checked by the server before its write (RememberedRowsCheckSql) or before any other
+// statement (ConfirmRememberedRows).
+bool PostgresStorageTransaction::ClaimOnRememberedRows(const std::vector<KeyRecord>& intended,
+                                                       const ClaimParameters& claim) {
+  if (remembered_ == nullptr || !options_.use_remembered_rows || intended.size() != 1 ||
+      begin_sent_ || !batch_.empty() || expected_account_ids_.empty()) {
+    return false;
+  }
+  std::optional<LockedAccountRows> rows = remembered_->Find(expected_account_ids_);
+  if (!rows.has_value()) return false;
+  std::vector<int64_t> versions, balances, pending_debits, pending_credits, closed;
+  std::vector<std::optional<int64_t>> running_maxima;
+  for (const auto& [account, running_max] : *rows) {
+    versions.push_back(account.version);
+    balances.push_back(account.balance);
+    pending_debits.push_back(account.pending_debits);
+    pending_credits.push_back(account.pending_credits);
+    closed.push_back(account.closed ? 1 : 0);
+    running_maxima.push_back(running_max.has_value() ? std::optional<int64_t>(Micros(*running_max))
+                                                     : std::nullopt);
+  }
+  PostgresSession& session = **lease_;
+  if (!session.pipelined_statements.contains(claim_statement::kCheckRememberedRows)) {
+    check_sql_ = RememberedRowsCheckSql(AdvisoryLockSeed(session.schema));
+  }
+  std::vector<PipelineParameter> parameters = {claim.identities.front()};
+  parameters.insert(parameters.end(), claim.keys.begin(), claim.keys.end());
+  parameters.insert(parameters.end(),
+                    {TextArray(expected_account_ids_), BigintArray(versions),
+                     BigintArray(balances), BigintArray(pending_debits),
+                     BigintArray(pending_credits), BigintArray(closed),
+                     NullableBigintArray(running_maxima)});
+  // Its one wait is the accounts' lock: a failure there is LockAccounts'.
+  const PostgresErrorContext context{.operation = "lock accounts", .phase = kInTransaction};
+  Unconfirmed unconfirmed{.check = ClaimQuery(claim_statement::kCheckRememberedRows, check_sql_,
+                                              std::move(parameters), context),
+                          .account_ids = expected_account_ids_};
+  unconfirmed.check.refused = [context](std::string_view sql_state, std::string_view detail,
+                                        std::string_view message) {
+    if (sql_state != kShortWriteSqlState) {
+      return StatusFromServerError(context, std::string(sql_state), std::string(message));
+    }
+    return StaleReadError(absl::StrCat(
+        "postgres: the submit was decided on remembered rows that the database does not hold "
+        "(key lock taken, key rows, accounts as remembered: ",
+        View(detail), "); it runs again, reading them"));
+  };
+  unconfirmed_ = std::move(unconfirmed);
+  prefetched_locks_ = PrefetchedLocks{.ids = std::exchange(expected_account_ids_, {}),
+                                      .rows = *std::move(rows)};
+  claimed_rows_.ClaimedWithoutRow(intended.front().identity);
+  return true;
+}
+
+absl::Status PostgresStorageTransaction::ConfirmRememberedRows() {
+  if (!unconfirmed_.has_value()) return absl::OkStatus();
+  LEDGER_RETURN_IF_ERROR(Usable());
+  Unconfirmed unconfirmed = *std::move(unconfirmed_);
+  unconfirmed_.reset();
+  std::vector<PipelinedQuery> queries;
+  queries.push_back(BeginQuery(unconfirmed.check.context));
+  queries.push_back(std::move(unconfirmed.check));
+  begin_sent_ = true;
+  PipelineResult result = RunPipeline(**lease_, queries);
+  if (result.discard_session) {
+    lease_->Discard();
+    if (result.status.ok()) {
+      result.status = StatusFromLibpqFailure(queries.back().context, /*connection_lost=*/true,
+                                             "the session did not leave pipeline mode");
+    }
+  }
+  return Checked(std::move(result.status), unconfirmed.account_ids);
+}
+
+absl::Status PostgresStorageTransaction::Checked(absl::Status status,
+                                                 const std::vector<std::string>& account_ids) {
+  if (IsStaleRead(status)) {
+    remembered_->Refused(account_ids);
+  } else if (status.ok()) {
+    remembered_->Confirmed();
+  }
+  if (!status.ok()) MarkFailed(status);
+  return status;
+}
+
+// After a commit: the rows it wrote, for the next submit on these accounts.
+void PostgresStorageTransaction::RememberWritten() {
+  if (remembered_ == nullptr || written_.empty()) return;
+  LockedAccountRows rows;
+  for (auto& [id, account] : written_) {
+    rows.emplace_back(std::move(account), batch_.LatestRunningMax(id));
+  }
+  written_.clear();
+  remembered_->Remember(rows);
 }
 
 // The key rows and, when the ledger named the accounts, their lock: one statement for
@@ -535,6 +638,9 @@ absl::Status PostgresStorageTransaction::WriteTransaction(
   if (std::vector<std::string> unnoted = batch_.Unnoted(transaction); !unnoted.empty()) {
     LEDGER_RETURN_IF_ERROR(LockAccounts(unnoted).status());
   }
+  if (remembered_ != nullptr) {
+    for (const Account& account : updated_accounts) written_.insert_or_assign(account.id, account);
+  }
   return batch_.AddTransaction(transaction, updated_accounts, locked_accounts_);
 }
 
@@ -603,8 +709,12 @@ absl::Status PostgresStorageTransaction::SendCommit() {
 absl::Status PostgresStorageTransaction::SendWrites(bool commit) {
   LEDGER_RETURN_IF_ERROR(Usable());
   const bool begin = !std::exchange(begin_sent_, true);
+  std::optional<Unconfirmed> unconfirmed = std::exchange(unconfirmed_, std::nullopt);
+  std::vector<PipelinedQuery> ahead;
+  if (unconfirmed.has_value()) ahead.push_back(std::move(unconfirmed->check));
   PipelineResult result = postgres_internal::SendWrite(
       **lease_, {.begin = begin,
+                 .ahead = std::move(ahead),
                  .commit = commit,
                  .statement = &WriteStatementOn(**lease_, batch_),
                  .parameters = batch_.Parameters(),
@@ -612,6 +722,7 @@ absl::Status PostgresStorageTransaction::SendWrites(bool commit) {
                    return batch_.CheckAppliedText(applied);
                  }});
   if (result.discard_session) lease_->Discard();
+  if (unconfirmed.has_value()) return Checked(std::move(result.status), unconfirmed->account_ids);
   if (!result.status.ok()) MarkFailed(result.status);
   return result.status;
 }
@@ -628,9 +739,14 @@ absl::Status PostgresStorageTransaction::Commit() {
       Rollback();  // no-op on a lost connection: the lease is then discarded
       return committed;
     }
+    RememberWritten();
     stage_ = Stage::kEnded;
     Release();
     return absl::OkStatus();
+  }
+  if (absl::Status confirmed = ConfirmRememberedRows(); !confirmed.ok()) {
+    Rollback();
+    return confirmed;
   }
   if (begin_sent_) {  // nothing buffered: COMMIT alone
     if (absl::Status committed = SendCommit(); !committed.ok()) {
@@ -638,6 +754,7 @@ absl::Status PostgresStorageTransaction::Commit() {
       return committed;
     }
   }
+  RememberWritten();  // a unit of work's writes, flushed before its COMMIT
   stage_ = Stage::kEnded;
   Release();
   return absl::OkStatus();
@@ -656,6 +773,13 @@ void PostgresStorageTransaction::Rollback() {
   }
   stage_ = Stage::kEnded;
   Release();
+}
+
+// A decision to write nothing stands only once the rows it was made on are confirmed.
+absl::Status PostgresStorageTransaction::EndWithoutWrites() {
+  absl::Status confirmed = ConfirmRememberedRows();
+  Rollback();
+  return confirmed;
 }
 
 absl::StatusOr<SqlRows> PostgresStorageTransaction::RunCallerSql(
@@ -701,7 +825,9 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> PostgresEngine::Begin(
       PooledConnection lease,
       pool_->Acquire(engine_common::PoolAcquireWait(options.wait.wait_max, pool_acquire_wait_)));
   auto transaction =
-      std::make_unique<PostgresStorageTransaction>(std::move(lease), claim_mode_, options);
+      std::make_unique<PostgresStorageTransaction>(
+          std::move(lease), claim_mode_, options,
+          claim_mode_ == PostgresClaimMode::kAdvisoryLock ? &remembered_rows_ : nullptr);
   LEDGER_RETURN_IF_ERROR(transaction->Open());
   return transaction;
 }

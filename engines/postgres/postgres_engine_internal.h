@@ -28,6 +28,7 @@
 #include "engines/postgres/postgres_engine.h"
 #include "engines/postgres/postgres_errors.h"
 #include "engines/postgres/postgres_pipeline.h"
+#include "engines/postgres/postgres_remembered_rows.h"
 #include "engines/postgres/postgres_webhook_store.h"
 #include "engines/postgres/postgres_work_claim_store.h"
 #include "engines/postgres/postgres_write_batch.h"
@@ -54,7 +55,7 @@ struct ClaimParameters {
 using ClaimedKeyRows =
     std::map<std::tuple<std::string, std::string, std::string>, std::optional<KeyRecord>>;
 // The accounts a claim's read locked, with their entries_running_max.
-using LockedAccountRows = std::vector<std::pair<Account, std::optional<absl::Time>>>;
+using LockedAccountRows = std::vector<AccountRow>;
 // What a claim's read returns (ReadKeysAndLockAccountsStatement): key rows, account rows,
 // or both in one statement's rows.
 enum class ClaimRows { kKeys, kAccounts, kKeysThenAccounts };
@@ -62,8 +63,11 @@ enum class ClaimRows { kKeys, kAccounts, kKeysThenAccounts };
 class PostgresStorageTransaction final : public StorageTransaction {
  public:
   PostgresStorageTransaction(PooledConnection lease, PostgresClaimMode claim_mode,
-                             BeginOptions options)
-      : lease_(std::move(lease)), claim_mode_(claim_mode), options_(options) {}
+                             BeginOptions options, RememberedRows* remembered = nullptr)
+      : lease_(std::move(lease)),
+        claim_mode_(claim_mode),
+        options_(options),
+        remembered_(remembered) {}
   ~PostgresStorageTransaction() override { Rollback(); }
 
   // Opens the pqxx handle on the leased connection; nothing is sent yet.
@@ -96,6 +100,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
   absl::Status AppendEvent(const OutboxEvent& event) override;
   absl::Status Commit() override;
   void Rollback() override;
+  absl::Status EndWithoutWrites() override;
   // Units of work (postgres_caller_sql.cc).
   absl::StatusOr<SqlRows> RunCallerSql(std::string_view sql,
                                        const std::vector<SqlValue>& parameters) override;
@@ -160,6 +165,27 @@ class PostgresStorageTransaction final : public StorageTransaction {
   // stored yet, as they are in the row; either mode: the keys the claim found no row of.
   engine_common::ClaimedRowTracker claimed_rows_;
   PostgresWriteBatch batch_;
+  // A lone submit decided on remembered rows (postgres_remembered_rows.h): the check
+  // that confirms them, not sent yet (it rides ahead of the write, or goes alone before
+  // any other statement), and the accounts it covers.
+  struct Unconfirmed {
+    PipelinedQuery check;
+    std::vector<std::string> account_ids;
+  };
+  // ClaimKeys on remembered rows: whether it answered (no record; the accounts' lock
+  // answered from the remembered rows by LockAccounts).
+  bool ClaimOnRememberedRows(const std::vector<KeyRecord>& intended,
+                             const ClaimParameters& claim);
+  // Sends BEGIN and the check alone, when the transaction needs the server before its
+  // write. OK when nothing is unconfirmed.
+  absl::Status ConfirmRememberedRows();
+  // What the check's answer (`status`, the pipeline's) means for the remembered rows.
+  absl::Status Checked(absl::Status status, const std::vector<std::string>& account_ids);
+  void RememberWritten();
+  RememberedRows* const remembered_;  // null: the engine remembers nothing (row mode)
+  std::optional<Unconfirmed> unconfirmed_;
+  std::string check_sql_;  // the check's text, for its Parse on the session's first use
+  std::map<std::string, Account> written_;  // the accounts' final rows, for RememberWritten
 };
 
 // A unit of work's own statement on `work` ($1, $2, ... placeholders, bound as text or
@@ -232,6 +258,7 @@ class PostgresEngine final : public Engine {
   const absl::Duration pool_acquire_wait_;
   const absl::Duration migration_lock_wait_;
   const std::string schema_;  // PostgresOptions::schema; empty: none
+  RememberedRows remembered_rows_;  // advisory mode's lone submits in one round trip
   PostgresWorkClaimStore work_claims_{*this};
   PostgresWebhookStore webhooks_{*this};
 };

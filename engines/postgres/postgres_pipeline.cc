@@ -288,6 +288,7 @@ PipelineResult SendWrite(PostgresSession& session, PipelinedWrite write) {
   const bool rows_inline = statement.shape.inline_rows.has_value();
   std::vector<PipelinedQuery> queries;
   if (write.begin) queries.push_back(BeginQuery(kWriteContext));
+  for (PipelinedQuery& query : write.ahead) queries.push_back(std::move(query));
   queries.emplace_back();
   PipelinedQuery& written = queries.back();
   written.statement = statement.name.c_str();

@@ -117,6 +117,9 @@ PipelinedQuery BeginQuery(const PostgresErrorContext& context);
 // write alone (a unit of work's writes flushed before a read of its own).
 struct PipelinedWrite {
   bool begin = false;               // BEGIN rides ahead (no statement of it was sent yet)
+  // Sent after BEGIN, before the write: the check of a submit decided on remembered rows
+  // (postgres_remembered_rows.h), whose refusal stops the write.
+  std::vector<PipelinedQuery> ahead;
   bool commit = true;               // COMMIT rides behind
   // The write statement (WriteStatementOf): its name, its text for the Parse on first
   // use in a session, and its shape; an inline shape takes each array's elements as

@@ -702,6 +702,28 @@ std::string AdvisoryLocksSql(std::string_view lock_seed, ClaimKeys keys) {
                       "AS u(identity, position) ORDER BY position) c");
 }
 
+std::string RememberedRowsCheckSql(std::string_view lock_seed) {
+  // The accounts' lock is an InitPlan of the CASE branch: taken only once the key's lock
+  // is and no row is under the key, so a resend never waits for its accounts.
+  return absl::StrCat(
+      "WITH probe AS (SELECT"
+      " pg_try_advisory_xact_lock(hashtextextended($1::text, ", View(lock_seed), "))::int"
+      " AS locked, (SELECT count(*) FROM idempotency_keys k"
+      " WHERE k.namespace = $2 AND k.scope = $3 AND k.key = $4) AS key_rows)"
+      " SELECT ", kCheckWriteCountsFunction, "(ARRAY[p.locked, p.key_rows,"
+      " CASE WHEN p.locked = 1 AND p.key_rows = 0 THEN"
+      " (SELECT count(*) FROM (SELECT * FROM accounts WHERE id = ANY($5::text[])"
+      " ORDER BY id FOR UPDATE) a"
+      " JOIN unnest($5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[],"
+      " $10::bigint[], $11::bigint[])"
+      " AS r(id, version, balance, pending_debits, pending_credits, closed, running_max)"
+      " ON a.id = r.id AND a.version = r.version AND a.balance = r.balance"
+      " AND a.pending_debits = r.pending_debits AND a.pending_credits = r.pending_credits"
+      " AND a.closed::int = r.closed"
+      " AND a.entries_running_max IS NOT DISTINCT FROM r.running_max)"
+      " ELSE 0 END]::bigint[], ARRAY[1, 0, cardinality($5::text[])]::bigint[]) FROM probe p");
+}
+
 namespace {
 
 // The key row of the one key ($first, $first + 1, $first + 2), by its primary key.

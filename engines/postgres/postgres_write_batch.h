@@ -59,6 +59,11 @@ class PostgresWriteBatch {
   void NoteLocked(const std::string& account_id, std::optional<absl::Time> running_max) {
     running_maxima_.NoteLocked(account_id, running_max);
   }
+  // The account's entries_running_max after the entries added so far (what the write
+  // stores): the row a committed transaction leaves.
+  std::optional<absl::Time> LatestRunningMax(std::string_view id) const {
+    return running_maxima_.Latest(id);
+  }
   // The accounts of `transaction`'s entries not noted, sorted: to lock before adding it.
   std::vector<std::string> Unnoted(const Transaction& transaction) const {
     return running_maxima_.Unnoted(transaction);
