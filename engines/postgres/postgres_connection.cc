@@ -28,6 +28,7 @@ namespace {
 constexpr int kServerVersionMin = 110000;  // hashtextextended() arrived in PostgreSQL 11
 
 constexpr char kClaimParameter[] = "claim";
+constexpr char kOneRoundTripParameter[] = "one_round_trip";
 
 bool IsUri(const std::string& connection) {
   return absl::StartsWith(connection, "postgres://") ||
@@ -47,6 +48,14 @@ absl::StatusOr<bool> ApplyEngineParameter(const std::string& name, const std::st
                                           PostgresOptions& options) {
   if (name == kClaimParameter) {
     LEDGER_ASSIGN_OR_RETURN(options.claim_mode, ParseClaimMode(value));
+    return true;
+  }
+  if (name == kOneRoundTripParameter) {
+    if (value != "on" && value != "off") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "postgres: one_round_trip must be on or off, not \"", value, "\""));
+    }
+    options.one_round_trip = value == "on";
     return true;
   }
   if (name == kSchemaParameter) {
@@ -140,7 +149,7 @@ absl::StatusOr<absl::Duration> EffectiveConnectTimeout(const std::string& connec
 
 const std::vector<std::string_view>& PostgresUrlParameters() {
   static const std::vector<std::string_view> parameters = {
-      kClaimParameter, kSchemaParameter, "account_lock_wait", "statement_timeout", "read_timeout",
+      kClaimParameter, kOneRoundTripParameter, kSchemaParameter, "account_lock_wait", "statement_timeout", "read_timeout",
       "pool_acquire_wait", "migration_lock_wait", "application_name", "connect_timeout", "keepalives",
       "keepalives_count", "keepalives_idle", "keepalives_interval", "options", "password",
       "sslcert", "sslcrl", "sslkey", "sslmode", "sslrootcert", "target_session_attrs",

@@ -827,7 +827,7 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> PostgresEngine::Begin(
   auto transaction =
       std::make_unique<PostgresStorageTransaction>(
           std::move(lease), claim_mode_, options,
-          claim_mode_ == PostgresClaimMode::kAdvisoryLock ? &remembered_rows_ : nullptr);
+          remembered_rows_.get());
   LEDGER_RETURN_IF_ERROR(transaction->Open());
   return transaction;
 }
@@ -874,7 +874,8 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions
   }
   auto engine = std::make_unique<postgres_internal::PostgresEngine>(
       std::move(pool), resolved.claim_mode, resolved.pool_acquire_wait,
-      resolved.migration_lock_wait, resolved.schema);
+      resolved.migration_lock_wait, resolved.schema,
+      resolved.one_round_trip && resolved.claim_mode == PostgresClaimMode::kAdvisoryLock);
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return engine;
 }

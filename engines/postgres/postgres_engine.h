@@ -51,6 +51,13 @@ struct PostgresOptions {
   std::string schema;
   // How a submit claims its key (docs/engines/postgres.md). Default: kAdvisoryLock.
   PostgresClaimMode claim_mode = PostgresClaimMode::kAdvisoryLock;
+  // Advisory mode: a lone submit on accounts this engine wrote last is decided on the
+  // rows it remembers and sent in ONE round trip, the server checking them before the
+  // write (docs/engines/postgres.md, "One round trip on remembered accounts"). The
+  // price: the first round trip carries COMMIT, so a connection lost during it is in
+  // doubt, and a guess the database refuses costs two round trips more. URL parameter
+  // "one_round_trip=on|off". Ignored in row mode. Default: off.
+  bool one_round_trip = false;
   // Connections kept open, 1..1024; callers beyond it wait for one. Default: 16.
   int pool_size = 16;
   // How long a call waits for a pooled connection when all pool_size are on loan

@@ -198,9 +198,10 @@ class PostgresEngine final : public Engine {
  public:
   PostgresEngine(std::shared_ptr<PostgresConnectionPool> pool, PostgresClaimMode claim_mode,
                  absl::Duration pool_acquire_wait, absl::Duration migration_lock_wait,
-                 std::string schema = "")
+                 std::string schema = "", bool one_round_trip = false)
       : pool_(std::move(pool)), claim_mode_(claim_mode), pool_acquire_wait_(pool_acquire_wait),
-        migration_lock_wait_(migration_lock_wait), schema_(std::move(schema)) {}
+        migration_lock_wait_(migration_lock_wait), schema_(std::move(schema)),
+        remembered_rows_(one_round_trip ? std::make_unique<RememberedRows>() : nullptr) {}
 
   std::string_view name() const override { return "postgres"; }
   absl::Status Migrate() override;
@@ -258,7 +259,8 @@ class PostgresEngine final : public Engine {
   const absl::Duration pool_acquire_wait_;
   const absl::Duration migration_lock_wait_;
   const std::string schema_;  // PostgresOptions::schema; empty: none
-  RememberedRows remembered_rows_;  // advisory mode's lone submits in one round trip
+  // PostgresOptions::one_round_trip (advisory mode): the rows its commits wrote; null off.
+  const std::unique_ptr<RememberedRows> remembered_rows_;
   PostgresWorkClaimStore work_claims_{*this};
   PostgresWebhookStore webhooks_{*this};
 };

@@ -78,6 +78,9 @@ class SplitClaimTransaction final : public StorageTransaction {
   void Rollback() override {
     if (inner_ != nullptr) inner_->Rollback();
   }
+  absl::Status EndWithoutWrites() override {
+    return inner_ != nullptr ? inner_->EndWithoutWrites() : absl::OkStatus();
+  }
 
  private:
   absl::Status EnsureBegun() {

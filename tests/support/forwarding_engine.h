@@ -58,6 +58,7 @@ class ForwardingTransaction : public StorageTransaction {
   absl::Status AppendEvent(const OutboxEvent& event) override { return inner_->AppendEvent(event); }
   absl::Status Commit() override { return inner_->Commit(); }
   void Rollback() override { inner_->Rollback(); }
+  absl::Status EndWithoutWrites() override { return inner_->EndWithoutWrites(); }
   absl::StatusOr<SqlRows> RunCallerSql(std::string_view sql,
                                        const std::vector<SqlValue>& parameters) override {
     return inner_->RunCallerSql(sql, parameters);

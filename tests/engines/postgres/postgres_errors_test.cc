@@ -166,6 +166,23 @@ TEST(PostgresConnectionString, ClaimParameterSelectsTheModeAndIsRemoved) {
   EXPECT_EQ(parsed->connection, absl::StrCat("postgres://db/ledger?", kDefaultLibpqWaits));
 }
 
+TEST(PostgresConnectionString, OneRoundTripParameterIsOnOrOffAndIsRemoved) {
+  absl::StatusOr<ParsedPostgresConnection> parsed =
+      Parse("postgresql://db/ledger?one_round_trip=on&sslmode=disable");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->options.one_round_trip);
+  EXPECT_EQ(parsed->connection,
+            absl::StrCat("postgresql://db/ledger?sslmode=disable&", kDefaultLibpqWaits));
+  parsed = Parse("postgresql://db/ledger?one_round_trip=off");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(parsed->options.one_round_trip);
+  EXPECT_FALSE(Parse("postgresql://db/ledger").value().options.one_round_trip);  // the default
+  parsed = Parse("postgresql://db/ledger?one_round_trip=yes");
+  EXPECT_TRUE(absl::IsInvalidArgument(parsed.status())) << parsed.status();
+  EXPECT_NE(parsed.status().message().find("one_round_trip must be on or off"), std::string::npos)
+      << parsed.status();
+}
+
 TEST(PostgresConnectionString, AQuestionMarkInThePasswordDoesNotStartTheQuery) {
   absl::StatusOr<ParsedPostgresConnection> parsed =
       Parse("postgresql://app:pa?ss@db/ledger?claim=row");
