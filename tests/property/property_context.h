@@ -60,6 +60,12 @@ struct PropertyContext {
   std::string orders_table;
   std::vector<std::string> orders_table_setup;
 
+  // The engine may decide a lone submit on rows it remembers and let the database
+  // refuse the guess (PostgreSQL's one_round_trip): a resend or a rejection may then
+  // reach LockAccounts, the write and Commit before the refusal sends it back to be
+  // decided on what the database holds. The sequential run's path predictions allow it.
+  bool guesses_on_remembered_rows = false;
+
   // How many seeds the default (non-soak) run uses on this engine.
   int default_seed_count = 3;
   // Steps between two full comparisons of the database with the model (every

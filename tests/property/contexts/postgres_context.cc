@@ -40,14 +40,15 @@ absl::StatusOr<int> TerminateWhere(const std::string& condition, const std::stri
   return count;
 }
 
-PropertyContext PostgresContext(PostgresClaimMode claim_mode, const char* name, int seeds) {
+PropertyContext PostgresContext(PostgresClaimMode claim_mode, const char* name, int seeds,
+                                const std::string& dsn_suffix = "") {
   PropertyContext context;
   context.engine_name = name;
   context.unavailable_reason = testing::PostgresUnavailableReason();
   context.checkpoint_every = 25;  // a full comparison costs a query per account
   context.default_seed_count = seeds;
-  context.open_fresh = [claim_mode]() {
-    return testing::OpenFreshPostgresEngine(claim_mode, kPoolSize);
+  context.open_fresh = [claim_mode, dsn_suffix]() {
+    return testing::OpenFreshPostgresEngine(claim_mode, kPoolSize, dsn_suffix);
   };
   // The application's schema beside the ledger's (public, reset before every run).
   context.orders_table = "property_shop.orders";
@@ -69,14 +70,23 @@ PropertyContext PostgresAdvisoryContext() {
 PropertyContext PostgresRowContext() {
   return PostgresContext(PostgresClaimMode::kRow, "postgres_row", 2);
 }
+// Advisory mode with lone submits on remembered accounts in one round trip.
+PropertyContext PostgresOneTripContext() {
+  PropertyContext context = PostgresContext(PostgresClaimMode::kAdvisoryLock,
+                                            "postgres_one_trip", 2, "?one_round_trip=on");
+  context.guesses_on_remembered_rows = true;
+  return context;
+}
 
 }  // namespace
 
 INSTANTIATE_TEST_SUITE_P(postgres, PropertyTest,
-                         ::testing::Values(&PostgresAdvisoryContext, &PostgresRowContext),
+                         ::testing::Values(&PostgresAdvisoryContext, &PostgresRowContext,
+                                           &PostgresOneTripContext),
                          PropertyContextName);
 INSTANTIATE_TEST_SUITE_P(postgres, ServerFaultTest,
-                         ::testing::Values(&PostgresAdvisoryContext, &PostgresRowContext),
+                         ::testing::Values(&PostgresAdvisoryContext, &PostgresRowContext,
+                                           &PostgresOneTripContext),
                          PropertyContextName);
 
 }  // namespace ledger::property
