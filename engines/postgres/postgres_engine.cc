@@ -646,6 +646,7 @@ absl::Status PostgresStorageTransaction::WriteTransaction(
 
 absl::Status PostgresStorageTransaction::RecordKey(const KeyRecord& record) {
   LEDGER_RETURN_IF_ERROR(Usable());
+  if (!commit_witness_.has_value()) commit_witness_ = record;
   // The row this transaction's claim inserted (row mode) holds the record already,
   // unless another item than the one the claim was told of commits the key. Recorded
   // either way: in a unit of work the batch may go out before COMMIT, and COMMIT must
@@ -712,6 +713,7 @@ absl::Status PostgresStorageTransaction::SendWrites(bool commit) {
   std::optional<Unconfirmed> unconfirmed = std::exchange(unconfirmed_, std::nullopt);
   std::vector<PipelinedQuery> ahead;
   if (unconfirmed.has_value()) ahead.push_back(std::move(unconfirmed->check));
+  const size_t check_index = begin ? 1 : 0;  // the check's place, after any BEGIN
   PipelineResult result = postgres_internal::SendWrite(
       **lease_, {.begin = begin,
                  .ahead = std::move(ahead),
@@ -722,7 +724,11 @@ absl::Status PostgresStorageTransaction::SendWrites(bool commit) {
                    return batch_.CheckAppliedText(applied);
                  }});
   if (result.discard_session) lease_->Discard();
-  if (unconfirmed.has_value()) return Checked(std::move(result.status), unconfirmed->account_ids);
+  if (unconfirmed.has_value()) {
+    // Its claim held the key only once the check ran: the answers before the loss say.
+    claim_held_at_commit_ = result.ran > check_index;
+    return Checked(std::move(result.status), unconfirmed->account_ids);
+  }
   if (!result.status.ok()) MarkFailed(result.status);
   return result.status;
 }
@@ -736,8 +742,7 @@ absl::Status PostgresStorageTransaction::Commit() {
   }
   if (!batch_.empty()) {
     if (absl::Status committed = SendWrites(/*commit=*/true); !committed.ok()) {
-      Rollback();  // no-op on a lost connection: the lease is then discarded
-      return committed;
+      return Resolved(std::move(committed));
     }
     RememberWritten();
     stage_ = Stage::kEnded;
@@ -750,14 +755,24 @@ absl::Status PostgresStorageTransaction::Commit() {
   }
   if (begin_sent_) {  // nothing buffered: COMMIT alone
     if (absl::Status committed = SendCommit(); !committed.ok()) {
-      Rollback();  // no-op on a lost connection: the lease is then discarded
-      return committed;
+      return Resolved(std::move(committed));
     }
   }
   RememberWritten();  // a unit of work's writes, flushed before its COMMIT
   stage_ = Stage::kEnded;
   Release();
   return absl::OkStatus();
+}
+
+// Only a lost answer is read back: a COMMIT the server answered with an error keeps
+// the error table's meaning (in doubt, docs/engines/errors.md).
+absl::Status PostgresStorageTransaction::Resolved(absl::Status status) {
+  const bool answer_lost = !(*lease_)->connection().is_open();
+  Rollback();  // no-op on a lost connection: the lease is then discarded
+  if (!IsInDoubt(status) || !answer_lost || engine_ == nullptr || !commit_witness_.has_value()) {
+    return status;
+  }
+  return engine_->ResolveInDoubtCommit(*commit_witness_, status, claim_held_at_commit_);
 }
 
 void PostgresStorageTransaction::Rollback() {
@@ -826,10 +841,45 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> PostgresEngine::Begin(
       pool_->Acquire(engine_common::PoolAcquireWait(options.wait.wait_max, pool_acquire_wait_)));
   auto transaction =
       std::make_unique<PostgresStorageTransaction>(
-          std::move(lease), claim_mode_, options,
-          remembered_rows_.get());
+          std::move(lease), claim_mode_, options, remembered_rows_.get(), this);
   LEDGER_RETURN_IF_ERROR(transaction->Open());
   return transaction;
+}
+
+// A COMMIT whose answer was lost committed exactly when the witness's key row holds its
+// transaction id; the row says so once the transaction has ended. Ended is known by a
+// claim of the key on a new session, the submit's own claim: it waits (bounded by
+// account_lock_wait) for the key's advisory lock or row that the transaction holds from
+// its claim until it ends, commit or rollback. Its session sends nothing after COMMIT,
+// so what the row holds then is final. In row mode the claim inserts a row of its own
+// (another transaction id) where none is; it is rolled back.
+//
+// `claim_held` false: the claim rode in COMMIT's own pipeline (one round trip, on
+// remembered rows) and its answer was lost too. The pipeline may still be on its way to
+// the server, and would then take the key after this read: a missing row proves
+// nothing, and the answer stays in doubt. A row with the transaction id is proof either
+// way.
+absl::Status PostgresEngine::ResolveInDoubtCommit(const KeyRecord& witness,
+                                                  const absl::Status& in_doubt, bool claim_held) {
+  // A new connection (bounded by connect_timeout), not an idle one a frozen server
+  // would hold for read_timeout; no remembered rows, no resolver of its own.
+  absl::StatusOr<PooledConnection> lease = pool_->AcquireFresh();
+  if (!lease.ok()) return in_doubt;
+  PostgresStorageTransaction reader(*std::move(lease), claim_mode_,
+                                    {.wait = WaitPolicy{account_lock_wait_}});
+  if (!reader.Open().ok()) return in_doubt;
+  KeyRecord claim = witness;
+  claim.transaction_id = absl::StrCat(witness.transaction_id, "/in-doubt-read");
+  absl::StatusOr<std::optional<KeyRecord>> found = reader.ClaimKey(claim);
+  reader.Rollback();
+  if (!found.ok()) return in_doubt;
+  if (found->has_value() && (*found)->transaction_id == witness.transaction_id) {
+    return absl::OkStatus();
+  }
+  if (!claim_held) return in_doubt;
+  return absl::UnavailableError(absl::StrCat(
+      in_doubt.message(), "; the key's row, read on a new session once the transaction "
+      "ended, shows it did not commit: nothing was written"));
 }
 
 // Migrations run on a pooled connection (postgres_migrations.h), with the session's
@@ -874,7 +924,7 @@ absl::StatusOr<std::unique_ptr<Engine>> OpenPostgresEngine(const PostgresOptions
   }
   auto engine = std::make_unique<postgres_internal::PostgresEngine>(
       std::move(pool), resolved.claim_mode, resolved.pool_acquire_wait,
-      resolved.migration_lock_wait, resolved.schema,
+      resolved.migration_lock_wait, resolved.account_lock_wait, resolved.schema,
       resolved.one_round_trip && resolved.claim_mode == PostgresClaimMode::kAdvisoryLock);
   if (options.migrate) LEDGER_RETURN_IF_ERROR(engine->Migrate());
   return engine;

@@ -60,14 +60,20 @@ using LockedAccountRows = std::vector<AccountRow>;
 // or both in one statement's rows.
 enum class ClaimRows { kKeys, kAccounts, kKeysThenAccounts };
 
+class PostgresEngine;
+
 class PostgresStorageTransaction final : public StorageTransaction {
  public:
+  // `engine` (may be null: an in-doubt COMMIT then stays in doubt) reads what a COMMIT
+  // whose answer was lost did (PostgresEngine::ResolveInDoubtCommit).
   PostgresStorageTransaction(PooledConnection lease, PostgresClaimMode claim_mode,
-                             BeginOptions options, RememberedRows* remembered = nullptr)
+                             BeginOptions options, RememberedRows* remembered = nullptr,
+                             PostgresEngine* engine = nullptr)
       : lease_(std::move(lease)),
         claim_mode_(claim_mode),
         options_(options),
-        remembered_(remembered) {}
+        remembered_(remembered),
+        engine_(engine) {}
   ~PostgresStorageTransaction() override { Rollback(); }
 
   // Opens the pqxx handle on the leased connection; nothing is sent yet.
@@ -126,6 +132,10 @@ class PostgresStorageTransaction final : public StorageTransaction {
   // The buffered writes, and COMMIT when `commit`, in one round trip
   // (postgres_pipeline.h).
   absl::Status SendWrites(bool commit);
+  // Commit's failure, once the transaction is rolled back and its session released: an
+  // in-doubt `status` whose answer was lost read back on a new session through the
+  // witness (ResolveInDoubtCommit), any other as it is.
+  absl::Status Resolved(absl::Status status);
   // LoadTransactions after ExpectNoWrites: the read and ROLLBACK in one pipeline.
   absl::StatusOr<std::vector<Transaction>> LoadTransactionsAndEnd(
       const std::vector<std::string>& ids);
@@ -186,6 +196,13 @@ class PostgresStorageTransaction final : public StorageTransaction {
   std::optional<Unconfirmed> unconfirmed_;
   std::string check_sql_;  // the check's text, for its Parse on the session's first use
   std::map<std::string, Account> written_;  // the accounts' final rows, for RememberWritten
+  PostgresEngine* const engine_;
+  // The first key record this transaction writes: its row, with this transaction id,
+  // exists once the transaction committed, and only then.
+  std::optional<KeyRecord> commit_witness_;
+  // Whether the witness's claim held its key when COMMIT went out: false only while a
+  // claim on remembered rows rode in COMMIT's own pipeline and its answer never came.
+  bool claim_held_at_commit_ = true;
 };
 
 // A unit of work's own statement on `work` ($1, $2, ... placeholders, bound as text or
@@ -198,9 +215,11 @@ class PostgresEngine final : public Engine {
  public:
   PostgresEngine(std::shared_ptr<PostgresConnectionPool> pool, PostgresClaimMode claim_mode,
                  absl::Duration pool_acquire_wait, absl::Duration migration_lock_wait,
-                 std::string schema = "", bool one_round_trip = false)
+                 absl::Duration account_lock_wait, std::string schema = "",
+                 bool one_round_trip = false)
       : pool_(std::move(pool)), claim_mode_(claim_mode), pool_acquire_wait_(pool_acquire_wait),
-        migration_lock_wait_(migration_lock_wait), schema_(std::move(schema)),
+        migration_lock_wait_(migration_lock_wait), account_lock_wait_(account_lock_wait),
+        schema_(std::move(schema)),
         remembered_rows_(one_round_trip ? std::make_unique<RememberedRows>() : nullptr) {}
 
   std::string_view name() const override { return "postgres"; }
@@ -243,6 +262,14 @@ class PostgresEngine final : public Engine {
   WorkClaimStore& work_claims() override { return work_claims_; }
   WebhookStore& webhooks() override { return webhooks_; }
 
+  // What a transaction whose COMMIT answer was lost (`in_doubt`) did, read on a new
+  // session: OK when `witness`'s row holds its transaction id (committed), Unavailable
+  // when it holds none and the transaction had ended (nothing written), `in_doubt`
+  // itself when that cannot be known within account_lock_wait. `claim_held`: whether the
+  // transaction held the witness's key (see the definition).
+  absl::Status ResolveInDoubtCommit(const KeyRecord& witness, const absl::Status& in_doubt,
+                                    bool claim_held);
+
   // Runs `body(work)` as autocommit statements on a pooled connection. Public for the
   // stores.
   template <typename Body>
@@ -258,6 +285,7 @@ class PostgresEngine final : public Engine {
   const PostgresClaimMode claim_mode_;
   const absl::Duration pool_acquire_wait_;
   const absl::Duration migration_lock_wait_;
+  const absl::Duration account_lock_wait_;  // also bounds ResolveInDoubtCommit's wait
   const std::string schema_;  // PostgresOptions::schema; empty: none
   // PostgresOptions::one_round_trip (advisory mode): the rows its commits wrote; null off.
   const std::unique_ptr<RememberedRows> remembered_rows_;

@@ -196,7 +196,8 @@ TEST_P(PartitionTest, FrozenWhileHoldingTheClaimFaultsInBoundAndTheResendCommits
   const SubmitRequest request = TopUp("frozen-holding-claim", 100);
   ExpectBoundedFaultThenOneCommit(SubmitTimed(*ledger_, request),
                                   /*in_doubt=*/context().commit_follows_claim,
-                                  context().read_timeout, request);
+                                  context().read_timeout + context().lost_commit_read_bound,
+                                  request);
 }
 
 TEST_P(PartitionTest, AnAccountLockHeldElsewhereIsRetryableWithinTheAccountLockWait) {

@@ -61,6 +61,9 @@ struct PartitionContext {
   // locks the accounts, so the next is the write with COMMIT): a submit
   // frozen while holding its claim is then in doubt, not Unavailable.
   bool commit_follows_claim = false;
+  // What an engine adds after a lost COMMIT answer to read the outcome back on a new
+  // session, when the frozen server cannot be reached either (its connect_timeout).
+  absl::Duration lost_commit_read_bound;
 
   // Once the server has started: connects what the hooks below need (an administrative
   // session). `detach` drops it before the server stops.

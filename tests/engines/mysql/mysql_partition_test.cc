@@ -65,9 +65,9 @@ PartitionContext MysqlPartitionContext() {
   context.frozen_claim_bound = kReadTimeout + kConnectTimeout;
   // The claim's CALL locks the accounts too (schema/mysql/0009_claim_lock_procedure.sql),
   // so the next round trip is the committing CALL of the write procedure. Its in-doubt
-  // answer is read back on a new session first, which adds at most the connect timeout
-  // (1 s), within the suite's slack.
+  // answer is read back on a new session first, which adds at most the connect timeout.
   context.commit_follows_claim = true;
+  context.lost_commit_read_bound = kConnectTimeout;
   context.attach = [](const ThrowawayServer& server) -> absl::Status {
     LEDGER_ASSIGN_OR_RETURN(std::unique_ptr<MysqlTestServer> connected,
                             MysqlTestServer::Connect(server.url()));

@@ -74,6 +74,8 @@ PartitionContext PostgresPartitionContext() {
   context.read_timeout = kReadTimeout;
   context.frozen_claim_bound = kReadTimeout;
   context.commit_follows_claim = true;  // the accounts' lock rides with the claim
+  // A lost COMMIT answer is read back on a new connection (ResolveInDoubtCommit).
+  context.lost_commit_read_bound = kConnectTimeout;
   context.attach = [](const ThrowawayServer& server) {
     *server_url = server.url();
     return absl::OkStatus();

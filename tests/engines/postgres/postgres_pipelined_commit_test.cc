@@ -3,13 +3,16 @@
 // the writes and COMMIT in the other. The round trips are counted on the wire (the relay
 // ledger_load --count-round-trips uses); a replay locks no account; the accounts' lock
 // fails as LockAccounts does; a write the server finds short is refused before the
-// COMMIT behind it can run; a session cut after the write ran, while COMMIT's answer is
-// awaited, is in doubt. Advisory mode: a lone submit on accounts the engine wrote last
+// COMMIT behind it can run; a COMMIT whose answer is lost is read back on a new session
+// (ResolveInDoubtCommit): committed, or not, and in doubt only while that cannot be
+// known. Advisory mode: a lone submit on accounts the engine wrote last
 // takes ONE round trip (postgres_remembered_rows.h), and every way those rows can go
 // stale under it (another process's transfer, hold, close, or the same key) is read
 // again and decided as the database holds it. Both claim modes.
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +23,7 @@
 #include "base/status.h"
 #include "bench/load/round_trip_relay.h"
 #include "engines/postgres/postgres_engine.h"
+#include "engines/postgres/postgres_engine_internal.h"
 #include "ledger/json.h"
 #include "ledger/ledger.h"
 #include "ledger/verify.h"
@@ -27,6 +31,7 @@
 #include "tests/engines/postgres/postgres_ledger_test.h"
 #include "tests/engines/postgres/postgres_test_database.h"
 #include "tests/support/claims.h"
+#include "tests/support/fault_injecting_engine.h"
 #include "tests/support/open_ledger.h"
 #include "pqxx/connection"
 #include "pqxx/transaction"
@@ -436,37 +441,148 @@ TEST_P(PostgresPipelinedCommitTest, AShortWriteIsRefusedBeforeItsCommitAndWrites
   ExpectVerifiedClean();
 }
 
-// The session ends after the write ran, while COMMIT runs (a deferred trigger
-// terminates its own backend inside COMMIT, before the commit record): the submit is in
-// doubt, nothing was committed, and the resend commits once.
-TEST_P(PostgresPipelinedCommitTest, ASessionCutWhileCommitRunsIsInDoubtAndTheResendCommitsOnce) {
-  ASSERT_NO_FATAL_FAILURE(OpenLedger());
-  ASSERT_TRUE(QueryPostgresValue(R"sql(
-    CREATE FUNCTION end_own_session() RETURNS trigger LANGUAGE plpgsql AS $$
+// A deferred trigger that terminates its own backend inside COMMIT, before the commit
+// record: the session ends after the write ran, while COMMIT runs.
+constexpr char kEndSessionAtCommitSql[] = R"sql(
+    CREATE OR REPLACE FUNCTION end_own_session() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       PERFORM pg_terminate_backend(pg_backend_pid());
       PERFORM pg_sleep(30);  -- the termination lands here, inside COMMIT
       RETURN NULL;
     END $$;
     CREATE CONSTRAINT TRIGGER end_session_at_commit AFTER INSERT ON outbox_events
-      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION end_own_session())sql")
-                  .ok());
-  const Written before = TakeWritten();
-  const Operation transfer = Operation::Transfer("alice", "bob", kAsset, 40);
-  absl::StatusOr<Outcome> first = Submit("cut-at-commit", transfer);
-  ASSERT_TRUE(first.ok()) << first.status();
-  EXPECT_EQ(first->kind, OutcomeKind::kFaulted) << OutcomeToJson(*first).dump();
-  EXPECT_TRUE(first->in_doubt) << OutcomeToJson(*first).dump();
-  EXPECT_TRUE(IsInDoubt(first->fault)) << first->fault;
-  EXPECT_EQ(TakeWritten(), before);
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION end_own_session())sql";
 
-  ASSERT_TRUE(QueryPostgresValue("DROP TRIGGER end_session_at_commit ON outbox_events").ok());
-  ExpectCommitted(Submit("cut-at-commit", transfer));
-  absl::StatusOr<Outcome> again = Submit("cut-at-commit", transfer);
-  ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ(again->kind, OutcomeKind::kDuplicate);
-  EXPECT_EQ(BalanceOf("bob"), 40);
+// The submit's answer is in doubt to the client until the engine reads the key row on a
+// new session once the transaction ended: absent, so nothing was committed. The submit
+// faults as a session lost before COMMIT does (Unavailable, not in doubt), and the
+// resend commits once. Twice: on a claim of its own round trip, then (advisory mode) on
+// remembered accounts, where the claim rides with COMMIT and its answer came before
+// the cut.
+TEST_P(PostgresPipelinedCommitTest, ASessionCutWhileCommitRunsIsUnavailableOnceTheKeyRowIsRead) {
+  ASSERT_NO_FATAL_FAILURE(OpenLedger());
+  const Operation transfer = Operation::Transfer("alice", "bob", kAsset, 40);
+  Amount bob = 0;
+  for (const std::string key : {"cut-after-claim", "cut-on-remembered-rows"}) {
+    SCOPED_TRACE(key);
+    if (key == "cut-on-remembered-rows") {  // the replay below made the engine forget them
+      ExpectCommitted(Submit("remember-both", Operation::Transfer("alice", "bob", kAsset, 1)));
+      bob += 1;
+    }
+    ASSERT_TRUE(QueryPostgresValue(kEndSessionAtCommitSql).ok());
+    const Written before = TakeWritten();
+    absl::StatusOr<Outcome> first = Submit(key, transfer);
+    ASSERT_TRUE(first.ok()) << first.status();
+    EXPECT_EQ(first->kind, OutcomeKind::kFaulted) << OutcomeToJson(*first).dump();
+    EXPECT_FALSE(first->in_doubt) << OutcomeToJson(*first).dump();
+    EXPECT_TRUE(absl::IsUnavailable(first->fault)) << first->fault;
+    EXPECT_NE(first->fault.message().find("shows it did not commit"), std::string::npos)
+        << first->fault;
+    EXPECT_EQ(TakeWritten(), before);
+
+    ASSERT_TRUE(QueryPostgresValue("DROP TRIGGER end_session_at_commit ON outbox_events").ok());
+    ExpectCommitted(Submit(key, transfer));
+    absl::StatusOr<Outcome> again = Submit(key, transfer);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->kind, OutcomeKind::kDuplicate);
+    EXPECT_EQ(BalanceOf("bob"), bob += 40);
+  }
   ExpectVerifiedClean();
+}
+
+// The write and COMMIT ran and committed, and their answer was lost on the way back (the
+// relay cuts the connection at it): in doubt to the client, until the engine reads the
+// key row on a new session, which holds this transaction's id. The submit reports it
+// committed, not in doubt, and the resend replays it. Twice: on a claim of its own round
+// trip, then (advisory mode) on remembered accounts, where the claim's answer was lost
+// with COMMIT's and the row alone proves the commit.
+TEST_P(PostgresPipelinedCommitTest, ACommitWhoseAnswerIsLostIsReportedCommitted) {
+  std::unique_ptr<load::RoundTripRelay> relay;
+  absl::StatusOr<std::string> relayed = RelayedLedger::Start(relay);
+  ASSERT_TRUE(relayed.ok()) << relayed.status();
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(*relayed));
+  auto faults = std::make_shared<FaultInjectingEngine>(engine_);
+  ledger_ = std::make_unique<Ledger>(OpenTestLedger(faults, {.clock = &clock_}));
+  Amount bob = 0;
+  for (const std::string key : {"lost-after-claim", "lost-on-remembered-rows"}) {
+    SCOPED_TRACE(key);
+    if (key == "lost-on-remembered-rows") {  // the replay below made the engine forget them
+      ExpectCommitted(Submit("remember-both", Operation::Transfer("alice", "bob", kAsset, 1)));
+      bob += 1;
+    }
+    const Operation transfer = Operation::Transfer("alice", "bob", kAsset, 10);
+    faults->SetHook(FaultPoint::kCommit, [&] { relay->CutAtNextReply(); });
+    const int64_t round_trips = relay->round_trips();
+    absl::StatusOr<Outcome> first = Submit(key, transfer);
+    ASSERT_TRUE(first.ok()) << first.status();
+    ASSERT_EQ(first->kind, OutcomeKind::kCommitted) << OutcomeToJson(*first).dump();
+    EXPECT_FALSE(first->in_doubt);
+    EXPECT_GT(relay->round_trips() - round_trips, 2);  // the read on a new session
+    faults->Clear();
+    absl::StatusOr<Outcome> resent = Submit(key, transfer);
+    ASSERT_TRUE(resent.ok()) << resent.status();
+    EXPECT_EQ(resent->kind, OutcomeKind::kDuplicate) << OutcomeToJson(*resent).dump();
+    EXPECT_EQ(resent->transaction.id, first->transaction.id);
+    EXPECT_EQ(BalanceOf("bob"), bob += 10);
+  }
+  ExpectVerifiedClean();
+}
+
+// ResolveInDoubtCommit itself, against a transaction that holds the witness's key: it
+// waits for that transaction to end (within account_lock_wait) and reads the row.
+TEST_P(PostgresPipelinedCommitTest, AnInDoubtCommitIsReadOnceItsTransactionEnds) {
+  absl::StatusOr<std::unique_ptr<Engine>> opened = OpenFreshPostgresEngine(
+      GetParam(), 4, "?account_lock_wait=500ms&statement_timeout=2s&read_timeout=3s");
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  engine_ = std::move(*opened);
+  auto& postgres = dynamic_cast<postgres_internal::PostgresEngine&>(*engine_);
+  const absl::Status lost = InDoubtError("postgres: commit: the connection was lost (a test)");
+  // A transaction that claimed `witness`'s key and stored its record, not yet ended.
+  auto hold = [&](const KeyRecord& witness) {
+    absl::StatusOr<std::unique_ptr<StorageTransaction>> holder = engine_->Begin({});
+    EXPECT_TRUE(holder.ok()) << holder.status();
+    EXPECT_TRUE((*holder)->ClaimKey(witness).ok());
+    EXPECT_TRUE((*holder)->RecordKey(witness).ok());
+    return std::move(*holder);
+  };
+  // Resolves on another thread while `end` runs on this one.
+  auto resolve_while = [&](const KeyRecord& witness, const std::function<void()>& end) {
+    absl::Status resolved;
+    std::thread reader([&] { resolved = postgres.ResolveInDoubtCommit(witness, lost, true); });
+    absl::SleepFor(absl::Milliseconds(150));
+    end();
+    reader.join();
+    return resolved;
+  };
+
+  const KeyRecord committed = ClaimOf(KeyIdentityOf(SubmitRequest{.key = "committed"}));
+  std::unique_ptr<StorageTransaction> holder = hold(committed);
+  EXPECT_TRUE(resolve_while(committed, [&] { EXPECT_TRUE(holder->Commit().ok()); }).ok());
+
+  const KeyRecord rolled_back = ClaimOf(KeyIdentityOf(SubmitRequest{.key = "rolled-back"}));
+  holder = hold(rolled_back);
+  absl::Status resolved = resolve_while(rolled_back, [&] { holder->Rollback(); });
+  EXPECT_TRUE(absl::IsUnavailable(resolved)) << resolved;
+  EXPECT_FALSE(IsInDoubt(resolved)) << resolved;
+
+  // Still open after account_lock_wait: in doubt, as it was.
+  const KeyRecord open = ClaimOf(KeyIdentityOf(SubmitRequest{.key = "open"}));
+  holder = hold(open);
+  const absl::Time started = absl::Now();
+  resolved = postgres.ResolveInDoubtCommit(open, lost, true);
+  EXPECT_EQ(resolved, lost);
+  EXPECT_LT(absl::Now() - started, absl::Seconds(2));
+  holder->Rollback();
+
+  // Another transaction's record under the key: this one did not commit.
+  KeyRecord other = committed;
+  other.transaction_id = ClaimOf(committed.identity).transaction_id;
+  resolved = postgres.ResolveInDoubtCommit(other, lost, true);
+  EXPECT_TRUE(absl::IsUnavailable(resolved)) << resolved;
+
+  // A claim that may still be on its way (claim_held false): only a row proves anything.
+  EXPECT_EQ(postgres.ResolveInDoubtCommit(open, lost, /*claim_held=*/false), lost);
+  EXPECT_TRUE(postgres.ResolveInDoubtCommit(committed, lost, /*claim_held=*/false).ok());
 }
 
 }  // namespace
