@@ -725,8 +725,9 @@ absl::Status PostgresStorageTransaction::SendWrites(bool commit) {
                  }});
   if (result.discard_session) lease_->Discard();
   if (unconfirmed.has_value()) {
-    // Its claim held the key only once the check ran: the answers before the loss say.
-    claim_held_at_commit_ = result.ran > check_index;
+    // Its claim held the key only once the check's answer came back (a failed send
+    // answers nothing, whatever it had sent).
+    claim_held_at_commit_ = result.answered > check_index;
     return Checked(std::move(result.status), unconfirmed->account_ids);
   }
   if (!result.status.ok()) MarkFailed(result.status);

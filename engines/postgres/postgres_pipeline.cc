@@ -164,7 +164,7 @@ PipelineResult ReadAnswers(PostgresSession& session, PGconn* connection,
       if (answer.status != PGRES_FATAL_ERROR || answer.sql_state.empty()) {
         // No answer from the server (or one that makes no sense).
         return {StatusFromLibpqFailure(lost_context, ConnectionBad(connection), answer.message),
-                /*discard_session=*/true, index};
+                /*discard_session=*/true, index, /*answered=*/index};
       }
       // The server refused this query (or its Parse): the pipeline is aborted, nothing
       // after it ran, COMMIT included.
@@ -174,10 +174,11 @@ PipelineResult ReadAnswers(PostgresSession& session, PGconn* connection,
                           : StatusFromServerError(query.context, answer.sql_state, answer.message);
       LEDGER_CHECK(!refused.ok()) << "a refused query mapped to OK: " << answer.message;
       const bool finished = FinishAbortedPipeline(connection, answers_left);
-      return {std::move(refused), /*discard_session=*/!finished, index};
+      return {std::move(refused), /*discard_session=*/!finished, index, /*answered=*/index};
     }
   }
   result.ran = queries.size();
+  result.answered = queries.size();
   // Whatever the queries answered, the Sync follows; a session that does not get back
   // to idle serves nothing more.
   const bool synced = NextAnswer(connection).status == PGRES_PIPELINE_SYNC &&

@@ -102,6 +102,9 @@ struct PipelineResult {
   // The number of queries the server ran before it refused one (all of them on
   // success): a refusal is queries[ran]'s.
   size_t ran = 0;
+  // The queries whose answers were read, each one OK (all of them on success). None
+  // when sending failed: what reached the server is then unknown, whatever `ran` says.
+  size_t answered = 0;
 };
 
 // Sends the queries and one Sync under the session's reply deadline, then reads every
