@@ -1,5 +1,6 @@
 #include "ledger/group_commit.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "base/check.h"
@@ -42,15 +43,15 @@ void GroupCommitter::SubmitBatchAsync(std::vector<BatchItem*> items, BatchRunner
 void GroupCommitter::Submit(BatchItem& item, BatchRunner run) {
   absl::MutexLock lock(&mutex_);
   LEDGER_CHECK(!stopping_) << "a submit after the committer began to stop";
-  if (queue_.empty() && in_flight_ < in_flight_max_) {
+  if (queue_.empty() && MayStartBatchOf(1)) {
     RunAlone(item, run);
     return;
   }
   Caller self;
-  // No WakeLeader: this thread leads at once if a slot is free, and waits otherwise.
+  // No WakeLeader: this thread leads at once if a batch may start, and waits otherwise.
   queue_.push_back(Waiter{&item, std::move(run), nullptr, &self});
   while (!self.done) {
-    if (self.taken || in_flight_ >= in_flight_max_) {
+    if (self.taken || !MayStartBatchOf(queue_.size())) {
       self.wake.Wait(&mutex_);
       continue;
     }
@@ -58,10 +59,16 @@ void GroupCommitter::Submit(BatchItem& item, BatchRunner run) {
   }
 }
 
+size_t GroupCommitter::queued() const {
+  absl::MutexLock lock(&mutex_);
+  return queue_.size();
+}
+
 void GroupCommitter::LeadOneBatch() {
   LEDGER_CHECK(in_flight_ < in_flight_max_ && !queue_.empty()) << "a leader needs a slot and items";
-  in_flight_ += 1;
   std::vector<Waiter> batch = TakeBatch();
+  in_flight_ += 1;
+  waiters_in_flight_ += batch.size();
   // Items the batch left behind (another claim wait, past a bound) get a leader at once
   // while a slot is free.
   WakeLeader();
@@ -76,6 +83,7 @@ void GroupCommitter::LeadOneBatch() {
   batch.front().run(items);  // sets every item's result; nobody reads one before it is done
   mutex_.Lock();
   in_flight_ -= 1;
+  waiters_in_flight_ -= batch.size();
   for (const BatchItem* item : items) {
     LEDGER_CHECK(item->result.has_value()) << "a batch left an item undecided";
   }
@@ -98,10 +106,12 @@ void GroupCommitter::RunAlone(BatchItem& item, const BatchRunner& run) {
   LEDGER_CHECK(queue_.empty() && in_flight_ < in_flight_max_)
       << "a submit runs alone only with nothing queued and a slot free";
   in_flight_ += 1;
+  waiters_in_flight_ += 1;
   mutex_.Unlock();
   run({&item});  // what LeadOneBatch would run: a batch of this item alone
   mutex_.Lock();
   in_flight_ -= 1;
+  waiters_in_flight_ -= 1;
   LEDGER_CHECK(item.result.has_value()) << "a batch left an item undecided";
   // Submits that queued meanwhile (every slot was taken) get a leader for the slot.
   WakeLeader();
@@ -117,7 +127,8 @@ std::vector<GroupCommitter::Waiter> GroupCommitter::TakeBatch() {
     return batch;
   }
   const absl::Duration wait = queue_.front().item->request->claim.wait.wait_max;
-  for (auto it = queue_.begin(); it != queue_.end() && batch.size() < batch_items_max_;) {
+  const size_t take_max = std::min(batch_items_max_, ShareOfWaiters(/*rounded_up=*/true));
+  for (auto it = queue_.begin(); it != queue_.end() && batch.size() < take_max;) {
     const size_t item_entries = EntriesBoundOf(*it->item);
     if (!it->caller_batch.empty() || it->item->request->claim.wait.wait_max != wait ||
         (!batch.empty() && entries + item_entries > batch_entries_max_)) {
@@ -132,8 +143,23 @@ std::vector<GroupCommitter::Waiter> GroupCommitter::TakeBatch() {
   return batch;
 }
 
+size_t GroupCommitter::ShareOfWaiters(bool rounded_up) const {
+  const size_t waiters = queue_.size() + waiters_in_flight_;
+  const size_t slots = static_cast<size_t>(in_flight_max_);
+  return rounded_up ? (waiters + slots - 1) / slots : waiters / slots;
+}
+
+bool GroupCommitter::MayStartBatchOf(size_t queued) const {
+  if (in_flight_ >= in_flight_max_ || queued == 0) return false;
+  if (in_flight_ == 0) return true;
+  // Another batch runs: this one starts once it would be about as large as a fair share
+  // of the waiters, not with the first caller back (who would take a slot for a batch of
+  // one or two while the rest queue behind it).
+  return queued >= (queued + waiters_in_flight_) / static_cast<size_t>(in_flight_max_);
+}
+
 void GroupCommitter::WakeLeader() {
-  if (in_flight_ >= in_flight_max_ || queue_.empty()) return;
+  if (!MayStartBatchOf(queue_.size())) return;
   // A caller at the head leads its own batch: no hand-off.
   if (Caller* caller = queue_.front().caller; caller != nullptr) {
     caller->wake.Signal();
@@ -153,7 +179,7 @@ void GroupCommitter::WakeLeader() {
 void GroupCommitter::CommitterThread() {
   absl::MutexLock lock(&mutex_);
   while (true) {
-    if (in_flight_ < in_flight_max_ && !queue_.empty()) {
+    if (MayStartBatchOf(queue_.size())) {
       LeadOneBatch();
       continue;
     }

@@ -6,6 +6,13 @@
 // ends, every item of it has its result and its `done` is called. So batches form only
 // while commits are in flight, and a lone submit waits for nobody.
 //
+// A batch starts in a free slot at once when no other batch runs; while another runs,
+// once the queue holds a share of the waiters (queued and running, divided among the
+// slots), and it takes at most that share rounded up (MayStartBatchOf). Callers back
+// from a finished batch then form one batch of about their number, not a batch of one
+// for whoever came back first and a queue behind it (issue 29, docs/benchmarks.md). A
+// queued item waits at most for the running batches: when none runs, it starts.
+//
 //   SubmitAsync(item, run, done)  queues the item and returns at once; its batch runs on
 //                                 one of the committer's own threads (at most
 //                                 in_flight_max, started as they are first needed), and
@@ -17,10 +24,10 @@
 //                                 own, as given (never merged with other items: its
 //                                 order and atomicity are the caller's), in one slot.
 //   Submit(item, run)             the same, then waits for `done`; while it waits with
-//                                 its item still queued and a slot free, it leads the
-//                                 next batch itself, so a caller wakes only for its
+//                                 its item still queued and a batch may start, it
+//                                 leads the next batch itself, so a caller wakes only for its
 //                                 result or to lead. A caller that finds nothing queued
-//                                 and a slot free runs its item at once as a batch of
+//                                 and a batch may start runs its item at once as a batch of
 //                                 one on its own thread, never queued: a lone submit
 //                                 runs what a submit without group commit runs.
 //
@@ -75,8 +82,11 @@ class GroupCommitter {
 
   // Returns once `item` has its result: queued as SubmitAsync queues it, marked done
   // where SubmitAsync's `done` is called, and waited for; this thread leads batches
-  // while the item is queued and a slot is free.
+  // while the item is queued and a batch may start.
   void Submit(BatchItem& item, BatchRunner run) ABSL_LOCKS_EXCLUDED(mutex_);
+
+  // Submits waiting for a batch to take them (a caller's batch counts once).
+  size_t queued() const ABSL_LOCKS_EXCLUDED(mutex_);
 
  private:
   // What a blocking Submit waits on.
@@ -107,25 +117,31 @@ class GroupCommitter {
   // vectors (issue 29: a lone submit pays nothing for group commit).
   void RunAlone(BatchItem& item, const BatchRunner& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes the next batch off the queue: its head, and the items after it with the same
-  // claim wait, up to the bounds (items, entries); a caller's batch goes alone, and no
-  // other batch takes it.
+  // claim wait, up to the bounds (items, entries, the share of the waiters rounded up);
+  // a caller's batch goes alone, and no other batch takes it.
   std::vector<Waiter> TakeBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // When a slot is free and items are queued, wakes a thread to lead: the caller whose
+  // When a batch may start (MayStartBatchOf), wakes a thread to lead: the caller whose
   // item heads the queue, else the idle committer threads (or starts one).
   void WakeLeader() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A committer thread: leads batches while there are any, until stopping_ and the queue
   // is empty.
   void CommitterThread() ABSL_LOCKS_EXCLUDED(mutex_);
+  // The waiters (queued and running) divided among the slots.
+  size_t ShareOfWaiters(bool rounded_up) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Whether a batch of `queued` waiters may start now: a slot is free, and either no
+  // batch runs or the queue holds a share of the waiters.
+  bool MayStartBatchOf(size_t queued) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // No item queued and no batch running.
   bool Drained() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const size_t batch_items_max_;
   const int in_flight_max_;
   const size_t batch_entries_max_;
-  absl::Mutex mutex_;
+  mutable absl::Mutex mutex_;
   std::deque<Waiter> queue_ ABSL_GUARDED_BY(mutex_);
   int in_flight_ ABSL_GUARDED_BY(mutex_) = 0;  // shared transactions running
-  // Signalled (all) when a slot is free, items are queued and no caller heads the queue.
+  size_t waiters_in_flight_ ABSL_GUARDED_BY(mutex_) = 0;  // queue entries they hold
+  // Signalled when a batch may start and no caller heads the queue.
   absl::CondVar committer_wake_;
   int committers_idle_ ABSL_GUARDED_BY(mutex_) = 0;  // committer threads waiting for work
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;

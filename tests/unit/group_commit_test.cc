@@ -15,6 +15,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 
 // Heap allocations made on this thread while counting: what proves a lone group-committed
@@ -343,6 +345,129 @@ TEST(GroupCommitter, ACallersBatchRunsAloneAsGiven) {
     }
   }
   EXPECT_EQ(ran.size(), static_cast<size_t>(kSingles));
+}
+
+// Two slots, each holding a lone submit, and eight more callers queued behind them; a
+// runner that holds the batches it is told to hold. What the balance rule decides is
+// read from the batches as they start.
+class SharedSlots {
+ public:
+  static constexpr size_t kQueued = 8;
+
+  SharedSlots() : committer_(/*batch_items_max=*/256, /*in_flight_max=*/2) {
+    for (size_t i = 0; i < 16; ++i) {
+      submits_.push_back(std::make_unique<PreparedSubmit>(
+          Operation::Transfer("alice", "bob", "CREDITS", 1), i));
+    }
+  }
+  ~SharedSlots() {
+    ReleaseAll();
+    for (std::thread& thread : threads_) thread.join();
+  }
+
+  // Slot 1 runs submit 0, slot 2 submit 1 (both held); submits 2 to 9 queue.
+  void FillBothSlotsAndQueueEight() {
+    Start(0);
+    AwaitBatches(1);
+    Start(1);
+    AwaitBatches(2);
+    for (size_t i = 2; i < 2 + kQueued; ++i) Start(i);
+    AwaitQueued(kQueued);
+  }
+  void Start(size_t index) {
+    threads_.emplace_back([this, index] { committer_.Submit(submits_[index]->item, Runner()); });
+  }
+  // Lets the batch that started `started`-th (1-based) finish.
+  void Release(size_t started) {
+    absl::MutexLock lock(&mutex_);
+    released_.insert(started);
+  }
+  void ReleaseAll() {
+    absl::MutexLock lock(&mutex_);
+    release_all_ = true;
+  }
+  // The batches started so far, in the order they started.
+  std::vector<std::vector<size_t>> batches() {
+    absl::MutexLock lock(&mutex_);
+    return batches_;
+  }
+  void AwaitBatches(size_t count) {
+    absl::MutexLock lock(&mutex_);
+    auto enough = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+      return batches_.size() >= count;
+    };
+    ASSERT_TRUE(mutex_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(20)))
+        << "only " << batches_.size() << " batches of " << count << " started";
+  }
+  void AwaitQueued(size_t count) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (committer_.queued() != count && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+    ASSERT_EQ(committer_.queued(), count);
+  }
+  GroupCommitter& committer() { return committer_; }
+
+ private:
+  GroupCommitter::BatchRunner Runner() {
+    return [this](const std::vector<BatchItem*>& items) {
+      absl::MutexLock lock(&mutex_);
+      std::vector<size_t> batch;
+      for (BatchItem* item : items) batch.push_back(item->index);
+      batches_.push_back(std::move(batch));
+      const size_t started = batches_.size();
+      auto released = [this, started]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+        return release_all_ || released_.count(started) > 0;
+      };
+      mutex_.Await(absl::Condition(&released));
+      for (BatchItem* item : items) item->result = absl::CancelledError("recorded, not run");
+    };
+  }
+
+  GroupCommitter committer_;
+  std::vector<std::unique_ptr<PreparedSubmit>> submits_;
+  std::vector<std::thread> threads_;
+  absl::Mutex mutex_;
+  std::vector<std::vector<size_t>> batches_ ABSL_GUARDED_BY(mutex_);
+  std::set<size_t> released_ ABSL_GUARDED_BY(mutex_);
+  bool release_all_ ABSL_GUARDED_BY(mutex_) = false;
+};
+
+// Issue 29: with another batch running, a free slot does not go to the first caller
+// back, whose batch of one or two would cost a transaction each while the rest queue
+// behind it: a batch starts there once it holds a fair share of the waiters (queued and
+// running, divided among the slots), and takes at most its share rounded up. A second
+// caller alone still starts at once (two clients lose nothing).
+TEST(GroupCommitter, AFreeSlotWaitsForAShareOfTheCallersWhileAnotherBatchRuns) {
+  SharedSlots slots;
+  slots.FillBothSlotsAndQueueEight();  // a lone second caller took slot 2 at once
+  slots.Release(1);  // slot 1 frees: 8 queued, 1 running, so a share is 5 (9 / 2 up)
+  slots.AwaitBatches(3);
+  EXPECT_EQ(slots.batches()[2].size(), 5u);
+  slots.Release(2);  // slot 2 frees: 3 queued, 5 running; a share is 4 (8 / 2)
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(slots.batches().size(), 3u) << "a batch of 3 took the free slot";
+  EXPECT_EQ(slots.committer().queued(), 3u);
+  slots.Start(10);  // 4 queued, 5 running: a share
+  slots.AwaitBatches(4);
+  EXPECT_EQ(slots.batches()[3].size(), 4u);
+  EXPECT_EQ(slots.committer().queued(), 0u);
+}
+
+// The wait for a share is bounded by the running batch: once it ends, the callers
+// queued behind it start, however few (split between the two free slots, 2 and 1).
+TEST(GroupCommitter, CallersWaitingForAShareStartWhenTheRunningBatchEnds) {
+  SharedSlots slots;
+  slots.FillBothSlotsAndQueueEight();
+  slots.Release(1);
+  slots.AwaitBatches(3);
+  slots.Release(2);
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(slots.committer().queued(), 3u);
+  slots.Release(3);  // the batch of 5 ends: the 3 queued start without waiting for more
+  slots.AwaitQueued(0);
+  slots.AwaitBatches(5);
+  const std::vector<std::vector<size_t>> batches = slots.batches();
+  ASSERT_EQ(batches.size(), 5u);
+  EXPECT_EQ(batches[3].size() + batches[4].size(), 3u);
 }
 
 }  // namespace
