@@ -93,9 +93,10 @@ struct GroupCommitOptions {
   size_t batch_items_max = 256;
   // Shared transactions running at once. Two let a database server work on one while
   // the ledger prepares or finishes the other (PostgreSQL at 32 clients: 1.2x to 1.8x
-  // the rate of one, docs/benchmarks.md). Three were ahead of two on PostgreSQL at 32
-  // clients and level at 8, but behind on SQLite (one writer at a time anyway) and on
-  // MariaDB at 8 clients, so the default stays at two (docs/benchmarks.md, issue 29).
+  // the rate of one, docs/benchmarks.md). While one runs, another starts only with a
+  // share of the waiting callers (the waiters divided by this number). Three were
+  // behind or level with two on every engine at 8 and 32 clients once that rule was in
+  // (docs/benchmarks.md, issue 29), so the default stays at two.
   // 1 .. kGroupCommitTransactionsInFlightLimit (64). Default: 2.
   int transactions_in_flight_max = 2;
 };
