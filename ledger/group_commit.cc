@@ -127,7 +127,7 @@ std::vector<GroupCommitter::Waiter> GroupCommitter::TakeBatch() {
     return batch;
   }
   const absl::Duration wait = queue_.front().item->request->claim.wait.wait_max;
-  const size_t take_max = std::min(batch_items_max_, ShareOfWaiters(/*rounded_up=*/true));
+  const size_t take_max = std::min(batch_items_max_, ShareOfWaiters());
   for (auto it = queue_.begin(); it != queue_.end() && batch.size() < take_max;) {
     const size_t item_entries = EntriesBoundOf(*it->item);
     if (!it->caller_batch.empty() || it->item->request->claim.wait.wait_max != wait ||
@@ -143,10 +143,10 @@ std::vector<GroupCommitter::Waiter> GroupCommitter::TakeBatch() {
   return batch;
 }
 
-size_t GroupCommitter::ShareOfWaiters(bool rounded_up) const {
+size_t GroupCommitter::ShareOfWaiters() const {
   const size_t waiters = queue_.size() + waiters_in_flight_;
   const size_t slots = static_cast<size_t>(in_flight_max_);
-  return rounded_up ? (waiters + slots - 1) / slots : waiters / slots;
+  return (waiters + slots - 1) / slots;
 }
 
 bool GroupCommitter::MayStartBatchOf(size_t queued) const {

@@ -126,8 +126,9 @@ class GroupCommitter {
   // A committer thread: leads batches while there are any, until stopping_ and the queue
   // is empty.
   void CommitterThread() ABSL_LOCKS_EXCLUDED(mutex_);
-  // The waiters (queued and running) divided among the slots.
-  size_t ShareOfWaiters(bool rounded_up) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The waiters (queued and running) divided among the slots, rounded up: the most a
+  // batch takes.
+  size_t ShareOfWaiters() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Whether a batch of `queued` waiters may start now: a slot is free, and either no
   // batch runs or the queue holds a share of the waiters.
   bool MayStartBatchOf(size_t queued) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
