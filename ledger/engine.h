@@ -127,8 +127,8 @@ struct BeginOptions {
   // How long ClaimKey may wait for another holder of the same key. Default: 10 s.
   WaitPolicy wait;
   // Whether the engine may answer the claim and LockAccounts from the account rows it
-  // wrote last, before the database confirms them (PostgreSQL: a lone submit in one
-  // round trip). It must check them before anything commits or the attempt ends with
+  // wrote last, before the database confirms them (PostgreSQL: a submit or a batch in
+  // one round trip). It must check them before anything commits or the attempt ends with
   // EndWithoutWrites, and answer StaleReadError when they changed; the ledger then
   // reruns the attempt with this false, which reads everything.
   bool use_remembered_rows = true;

@@ -3,7 +3,10 @@
 # uniform transfers over 10,000 warmed accounts): BEFORE as it is, AFTER with
 # one_round_trip off and on, alternating the order each round, pgbench -N first in each
 # round (loopback only). LAT: the relay's added latency per round trip (e.g. 500us, a
-# database on another host; round trips per operation are then reported too).
+# database on another host; round trips per operation are then reported too). ARGS:
+# more ledger_load arguments for every run (e.g. "--group-commit", "--batch 100");
+# BEFORE_SUFFIX: the URL suffix of BEFORE's runs (e.g. "?one_round_trip=on", to time
+# a change to the option itself; default none).
 #
 #   . /tmp/servers/env   # scripts/test-servers.sh start /tmp/servers
 #   BEFORE=/path/to/main/build/bench/ledger_load AFTER=build/bench/ledger_load \
@@ -14,6 +17,9 @@ set -euo pipefail
 B=${LEDGER_TEST_POSTGRES_DSN%/*}
 C=${C:-8}; ROUNDS=${ROUNDS:-4}; LAT=${LAT:-}
 extra=(); [[ -n "$LAT" ]] && extra=(--round-trip-latency "$LAT")
+read -r -a args <<<"${ARGS:-}"
+extra+=("${args[@]}")
+before_suffix=${BEFORE_SUFFIX:-}
 psql -q "$B/postgres" -c "drop database if exists ab" -c "create database ab" >/dev/null
 "$BEFORE" --db "$B/ab" --clients 4 --operations 20000 --warmup 0s --accounts 10000 \
   --workload uniform --mode exactly-once --replay-operations 0 >/dev/null 2>&1
@@ -31,9 +37,9 @@ for r in $(seq 1 "$ROUNDS"); do
   [[ -z "$LAT" ]] && p=$(pgbench -n -N -c "$C" -j $((C < 2 ? 1 : 2)) -T 8 "$B/pgb" 2>&1 |
                          sed -n 's/^tps = \([0-9.]*\).*/\1/p')
   if ((r % 2)); then
-    b=$(run "$BEFORE" ""); o=$(run "$AFTER" ""); a=$(run "$AFTER" "?one_round_trip=on")
+    b=$(run "$BEFORE" "$before_suffix"); o=$(run "$AFTER" ""); a=$(run "$AFTER" "?one_round_trip=on")
   else
-    a=$(run "$AFTER" "?one_round_trip=on"); o=$(run "$AFTER" ""); b=$(run "$BEFORE" "")
+    a=$(run "$AFTER" "?one_round_trip=on"); o=$(run "$AFTER" ""); b=$(run "$BEFORE" "$before_suffix")
   fi
-  echo "C=$C LAT=${LAT:-0} round $r | pgbench -N ${p%.*} | before $b | off $o | on $a"
+  echo "C=$C LAT=${LAT:-0} ${ARGS:-} round $r | pgbench -N ${p%.*} | before $b | off $o | on $a"
 done

@@ -262,10 +262,10 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
   LEDGER_RETURN_IF_ERROR(Usable());
   const PostgresErrorContext claim_context{.operation = "claim key",
                                            .phase = engine_common::ErrorPhase::kClaim};
-  const ClaimParameters claim = ClaimParametersOf(claim_mode_, intended);
-  if (ClaimOnRememberedRows(intended, claim)) {
+  if (ClaimOnRememberedRows(intended)) {
     return std::vector<std::optional<KeyRecord>>(intended.size());  // no record, until checked
   }
+  const ClaimParameters claim = ClaimParametersOf(claim_mode_, intended);
   LEDGER_RETURN_IF_ERROR(ConfirmRememberedRows());
   std::string advisory_sql;  // built only for the session's first claim
   std::vector<PipelinedQuery> queries =
@@ -279,14 +279,13 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
   return ClaimedRecords(intended, found);
 }
 
-// A lone submit whose accounts this engine wrote last, in advisory mode: answered
+// A submit or a batch whose accounts this engine wrote last, in advisory mode: answered
 // without a round trip (no record; the remembered rows as the accounts' lock), and
 // checked by the server before its write (RememberedRowsCheckSql) or before any other
 // statement (ConfirmRememberedRows).
-bool PostgresStorageTransaction::ClaimOnRememberedRows(const std::vector<KeyRecord>& intended,
-                                                       const ClaimParameters& claim) {
-  if (remembered_ == nullptr || !options_.use_remembered_rows || intended.size() != 1 ||
-      begin_sent_ || !batch_.empty() || expected_account_ids_.empty()) {
+bool PostgresStorageTransaction::ClaimOnRememberedRows(const std::vector<KeyRecord>& intended) {
+  if (remembered_ == nullptr || !options_.use_remembered_rows || begin_sent_ ||
+      !batch_.empty() || expected_account_ids_.empty()) {
     return false;
   }
   std::optional<LockedAccountRows> rows = remembered_->Find(expected_account_ids_);
@@ -306,13 +305,18 @@ bool PostgresStorageTransaction::ClaimOnRememberedRows(const std::vector<KeyReco
   if (!session.pipelined_statements.contains(claim_statement::kCheckRememberedRows)) {
     check_sql_ = RememberedRowsCheckSql(AdvisoryLockSeed(session.schema));
   }
-  std::vector<PipelineParameter> parameters = {claim.identities.front()};
-  parameters.insert(parameters.end(), claim.keys.begin(), claim.keys.end());
-  parameters.insert(parameters.end(),
-                    {TextArray(expected_account_ids_), BigintArray(versions),
-                     BigintArray(balances), BigintArray(pending_debits),
-                     BigintArray(pending_credits), BigintArray(closed),
-                     NullableBigintArray(running_maxima)});
+  std::vector<std::string> identities, namespaces, scopes, keys;
+  for (const KeyRecord& record : intended) {
+    identities.push_back(record.identity.Encoded());
+    namespaces.push_back(record.identity.key_namespace);
+    scopes.push_back(record.identity.scope.Encoded());
+    keys.push_back(record.identity.key);
+  }
+  std::vector<PipelineParameter> parameters = {
+      TextArray(identities), TextArray(namespaces), TextArray(scopes), TextArray(keys),
+      TextArray(expected_account_ids_), BigintArray(versions), BigintArray(balances),
+      BigintArray(pending_debits), BigintArray(pending_credits), BigintArray(closed),
+      NullableBigintArray(running_maxima)};
   // Its one wait is the accounts' lock: a failure there is LockAccounts'.
   const PostgresErrorContext context{.operation = "lock accounts", .phase = kInTransaction};
   Unconfirmed unconfirmed{.check = ClaimQuery(claim_statement::kCheckRememberedRows, check_sql_,
@@ -331,7 +335,7 @@ bool PostgresStorageTransaction::ClaimOnRememberedRows(const std::vector<KeyReco
   unconfirmed_ = std::move(unconfirmed);
   prefetched_locks_ = PrefetchedLocks{.ids = std::exchange(expected_account_ids_, {}),
                                       .rows = *std::move(rows)};
-  claimed_rows_.ClaimedWithoutRow(intended.front().identity);
+  for (const KeyRecord& record : intended) claimed_rows_.ClaimedWithoutRow(record.identity);
   return true;
 }
 

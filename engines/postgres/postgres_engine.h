@@ -51,9 +51,9 @@ struct PostgresOptions {
   std::string schema;
   // How a submit claims its key (docs/engines/postgres.md). Default: kAdvisoryLock.
   PostgresClaimMode claim_mode = PostgresClaimMode::kAdvisoryLock;
-  // Advisory mode: a lone submit on accounts this engine wrote last is decided on the
-  // rows it remembers and sent in ONE round trip, the server checking them before the
-  // write (docs/engines/postgres.md, "One round trip on remembered accounts"). The
+  // Advisory mode: a submit or a batch (group commit's too) on accounts this engine
+  // wrote last is decided on the rows it remembers and sent in ONE round trip, the
+  // server checking them before the write (docs/engines/postgres.md, "One round trip on remembered accounts"). The
   // price: the first round trip carries COMMIT, so a connection lost during it is in
   // doubt, and a guess the database refuses costs two round trips more. URL parameter
   // "one_round_trip=on|off". Ignored in row mode. Default: off.

@@ -175,7 +175,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
   // stored yet, as they are in the row; either mode: the keys the claim found no row of.
   engine_common::ClaimedRowTracker claimed_rows_;
   PostgresWriteBatch batch_;
-  // A lone submit decided on remembered rows (postgres_remembered_rows.h): the check
+  // A submit or batch decided on remembered rows (postgres_remembered_rows.h): the check
   // that confirms them, not sent yet (it rides ahead of the write, or goes alone before
   // any other statement), and the accounts it covers.
   struct Unconfirmed {
@@ -184,8 +184,7 @@ class PostgresStorageTransaction final : public StorageTransaction {
   };
   // ClaimKeys on remembered rows: whether it answered (no record; the accounts' lock
   // answered from the remembered rows by LockAccounts).
-  bool ClaimOnRememberedRows(const std::vector<KeyRecord>& intended,
-                             const ClaimParameters& claim);
+  bool ClaimOnRememberedRows(const std::vector<KeyRecord>& intended);
   // Sends BEGIN and the check alone, when the transaction needs the server before its
   // write. OK when nothing is unconfirmed.
   absl::Status ConfirmRememberedRows();

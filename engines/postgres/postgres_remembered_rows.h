@@ -1,10 +1,11 @@
-// The account rows a PostgreSQL engine wrote last, so that a lone submit whose accounts
-// are all remembered is decided on them and sent in ONE round trip (issue 29): BEGIN,
-// the check of what was remembered (RememberedRowsCheckSql), the write and COMMIT. The
-// check takes the key's advisory lock without waiting, finds no row under the key, and
-// locks the accounts in id order, finding each as remembered (version, balance, pending
-// amounts, closed, entries_running_max); otherwise it raises and nothing is written,
-// the rows are forgotten and the ledger reruns the submit on two round trips
+// The account rows a PostgreSQL engine wrote last, so that a submit or a batch whose
+// accounts are all remembered is decided on them and sent in ONE round trip (issue 29):
+// BEGIN, the check of what was remembered (RememberedRowsCheckSql), the write and
+// COMMIT. The check takes every key's advisory lock without waiting, finds no row under
+// any key, and locks the accounts in id order, finding each as remembered (version,
+// balance, pending amounts, closed, entries_running_max); otherwise it raises and
+// nothing is written,
+// the rows are forgotten and the ledger reruns the submit (or batch) on two round trips
 // (StaleReadError). What the database holds always decides: these rows only save the
 // read.
 //

@@ -703,15 +703,19 @@ std::string AdvisoryLocksSql(std::string_view lock_seed, ClaimKeys keys) {
 }
 
 std::string RememberedRowsCheckSql(std::string_view lock_seed) {
-  // The accounts' lock is an InitPlan of the CASE branch: taken only once the key's lock
-  // is and no row is under the key, so a resend never waits for its accounts.
+  // The accounts' lock is an InitPlan of the CASE branch: taken only once every key's
+  // lock is and no row is under any key, so a resend never waits for its accounts. The
+  // locks' subquery is sorted (not flattened), so they are tried row by row, in order.
   return absl::StrCat(
       "WITH probe AS (SELECT"
-      " pg_try_advisory_xact_lock(hashtextextended($1::text, ", View(lock_seed), "))::int"
+      " (SELECT count(*) FROM (SELECT pg_try_advisory_xact_lock(hashtextextended(c.identity, ",
+      View(lock_seed), ")) AS locked FROM (SELECT identity FROM unnest($1::text[])"
+      " WITH ORDINALITY AS u(identity, position) ORDER BY position) c) l WHERE l.locked)"
       " AS locked, (SELECT count(*) FROM idempotency_keys k"
-      " WHERE k.namespace = $2 AND k.scope = $3 AND k.key = $4) AS key_rows)"
+      " JOIN unnest($2::text[], $3::text[], $4::text[]) AS u(namespace, scope, key)"
+      " ON k.namespace = u.namespace AND k.scope = u.scope AND k.key = u.key) AS key_rows)"
       " SELECT ", kCheckWriteCountsFunction, "(ARRAY[p.locked, p.key_rows,"
-      " CASE WHEN p.locked = 1 AND p.key_rows = 0 THEN"
+      " CASE WHEN p.locked = cardinality($1::text[]) AND p.key_rows = 0 THEN"
       " (SELECT count(*) FROM (SELECT * FROM accounts WHERE id = ANY($5::text[])"
       " ORDER BY id FOR UPDATE) a"
       " JOIN unnest($5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[],"
@@ -721,7 +725,8 @@ std::string RememberedRowsCheckSql(std::string_view lock_seed) {
       " AND a.pending_debits = r.pending_debits AND a.pending_credits = r.pending_credits"
       " AND a.closed::int = r.closed"
       " AND a.entries_running_max IS NOT DISTINCT FROM r.running_max)"
-      " ELSE 0 END]::bigint[], ARRAY[1, 0, cardinality($5::text[])]::bigint[]) FROM probe p");
+      " ELSE 0 END]::bigint[],"
+      " ARRAY[cardinality($1::text[]), 0, cardinality($5::text[])]::bigint[]) FROM probe p");
 }
 
 namespace {

@@ -367,14 +367,14 @@ inline constexpr char kSetLockTimeoutSql[] = "SELECT set_config('lock_timeout', 
 // Advisory mode: pg_advisory_xact_lock on each identity's hash seeded by `lock_seed`
 // (AdvisoryLockSeed of the session's schema), in the array's order.
 std::string AdvisoryLocksSql(std::string_view lock_seed, ClaimKeys keys);
-// A lone submit decided on remembered account rows (postgres_remembered_rows.h), right
-// after its BEGIN: the key's advisory lock taken without waiting ($1 the identity, the
-// hash seeded by `lock_seed`), no row under the key ($2..$4 namespace, scope, key), and
-// the accounts ($5, sorted) locked in id order, each as remembered ($6 versions, $7
-// balances, $8 pending debits, $9 pending credits, $10 closed as 0 or 1, $11
-// entries_running_max in micros or NULL). Raises kShortWriteSqlState otherwise, with
-// DETAIL {lock taken, key rows, accounts as remembered} against {1,0,count}, which
-// aborts the pipeline before the write behind it.
+// A submit or a batch decided on remembered account rows (postgres_remembered_rows.h),
+// right after its BEGIN: every key's advisory lock taken without waiting ($1 the
+// identities, the hash seeded by `lock_seed`), no row under any key ($2..$4 namespaces,
+// scopes, keys), and the accounts ($5, sorted) locked in id order, each as remembered
+// ($6 versions, $7 balances, $8 pending debits, $9 pending credits, $10 closed as 0 or
+// 1, $11 entries_running_max in micros or NULL). Raises kShortWriteSqlState otherwise,
+// with DETAIL {locks taken, key rows, accounts as remembered} against {keys,0,count},
+// which aborts the pipeline before the write behind it.
 std::string RememberedRowsCheckSql(std::string_view lock_seed);
 // Row mode: the final record of each key without a row (namespaces, scopes, keys,
 // fingerprints, transaction ids, created_at, expires_at: $1..$7), then the key rows

@@ -60,7 +60,7 @@ struct PropertyContext {
   std::string orders_table;
   std::vector<std::string> orders_table_setup;
 
-  // The engine may decide a lone submit on rows it remembers and let the database
+  // The engine may decide a submit or a batch on rows it remembers and let the database
   // refuse the guess (PostgreSQL's one_round_trip): a resend or a rejection may then
   // reach LockAccounts, the write and Commit before the refusal sends it back to be
   // decided on what the database holds. The sequential run's path predictions allow it.

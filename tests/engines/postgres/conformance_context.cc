@@ -41,8 +41,8 @@ ConformanceContext PostgresRowContext() {
 }
 
 // The whole suite against a ledger in a schema of its own (not public), the way
-// `ledger serve` keeps each tenant's ledger, deciding lone submits on the rows it wrote
-// last (the contract is the same; only the round trips differ).
+// `ledger serve` keeps each tenant's ledger, deciding submits and batches on the rows
+// it wrote last (the contract is the same; only the round trips differ).
 ConformanceContext PostgresSchemaContext() {
   return PostgresContext("postgres_schema", PostgresClaimMode::kAdvisoryLock,
                          "?schema=conformance_books&one_round_trip=on", "conformance_books");

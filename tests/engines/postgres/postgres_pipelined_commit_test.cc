@@ -5,7 +5,7 @@
 // fails as LockAccounts does; a write the server finds short is refused before the
 // COMMIT behind it can run; a COMMIT whose answer is lost is read back on a new session
 // (ResolveInDoubtCommit): committed, or not, and in doubt only while that cannot be
-// known. Advisory mode: a lone submit on accounts the engine wrote last
+// known. Advisory mode: a submit or a batch on accounts the engine wrote last
 // takes ONE round trip (postgres_remembered_rows.h), and every way those rows can go
 // stale under it (another process's transfer, hold, close, or the same key) is read
 // again and decided as the database holds it. Both claim modes.
@@ -47,7 +47,7 @@ class PostgresPipelinedCommitTest : public PostgresLedgerTest {
   // A fresh database, its engine on `connection` (the test database's own when empty),
   // and accounts alice (funded with 1000) and bob.
   void OpenLedger(const std::string& connection = "") {
-    // one_round_trip=on: row mode ignores it; advisory mode's lone submits on
+    // one_round_trip=on: row mode ignores it; advisory mode's submits and batches on
     // remembered accounts take one round trip.
     absl::StatusOr<std::unique_ptr<Engine>> fresh =
         OpenFreshPostgresEngine(GetParam(), 4, "?one_round_trip=on");
@@ -153,7 +153,8 @@ TEST_P(PostgresPipelinedCommitTest, ATransferCostsTwoRoundTripsAndOneOnRemembere
         << "transfer " << transfer;
     if (transfer == 0 && committed.ok()) first = committed->transaction;
   }
-  // A batch of fresh keys: the same two.
+  // A batch of fresh keys on the same accounts: the same one round trip in advisory
+  // mode (every key's lock and the accounts checked ahead of the write), two otherwise.
   SubmitBatchRequest batch;
   for (int item = 0; item < 3; ++item) {
     batch.items.push_back(SubmitRequest{absl::StrCat("batch-", item), {},
@@ -163,7 +164,7 @@ TEST_P(PostgresPipelinedCommitTest, ATransferCostsTwoRoundTripsAndOneOnRemembere
   absl::StatusOr<std::vector<SubmitResult>> results = ledger_->SubmitBatch(batch);
   ASSERT_TRUE(results.ok()) << results.status();
   for (const SubmitResult& result : *results) ExpectCommitted(result);
-  EXPECT_EQ(relay->round_trips() - before_batch, 2);
+  EXPECT_EQ(relay->round_trips() - before_batch, remembers ? 1 : 2);
   EXPECT_EQ(BalanceOf("bob"), 33);
   // A duplicate: the claim (its account lock locks nothing), then the original's read
   // with ROLLBACK behind it (StorageTransaction::ExpectNoWrites). Three before; the
@@ -297,6 +298,128 @@ TEST_P(PostgresPipelinedCommitTest, RememberedRowsThatChangedAreReadAgain) {
   // The rejected keys stay unused: they commit once the funds are there.
   ExpectCommitted(other_submit("theirs-top-up-2", Operation::TopUp("issuance", "dave", kAsset, 1000)));
   ExpectCommitted(submit("ours-15", Operation::Transfer("dave", "bob", kAsset, 1000), round_trips));
+  ExpectVerifiedClean();
+}
+
+// A batch (or a shared transaction of group commit) on remembered accounts is one guess:
+// every key's lock, no row under any key and every account as remembered are checked
+// ahead of the write, and any of them failing sends the whole batch back to be decided
+// on what the database holds. Each case on a ledger that allows ONE attempt (a stale
+// guess is no fault), with the round trips showing the guess was tried (advisory mode).
+TEST_P(PostgresPipelinedCommitTest, ABatchOnRememberedRowsIsCheckedAsAWhole) {
+  const bool remembers = GetParam() == PostgresClaimMode::kAdvisoryLock;
+  std::unique_ptr<load::RoundTripRelay> relay;
+  absl::StatusOr<std::string> relayed = RelayedLedger::Start(relay);
+  ASSERT_TRUE(relayed.ok()) << relayed.status();
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(*relayed));
+  ledger_ = std::make_unique<Ledger>(
+      OpenTestLedger(engine_, {.clock = &clock_, .attempts_max = 1}));
+  for (const char* id : {"carol", "dave"}) {
+    ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = kAsset}).ok());
+  }
+  PostgresOptions other_options;
+  other_options.connection = PostgresTestDsn().value();
+  other_options.claim_mode = GetParam();
+  other_options.pool_size = 2;
+  absl::StatusOr<std::unique_ptr<Engine>> other_engine = OpenPostgresEngine(other_options);
+  ASSERT_TRUE(other_engine.ok()) << other_engine.status();
+  Ledger other = OpenTestLedger(std::shared_ptr<Engine>(*std::move(other_engine)),
+                                {.clock = &clock_});
+  // Our batch of (key, operation) items, with the round trips it took.
+  int64_t round_trips = 0;
+  auto batch = [&](const std::vector<std::pair<std::string, Operation>>& items) {
+    SubmitBatchRequest request;
+    for (const auto& [key, operation] : items) {
+      request.items.push_back(SubmitRequest{key, {}, operation, {}});
+    }
+    const int64_t before = relay->round_trips();
+    absl::StatusOr<std::vector<SubmitResult>> results = ledger_->SubmitBatch(request);
+    round_trips = relay->round_trips() - before;
+    EXPECT_TRUE(results.ok()) << results.status();
+    return results.ok() ? *std::move(results) : std::vector<SubmitResult>{};
+  };
+  auto all_committed = [](const std::vector<SubmitResult>& results, size_t count) {
+    ASSERT_EQ(results.size(), count);
+    for (const SubmitResult& result : results) ExpectCommitted(result);
+  };
+  // This engine writes all four accounts, then a batch on them takes one round trip.
+  all_committed(batch({{"warm-1", Operation::Transfer("alice", "bob", kAsset, 10)},
+                       {"warm-2", Operation::Transfer("alice", "carol", kAsset, 10)},
+                       {"warm-3", Operation::Transfer("alice", "dave", kAsset, 10)}}),
+                3);
+  all_committed(batch({{"ours-1", Operation::Transfer("bob", "carol", kAsset, 1)},
+                       {"ours-2", Operation::Transfer("carol", "dave", kAsset, 1)},
+                       {"ours-3", Operation::Transfer("dave", "alice", kAsset, 1)}}),
+                3);
+  EXPECT_EQ(round_trips, remembers ? 1 : 2);
+
+  // Another process writes one account of the three items' five: the whole batch is
+  // refused, read again and committed, each item once.
+  ExpectCommitted(other.Submit(
+      SubmitRequest{"theirs-1", {}, Operation::Transfer("carol", "dave", kAsset, 2), {}}));
+  all_committed(batch({{"ours-4", Operation::Transfer("alice", "bob", kAsset, 1)},
+                       {"ours-5", Operation::Transfer("carol", "dave", kAsset, 1)},
+                       {"ours-6", Operation::Transfer("bob", "alice", kAsset, 1)}}),
+                3);
+  EXPECT_EQ(round_trips, remembers ? 4 : 2);  // refused, ROLLBACK, then the two
+  EXPECT_EQ(BalanceOf("alice"), 971);
+  EXPECT_EQ(BalanceOf("bob"), 9);
+  EXPECT_EQ(BalanceOf("carol"), 7);
+  EXPECT_EQ(BalanceOf("dave"), 13);
+
+  // One key of the batch committed by the other process: that item is its duplicate
+  // (the other's transaction, not a second post), and the rest commit.
+  all_committed(batch({{"ours-7", Operation::Transfer("alice", "bob", kAsset, 1)},
+                       {"ours-8", Operation::Transfer("dave", "carol", kAsset, 1)}}),
+                2);
+  absl::StatusOr<Outcome> theirs = other.Submit(
+      SubmitRequest{"shared", {}, Operation::Transfer("dave", "carol", kAsset, 2), {}});
+  ExpectCommitted(theirs);
+  // The other's write changed dave and carol too; ours remembers them as before it.
+  std::vector<SubmitResult> mixed =
+      batch({{"ours-9", Operation::Transfer("alice", "bob", kAsset, 1)},
+             {"shared", Operation::Transfer("dave", "carol", kAsset, 2)}});
+  ASSERT_EQ(mixed.size(), 2u);
+  ExpectCommitted(mixed[0]);
+  ASSERT_TRUE(mixed[1].ok()) << mixed[1].status();
+  EXPECT_EQ(mixed[1]->kind, OutcomeKind::kDuplicate) << OutcomeToJson(*mixed[1]).dump();
+  ASSERT_TRUE(theirs.ok());
+  EXPECT_EQ(mixed[1]->transaction, theirs->transaction);
+  EXPECT_EQ(BalanceOf("carol"), 10);
+  EXPECT_EQ(BalanceOf("dave"), 10);
+
+  // A rejection decided on remembered rows is confirmed with the batch's write: dave,
+  // remembered at 11, cannot pay 40, but the other process topped him up meanwhile; and
+  // the write's check refuses the guess, so the item is decided on the database's row.
+  all_committed(batch({{"ours-10", Operation::Transfer("alice", "dave", kAsset, 1)},
+                       {"ours-11", Operation::Transfer("bob", "carol", kAsset, 1)}}),
+                2);
+  ExpectCommitted(other.Submit(
+      SubmitRequest{"theirs-top-up", {}, Operation::TopUp("issuance", "dave", kAsset, 50), {}}));
+  all_committed(batch({{"ours-12", Operation::Transfer("dave", "bob", kAsset, 40)},
+                       {"ours-13", Operation::Transfer("alice", "carol", kAsset, 1)}}),
+                2);
+  if (remembers) {
+    EXPECT_EQ(round_trips, 4);
+  }
+  EXPECT_EQ(BalanceOf("dave"), 21);
+  // One that stands, in one round trip: dave cannot pay 1000, and the check riding with
+  // the other item's write confirms what it was decided on. Its key stays unused.
+  all_committed(batch({{"ours-14", Operation::Transfer("alice", "dave", kAsset, 1)},
+                       {"ours-15", Operation::Transfer("dave", "bob", kAsset, 1)}}),
+                2);
+  std::vector<SubmitResult> partly =
+      batch({{"ours-16", Operation::Transfer("dave", "bob", kAsset, 1000)},
+             {"ours-17", Operation::Transfer("alice", "bob", kAsset, 1)}});
+  ASSERT_EQ(partly.size(), 2u);
+  ASSERT_TRUE(partly[0].ok()) << partly[0].status();
+  EXPECT_EQ(partly[0]->kind, OutcomeKind::kRejected) << OutcomeToJson(*partly[0]).dump();
+  EXPECT_EQ(partly[0]->reason, RejectionReason::kInsufficientFunds);
+  ExpectCommitted(partly[1]);
+  EXPECT_EQ(round_trips, remembers ? 1 : 2);
+  ExpectCommitted(other.Submit(
+      SubmitRequest{"theirs-top-up-2", {}, Operation::TopUp("issuance", "dave", kAsset, 1000), {}}));
+  ExpectCommitted(Submit("ours-16", Operation::Transfer("dave", "bob", kAsset, 1000)));
   ExpectVerifiedClean();
 }
 

@@ -70,7 +70,7 @@ PropertyContext PostgresAdvisoryContext() {
 PropertyContext PostgresRowContext() {
   return PostgresContext(PostgresClaimMode::kRow, "postgres_row", 2);
 }
-// Advisory mode with lone submits on remembered accounts in one round trip.
+// Advisory mode with submits and batches on remembered accounts in one round trip.
 PropertyContext PostgresOneTripContext() {
   PropertyContext context = PostgresContext(PostgresClaimMode::kAdvisoryLock,
                                             "postgres_one_trip", 2, "?one_round_trip=on");
