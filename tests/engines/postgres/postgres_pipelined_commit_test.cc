@@ -68,7 +68,14 @@ class PostgresPipelinedCommitTest : public PostgresLedgerTest {
     OpenFundedLedger(engine_);
   }
 
+  // OpenLedger through a relay that counts round trips (relay_), on a ledger that
+  // allows ONE attempt (a stale guess is no fault), with carol and dave opened too; and
+  // another process's ledger on the same database (other_, an engine of its own).
+  void OpenBesideAnotherProcess();
+
   std::shared_ptr<Engine> engine_;
+  std::unique_ptr<load::RoundTripRelay> relay_;
+  std::unique_ptr<Ledger> other_;
 };
 
 INSTANTIATE_TEST_SUITE_P(ClaimModes, PostgresPipelinedCommitTest,
@@ -112,6 +119,25 @@ class RelayedLedger {
     return relayed;
   }
 };
+
+void PostgresPipelinedCommitTest::OpenBesideAnotherProcess() {
+  absl::StatusOr<std::string> relayed = RelayedLedger::Start(relay_);
+  ASSERT_TRUE(relayed.ok()) << relayed.status();
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(*relayed));
+  ledger_ = std::make_unique<Ledger>(
+      OpenTestLedger(engine_, {.clock = &clock_, .attempts_max = 1}));
+  for (const char* id : {"carol", "dave"}) {
+    ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = kAsset}).ok());
+  }
+  PostgresOptions other_options;
+  other_options.connection = PostgresTestDsn().value();
+  other_options.claim_mode = GetParam();
+  other_options.pool_size = 2;
+  absl::StatusOr<std::unique_ptr<Engine>> other_engine = OpenPostgresEngine(other_options);
+  ASSERT_TRUE(other_engine.ok()) << other_engine.status();
+  other_ = std::make_unique<Ledger>(OpenTestLedger(
+      std::shared_ptr<Engine>(*std::move(other_engine)), {.clock = &clock_}));
+}
 
 // ledger_load --round-trip-latency: the relay holds each round trip, so a submit of two
 // round trips takes at least twice the latency (a lower bound: the relay sleeps), and the
@@ -203,23 +229,9 @@ TEST_P(PostgresPipelinedCommitTest, ATransferCostsTwoRoundTripsAndOneOnRemembere
 // show the guess was tried where the engine remembers (advisory mode).
 TEST_P(PostgresPipelinedCommitTest, RememberedRowsThatChangedAreReadAgain) {
   const bool remembers = GetParam() == PostgresClaimMode::kAdvisoryLock;
-  std::unique_ptr<load::RoundTripRelay> relay;
-  absl::StatusOr<std::string> relayed = RelayedLedger::Start(relay);
-  ASSERT_TRUE(relayed.ok()) << relayed.status();
-  ASSERT_NO_FATAL_FAILURE(OpenLedger(*relayed));
-  ledger_ = std::make_unique<Ledger>(
-      OpenTestLedger(engine_, {.clock = &clock_, .attempts_max = 1}));
-  for (const char* id : {"carol", "dave"}) {
-    ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = kAsset}).ok());
-  }
-  PostgresOptions other_options;
-  other_options.connection = PostgresTestDsn().value();
-  other_options.claim_mode = GetParam();
-  other_options.pool_size = 2;
-  absl::StatusOr<std::unique_ptr<Engine>> other_engine = OpenPostgresEngine(other_options);
-  ASSERT_TRUE(other_engine.ok()) << other_engine.status();
-  Ledger other = OpenTestLedger(std::shared_ptr<Engine>(*std::move(other_engine)),
-                                {.clock = &clock_});
+  ASSERT_NO_FATAL_FAILURE(OpenBesideAnotherProcess());
+  load::RoundTripRelay* const relay = relay_.get();
+  Ledger& other = *other_;
   auto other_submit = [&](const std::string& key, const Operation& operation) {
     return other.Submit(SubmitRequest{key, {}, operation, {}});
   };
@@ -308,23 +320,9 @@ TEST_P(PostgresPipelinedCommitTest, RememberedRowsThatChangedAreReadAgain) {
 // guess is no fault), with the round trips showing the guess was tried (advisory mode).
 TEST_P(PostgresPipelinedCommitTest, ABatchOnRememberedRowsIsCheckedAsAWhole) {
   const bool remembers = GetParam() == PostgresClaimMode::kAdvisoryLock;
-  std::unique_ptr<load::RoundTripRelay> relay;
-  absl::StatusOr<std::string> relayed = RelayedLedger::Start(relay);
-  ASSERT_TRUE(relayed.ok()) << relayed.status();
-  ASSERT_NO_FATAL_FAILURE(OpenLedger(*relayed));
-  ledger_ = std::make_unique<Ledger>(
-      OpenTestLedger(engine_, {.clock = &clock_, .attempts_max = 1}));
-  for (const char* id : {"carol", "dave"}) {
-    ASSERT_TRUE(ledger_->OpenAccount({.id = id, .asset = kAsset}).ok());
-  }
-  PostgresOptions other_options;
-  other_options.connection = PostgresTestDsn().value();
-  other_options.claim_mode = GetParam();
-  other_options.pool_size = 2;
-  absl::StatusOr<std::unique_ptr<Engine>> other_engine = OpenPostgresEngine(other_options);
-  ASSERT_TRUE(other_engine.ok()) << other_engine.status();
-  Ledger other = OpenTestLedger(std::shared_ptr<Engine>(*std::move(other_engine)),
-                                {.clock = &clock_});
+  ASSERT_NO_FATAL_FAILURE(OpenBesideAnotherProcess());
+  load::RoundTripRelay* const relay = relay_.get();
+  Ledger& other = *other_;
   // Our batch of (key, operation) items, with the round trips it took.
   int64_t round_trips = 0;
   auto batch = [&](const std::vector<std::pair<std::string, Operation>>& items) {
