@@ -301,13 +301,16 @@ my_launch() {
   port=$(cat "$my_port_file")
   rm -f "$my_pid_file"
   # mariadbd does not daemonize: setsid detaches it from our session and terminal so
-  # it survives this script and Ctrl-C in the caller's shell.
+  # it survives this script and Ctrl-C in the caller's shell. A 1 GiB buffer pool, not
+  # the default 128 MiB: a benchmark of a few runs outgrew that and measured the disk's
+  # reads, its rates halving from run to run (docs/benchmarks.md, "Group commit: a free
+  # slot waits for a share of the callers").
   # shellcheck disable=SC2046 # my_user_args and my_tls_args print plain words
   setsid "$mariadbd" --no-defaults --datadir="$my_data" --tmpdir="$my_dir/tmp" $(my_user_args) \
     --socket="$my_sock" --pid-file="$my_pid_file" --log-error="$my_log" \
     --port="$port" --bind-address=127.0.0.1 --skip-name-resolve \
     --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
-    --max-connections=300 $(my_tls_args) </dev/null >/dev/null 2>&1 &
+    --max-connections=300 --innodb-buffer-pool-size=1G $(my_tls_args) </dev/null >/dev/null 2>&1 &
   # Remembered so stop can find the server even if it died before writing its pid file.
   echo "$!" >"$my_launch_pid_file"
 }
