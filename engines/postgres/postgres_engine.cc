@@ -329,7 +329,7 @@ bool PostgresStorageTransaction::ClaimOnRememberedRows(const std::vector<KeyReco
     }
     return StaleReadError(absl::StrCat(
         "postgres: the submit was decided on remembered rows that the database does not hold "
-        "(key lock taken, key rows, accounts as remembered: ",
+        "(key locks taken, key rows, accounts as remembered: ",
         View(detail), "); it runs again, reading them"));
   };
   unconfirmed_ = std::move(unconfirmed);

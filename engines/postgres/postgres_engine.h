@@ -53,10 +53,11 @@ struct PostgresOptions {
   PostgresClaimMode claim_mode = PostgresClaimMode::kAdvisoryLock;
   // Advisory mode: a submit or a batch (group commit's too) on accounts this engine
   // wrote last is decided on the rows it remembers and sent in ONE round trip, the
-  // server checking them before the write (docs/engines/postgres.md, "One round trip on remembered accounts"). The
-  // price: the first round trip carries COMMIT, so a connection lost during it is in
-  // doubt, and a guess the database refuses costs two round trips more. URL parameter
-  // "one_round_trip=on|off". Ignored in row mode. Default: off.
+  // server checking them before the write (docs/engines/postgres.md, "One round trip
+  // on remembered accounts"). The price: the first round trip carries COMMIT, so a
+  // connection lost during it is in doubt, and a guess the database refuses costs two
+  // round trips more. URL parameter "one_round_trip=on|off". Ignored in row mode.
+  // Default: off.
   bool one_round_trip = false;
   // Connections kept open, 1..1024; callers beyond it wait for one. Default: 16.
   int pool_size = 16;

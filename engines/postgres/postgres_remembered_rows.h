@@ -4,10 +4,9 @@
 // COMMIT. The check takes every key's advisory lock without waiting, finds no row under
 // any key, and locks the accounts in id order, finding each as remembered (version,
 // balance, pending amounts, closed, entries_running_max); otherwise it raises and
-// nothing is written,
-// the rows are forgotten and the ledger reruns the submit (or batch) on two round trips
-// (StaleReadError). What the database holds always decides: these rows only save the
-// read.
+// nothing is written, the rows are forgotten and the ledger reruns the submit (or
+// batch) on two round trips (StaleReadError). What the database holds always decides:
+// these rows only save the read.
 //
 // Bounded: at most kRememberedRowsMax accounts (an arbitrary one goes to make room).
 // A gate stops guessing for a while when guesses keep failing (another process writes
