@@ -55,9 +55,12 @@ namespace {
 // The reads and locks of a submit before its writes: the error table's "lock accounts".
 constexpr engine_common::ErrorPhase kInTransaction = engine_common::ErrorPhase::kLockAccounts;
 
-ClaimParameters ClaimParametersOf(PostgresClaimMode mode, const std::vector<KeyRecord>& intended) {
+// kOne: the one key as scalars (a single submit's claim); kMany: arrays, even of one
+// key (a claim of many, and the check of remembered rows).
+ClaimParameters ClaimParametersOf(PostgresClaimMode mode, const std::vector<KeyRecord>& intended,
+                                  ClaimKeys form) {
   ClaimParameters claim;
-  if (intended.size() == 1) {  // a single submit's key: scalars (ClaimKeys)
+  if (form == ClaimKeys::kOne) {
     const KeyRecord& record = intended.front();
     claim.form = ClaimKeys::kOne;
     claim.keys = {record.identity.key_namespace, record.identity.scope.Encoded(),
@@ -265,7 +268,8 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
   if (ClaimOnRememberedRows(intended)) {
     return std::vector<std::optional<KeyRecord>>(intended.size());  // no record, until checked
   }
-  const ClaimParameters claim = ClaimParametersOf(claim_mode_, intended);
+  const ClaimParameters claim = ClaimParametersOf(
+      claim_mode_, intended, intended.size() == 1 ? ClaimKeys::kOne : ClaimKeys::kMany);
   LEDGER_RETURN_IF_ERROR(ConfirmRememberedRows());
   std::string advisory_sql;  // built only for the session's first claim
   std::vector<PipelinedQuery> queries =
@@ -305,18 +309,14 @@ bool PostgresStorageTransaction::ClaimOnRememberedRows(const std::vector<KeyReco
   if (!session.pipelined_statements.contains(claim_statement::kCheckRememberedRows)) {
     check_sql_ = RememberedRowsCheckSql(AdvisoryLockSeed(session.schema));
   }
-  std::vector<std::string> identities, namespaces, scopes, keys;
-  for (const KeyRecord& record : intended) {
-    identities.push_back(record.identity.Encoded());
-    namespaces.push_back(record.identity.key_namespace);
-    scopes.push_back(record.identity.scope.Encoded());
-    keys.push_back(record.identity.key);
-  }
-  std::vector<PipelineParameter> parameters = {
-      TextArray(identities), TextArray(namespaces), TextArray(scopes), TextArray(keys),
-      TextArray(expected_account_ids_), BigintArray(versions), BigintArray(balances),
-      BigintArray(pending_debits), BigintArray(pending_credits), BigintArray(closed),
-      NullableBigintArray(running_maxima)};
+  const ClaimParameters claim = ClaimParametersOf(claim_mode_, intended, ClaimKeys::kMany);
+  std::vector<PipelineParameter> parameters = claim.identities;
+  parameters.insert(parameters.end(), claim.keys.begin(), claim.keys.end());
+  parameters.insert(parameters.end(),
+                    {TextArray(expected_account_ids_), BigintArray(versions),
+                     BigintArray(balances), BigintArray(pending_debits),
+                     BigintArray(pending_credits), BigintArray(closed),
+                     NullableBigintArray(running_maxima)});
   // Its one wait is the accounts' lock: a failure there is LockAccounts'.
   const PostgresErrorContext context{.operation = "lock accounts", .phase = kInTransaction};
   Unconfirmed unconfirmed{.check = ClaimQuery(claim_statement::kCheckRememberedRows, check_sql_,
