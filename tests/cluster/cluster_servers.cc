@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -88,10 +90,16 @@ bool WaitUntil(const std::function<bool()>& condition, absl::Duration timeout) {
   return true;
 }
 
-std::string LogTail(const std::string& path, int lines) {
+std::string LogTail(const std::string& path, int lines,
+                    const std::vector<std::string>& containing) {
   std::ifstream in(path);
   std::deque<std::string> tail;
   for (std::string line; std::getline(in, line);) {
+    const bool wanted = containing.empty() ||
+                        absl::c_any_of(containing, [&](const std::string& word) {
+                          return absl::StrContains(line, word);
+                        });
+    if (!wanted) continue;
     tail.push_back(line);
     if (static_cast<int>(tail.size()) > lines) tail.pop_front();
   }

@@ -72,9 +72,11 @@ class ClusterServers {
 // Polls `condition` every 200 ms until it holds or `timeout` passes; the last answer.
 bool WaitUntil(const std::function<bool()>& condition, absl::Duration timeout);
 
-// The last `lines` lines of the file at `path` (a node's log, for a failure's message);
-// empty when it cannot be read.
-std::string LogTail(const std::string& path, int lines);
+// The last `lines` lines of the file at `path` (a node's log, for a failure's message),
+// only those containing one of `containing` when it is not empty; empty when the file
+// cannot be read.
+std::string LogTail(const std::string& path, int lines,
+                    const std::vector<std::string>& containing = {});
 
 }  // namespace ledger::testing
 

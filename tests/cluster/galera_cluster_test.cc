@@ -131,14 +131,18 @@ bool SeesPrimaryOf(int node, int size) {
          absl::StripAsciiWhitespace(*answer) == absl::StrCat("Primary ", size);
 }
 
-// Each node's error log, its last lines: what Galera did (views, evictions, state
-// transfers, flow control) for a failure's message.
+// Each node's error log for a failure's message: its last lines about membership
+// (suspicions, evictions, components, quorum), which the last lines of all may no longer
+// hold, then its last lines (state transfers, flow control).
 std::string NodeLogs() {
+  const std::vector<std::string> membership = {"suspect", "inactive", "COMPONENT", "PRIMARY",
+                                               "partition", "declaring", "re-merge", "Quorum"};
   std::string logs;
   for (int node = 1; node <= kNodes; ++node) {
-    absl::StrAppend(&logs, "--- galera", node, "/error.log, last lines:\n",
-                    LogTail(absl::StrCat(cluster->directory(), "/galera", node, "/error.log"), 60),
-                    "\n");
+    const std::string path = absl::StrCat(cluster->directory(), "/galera", node, "/error.log");
+    absl::StrAppend(&logs, "--- galera", node, "/error.log, last lines about membership:\n",
+                    LogTail(path, 40, membership), "\n--- galera", node,
+                    "/error.log, last lines:\n", LogTail(path, 60), "\n");
   }
   return logs;
 }
@@ -413,14 +417,26 @@ TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnc
   const absl::Time started = absl::Now();
   absl::SleepFor(absl::Seconds(2));
   // Waits until nodes `a` and `b` form a primary component of two; then (bounded) for a
-  // call started after that to commit. The time of the view, and whether one committed.
-  auto remaining_commit = [&](int a, int b, absl::Time& evicted) {
-    const bool two = WaitUntil([&] { return SeesPrimaryOf(a, 2) && SeesPrimaryOf(b, 2); },
-                               kEvictionWait);
-    evicted = absl::Now();
-    return two && WaitUntil([&] { return load.FirstCommitStartedAfter(evicted) !=
-                                         absl::InfiniteFuture(); },
-                            kCallBound + kSlack);
+  // call started after that to commit.
+  struct Remaining {
+    absl::Time evicted;      // when the wait for the two-node view ended
+    bool primary = false;    // whether the two formed it
+    bool committed = false;  // whether a call started after it committed
+  };
+  auto remaining_commit = [&](int a, int b) {
+    Remaining remaining;
+    remaining.primary = WaitUntil(
+        [&] { return SeesPrimaryOf(a, 2) && SeesPrimaryOf(b, 2); }, kEvictionWait);
+    remaining.evicted = absl::Now();
+    remaining.committed =
+        remaining.primary &&
+        WaitUntil([&] { return load.FirstCommitStartedAfter(remaining.evicted) !=
+                               absl::InfiniteFuture(); },
+                  kCallBound + kSlack);
+    return remaining;
+  };
+  auto since_start = [&](absl::Time when) {
+    return absl::FormatDuration(absl::Trunc(when - started, absl::Milliseconds(100)));
   };
   // Killed only once every node has applied what it received, as the freeze below: a
   // node still working through a backlog (seen: galera1 446 write sets behind on a busy
@@ -429,10 +445,9 @@ TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnc
       << "a node kept a backlog under load\n" << ClusterState();
   const absl::Time killed = absl::Now();
   ASSERT_TRUE(cluster->Signal("galera3", SIGKILL).ok());
-  absl::Time galera3_evicted;
-  const bool committed_while_dead = remaining_commit(1, 2, galera3_evicted);
-  const std::string while_dead =
-      committed_while_dead ? "" : absl::StrCat(NodeState(1), "\n", NodeState(2), "\n");
+  const Remaining while_dead = remaining_commit(1, 2);
+  const std::string while_dead_states =
+      while_dead.committed ? "" : absl::StrCat(NodeState(1), "\n", NodeState(2), "\n");
   const absl::Time restarted = absl::Now();
   ASSERT_TRUE(cluster->StartNode("galera3").ok()) << "galera3 did not rejoin";
   // Freeze a node only once galera3's state transfer is over and every node has applied
@@ -447,35 +462,46 @@ TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnc
   ASSERT_TRUE(resynced) << "galera3 did not sync after its restart\n" << ClusterState();
   ASSERT_TRUE(WaitUntil(AllCaughtUp, kRejoinWait))
       << "a node kept a backlog after galera3's sync\n" << ClusterState();
-  absl::SleepFor(absl::Seconds(2));
-  const absl::Time frozen = absl::Now();
-  ASSERT_TRUE(cluster->Signal("galera3", SIGSTOP).ok());
-  absl::Time frozen_evicted;
-  const bool committed_while_frozen = remaining_commit(1, 2, frozen_evicted);
-  const std::string while_frozen = absl::StrCat(NodeState(1), "\n", NodeState(2), "\n");
-  absl::SleepFor(frozen + absl::Seconds(10) - absl::Now());  // frozen 10 s at least
-  const absl::Time thawed = absl::Now();
-  ASSERT_TRUE(cluster->Signal("galera3", SIGCONT).ok());
-  // Synced is not enough before the checks below: a node that says so may still work
-  // through a backlog, and its reads wait for it (wsrep_sync_wait=1).
-  const bool rejoined = WaitUntil(AllSynced, kRejoinWait) && WaitUntil(AllCaughtUp, kRejoinWait);
+  // The freeze is tried a second time when galera1 and galera2 did not form a primary
+  // component of two at all. That is Galera's own decision, not the ledger's: seen once in
+  // about thirty runs on a loaded machine, both stayed non-Primary for the whole wait and
+  // the primary came back only by the full re-merge when galera3 was thawed. The ledger's
+  // part (a call started once the two form the primary commits) is asserted below.
+  Remaining while_frozen;
+  std::string freezes, while_frozen_states;
+  bool rejoined = false;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    absl::SleepFor(absl::Seconds(2));
+    const absl::Time frozen = absl::Now();
+    ASSERT_TRUE(cluster->Signal("galera3", SIGSTOP).ok());
+    while_frozen = remaining_commit(1, 2);
+    while_frozen_states = absl::StrCat(NodeState(1), "\n", NodeState(2), "\n");
+    absl::SleepFor(frozen + absl::Seconds(10) - absl::Now());  // frozen 10 s at least
+    const absl::Time thawed = absl::Now();
+    ASSERT_TRUE(cluster->Signal("galera3", SIGCONT).ok());
+    // Synced is not enough before the checks below: a node that says so may still work
+    // through a backlog, and its reads wait for it (wsrep_sync_wait=1).
+    rejoined = WaitUntil(AllSynced, kRejoinWait) && WaitUntil(AllCaughtUp, kRejoinWait);
+    absl::StrAppend(&freezes, "; galera3 frozen +", since_start(frozen),
+                    while_frozen.primary ? ", evicted +" : ", no primary of two by +",
+                    since_start(while_frozen.evicted), ", thawed +", since_start(thawed));
+    if (while_frozen.primary || !rejoined) break;
+    std::cout << "  freeze " << attempt << ": galera1 and galera2 formed no primary component"
+              << " of two; galera3 frozen again\n" << while_frozen_states;
+  }
   absl::SleepFor(absl::Seconds(2));
   load.Stop();
   for (const auto& [end, count] : load.Ends()) std::cout << "  " << end << ": " << count << "\n";
   // When what happened, for a failure below: the disruptions, then every second's calls.
-  auto since_start = [&](absl::Time when) {
-    return absl::FormatDuration(absl::Trunc(when - started, absl::Milliseconds(100)));
-  };
   const std::string timeline = absl::StrCat(
-      "galera3 killed at +", since_start(killed), ", evicted +", since_start(galera3_evicted),
+      "galera3 killed at +", since_start(killed), ", evicted +", since_start(while_dead.evicted),
       ", restarted +", since_start(restarted), ", synced +", since_start(galera3_synced),
-      "; galera3 frozen +", since_start(frozen),
-      ", evicted +", since_start(frozen_evicted), ", thawed +", since_start(thawed), "\n",
+      freezes, "\n",
       load.Timeline(started, absl::Seconds(1), [](int client) {
         return absl::StrCat("c", client, "@galera", client % kNodes + 1);
       }),
-      committed_while_dead ? "" : absl::StrCat("while galera3 was dead:\n", while_dead),
-      "while galera3 was frozen:\n", while_frozen);
+      while_dead.committed ? "" : absl::StrCat("while galera3 was dead:\n", while_dead_states),
+      "while galera3 was frozen (the last time):\n", while_frozen_states);
   // Printed after the failures, and only with them: a report that shows a run's first
   // lines (CI's does) then shows what failed, not forty lines of timeline before it.
   absl::Cleanup explain = [&] {
@@ -485,8 +511,8 @@ TEST_F(GaleraClusterTest, NodesKilledAndFrozenUnderLoadEveryKeyCommitsExactlyOnc
                         << ClusterState();
   load.ExpectEveryCallEndedWithin(kCallBound + kSlack);
   // The remaining quorum kept committing while a node was dead, and while one was frozen.
-  EXPECT_TRUE(committed_while_dead) << "nothing committed while galera3 was dead";
-  EXPECT_TRUE(committed_while_frozen) << "nothing committed while galera3 was frozen";
+  EXPECT_TRUE(while_dead.committed) << "nothing committed while galera3 was dead";
+  EXPECT_TRUE(while_frozen.committed) << "nothing committed while galera3 was frozen";
 
   for (int node = 1; node <= kNodes; ++node) {
     absl::StatusOr<VerifyReport> report = On(node).Verify();
