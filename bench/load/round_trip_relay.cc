@@ -125,6 +125,11 @@ void RoundTripRelay::Relay(int client, int server) {
         open = false;
         break;
       }
+      if (from_client && server_spoke_last && hold_next_request_.exchange(false)) {
+        HoldTurn(client, server, std::string(buffer.data(), static_cast<size_t>(received)));
+        close(server);
+        return;
+      }
       if (from_client && server_spoke_last) {
         round_trips_.fetch_add(1, std::memory_order_relaxed);
         // Only this connection's thread sleeps: other connections' turns go on.
@@ -137,6 +142,64 @@ void RoundTripRelay::Relay(int client, int server) {
   }
   close(client);
   close(server);
+}
+
+void RoundTripRelay::HoldTurn(int client, int server, std::string held) {
+  constexpr int kQuietMillis = 100;
+  char buffer[16 * 1024];
+  for (;;) {  // the rest of the turn: libpq writes a pipeline in pieces
+    pollfd more{.fd = client, .events = POLLIN, .revents = 0};
+    if (poll(&more, 1, kQuietMillis) <= 0) break;
+    ssize_t received = recv(client, buffer, sizeof buffer, 0);
+    if (received <= 0) break;
+    held.append(buffer, static_cast<size_t>(received));
+  }
+  close(client);
+  {
+    absl::MutexLock lock(&held_mutex_);
+    held_ = Held::kHeld;
+  }
+  // Until the release, the server's side is only watched. A server that ends the session
+  // says so first (an error message, then the close), and an idle one says nothing else:
+  // once it has spoken, or closed, the held request is never sent.
+  bool spoke = false, sent = false;
+  auto heard = [&](int wait_millis) {  // read what the server sent; false once it closed
+    pollfd side{.fd = server, .events = POLLIN, .revents = 0};
+    if (poll(&side, 1, wait_millis) <= 0) return true;
+    if (recv(server, buffer, sizeof buffer, 0) <= 0) return false;
+    if (sent) {
+      absl::MutexLock lock(&held_mutex_);
+      held_ = Held::kAnswered;  // later answers are read and dropped
+    } else {
+      spoke = true;
+    }
+    return true;
+  };
+  while (!stopping_) {
+    bool release = false;
+    {
+      absl::MutexLock lock(&held_mutex_);
+      release = !sent && held_ == Held::kReleaseAsked;
+    }
+    if (release) {
+      sent = heard(0) && !spoke && SendAll(server, held.data(), held.size());
+      if (!sent) break;
+    }
+    if (!heard(10)) break;
+  }
+  absl::MutexLock lock(&held_mutex_);
+  if (held_ != Held::kAnswered) held_ = Held::kServerGone;
+}
+
+bool RoundTripRelay::ReleaseHeld() {
+  absl::MutexLock lock(&held_mutex_);
+  if (held_ == Held::kHeld) held_ = Held::kReleaseAsked;
+  if (held_ != Held::kReleaseAsked) return held_ == Held::kAnswered;
+  held_mutex_.AwaitWithTimeout(
+      absl::Condition(+[](Held* held) { return *held == Held::kAnswered || *held == Held::kServerGone; },
+                      &held_),
+      absl::Seconds(5));
+  return held_ == Held::kAnswered;
 }
 
 absl::StatusOr<RelayedUrl> UrlTarget(const std::string& url) {

@@ -51,14 +51,28 @@ class RoundTripRelay {
   // dropped and that connection closed on both sides, as a network cut between the
   // server's reply and the client would. Once.
   void CutAtNextReply() { cut_at_next_reply_.store(true); }
+  // For tests of a request still on its way when its client was cut off: the next turn a
+  // client starts, on any connection, is held back from the server (all it sends until
+  // it has been quiet for 100 ms) and the client's side is closed, while the server's side
+  // stays open, as a network that lost the client with its request in flight would. Once.
+  void HoldNextRequest() { hold_next_request_.store(true); }
+  // Passes the held request on to the server if the server's side is still open and the
+  // server has said nothing since (a server says so before it ends a session), and says
+  // whether the server answered it; false when nothing is held. Waits at most 5 s.
+  bool ReleaseHeld();
 
  private:
   RoundTripRelay(int listener, int port, std::string target_host, int target_port,
                  absl::Duration added_latency)
       : listener_(listener), port_(port), target_host_(std::move(target_host)),
         target_port_(target_port), added_latency_(added_latency) {}
+  // Where a held request stands (HoldNextRequest).
+  enum class Held { kNothing, kHeld, kReleaseAsked, kAnswered, kServerGone };
   void AcceptLoop();
   void Relay(int client, int server);
+  // Holds the turn that began with `first` (HoldNextRequest) until it is released or
+  // the server's side closes; closes `client`.
+  void HoldTurn(int client, int server, std::string first);
 
   const int listener_;
   const int port_;
@@ -68,6 +82,9 @@ class RoundTripRelay {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> round_trips_{0};
   std::atomic<bool> cut_at_next_reply_{false};
+  std::atomic<bool> hold_next_request_{false};
+  absl::Mutex held_mutex_;
+  Held held_ ABSL_GUARDED_BY(held_mutex_) = Held::kNothing;
   std::thread acceptor_;
   absl::Mutex mutex_;
   std::vector<std::thread> relays_ ABSL_GUARDED_BY(mutex_);

@@ -63,6 +63,30 @@ bool SessionLooksAlive(PostgresSession& session) {
   return false;  // still readable after several reads: not an idle session we understand
 }
 
+// Polled: pg_terminate_backend waits for the process only from PostgreSQL 14 on.
+bool EndServerBackend(PostgresSession& session, const ServerBackend& backend,
+                      absl::Duration wait) {
+  constexpr absl::Duration kPoll = absl::Milliseconds(10);
+  const absl::Time deadline = absl::Now() + wait;
+  auto sql = [&](const std::string& text) -> absl::StatusOr<int64_t> {
+    return GuardRoundTrip(session, {.operation = "end a lost session's server process"},
+                          [&]() -> absl::StatusOr<int64_t> {
+      pqxx::nontransaction work(session.connection());
+      const pqxx::result rows = work.exec(text);
+      return rows.empty() || rows[0][0].is_null() ? 0 : rows[0][0].as<int64_t>();
+    });
+  };
+  if (!sql(TerminateServerBackendSql(backend.pid, backend.started_micros)).ok()) return false;
+  for (;;) {
+    absl::StatusOr<int64_t> present =
+        sql(ServerBackendPresentSql(backend.pid, backend.started_micros));
+    if (!present.ok()) return false;
+    if (*present == 0) return true;
+    if (absl::Now() + kPoll > deadline) return false;
+    absl::SleepFor(kPoll);
+  }
+}
+
 namespace {
 
 // A server setting in milliseconds: "1500ms".
@@ -96,11 +120,18 @@ absl::StatusOr<std::unique_ptr<PostgresSession>> OpenSession(
   // The session's own waits (the claim's SET LOCAL lock_timeout returns to this value)
   // and its plan mode.
   session->lock_timeout_default = Milliseconds(waits.account_lock_wait);
+  // In the same round trip, the server process behind the session (ServerBackend).
   LEDGER_RETURN_IF_ERROR(
       GuardRoundTrip(*session, {.operation = "set the session's waits"}, [&]() -> absl::Status {
         pqxx::nontransaction work(session->connection());
-        work.exec(SessionSettingsSql(session->lock_timeout_default,
-                                     Milliseconds(waits.statement_timeout)));
+        const pqxx::result backend = work.exec(absl::StrCat(
+            SessionSettingsSql(session->lock_timeout_default,
+                               Milliseconds(waits.statement_timeout)),
+            "; ", kServerBackendOfSessionSql));
+        if (backend.size() == 1 && backend[0][0].as<int>() == session->connection().backendpid()) {
+          session->backend = ServerBackend{.pid = backend[0][0].as<int>(),
+                                           .started_micros = backend[0][1].as<int64_t>()};
+        }
         return absl::OkStatus();
       }));
   if (setup) LEDGER_RETURN_IF_ERROR(setup(*session));

@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -109,6 +110,14 @@ class BoundedConnection : public pqxx::connection_base {
 // with target_session_attrs=standby, then every host with =any, as libpq orders it.
 std::vector<std::string> ConnectionStringPerHost(const std::string& connection_string);
 
+// The server process behind a session: its pid and start (microseconds since the
+// epoch, as pg_stat_activity's backend_start), which together name it even after the pid
+// is reused.
+struct ServerBackend {
+  int pid = 0;
+  int64_t started_micros = 0;
+};
+
 // One server session and what was learned about it when it opened.
 struct PostgresSession {
   pqxx::connection_base& connection() { return *handle; }
@@ -134,6 +143,10 @@ struct PostgresSession {
   // How many of them are inline write shapes (WriteShape), each holding its row counts:
   // bounded by kInlineWriteShapesPerSessionMax.
   int inline_write_shapes = 0;
+  // The server process this session talks to, when the connection reaches it directly:
+  // known only when libpq's pid (from the server's BackendKeyData) is pg_backend_pid(),
+  // which a pooler in between does not pass on. For EndServerBackend.
+  std::optional<ServerBackend> backend;
   std::shared_ptr<ReplyWatchdog> watchdog;  // shared by the pool's sessions
   OwnedSocket reply_socket;  // a duplicate of libpq's socket, for the watchdog
   absl::Duration read_timeout = absl::InfiniteDuration();
@@ -153,6 +166,13 @@ auto GuardRoundTrip(PostgresSession& session, const PostgresErrorContext& contex
   }
   return result;
 }
+
+// Ends `backend` (pg_terminate_backend), waiting at most `wait` for it to exit, from
+// another session. True once it is gone: whatever its client sent it that it had not run
+// will never run. False when it is still there or the server refuses (another role's
+// process without pg_signal_backend).
+bool EndServerBackend(PostgresSession& session, const ServerBackend& backend,
+                      absl::Duration wait);
 
 // Whether an idle session still looks alive, read without a round trip: a termination
 // notice the server sent meanwhile, or its end of the connection, is read now (and the

@@ -773,11 +773,12 @@ absl::Status PostgresStorageTransaction::Commit() {
 // the error table's meaning (in doubt, docs/engines/errors.md).
 absl::Status PostgresStorageTransaction::Resolved(absl::Status status) {
   const bool answer_lost = !(*lease_)->connection().is_open();
+  const std::optional<ServerBackend> backend = (*lease_)->backend;
   Rollback();  // no-op on a lost connection: the lease is then discarded
   if (!IsInDoubt(status) || !answer_lost || engine_ == nullptr || !commit_witness_.has_value()) {
     return status;
   }
-  return engine_->ResolveInDoubtCommit(*commit_witness_, status, claim_held_at_commit_);
+  return engine_->ResolveInDoubtCommit(*commit_witness_, status, claim_held_at_commit_, backend);
 }
 
 void PostgresStorageTransaction::Rollback() {
@@ -852,24 +853,33 @@ absl::StatusOr<std::unique_ptr<StorageTransaction>> PostgresEngine::Begin(
 }
 
 // A COMMIT whose answer was lost committed exactly when the witness's key row holds its
-// transaction id; the row says so once the transaction has ended. Ended is known by a
-// claim of the key on a new session, the submit's own claim: it waits (bounded by
-// account_lock_wait) for the key's advisory lock or row that the transaction holds from
-// its claim until it ends, commit or rollback. Its session sends nothing after COMMIT,
-// so what the row holds then is final. In row mode the claim inserts a row of its own
-// (another transaction id) where none is; it is rolled back.
+// transaction id; the row says so once the transaction has ended, and its session can
+// run nothing more. Known two ways, on a new session:
+// - The lost session's server process (`backend`, when the connection reached it
+//   directly) is ended first, waiting at most account_lock_wait: once it is gone, its
+//   transaction has ended, and whatever was still on its way to it (a pipeline whose
+//   answer never came) will never run. A server that cannot see it go (a network that
+//   drops the lost connection's packets keeps it idle in its transaction for as long as
+//   TCP keepalives allow) is thus not waited for.
+// - The witness's key is claimed, as a submit does: the claim waits (bounded by
+//   account_lock_wait) for the key's advisory lock or row that the transaction holds
+//   from its claim until it ends. In row mode the claim inserts a row of its own
+//   (another transaction id) where none is; it is rolled back.
 //
 // `claim_held` false: the claim rode in COMMIT's own pipeline (one round trip, on
-// remembered rows) and its answer was lost too. The pipeline may still be on its way to
-// the server, and would then take the key after this read: a missing row proves
-// nothing, and the answer stays in doubt. A row with the transaction id is proof either
-// way.
+// remembered rows) and its answer was lost too. Unless its server process was seen to
+// end, the pipeline may still be on its way and take the key after this read: a missing
+// row then proves nothing, and the answer stays in doubt. A row with the transaction id
+// is proof either way.
 absl::Status PostgresEngine::ResolveInDoubtCommit(const KeyRecord& witness,
-                                                  const absl::Status& in_doubt, bool claim_held) {
+                                                  const absl::Status& in_doubt, bool claim_held,
+                                                  const std::optional<ServerBackend>& backend) {
   // A new connection (bounded by connect_timeout), not an idle one a frozen server
   // would hold for read_timeout; no remembered rows, no resolver of its own.
   absl::StatusOr<PooledConnection> lease = pool_->AcquireFresh();
   if (!lease.ok()) return in_doubt;
+  const bool session_ended =
+      backend.has_value() && EndServerBackend(**lease, *backend, account_lock_wait_);
   PostgresStorageTransaction reader(*std::move(lease), claim_mode_,
                                     {.wait = WaitPolicy{account_lock_wait_}});
   if (!reader.Open().ok()) return in_doubt;
@@ -881,7 +891,7 @@ absl::Status PostgresEngine::ResolveInDoubtCommit(const KeyRecord& witness,
   if (found->has_value() && (*found)->transaction_id == witness.transaction_id) {
     return absl::OkStatus();
   }
-  if (!claim_held) return in_doubt;
+  if (!claim_held && !session_ended) return in_doubt;
   return absl::UnavailableError(absl::StrCat(
       in_doubt.message(), "; the key's row, read on a new session once the transaction "
       "ended, shows it did not commit: nothing was written"));

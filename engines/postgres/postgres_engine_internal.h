@@ -265,9 +265,10 @@ class PostgresEngine final : public Engine {
   // session: OK when `witness`'s row holds its transaction id (committed), Unavailable
   // when it holds none and the transaction had ended (nothing written), `in_doubt`
   // itself when that cannot be known within account_lock_wait. `claim_held`: whether the
-  // transaction held the witness's key (see the definition).
+  // transaction held the witness's key; `backend`: the lost session's server process,
+  // when known (see the definition).
   absl::Status ResolveInDoubtCommit(const KeyRecord& witness, const absl::Status& in_doubt,
-                                    bool claim_held);
+                                    bool claim_held, const std::optional<ServerBackend>& backend);
 
   // Runs `body(work)` as autocommit statements on a pooled connection. Public for the
   // stores.

@@ -860,6 +860,25 @@ std::string SearchPathSql(std::string_view schema) {
   return absl::StrCat("SET search_path TO ", View(schema));
 }
 
+namespace {
+// The pg_stat_activity row of one server process (integers only: nothing to quote).
+std::string ServerBackendRow(int pid, int64_t started_micros) {
+  return absl::StrCat("FROM pg_stat_activity WHERE pid = ", pid,
+                      " AND (extract(epoch FROM backend_start) * 1000000)::bigint = ",
+                      started_micros);
+}
+}  // namespace
+
+// pg_terminate_backend without its wait argument (PostgreSQL 14): the caller polls.
+std::string TerminateServerBackendSql(int pid, int64_t started_micros) {
+  return absl::StrCat("SELECT count(pg_terminate_backend(pid)) ",
+                      ServerBackendRow(pid, started_micros));
+}
+
+std::string ServerBackendPresentSql(int pid, int64_t started_micros) {
+  return absl::StrCat("SELECT count(*) ", ServerBackendRow(pid, started_micros));
+}
+
 std::string AdvisoryLockSeed(std::string_view schema) {
   if (schema.empty()) return "0";
   return absl::StrCat("hashtextextended('", View(schema), "', 0)");

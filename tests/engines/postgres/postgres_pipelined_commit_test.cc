@@ -649,6 +649,53 @@ TEST_P(PostgresPipelinedCommitTest, ACommitWhoseAnswerIsLostIsReportedCommitted)
   ExpectVerifiedClean();
 }
 
+// The write and COMMIT never reached the server: the relay holds them back and cuts the
+// client off, leaving the server's side of the connection open, as a network that lost
+// the client with its request still in flight would. The server sees no end to the
+// session: its transaction (holding the key, once the claim was answered) would stay open
+// until TCP keepalives gave up, and the held request could still arrive and commit. The
+// engine ends the lost session's server process before it reads the key row, so the
+// submit is Unavailable, not in doubt, and the request released afterwards reaches no
+// one: the resend commits once. Twice: on a claim of its own round trip, then (advisory
+// mode) on remembered accounts, where the claim itself is in the held request.
+TEST_P(PostgresPipelinedCommitTest, ARequestLostOnItsWayIsUnavailableOnceItsSessionIsEnded) {
+  std::unique_ptr<load::RoundTripRelay> relay;
+  absl::StatusOr<std::string> relayed = RelayedLedger::Start(relay);
+  ASSERT_TRUE(relayed.ok()) << relayed.status();
+  ASSERT_NO_FATAL_FAILURE(OpenLedger(*relayed));
+  auto faults = std::make_shared<FaultInjectingEngine>(engine_);
+  ledger_ = std::make_unique<Ledger>(OpenTestLedger(faults, {.clock = &clock_}));
+  Amount bob = 0;
+  for (const std::string key : {"held-after-claim", "held-on-remembered-rows"}) {
+    SCOPED_TRACE(key);
+    if (key == "held-on-remembered-rows") {  // the first key's fault made the engine forget them
+      ExpectCommitted(Submit("remember-both", Operation::Transfer("alice", "bob", kAsset, 1)));
+      bob += 1;
+    }
+    const Operation transfer = Operation::Transfer("alice", "bob", kAsset, 10);
+    const Written before = TakeWritten();
+    faults->SetHook(FaultPoint::kCommit, [&] { relay->HoldNextRequest(); });
+    absl::StatusOr<Outcome> first = Submit(key, transfer);
+    faults->Clear();
+    ASSERT_TRUE(first.ok()) << first.status();
+    EXPECT_EQ(first->kind, OutcomeKind::kFaulted) << OutcomeToJson(*first).dump();
+    EXPECT_FALSE(first->in_doubt) << OutcomeToJson(*first).dump();
+    EXPECT_TRUE(absl::IsUnavailable(first->fault)) << first->fault;
+    EXPECT_NE(first->fault.message().find("shows it did not commit"), std::string::npos)
+        << first->fault;
+    // Had the session lived on, the request would run now and commit.
+    EXPECT_FALSE(relay->ReleaseHeld());
+    EXPECT_EQ(TakeWritten(), before);
+
+    ExpectCommitted(Submit(key, transfer));
+    absl::StatusOr<Outcome> again = Submit(key, transfer);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->kind, OutcomeKind::kDuplicate) << OutcomeToJson(*again).dump();
+    EXPECT_EQ(BalanceOf("bob"), bob += 10);
+  }
+  ExpectVerifiedClean();
+}
+
 // ResolveInDoubtCommit itself, against a transaction that holds the witness's key: it
 // waits for that transaction to end (within account_lock_wait) and reads the row.
 TEST_P(PostgresPipelinedCommitTest, AnInDoubtCommitIsReadOnceItsTransactionEnds) {
@@ -669,7 +716,7 @@ TEST_P(PostgresPipelinedCommitTest, AnInDoubtCommitIsReadOnceItsTransactionEnds)
   // Resolves on another thread while `end` runs on this one.
   auto resolve_while = [&](const KeyRecord& witness, const std::function<void()>& end) {
     absl::Status resolved;
-    std::thread reader([&] { resolved = postgres.ResolveInDoubtCommit(witness, lost, true); });
+    std::thread reader([&] { resolved = postgres.ResolveInDoubtCommit(witness, lost, true, std::nullopt); });
     absl::SleepFor(absl::Milliseconds(150));
     end();
     reader.join();
@@ -690,7 +737,7 @@ TEST_P(PostgresPipelinedCommitTest, AnInDoubtCommitIsReadOnceItsTransactionEnds)
   const KeyRecord open = ClaimOf(KeyIdentityOf(SubmitRequest{.key = "open"}));
   holder = hold(open);
   const absl::Time started = absl::Now();
-  resolved = postgres.ResolveInDoubtCommit(open, lost, true);
+  resolved = postgres.ResolveInDoubtCommit(open, lost, true, std::nullopt);
   EXPECT_EQ(resolved, lost);
   EXPECT_LT(absl::Now() - started, absl::Seconds(2));
   holder->Rollback();
@@ -698,12 +745,14 @@ TEST_P(PostgresPipelinedCommitTest, AnInDoubtCommitIsReadOnceItsTransactionEnds)
   // Another transaction's record under the key: this one did not commit.
   KeyRecord other = committed;
   other.transaction_id = ClaimOf(committed.identity).transaction_id;
-  resolved = postgres.ResolveInDoubtCommit(other, lost, true);
+  resolved = postgres.ResolveInDoubtCommit(other, lost, true, std::nullopt);
   EXPECT_TRUE(absl::IsUnavailable(resolved)) << resolved;
 
-  // A claim that may still be on its way (claim_held false): only a row proves anything.
-  EXPECT_EQ(postgres.ResolveInDoubtCommit(open, lost, /*claim_held=*/false), lost);
-  EXPECT_TRUE(postgres.ResolveInDoubtCommit(committed, lost, /*claim_held=*/false).ok());
+  // A claim that may still be on its way (claim_held false) to a server process not
+  // known (behind a pooler): only a row proves anything.
+  EXPECT_EQ(postgres.ResolveInDoubtCommit(open, lost, /*claim_held=*/false, std::nullopt), lost);
+  EXPECT_TRUE(
+      postgres.ResolveInDoubtCommit(committed, lost, /*claim_held=*/false, std::nullopt).ok());
 }
 
 }  // namespace
