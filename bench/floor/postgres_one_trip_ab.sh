@@ -1,6 +1,6 @@
 #!/bin/bash
 # Two ledger_load binaries side by side on PostgreSQL, single submits (exactly-once,
-# uniform transfers over 10,000 warmed accounts): BEFORE as it is, AFTER with
+# transfers over 10,000 warmed accounts, WORKLOAD uniform or hot): BEFORE as it is, AFTER with
 # one_round_trip off and on, alternating the order each round, pgbench -N first in each
 # round (loopback only). LAT: the relay's added latency per round trip (e.g. 500us, a
 # database on another host; round trips per operation are then reported too). ARGS:
@@ -28,7 +28,7 @@ psql -q "$B/postgres" -c "drop database if exists pgb" -c "create database pgb" 
 pgbench -i -q "$B/pgb" >/dev/null 2>&1
 run() {  # BINARY URL-SUFFIX
   "$1" --db "$B/ab$2" --reuse --clients "$C" --duration "${D:-10s}" --warmup "${W:-6s}" \
-    --accounts 10000 --workload uniform --mode exactly-once --replay-operations 0 --no-verify \
+    --accounts 10000 --workload "${WORKLOAD:-uniform}" --mode exactly-once --replay-operations 0 --no-verify \
     "${extra[@]}" 2>&1 |
     awk '/ exactly-once /{printf "%s ops/s p50 %s p99 %s", $6, $9, $11} /round trips/{printf " %s RT/op", $(NF-2)}'
 }
@@ -37,9 +37,9 @@ for r in $(seq 1 "$ROUNDS"); do
   [[ -z "$LAT" ]] && p=$(pgbench -n -N -c "$C" -j $((C < 2 ? 1 : 2)) -T 8 "$B/pgb" 2>&1 |
                          sed -n 's/^tps = \([0-9.]*\).*/\1/p')
   if ((r % 2)); then
-    b=$(run "$BEFORE" "$before_suffix"); o=$(run "$AFTER" ""); a=$(run "$AFTER" "?one_round_trip=on")
+    b=$(run "$BEFORE" "$before_suffix"); o=$(run "$AFTER" "?one_round_trip=off"); a=$(run "$AFTER" "?one_round_trip=on")
   else
-    a=$(run "$AFTER" "?one_round_trip=on"); o=$(run "$AFTER" ""); b=$(run "$BEFORE" "$before_suffix")
+    a=$(run "$AFTER" "?one_round_trip=on"); o=$(run "$AFTER" "?one_round_trip=off"); b=$(run "$BEFORE" "$before_suffix")
   fi
-  echo "C=$C LAT=${LAT:-0} ${ARGS:-} round $r | pgbench -N ${p%.*} | before $b | off $o | on $a"
+  echo "C=$C LAT=${LAT:-0} ${WORKLOAD:-uniform} ${ARGS:-} round $r | pgbench -N ${p%.*} | before $b | off $o | on $a"
 done

@@ -76,12 +76,18 @@ bool EndServerBackend(PostgresSession& session, const ServerBackend& backend,
       return rows.empty() || rows[0][0].is_null() ? 0 : rows[0][0].as<int64_t>();
     });
   };
+  // How many of it the server shows: 1, 0 once gone, -1 on another server (whose
+  // processes say nothing of this one's, and are not signalled).
+  auto count = [&] {
+    return sql(ServerBackendPresentSql(backend.pid, backend.started_micros,
+                                       backend.server_started_micros));
+  };
+  absl::StatusOr<int64_t> present = count();
+  if (!present.ok() || *present <= 0) return present.ok() && *present == 0;
   if (!sql(TerminateServerBackendSql(backend.pid, backend.started_micros)).ok()) return false;
   for (;;) {
-    absl::StatusOr<int64_t> present =
-        sql(ServerBackendPresentSql(backend.pid, backend.started_micros));
-    if (!present.ok()) return false;
-    if (*present == 0) return true;
+    present = count();
+    if (!present.ok() || *present <= 0) return present.ok() && *present == 0;
     if (absl::Now() + kPoll > deadline) return false;
     absl::SleepFor(kPoll);
   }
@@ -130,7 +136,8 @@ absl::StatusOr<std::unique_ptr<PostgresSession>> OpenSession(
             "; ", kServerBackendOfSessionSql));
         if (backend.size() == 1 && backend[0][0].as<int>() == session->connection().backendpid()) {
           session->backend = ServerBackend{.pid = backend[0][0].as<int>(),
-                                           .started_micros = backend[0][1].as<int64_t>()};
+                                           .started_micros = backend[0][1].as<int64_t>(),
+                                           .server_started_micros = backend[0][2].as<int64_t>()};
         }
         return absl::OkStatus();
       }));

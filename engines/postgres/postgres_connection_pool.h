@@ -112,10 +112,12 @@ std::vector<std::string> ConnectionStringPerHost(const std::string& connection_s
 
 // The server process behind a session: its pid and start (microseconds since the
 // epoch, as pg_stat_activity's backend_start), which together name it even after the pid
-// is reused.
+// is reused, and its server's start (pg_postmaster_start_time): another server (a
+// replica promoted by a failover) never shows it, which proves nothing.
 struct ServerBackend {
   int pid = 0;
   int64_t started_micros = 0;
+  int64_t server_started_micros = 0;
 };
 
 // One server session and what was learned about it when it opened.
@@ -169,8 +171,8 @@ auto GuardRoundTrip(PostgresSession& session, const PostgresErrorContext& contex
 
 // Ends `backend` (pg_terminate_backend), waiting at most `wait` for it to exit, from
 // another session. True once it is gone: whatever its client sent it that it had not run
-// will never run. False when it is still there or the server refuses (another role's
-// process without pg_signal_backend).
+// will never run. False when it is still there, the server refuses (another role's
+// process without pg_signal_backend), or `session` is on another server.
 bool EndServerBackend(PostgresSession& session, const ServerBackend& backend,
                       absl::Duration wait);
 

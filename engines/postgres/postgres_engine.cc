@@ -286,10 +286,11 @@ absl::StatusOr<std::vector<std::optional<KeyRecord>>> PostgresStorageTransaction
 // A submit or a batch whose accounts this engine wrote last, in advisory mode: answered
 // without a round trip (no record; the remembered rows as the accounts' lock), and
 // checked by the server before its write (RememberedRowsCheckSql) or before any other
-// statement (ConfirmRememberedRows).
+// statement (ConfirmRememberedRows). Not on a session whose server process is unknown
+// (behind a pooler): a lost answer there could not be read back for certain.
 bool PostgresStorageTransaction::ClaimOnRememberedRows(const std::vector<KeyRecord>& intended) {
   if (remembered_ == nullptr || !options_.use_remembered_rows || begin_sent_ ||
-      !batch_.empty() || expected_account_ids_.empty()) {
+      !batch_.empty() || expected_account_ids_.empty() || !(*lease_)->backend.has_value()) {
     return false;
   }
   std::optional<LockedAccountRows> rows = remembered_->Find(expected_account_ids_);

@@ -875,8 +875,12 @@ std::string TerminateServerBackendSql(int pid, int64_t started_micros) {
                       ServerBackendRow(pid, started_micros));
 }
 
-std::string ServerBackendPresentSql(int pid, int64_t started_micros) {
-  return absl::StrCat("SELECT count(*) ", ServerBackendRow(pid, started_micros));
+std::string ServerBackendPresentSql(int pid, int64_t started_micros,
+                                    int64_t server_started_micros) {
+  return absl::StrCat(
+      "SELECT CASE WHEN (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint = ",
+      server_started_micros, " THEN (SELECT count(*) ", ServerBackendRow(pid, started_micros),
+      ") ELSE -1 END");
 }
 
 std::string AdvisoryLockSeed(std::string_view schema) {

@@ -449,15 +449,19 @@ std::string SessionSettingsSql(std::string_view lock_timeout,
 // Names resolve in `schema` alone (validated by ValidateSchemaName).
 std::string SearchPathSql(std::string_view schema);
 
-// The session's own server process: its pid and its backend_start in microseconds since
-// the epoch (ServerBackend). Sent with the session's settings, in their round trip.
+// The session's own server process: its pid, its backend_start and its server's
+// pg_postmaster_start_time, in microseconds since the epoch (ServerBackend). Sent with
+// the session's settings, in their round trip.
 inline constexpr char kServerBackendOfSessionSql[] =
-    "SELECT pid, (extract(epoch FROM backend_start) * 1000000)::bigint FROM pg_stat_activity "
+    "SELECT pid, (extract(epoch FROM backend_start) * 1000000)::bigint, "
+    "(extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint FROM pg_stat_activity "
     "WHERE pid = pg_backend_pid()";
 // Signals the server process `pid` started at `started_micros` to end (none when it is
-// gone), and counts whether it is still there: EndServerBackend.
+// gone); then counts whether it is still there, or answers -1 when the server is not
+// the one started at `server_started_micros`: EndServerBackend.
 std::string TerminateServerBackendSql(int pid, int64_t started_micros);
-std::string ServerBackendPresentSql(int pid, int64_t started_micros);
+std::string ServerBackendPresentSql(int pid, int64_t started_micros,
+                                    int64_t server_started_micros);
 
 // The seed of every advisory lock key a ledger takes, hashtextextended(name, SEED), as
 // SQL: "0" without a schema (the keys every earlier version took, so old and new

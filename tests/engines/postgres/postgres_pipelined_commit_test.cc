@@ -753,6 +753,21 @@ TEST_P(PostgresPipelinedCommitTest, AnInDoubtCommitIsReadOnceItsTransactionEnds)
   EXPECT_EQ(postgres.ResolveInDoubtCommit(open, lost, /*claim_held=*/false, std::nullopt), lost);
   EXPECT_TRUE(
       postgres.ResolveInDoubtCommit(committed, lost, /*claim_held=*/false, std::nullopt).ok());
+  // A server process known and gone (no process has pid 0): the missing row proves the
+  // transaction did not commit. Named on another server (another start time, as a
+  // replica promoted by a failover has): its absence there proves nothing.
+  absl::StatusOr<std::string> server_started = QueryPostgresValue(
+      "SELECT (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint");
+  ASSERT_TRUE(server_started.ok()) << server_started.status();
+  const postgres_internal::ServerBackend gone{
+      .pid = 0, .started_micros = 0, .server_started_micros = std::stoll(*server_started)};
+  resolved = postgres.ResolveInDoubtCommit(rolled_back, lost, /*claim_held=*/false, gone);
+  EXPECT_TRUE(absl::IsUnavailable(resolved)) << resolved;
+  EXPECT_FALSE(IsInDoubt(resolved)) << resolved;
+  postgres_internal::ServerBackend elsewhere = gone;
+  elsewhere.server_started_micros -= 1;
+  EXPECT_EQ(postgres.ResolveInDoubtCommit(rolled_back, lost, /*claim_held=*/false, elsewhere),
+            lost);
 }
 
 }  // namespace
