@@ -73,6 +73,47 @@ class PostgresPipelinedCommitTest : public PostgresLedgerTest {
   // another process's ledger on the same database (other_, an engine of its own).
   void OpenBesideAnotherProcess();
 
+  // OpenLedger through a relay (relay_), the ledger's engine behind fault hooks, which
+  // it returns: for the tests of a lost answer.
+  std::shared_ptr<FaultInjectingEngine> OpenRelayedWithFaults();
+
+  // A submit whose lost answer the engine read back as not committed: faulted,
+  // Unavailable and not in doubt, nothing written since `before`.
+  void ExpectReadBackAsNotCommitted(const absl::StatusOr<Outcome>& first, const Written& before) {
+    ASSERT_TRUE(first.ok()) << first.status();
+    EXPECT_EQ(first->kind, OutcomeKind::kFaulted) << OutcomeToJson(*first).dump();
+    EXPECT_FALSE(first->in_doubt) << OutcomeToJson(*first).dump();
+    EXPECT_TRUE(absl::IsUnavailable(first->fault)) << first->fault;
+    EXPECT_NE(first->fault.message().find("shows it did not commit"), std::string::npos)
+        << first->fault;
+    EXPECT_EQ(TakeWritten(), before);
+  }
+
+  // The resend of a key that did not commit: it commits, and the next is a duplicate.
+  void ExpectResentOnce(const std::string& key, const Operation& operation) {
+    ExpectCommitted(Submit(key, operation));
+    absl::StatusOr<Outcome> again = Submit(key, operation);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->kind, OutcomeKind::kDuplicate) << OutcomeToJson(*again).dump();
+  }
+
+  // Runs `body(key)` with "<prefix>-after-claim" on a claim of its own round trip, then
+  // with "<prefix>-on-remembered-rows" after a transfer of 1 to bob (counted in `bob`)
+  // that made the engine remember both accounts (advisory mode: the claim then rides in
+  // COMMIT's pipeline).
+  void OnBothPaths(const std::string& prefix, Amount& bob,
+                   const std::function<void(const std::string& key)>& body) {
+    for (const std::string path : {"-after-claim", "-on-remembered-rows"}) {
+      const std::string key = prefix + path;
+      SCOPED_TRACE(key);
+      if (path == "-on-remembered-rows") {  // the first key's fault made it forget them
+        ExpectCommitted(Submit("remember-both", Operation::Transfer("alice", "bob", kAsset, 1)));
+        bob += 1;
+      }
+      body(key);
+    }
+  }
+
   std::shared_ptr<Engine> engine_;
   std::unique_ptr<load::RoundTripRelay> relay_;
   std::unique_ptr<Ledger> other_;
@@ -119,6 +160,17 @@ class RelayedLedger {
     return relayed;
   }
 };
+
+std::shared_ptr<FaultInjectingEngine> PostgresPipelinedCommitTest::OpenRelayedWithFaults() {
+  absl::StatusOr<std::string> relayed = RelayedLedger::Start(relay_);
+  EXPECT_TRUE(relayed.ok()) << relayed.status();
+  if (!relayed.ok()) return nullptr;
+  OpenLedger(*relayed);
+  if (HasFatalFailure()) return nullptr;
+  auto faults = std::make_shared<FaultInjectingEngine>(engine_);
+  ledger_ = std::make_unique<Ledger>(OpenTestLedger(faults, {.clock = &clock_}));
+  return faults;
+}
 
 void PostgresPipelinedCommitTest::OpenBesideAnotherProcess() {
   absl::StatusOr<std::string> relayed = RelayedLedger::Start(relay_);
@@ -584,30 +636,14 @@ TEST_P(PostgresPipelinedCommitTest, ASessionCutWhileCommitRunsIsUnavailableOnceT
   ASSERT_NO_FATAL_FAILURE(OpenLedger());
   const Operation transfer = Operation::Transfer("alice", "bob", kAsset, 40);
   Amount bob = 0;
-  for (const std::string key : {"cut-after-claim", "cut-on-remembered-rows"}) {
-    SCOPED_TRACE(key);
-    if (key == "cut-on-remembered-rows") {  // the replay below made the engine forget them
-      ExpectCommitted(Submit("remember-both", Operation::Transfer("alice", "bob", kAsset, 1)));
-      bob += 1;
-    }
+  OnBothPaths("cut", bob, [&](const std::string& key) {
     ASSERT_TRUE(QueryPostgresValue(kEndSessionAtCommitSql).ok());
     const Written before = TakeWritten();
-    absl::StatusOr<Outcome> first = Submit(key, transfer);
-    ASSERT_TRUE(first.ok()) << first.status();
-    EXPECT_EQ(first->kind, OutcomeKind::kFaulted) << OutcomeToJson(*first).dump();
-    EXPECT_FALSE(first->in_doubt) << OutcomeToJson(*first).dump();
-    EXPECT_TRUE(absl::IsUnavailable(first->fault)) << first->fault;
-    EXPECT_NE(first->fault.message().find("shows it did not commit"), std::string::npos)
-        << first->fault;
-    EXPECT_EQ(TakeWritten(), before);
-
+    ExpectReadBackAsNotCommitted(Submit(key, transfer), before);
     ASSERT_TRUE(QueryPostgresValue("DROP TRIGGER end_session_at_commit ON outbox_events").ok());
-    ExpectCommitted(Submit(key, transfer));
-    absl::StatusOr<Outcome> again = Submit(key, transfer);
-    ASSERT_TRUE(again.ok()) << again.status();
-    EXPECT_EQ(again->kind, OutcomeKind::kDuplicate);
+    ExpectResentOnce(key, transfer);
     EXPECT_EQ(BalanceOf("bob"), bob += 40);
-  }
+  });
   ExpectVerifiedClean();
 }
 
@@ -618,34 +654,25 @@ TEST_P(PostgresPipelinedCommitTest, ASessionCutWhileCommitRunsIsUnavailableOnceT
 // trip, then (advisory mode) on remembered accounts, where the claim's answer was lost
 // with COMMIT's and the row alone proves the commit.
 TEST_P(PostgresPipelinedCommitTest, ACommitWhoseAnswerIsLostIsReportedCommitted) {
-  std::unique_ptr<load::RoundTripRelay> relay;
-  absl::StatusOr<std::string> relayed = RelayedLedger::Start(relay);
-  ASSERT_TRUE(relayed.ok()) << relayed.status();
-  ASSERT_NO_FATAL_FAILURE(OpenLedger(*relayed));
-  auto faults = std::make_shared<FaultInjectingEngine>(engine_);
-  ledger_ = std::make_unique<Ledger>(OpenTestLedger(faults, {.clock = &clock_}));
+  std::shared_ptr<FaultInjectingEngine> faults = OpenRelayedWithFaults();
+  ASSERT_NE(faults, nullptr);
   Amount bob = 0;
-  for (const std::string key : {"lost-after-claim", "lost-on-remembered-rows"}) {
-    SCOPED_TRACE(key);
-    if (key == "lost-on-remembered-rows") {  // the replay below made the engine forget them
-      ExpectCommitted(Submit("remember-both", Operation::Transfer("alice", "bob", kAsset, 1)));
-      bob += 1;
-    }
+  OnBothPaths("lost", bob, [&](const std::string& key) {
     const Operation transfer = Operation::Transfer("alice", "bob", kAsset, 10);
-    faults->SetHook(FaultPoint::kCommit, [&] { relay->CutAtNextReply(); });
-    const int64_t round_trips = relay->round_trips();
+    faults->SetHook(FaultPoint::kCommit, [&] { relay_->CutAtNextReply(); });
+    const int64_t round_trips = relay_->round_trips();
     absl::StatusOr<Outcome> first = Submit(key, transfer);
+    faults->Clear();
     ASSERT_TRUE(first.ok()) << first.status();
     ASSERT_EQ(first->kind, OutcomeKind::kCommitted) << OutcomeToJson(*first).dump();
     EXPECT_FALSE(first->in_doubt);
-    EXPECT_GT(relay->round_trips() - round_trips, 2);  // the read on a new session
-    faults->Clear();
+    EXPECT_GT(relay_->round_trips() - round_trips, 2);  // the read on a new session
     absl::StatusOr<Outcome> resent = Submit(key, transfer);
     ASSERT_TRUE(resent.ok()) << resent.status();
     EXPECT_EQ(resent->kind, OutcomeKind::kDuplicate) << OutcomeToJson(*resent).dump();
     EXPECT_EQ(resent->transaction.id, first->transaction.id);
     EXPECT_EQ(BalanceOf("bob"), bob += 10);
-  }
+  });
   ExpectVerifiedClean();
 }
 
@@ -659,40 +686,22 @@ TEST_P(PostgresPipelinedCommitTest, ACommitWhoseAnswerIsLostIsReportedCommitted)
 // one: the resend commits once. Twice: on a claim of its own round trip, then (advisory
 // mode) on remembered accounts, where the claim itself is in the held request.
 TEST_P(PostgresPipelinedCommitTest, ARequestLostOnItsWayIsUnavailableOnceItsSessionIsEnded) {
-  std::unique_ptr<load::RoundTripRelay> relay;
-  absl::StatusOr<std::string> relayed = RelayedLedger::Start(relay);
-  ASSERT_TRUE(relayed.ok()) << relayed.status();
-  ASSERT_NO_FATAL_FAILURE(OpenLedger(*relayed));
-  auto faults = std::make_shared<FaultInjectingEngine>(engine_);
-  ledger_ = std::make_unique<Ledger>(OpenTestLedger(faults, {.clock = &clock_}));
+  std::shared_ptr<FaultInjectingEngine> faults = OpenRelayedWithFaults();
+  ASSERT_NE(faults, nullptr);
   Amount bob = 0;
-  for (const std::string key : {"held-after-claim", "held-on-remembered-rows"}) {
-    SCOPED_TRACE(key);
-    if (key == "held-on-remembered-rows") {  // the first key's fault made the engine forget them
-      ExpectCommitted(Submit("remember-both", Operation::Transfer("alice", "bob", kAsset, 1)));
-      bob += 1;
-    }
+  OnBothPaths("held", bob, [&](const std::string& key) {
     const Operation transfer = Operation::Transfer("alice", "bob", kAsset, 10);
     const Written before = TakeWritten();
-    faults->SetHook(FaultPoint::kCommit, [&] { relay->HoldNextRequest(); });
+    faults->SetHook(FaultPoint::kCommit, [&] { relay_->HoldNextRequest(); });
     absl::StatusOr<Outcome> first = Submit(key, transfer);
     faults->Clear();
-    ASSERT_TRUE(first.ok()) << first.status();
-    EXPECT_EQ(first->kind, OutcomeKind::kFaulted) << OutcomeToJson(*first).dump();
-    EXPECT_FALSE(first->in_doubt) << OutcomeToJson(*first).dump();
-    EXPECT_TRUE(absl::IsUnavailable(first->fault)) << first->fault;
-    EXPECT_NE(first->fault.message().find("shows it did not commit"), std::string::npos)
-        << first->fault;
+    ExpectReadBackAsNotCommitted(first, before);
     // Had the session lived on, the request would run now and commit.
-    EXPECT_FALSE(relay->ReleaseHeld());
+    EXPECT_FALSE(relay_->ReleaseHeld());
     EXPECT_EQ(TakeWritten(), before);
-
-    ExpectCommitted(Submit(key, transfer));
-    absl::StatusOr<Outcome> again = Submit(key, transfer);
-    ASSERT_TRUE(again.ok()) << again.status();
-    EXPECT_EQ(again->kind, OutcomeKind::kDuplicate) << OutcomeToJson(*again).dump();
+    ExpectResentOnce(key, transfer);
     EXPECT_EQ(BalanceOf("bob"), bob += 10);
-  }
+  });
   ExpectVerifiedClean();
 }
 
