@@ -133,7 +133,7 @@ absl::StatusOr<std::unique_ptr<PostgresSession>> OpenSession(
         const pqxx::result backend = work.exec(absl::StrCat(
             SessionSettingsSql(session->lock_timeout_default,
                                Milliseconds(waits.statement_timeout)),
-            "; ", kServerBackendOfSessionSql));
+            "; ", ServerBackendOfSessionSql()));
         if (backend.size() == 1 && backend[0][0].as<int>() == session->connection().backendpid()) {
           session->backend = ServerBackend{.pid = backend[0][0].as<int>(),
                                            .started_micros = backend[0][1].as<int64_t>(),

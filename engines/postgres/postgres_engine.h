@@ -55,9 +55,9 @@ struct PostgresOptions {
   // wrote last is decided on the rows it remembers and sent in ONE round trip, the
   // server checking them before the write (docs/engines/postgres.md, "One round trip
   // on remembered accounts"). The price: the first round trip carries COMMIT, so a
-  // connection lost during it is in doubt, and a guess the database refuses costs two
-  // round trips more. URL parameter "one_round_trip=on|off". Ignored in row mode.
-  // Default: off.
+  // connection lost during it is in doubt when the server cannot be reached to read the
+  // outcome back, and a guess the database refuses costs two round trips more. URL
+  // parameter "one_round_trip=on|off". Ignored in row mode. Default: off.
   bool one_round_trip = false;
   // Connections kept open, 1..1024; callers beyond it wait for one. Default: 16.
   int pool_size = 16;

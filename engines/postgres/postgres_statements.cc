@@ -861,13 +861,23 @@ std::string SearchPathSql(std::string_view schema) {
 }
 
 namespace {
+// The two starts that name a server process (ServerBackend), as microseconds since the
+// epoch: written once, since each is compared with what the other statements read.
+constexpr char kBackendStartMicros[] = "(extract(epoch FROM backend_start) * 1000000)::bigint";
+constexpr char kServerStartMicros[] =
+    "(extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint";
+
 // The pg_stat_activity row of one server process (integers only: nothing to quote).
 std::string ServerBackendRow(int pid, int64_t started_micros) {
-  return absl::StrCat("FROM pg_stat_activity WHERE pid = ", pid,
-                      " AND (extract(epoch FROM backend_start) * 1000000)::bigint = ",
-                      started_micros);
+  return absl::StrCat("FROM pg_stat_activity WHERE pid = ", pid, " AND ", kBackendStartMicros,
+                      " = ", started_micros);
 }
 }  // namespace
+
+std::string ServerBackendOfSessionSql() {
+  return absl::StrCat("SELECT pid, ", kBackendStartMicros, ", ", kServerStartMicros,
+                      " FROM pg_stat_activity WHERE pid = pg_backend_pid()");
+}
 
 // pg_terminate_backend without its wait argument (PostgreSQL 14): the caller polls.
 std::string TerminateServerBackendSql(int pid, int64_t started_micros) {
@@ -877,10 +887,9 @@ std::string TerminateServerBackendSql(int pid, int64_t started_micros) {
 
 std::string ServerBackendPresentSql(int pid, int64_t started_micros,
                                     int64_t server_started_micros) {
-  return absl::StrCat(
-      "SELECT CASE WHEN (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint = ",
-      server_started_micros, " THEN (SELECT count(*) ", ServerBackendRow(pid, started_micros),
-      ") ELSE -1 END");
+  return absl::StrCat("SELECT CASE WHEN ", kServerStartMicros, " = ", server_started_micros,
+                      " THEN (SELECT count(*) ", ServerBackendRow(pid, started_micros),
+                      ") ELSE -1 END");
 }
 
 std::string AdvisoryLockSeed(std::string_view schema) {

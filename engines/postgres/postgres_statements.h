@@ -452,10 +452,7 @@ std::string SearchPathSql(std::string_view schema);
 // The session's own server process: its pid, its backend_start and its server's
 // pg_postmaster_start_time, in microseconds since the epoch (ServerBackend). Sent with
 // the session's settings, in their round trip.
-inline constexpr char kServerBackendOfSessionSql[] =
-    "SELECT pid, (extract(epoch FROM backend_start) * 1000000)::bigint, "
-    "(extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint FROM pg_stat_activity "
-    "WHERE pid = pg_backend_pid()";
+std::string ServerBackendOfSessionSql();
 // Signals the server process `pid` started at `started_micros` to end (none when it is
 // gone); then counts whether it is still there, or answers -1 when the server is not
 // the one started at `server_started_micros`: EndServerBackend.
